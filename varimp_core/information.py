@@ -34,6 +34,7 @@ __all__ = [
     "entropy_of_counts",
     "output_entropy",
     "mutual_information",
+    "joint_information",
     "conditional_mutual_information",
     "plugin_bias",
     "popcount",
@@ -288,6 +289,14 @@ def _group_entropy(table: DiscreteTable, columns, with_y: bool) -> float:
     keys = np.column_stack(cols)
     _, inv = np.unique(keys, axis=0, return_inverse=True)
     return entropy_of_counts(np.bincount(inv.ravel(), weights=table.weight))
+
+
+def joint_information(table: DiscreteTable) -> float:
+    """:math:`I(X_1,\\dots,X_p; Y) = H(Y) + H(X) - H(X, Y)` in bits, from the rows."""
+    all_cols = range(table.n_features)
+    val = (output_entropy(table) + _group_entropy(table, all_cols, False)
+           - _group_entropy(table, all_cols, True))
+    return max(val, 0.0)
 
 
 def mutual_information(table: DiscreteTable, m: int) -> float:
