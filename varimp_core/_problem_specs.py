@@ -354,6 +354,7 @@ class MadelonDef(ProblemDef):
             n_classes=k, n_clusters_per_class=max(1, 32 // k), shuffle=False,
             random_state=int(rng.integers(2**31 - 1)))
         std = X.std(axis=0)
+        std = np.where(std > 0, std, 1.0)   # never an exact repeat, even for tiny samples
         copies = X + rng.normal(size=X.shape) * (o["copy_noise"] * std)
         probes = rng.normal(size=(n, o["irrelevant"]))
         df = pd.DataFrame(np.hstack([X, copies, probes]), columns=list(self.variables(o)))

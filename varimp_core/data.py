@@ -481,23 +481,25 @@ def _prepare(df, target, max_levels, bins, kinds, task, limit, source) -> Prepar
         raise DataError(f"The table has {cells:,} cells ({df.shape[0]:,} rows x "
                         f"{df.shape[1]:,} columns), more than the limit of {limit:,}; use "
                         "fewer rows or columns.")
-    kinds = dict(kinds or {})
+    kinds = {str(k): v for k, v in (kinds or {}).items()}
     unknown = [k for k in kinds if k not in inputs]
     if unknown:
-        raise DataError(f"kinds names {_names(unknown)}, which {'are' if len(unknown) > 1 else 'is'}"
-                        f" not input columns; choose among: {_names(inputs, 20)}.")
-    bad_kind = {k: v for k, v in kinds.items() if v not in ("discrete", "numeric")}
-    if bad_kind:
-        raise DataError(f"The kind of {_names(bad_kind)} must be 'discrete' or 'numeric'.")
+        raise DataError(f"kinds names {_names(unknown)}, not among the input columns; "
+                        f"choose among: {_names(inputs, 20)}.")
+    for key, kind in kinds.items():
+        if kind not in ("discrete", "numeric"):
+            raise DataError(f"The kind of {key!r} must be 'discrete' or 'numeric', "
+                            f"got {kind!r}.")
 
     frame = df.copy()
     frame.columns = columns
     parsed = {c: _column_values(frame[c]) for c in columns}
     missing = [c for c in columns if parsed[c][0] == "missing"]
     if missing:
-        raise DataError(f"Column{'s' if len(missing) > 1 else ''} {_names(missing)} "
-                        f"contain{'' if len(missing) > 1 else 's'} missing or infinite values (NaN/inf); remove or impute "
-                        "them first.")
+        plural = len(missing) > 1
+        raise DataError(f"Column{'s' if plural else ''} {_names(missing)} "
+                        f"contain{'' if plural else 's'} missing or infinite values "
+                        "(NaN/inf); remove or impute them first.")
 
     x_codes, x_labels, x_float, out_kinds, edges, notes = [], [], [], {}, {}, []
     n = frame.shape[0]

@@ -1,0 +1,89 @@
+"""The command line is a public contract: flags, JSON keys, exit status 2 on errors."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from _tables import TABLE2_EQN3
+from varimp_core.__main__ import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_importances_json_contract(capsys):
+    code, out, err = run(capsys, "importances", "--problem", "led", "--format", "json")
+    assert code == 0 and err == ""
+    d = json.loads(out)
+    assert set(d) >= {"variables", "importances", "importances_std", "by_degree", "information",
+                      "parameters"}
+    assert d["variables"] == [f"X{j}" for j in range(1, 8)]
+    np.testing.assert_array_equal(np.floor(np.array(d["importances"]) * 1000) / 1000, TABLE2_EQN3)
+    assert d["importances_std"] is None
+    assert np.array(d["by_degree"]).shape == (7, 7)
+    assert d["information"] == pytest.approx(math.log2(10))
+
+
+def test_terms(capsys):
+    code, out, _ = run(capsys, "importances", "--problem", "xor:relevant=2", "--terms",
+                       "--format", "json")
+    terms = json.loads(out)["terms"]
+    assert {"variable": "X1", "conditioning": ["X2"], "degree": 1, "weight": 0.5, "cmi": 1.0} in terms
+
+
+def test_forest_has_std_and_csv(capsys, tmp_path):
+    code, out, _ = run(capsys, "importances", "--problem", "sym", "--method", "forest",
+                       "--n-estimators", "50", "--format", "json")
+    assert code == 0 and len(json.loads(out)["importances_std"]) == 2
+    code, out, _ = run(capsys, "importances", "--problem", "sym", "--format", "csv")
+    assert out.splitlines()[0].startswith("variable,importance")
+
+
+def test_csv_data_file(capsys, tmp_path):
+    f = tmp_path / "d.csv"
+    rng = np.random.default_rng(0)
+    a, b = rng.integers(0, 2, 200), rng.integers(0, 2, 200)
+    f.write_text("a,b,y\n" + "\n".join(f"{x},{z},{x}" for x, z in zip(a, b)))
+    code, out, _ = run(capsys, "importances", "--data", str(f), "--target", "y", "--format", "json")
+    d = json.loads(out)
+    assert code == 0 and d["variables"] == ["a", "b"]
+    assert d["importances"][0] > 0.9 and d["importances"][1] < 0.05
+
+
+def test_relevance_json(capsys):
+    code, out, _ = run(capsys, "relevance", "--problem", "xor:relevant=2,irrelevant=1", "--format", "json")
+    assert json.loads(out) == {"variables": ["X1", "X2", "X3"],
+                               "relevance": ["strong", "strong", "irrelevant"],
+                               "degree": [1, 1, None], "markov_boundary": ["X1", "X2"]}
+
+
+def test_problems_and_version(capsys):
+    code, out, _ = run(capsys, "problems")
+    assert code == 0 and "led" in out and "strobl" in out
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0
+
+
+@pytest.mark.parametrize("argv", [
+    ["importances", "--problem", "nope"],
+    ["importances", "--problem", "led", "--max-features", "9"],
+    ["importances", "--problem", "madelon", "--method", "exact"],
+    ["importances", "--data", "/no/such.csv", "--target", "y"],
+    ["importances", "--problem", "led", "--method", "forest", "--terms"],
+])
+def test_errors_are_one_sentence_exit_2(capsys, argv):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_usage_errors_exit_2(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["importances"])
+    assert e.value.code == 2

@@ -1,0 +1,337 @@
+"""Tests of varimp_core.data: reading uploads, typing, binning and refusals."""
+
+from __future__ import annotations
+
+import base64
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from varimp_core.data import (MAX_UPLOAD_BYTES, DataError, PreparedData, decode_upload,
+                              exact_limit_message, load_csv, prepare_problem,
+                              prepare_table, read_csv_bytes)
+from varimp_core.problems import get_problem
+
+
+def _one_sentence(message: str) -> None:
+    assert message.endswith(".") and "\n" not in message
+
+
+# -- read_csv_bytes ------------------------------------------------------------
+def test_read_plain_csv():
+    df = read_csv_bytes(b"a,b,y\n1,x,0\n2.5,y,1\n")
+    assert list(df.columns) == ["a", "b", "y"]
+    assert df["a"].tolist() == [1.0, 2.5] and df["b"].tolist() == ["x", "y"]
+
+
+def test_read_detects_semicolons_tabs_and_strips_names():
+    assert list(read_csv_bytes(b"a;b\n1;2\n3;4\n").columns) == ["a", "b"]
+    assert list(read_csv_bytes(b"a\tb\n1\t2\n").columns) == ["a", "b"]
+    assert list(read_csv_bytes(b" a , b\n1, 2\n").columns) == ["a", "b"]
+
+
+def test_read_encodings():
+    assert list(read_csv_bytes("\ufeffa,b\n1,2\n".encode("utf-8")).columns) == ["a", "b"]
+    latin = read_csv_bytes("nom,ville\nJos\xe9,Li\xe8ge\n".encode("latin-1"))
+    assert latin.iloc[0].tolist() == ["Jos\xe9", "Li\xe8ge"]
+    utf16 = read_csv_bytes("a,b\n1,2\n".encode("utf-16"))
+    assert utf16.iloc[0].tolist() == [1, 2]
+
+
+def test_refuse_too_large():
+    content = b"a,b\n" + b"1,2\n" * 100
+    with pytest.raises(DataError, match="404 bytes.*limit of 100 bytes") as err:
+        read_csv_bytes(content, max_bytes=100)
+    _one_sentence(str(err.value))
+    with pytest.raises(DataError, match="5.0 MB"):
+        read_csv_bytes(b"a\n" + b"1\n" * (MAX_UPLOAD_BYTES // 2))
+
+
+def test_upload_limit_read_from_environment_at_call_time(monkeypatch):
+    content = b"a,b\n" + b"1,2\n" * 100
+    monkeypatch.setenv("VARIMP_MAX_UPLOAD_BYTES", "50")
+    with pytest.raises(DataError, match="limit of 50 bytes"):
+        read_csv_bytes(content)
+    monkeypatch.setenv("VARIMP_MAX_UPLOAD_BYTES", "100000")
+    assert len(read_csv_bytes(content)) == 100
+
+
+@pytest.mark.parametrize("content", [b"", b"\n \n\t\n"])
+def test_refuse_empty(content):
+    with pytest.raises(DataError, match="empty") as err:
+        read_csv_bytes(content)
+    _one_sentence(str(err.value))
+
+
+def test_refuse_header_only():
+    with pytest.raises(DataError, match="no data rows"):
+        read_csv_bytes(b"a,b,c\n")
+
+
+@pytest.mark.parametrize("content", [
+    bytes(np.random.default_rng(0).integers(0, 256, 4000, dtype=np.uint8)),  # junk
+    b"PK\x03\x04\x14\x00\x06\x00" + b"a,b\n1,2\n" * 10,                       # zip/xlsx
+    bytes(range(1, 32)) * 20,                                                  # controls
+])
+def test_refuse_binary(content):
+    with pytest.raises(DataError, match="binary") as err:
+        read_csv_bytes(content)
+    _one_sentence(str(err.value))
+
+
+def test_refuse_ragged_rows_with_line_number():
+    with pytest.raises(DataError, match="Line 3 has 2 fields but the header has 3"):
+        read_csv_bytes(b"a,b,y\n1,2,0\n3,4\n5,6,1\n")
+    with pytest.raises(DataError, match="Line 2 has 3 fields"):
+        read_csv_bytes(b"a,b\n1,2,3\n4,5,6\n")
+
+
+def test_quoted_delimiters_are_not_ragged():
+    df = read_csv_bytes(b'name,y\n"Smith, J",1\n"Doe, A",0\n')
+    assert df["name"].tolist() == ["Smith, J", "Doe, A"]
+
+
+def test_refuse_duplicate_names():
+    with pytest.raises(DataError, match="'a', 'b' appear more than once"):
+        read_csv_bytes(b"a,b,a,b,c\n1,2,3,4,5\n")
+
+
+def test_decode_upload_and_load_csv(tmp_path):
+    content = b"x,y\n1,0\n2,1\n"
+    encoded = "data:text/csv;base64," + base64.b64encode(content).decode()
+    assert decode_upload(encoded) == content
+    with pytest.raises(DataError, match="base64"):
+        decode_upload("data:text/csv;base64,@@@")
+    path = tmp_path / "t.csv"
+    path.write_bytes(content)
+    assert load_csv(path).shape == (2, 2)
+    assert load_csv(str(path)).shape == (2, 2)
+    assert load_csv(io.BytesIO(content)).shape == (2, 2)
+    assert load_csv(io.StringIO(content.decode())).shape == (2, 2)
+    with pytest.raises(DataError, match="limit of 5 bytes"):
+        load_csv(path, max_bytes=5)
+    with pytest.raises(DataError, match="check the path"):
+        load_csv(tmp_path / "missing.csv")
+
+
+# -- prepare_table: typing and binning -------------------------------------------
+@pytest.fixture
+def mixed_frame():
+    rng = np.random.default_rng(0)
+    n = 1000
+    return pd.DataFrame({
+        "num": rng.normal(size=n),
+        "small_int": rng.integers(0, 3, n),
+        "text": rng.choice(["a", "b", "c"], n),
+        "flag": rng.random(n) < 0.5,
+        "cat": pd.Categorical(rng.choice(["lo", "hi"], n), categories=["lo", "mid", "hi"]),
+        "num_as_text": rng.integers(0, 100, n).astype(str),
+        "mixed_text": np.where(rng.random(n) < 0.5, "1", "x"),
+        "y": rng.choice(["u", "v"], n),
+    })
+
+
+def test_type_detection(mixed_frame):
+    data = prepare_table(mixed_frame, "y")
+    assert isinstance(data, PreparedData)
+    assert data.kinds == {"num": "numeric", "small_int": "discrete", "text": "discrete",
+                          "flag": "discrete", "cat": "discrete", "num_as_text": "numeric",
+                          "mixed_text": "discrete"}
+    assert data.task == "classification" and data.n_samples == 1000
+    assert set(data.bin_edges) == {"num", "num_as_text"}
+    labels = dict(zip(data.variables, data.table.x_labels))
+    assert labels["text"] == ("a", "b", "c")
+    assert labels["flag"] == (False, True)
+    assert labels["cat"] == ("lo", "hi")                  # category order, unused dropped
+    assert labels["small_int"] == (0, 1, 2)
+    assert labels["mixed_text"] == ("1", "x")
+    assert data.table.y_labels == ("u", "v")
+    assert data.X_numeric.shape == (1000, 7) and data.X_numeric.dtype == float
+    # Numbers are kept as numbers, text is ordinal-coded in sorted order.
+    np.testing.assert_array_equal(data.X_numeric[:, 0], mixed_frame["num"])
+    np.testing.assert_array_equal(data.X_numeric[:, 2],
+                                  mixed_frame["text"].map({"a": 0, "b": 1, "c": 2}))
+    np.testing.assert_array_equal(data.y, (mixed_frame["y"] == "v").astype(int))
+    assert data.table.total_weight == 1000 and not data.table.exact
+
+
+def test_quantile_bins_have_equal_counts():
+    # 0..999 into 5 quantile bins: edges 199.8, 399.6, 599.4, 799.2 (hand), 200 each.
+    values = np.random.default_rng(1).permutation(1000).astype(float)
+    df = pd.DataFrame({"x": values, "y": np.arange(1000) % 2})
+    data = prepare_table(df, "y")
+    assert data.kinds["x"] == "numeric"
+    np.testing.assert_allclose(data.bin_edges["x"], [0, 199.8, 399.6, 599.4, 799.2, 999])
+    X, _ = data.table.expand()
+    np.testing.assert_array_equal(np.bincount(X[:, 0]), [200] * 5)
+    assert data.table.x_labels[0][0] == "[0, 199.8)" and data.table.x_labels[0][-1].endswith("]")
+
+
+def test_ties_merge_empty_bins():
+    values = np.r_[np.zeros(800), np.arange(1, 201)]        # 80 % zeros
+    df = pd.DataFrame({"x": values, "y": np.arange(1000) % 2})
+    data = prepare_table(df, "y")
+    counts = np.bincount(data.table.expand()[0][:, 0])
+    assert counts.sum() == 1000 and (counts > 0).all()
+    assert counts[0] == 800
+
+
+def test_regression_target_is_binned(mixed_frame):
+    data = prepare_table(mixed_frame, "num")
+    assert data.task == "regression"
+    np.testing.assert_array_equal(data.y, mixed_frame["num"].to_numpy())
+    assert data.table.n_classes == 5
+    assert np.bincount(data.table.expand()[1]).tolist() == [200] * 5
+
+
+def test_kinds_and_task_overrides(mixed_frame):
+    data = prepare_table(mixed_frame, "y", kinds={"small_int": "numeric", "num_as_text":
+                                                  "discrete"})
+    assert data.kinds["small_int"] == "numeric" and data.kinds["num_as_text"] == "discrete"
+    assert data.table.n_levels[data.variables.index("num_as_text")] == 100
+    assert prepare_table(mixed_frame, "small_int", task="regression").task == "regression"
+
+
+def test_numbers_stored_as_text_in_a_csv():
+    df = read_csv_bytes(b"a,b,y\n" + b"".join(f"{i * 0.5},{i % 3},{i % 2}\n".encode()
+                                              for i in range(60)))
+    data = prepare_table(df, "y")
+    assert data.kinds == {"a": "numeric", "b": "discrete"}
+    strings = df.astype(str)
+    assert prepare_table(strings, "y").kinds == {"a": "numeric", "b": "discrete"}
+
+
+# -- prepare_table: refusals -------------------------------------------------------
+def _refusal(df, target, match, **kw):
+    with pytest.raises(DataError, match=match) as err:
+        prepare_table(df, target, **kw)
+    _one_sentence(str(err.value))
+    return str(err.value)
+
+
+def test_refuse_empty_table():
+    _refusal(pd.DataFrame({"a": [], "y": []}), "y", "empty")
+    _refusal(pd.DataFrame(), "y", "empty")
+
+
+def test_refuse_missing_target_lists_columns(mixed_frame):
+    message = _refusal(mixed_frame, "Y", "'Y' is not a column")
+    assert "'num', 'small_int'" in message
+
+
+def test_refuse_constant_target():
+    message = _refusal(pd.DataFrame({"a": [1, 2, 3], "y": [1.0, 1.0, 1.0]}), "y",
+                       "constant")
+    assert "every row is 1" in message
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, None])
+def test_refuse_non_finite(bad):
+    df = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [1.0, bad, 3.0], "t": ["x", None, "z"],
+                       "y": [0, 1, 0]})
+    message = _refusal(df, "y", "NaN/inf")
+    assert "'b'" in message and "'t'" in message and "impute" in message
+
+
+def test_refuse_too_many_text_classes():
+    df = pd.DataFrame({"a": np.arange(600), "y": [f"s{i % 300}" for i in range(600)]})
+    message = _refusal(df, "y", "300 distinct text values")
+    assert "at most 50" in message
+
+
+def test_refuse_too_many_numeric_classes(mixed_frame):
+    _refusal(mixed_frame, "num_as_text", "100 distinct values.*task='regression'",
+             task="classification")
+
+
+def test_refuse_no_inputs():
+    _refusal(pd.DataFrame({"y": [0, 1]}), "y", "only the target")
+
+
+def test_refuse_too_many_cells(mixed_frame, monkeypatch):
+    _refusal(mixed_frame, "y", "8,000 cells.*limit of 100", max_cells=100)
+    monkeypatch.setenv("VARIMP_MAX_CELLS", "1000")
+    _refusal(mixed_frame, "y", "limit of 1,000")
+
+
+def test_refuse_bad_kinds_and_tasks(mixed_frame):
+    _refusal(mixed_frame, "y", "'text' holds text values.*mark it discrete",
+             kinds={"text": "numeric"})
+    _refusal(mixed_frame, "y", "'nope'", kinds={"nope": "discrete"})
+    _refusal(mixed_frame, "y", "'discrete' or 'numeric'", kinds={"num": "continuous"})
+    _refusal(mixed_frame, "text", "cannot be a regression target", task="regression")
+    _refusal(mixed_frame, "y", "task must be", task="ranking")
+
+
+def test_refuse_duplicate_columns_and_non_frames():
+    df = pd.DataFrame([[1, 2, 0], [3, 4, 1]], columns=["a", "a", "y"])
+    _refusal(df, "y", "'a'")
+    _refusal(np.zeros((3, 2)), "y", "DataFrame")
+
+
+class _Unprintable:
+    def __str__(self):
+        raise RuntimeError("no text")
+
+
+def test_odd_objects_are_text_or_refused():
+    df = pd.DataFrame({"a": [[1], [2], [1]], "y": [0, 1, 0]})
+    assert prepare_table(df, "y").table.x_labels[0] == ("[1]", "[2]")
+    _refusal(pd.DataFrame({"a": [1j, 2j], "y": [0, 1]}), "y", "complex")
+    _refusal(pd.DataFrame({"a": [_Unprintable(), _Unprintable()], "y": [0, 1]}), "y",
+             "could not be prepared")
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(-1e6, 1e6), min_size=30, max_size=200), st.integers(2, 8))
+def test_binning_is_a_partition(values, bins):
+    values = np.asarray(values)
+    df = pd.DataFrame({"x": values, "y": np.arange(len(values)) % 2})
+    data = prepare_table(df, "y", bins=bins, max_levels=1, kinds={"x": "numeric"})
+    codes = data.table.expand()[0][:, 0]
+    counts = np.bincount(codes)
+    assert counts.sum() == len(values) and (counts > 0).all() and len(counts) <= bins
+    edges = data.bin_edges["x"]
+    assert len(edges) == len(counts) + 1 and edges == sorted(edges)
+    assert edges[0] == values.min() and edges[-1] == values.max()
+
+
+# -- prepare_problem ------------------------------------------------------------
+def test_prepare_problem_exact():
+    data = prepare_problem(get_problem("led"))
+    assert data.table.exact and data.table.n_rows == 10
+    assert data.X_numeric is None and data.y is None and data.n_samples is None
+    assert data.source == "led" and set(data.kinds.values()) == {"discrete"}
+
+
+def test_prepare_problem_sampled():
+    data = prepare_problem(get_problem("led"), n_samples=500, random_state=1)
+    assert not data.table.exact and data.n_samples == 500
+    assert data.table.total_weight == 500 and data.X_numeric.shape == (500, 7)
+    # Too large for an exact table: falls back to the default sample size.
+    data = prepare_problem(get_problem("xor:irrelevant=25"))
+    assert data.n_samples == 1000 and not data.table.exact
+
+
+def test_prepare_problem_keeps_many_level_features_discrete():
+    data = prepare_problem(get_problem("strobl"))
+    assert set(data.kinds.values()) == {"discrete"} and data.bin_edges == {}
+    assert data.table.n_levels[data.variables.index("X50")] > 20   # 51 levels, not binned
+
+
+def test_prepare_problem_continuous():
+    data = prepare_problem(get_problem("madelon:irrelevant=5,samples=200"))
+    assert set(data.kinds.values()) == {"numeric"} and data.n_samples == 200
+    assert data.table.n_levels.tolist() == [5] * 25
+    data = prepare_problem(get_problem("diabetes"))
+    assert data.task == "regression" and data.n_samples == 442
+
+
+def test_exact_limit_message():
+    message = exact_limit_message(30, 20)
+    assert "20" in message and "30" in message and "forest" in message
+    _one_sentence(message)

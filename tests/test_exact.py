@@ -1,0 +1,105 @@
+"""The exact infinite-forest recursion against Table 2, Theorem 2 and brute force."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from _tables import TABLE2, led_rows, led_table, rows_of, with_irrelevant, xor_table
+from oracle import enumerate_trees
+from test_theory import tables
+from varimp_core.exact import exact_importances, exact_importances_path
+from varimp_core.sklearn_forests import sklearn_importances
+from varimp_core.splitting import sklearn_draw_law, win_probability_table
+
+
+def test_led_table2_within_sampling_error():
+    # Table 2 comes from 10,000 trees; the per-tree spread of an importance on LED is
+    # below 0.35 bits (measured independently in test_forest), so 4 SE = 0.014, plus
+    # 0.001 for the paper's truncation.
+    exact = exact_importances_path(led_table(), max_features=range(1, 8))
+    for k, r in zip(range(1, 8), exact):
+        np.testing.assert_allclose(r.importances, TABLE2[k], atol=0.015, err_msg=f"K={k}")
+
+
+@pytest.mark.parametrize("semantics", ["id3", "sklearn"])
+def test_theorem2_holds_for_every_k(semantics):
+    for r in exact_importances_path(led_table(), max_features=range(1, 8), k_semantics=semantics):
+        assert r.total == pytest.approx(math.log2(10), abs=1e-10)
+    for r in exact_importances_path(xor_table(2, 2), max_features=range(1, 5), k_semantics=semantics):
+        assert r.total == pytest.approx(1.0, abs=1e-10)
+
+
+def test_xor_all_k_gives_one_over_m():
+    for r in exact_importances_path(xor_table(3, 2), max_features=range(1, 6)):
+        np.testing.assert_allclose(r.importances, [1 / 3] * 3 + [0, 0], atol=1e-12)
+
+
+def test_k6_equals_k7_under_id3_because_x2_and_x5_tie_at_the_root():
+    # X2 and X5 are on for 6 and 4 of the 10 digits: both have I(X;Y) = H(0.4).
+    a, b = exact_importances_path(led_table(), max_features=[6, 7])
+    np.testing.assert_allclose(a.importances, b.importances, atol=1e-12)
+
+
+def test_win_probability_formula_by_hand():
+    # n=3 candidates, K=2, no ties: the best wins unless it is not drawn: 2/3.
+    assert win_probability_table(3, 2, "id3", 3)[0, 0] == pytest.approx(2 / 3)
+    # the worst (a=2) never wins with K=2
+    assert win_probability_table(3, 2, "id3", 3)[2, 0] == 0
+    # all three tied with K=3: 1/3 each
+    assert win_probability_table(3, 3, "id3", 3)[0, 2] == pytest.approx(1 / 3)
+    # sklearn: p=3 features, 1 non-constant, K=1 -> it is always read eventually
+    np.testing.assert_allclose(sklearn_draw_law(3, 1, 1), [0, 1])
+
+
+@st.composite
+def cases(draw):
+    table = draw(tables())
+    k = draw(st.integers(1, table.n_features))
+    depth = draw(st.one_of(st.none(), st.integers(1, table.n_features)))
+    sem = draw(st.sampled_from(["id3", "sklearn"]))
+    return table, k, depth, sem
+
+
+@settings(max_examples=80, deadline=None)
+@given(cases())
+def test_exact_recursion_equals_enumeration_of_all_trees(case):
+    table, k, depth, sem = case
+    expected = enumerate_trees(rows_of(table), table.n_features, k, semantics=sem, max_depth=depth)
+    got = exact_importances(table, max_features=k, max_depth=depth, k_semantics=sem)
+    np.testing.assert_allclose(got.importances, expected, atol=1e-9)
+
+
+def test_led_with_irrelevant_brute_force_k2():
+    t = with_irrelevant(xor_table(2, 0), 1)
+    expected = enumerate_trees(rows_of(t), 3, 2)
+    np.testing.assert_allclose(exact_importances(t, max_features=2).importances, expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_scikit_learn_binary_trees_follow_the_sklearn_semantics(k):
+    """On binary inputs a binary tree is a multiway tree: RandomForest without
+    bootstrap converges to the exact 'sklearn' semantics, not to 'id3' (K>=2)."""
+    X, y = led_rows()
+    rf = sklearn_importances(X.astype(float), y, kind="rf", n_estimators=6000, max_features=k,
+                             bootstrap=False, criterion="entropy", random_state=3)
+    sk = exact_importances(led_table(), max_features=k, k_semantics="sklearn")
+    z = (rf.importances - sk.importances) / rf.importances_sem
+    assert np.abs(z).max() < 4.5
+    if k == 2:
+        id3 = exact_importances(led_table(), max_features=k, k_semantics="id3")
+        assert np.abs((rf.importances - id3.importances) / rf.importances_sem).max() > 4.5
+
+
+def test_bad_parameters():
+    t = led_table()
+    with pytest.raises(ValueError, match="max_features"):
+        exact_importances(t, max_features=8)
+    with pytest.raises(ValueError, match="k_semantics"):
+        exact_importances(t, k_semantics="weka")
+    with pytest.raises(ValueError, match="criterion"):
+        exact_importances(t, max_features=2, criterion="mse")
+    with pytest.raises(ValueError, match="DiscreteTable"):
+        exact_importances(np.zeros((3, 3)))
