@@ -12,7 +12,8 @@ from oracle import cmi, enumerate_trees, eqn3_bruteforce
 from varimp_core.exact import exact_importances
 from varimp_core.problems import get_problem
 from varimp_core.table import DiscreteTable
-from varimp_core.theory import all_terms, conditional_terms, eqn3_importances, eqn3_weights
+from varimp_core.theory import (all_terms, conditional_terms, eqn3_importances, eqn3_weights,
+                                random_subspace_importances)
 
 
 def test_led_table2_eqn3_column_truncated():
@@ -80,6 +81,13 @@ def test_prop6_depth_keeps_first_terms():
         # and the exact recursion with pruned totally randomized trees agrees
         e = exact_importances(t, max_features=1, max_depth=q)
         np.testing.assert_allclose(e.importances, r.importances, atol=1e-12)
+
+
+@pytest.mark.parametrize("q", [1, 2, 3, 5])
+def test_prop7_random_subspaces_equal_pruning(q):
+    t = with_irrelevant(led_table(), 1)
+    np.testing.assert_allclose(random_subspace_importances(t, q),
+                               eqn3_importances(t, max_depth=q).importances, atol=1e-12)
 
 
 def test_conditional_terms_sum_to_cell():

@@ -30,8 +30,9 @@ class ImportanceResult:
         Unnormalised MDI (bits for the entropy criterion).  For an exact
         method this is the infinite-ensemble value; for a forest, the mean
         over trees of :math:`\\sum_t p(t) \\Delta i(s_t, t)`.
-    by_degree : ndarray of shape (n_features, n_features)
-        Row m, column k: the part of ``importances[m]`` that comes from nodes
+    by_degree : ndarray of shape (n_features, n_features) or None
+        None for measures without a depth decomposition (permutation
+        importance, MDI-oob ...).  Otherwise row m, column k: the part of ``importances[m]`` that comes from nodes
         whose conditioning set has size k (the depth of the node in a
         multiway tree; the node depth for binary scikit-learn trees, truncated
         to ``n_features`` columns with the rest folded into the last one).
@@ -57,7 +58,7 @@ class ImportanceResult:
 
     variables: tuple[str, ...]
     importances: np.ndarray
-    by_degree: np.ndarray
+    by_degree: np.ndarray | None
     method: str
     parameters: dict = field(default_factory=dict)
     problem: str | None = None
@@ -71,9 +72,12 @@ class ImportanceResult:
         p = len(self.variables)
         if imp.shape != (p,):
             raise ValueError(f"importances has shape {imp.shape}, expected ({p},).")
-        bd = np.asarray(self.by_degree, dtype=float)
-        if bd.shape != (p, p):
-            raise ValueError(f"by_degree has shape {bd.shape}, expected ({p}, {p}).")
+        if self.by_degree is None:
+            bd = None
+        else:
+            bd = np.asarray(self.by_degree, dtype=float)
+            if bd.shape != (p, p):
+                raise ValueError(f"by_degree has shape {bd.shape}, expected ({p}, {p}).")
         object.__setattr__(self, "variables", tuple(self.variables))
         object.__setattr__(self, "importances", imp)
         object.__setattr__(self, "by_degree", bd)
@@ -120,8 +124,9 @@ class ImportanceResult:
         std = self.importances_std
         df["importance_std"] = std if std is not None else np.nan
         df["normalised"] = self.normalised
-        for k in range(self.n_features):
-            df[f"degree_{k}"] = self.by_degree[:, k]
+        if self.by_degree is not None:
+            for k in range(self.n_features):
+                df[f"degree_{k}"] = self.by_degree[:, k]
         return df
 
     def to_dict(self) -> dict[str, Any]:
@@ -151,7 +156,7 @@ class ImportanceResult:
         return cls(
             variables=tuple(d["variables"]),
             importances=np.asarray(d["importances"], dtype=float),
-            by_degree=np.asarray(d["by_degree"], dtype=float),
+            by_degree=None if d.get("by_degree") is None else np.asarray(d["by_degree"], dtype=float),
             method=d["method"],
             parameters=dict(d.get("parameters") or {}),
             problem=d.get("problem"),

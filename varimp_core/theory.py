@@ -29,7 +29,7 @@ from .result import ImportanceResult
 from .table import DiscreteTable
 
 __all__ = ["eqn3_weights", "eqn3_importances", "conditional_terms", "all_terms",
-           "validate_max_depth"]
+           "validate_max_depth", "random_subspace_importances"]
 
 
 def eqn3_weights(n_features: int) -> np.ndarray:
@@ -119,6 +119,43 @@ def eqn3_importances(table: DiscreteTable, *, max_depth: int | None = None,
         units="bits",
         exact=bool(table.exact),
     )
+
+
+def random_subspace_importances(table: DiscreteTable, subspace_size: int, *,
+                                entropies: SubsetEntropies | None = None) -> np.ndarray:
+    """Importances of fully grown totally randomized trees on random subspaces.
+
+    Each tree is grown on q variables drawn uniformly before its construction
+    (Ho, 1998); the result averages Eqn 3 *within* each of the
+    :math:`C_p^q` subspaces.  Proposition 7 of Louppe et al. (2013) states it
+    equals pruning at depth q (``eqn3_importances(table, max_depth=q)``);
+    this function computes the left-hand side independently, by enumeration.
+
+    Parameters
+    ----------
+    table : DiscreteTable
+    subspace_size : int
+        q, in 1..p.
+
+    Returns
+    -------
+    ndarray of shape (n_features,)
+    """
+    from itertools import combinations
+
+    p = table.n_features
+    q = validate_max_depth(subspace_size, p)
+    ent = entropies if entropies is not None else subset_entropies(table)
+    w = eqn3_weights(q)
+    total = np.zeros(p)
+    subspaces = list(combinations(range(p), q))
+    for sub in subspaces:
+        for m in sub:
+            others = [j for j in sub if j != m]
+            for k in range(q):
+                conds = [sum(1 << j for j in c) for c in combinations(others, k)]
+                total[m] += w[k] * ent.cmi(m, conds).sum()
+    return total / len(subspaces)
 
 
 def conditional_terms(table: DiscreteTable, variable, degree: int, *,

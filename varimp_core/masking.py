@@ -1,0 +1,454 @@
+"""Masking: how importances move with K (and with the depth), as tidy tables.
+
+At K=1 (totally randomized trees) the infinite-forest importance of every
+variable is Eqn 3 of Louppe et al. (2013): every conditioning set B counts,
+irrelevant variables get zero and do not change the others (Theorems 3 and 5).
+For K > 1 the best of K drawn variables wins each node, so the strong
+variables are pulled to the top of the trees and the others only appear under
+them: a variable can be *masked* by a better one (section 5.3), and the
+importances start to depend on the number of irrelevant variables (which
+dilute the K draws and so damp the masking).  Theorem 2 (the importances of
+fully grown trees sum to :math:`I(X_1,\\dots,X_p;Y)`) holds at every K.
+
+The functions here return long tables ready for plotting and for CSV export:
+
+* :func:`importance_vs_k` -- exact importances for each K, one lattice for all;
+* :func:`importance_vs_depth` -- exact importances for each depth limit D;
+* :func:`sampled_vs_k` -- finite forests (mean and standard error over trees);
+* :func:`importance_change` -- ``Imp - Imp_ref`` against the first K or depth;
+* :func:`add_noisy_copy` -- a table transform adding a noisy copy of a variable,
+  the textbook way to watch one variable mask another.
+
+References
+----------
+.. [1] G. Louppe, L. Wehenkel, A. Sutera and P. Geurts, "Understanding variable
+   importances in forests of randomized trees", NIPS 2013: Table 2, section 5.3.
+.. [2] P. Geurts, "Random forests variable importances", slides 2016: masking,
+   K > 1 and irrelevant variables, pruning.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .exact import exact_importances_path
+from .forest import MAX_TREES, grow_forest
+from .splitting import TIE_TOLERANCE, validate_max_features, validate_semantics
+from .table import DiscreteTable
+from .theory import validate_max_depth
+
+__all__ = [
+    "importance_vs_k",
+    "importance_vs_depth",
+    "sampled_vs_k",
+    "importance_change",
+    "rank_importances",
+    "add_noisy_copy",
+]
+
+#: Decimals kept when ranking: importances closer than TIE_TOLERANCE tie.
+_RANK_DECIMALS = int(round(-math.log10(TIE_TOLERANCE)))
+
+
+# -- validation -----------------------------------------------------------------
+def _check_table(table) -> DiscreteTable:
+    if not isinstance(table, DiscreteTable):
+        raise ValueError(f"Expected a DiscreteTable, got {type(table).__name__}.")
+    if table.n_rows == 0 or table.total_weight <= 0:
+        raise ValueError("The table is empty: it has no rows with positive weight.")
+    return table
+
+
+def _ks(ks, p: int) -> list[int]:
+    if ks is None:
+        return list(range(1, p + 1))
+    if isinstance(ks, (int, np.integer)) and not isinstance(ks, bool):
+        ks = [ks]
+    out = sorted({validate_max_features(k, p) for k in ks})
+    if not out:
+        raise ValueError("Give at least one value of K.")
+    return out
+
+
+def _depths(depths, p: int) -> list[int]:
+    if depths is None:
+        return list(range(1, p + 1))
+    if isinstance(depths, (int, np.integer)) and not isinstance(depths, bool):
+        depths = [depths]
+    out = sorted({validate_max_depth(d, p) for d in depths})
+    if not out:
+        raise ValueError("Give at least one depth.")
+    return out
+
+
+# -- ranks and changes -------------------------------------------------------------
+def rank_importances(df: pd.DataFrame, *, by: str, column: str = "importance") -> pd.Series:
+    """Rank of each variable within each value of ``by``: 1 = most important.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Long table with ``by`` and ``column``.
+    by : str
+        Grouping column (``"K"`` or ``"depth"``).
+    column : str, default="importance"
+
+    Returns
+    -------
+    ranks : Series of float
+        Ties (values closer than ``TIE_TOLERANCE``) share the average of their
+        ranks, so two variables tied for first both get 1.5.
+    """
+    values = df[column].astype(float).round(_RANK_DECIMALS)
+    return values.groupby(df[by]).rank(ascending=False, method="average")
+
+
+def importance_change(df: pd.DataFrame, *, x: str | None = None, reference=None) -> pd.DataFrame:
+    """Add the change of each importance from a reference K (or depth).
+
+    Parameters
+    ----------
+    df : DataFrame
+        Output of :func:`importance_vs_k` or :func:`importance_vs_depth`.
+    x : {"K", "depth"}, optional
+        The varying column; default: whichever of the two ``df`` has.
+    reference : int, optional
+        Value of ``x`` to compare against; default its smallest value (K=1:
+        the Eqn 3 importances of totally randomized trees).
+
+    Returns
+    -------
+    DataFrame
+        ``df`` with ``reference_importance`` (the importance at ``reference``)
+        and ``change = importance - reference_importance``, in bits.
+    """
+    x = _x_column(df, x)
+    ref = df[x].min() if reference is None else reference
+    base = df.loc[df[x] == ref].set_index("variable")["importance"]
+    if base.empty:
+        raise ValueError(f"There is no {x} = {reference} in the table to compare against.")
+    out = df.copy()
+    out["reference_importance"] = out["variable"].map(base).astype(float)
+    out["change"] = out["importance"] - out["reference_importance"]
+    out.attrs = dict(df.attrs, reference=int(ref))
+    return out
+
+
+def _x_column(df: pd.DataFrame, x: str | None) -> str:
+    if x is not None:
+        if x not in df.columns:
+            raise ValueError(f"The table has no column {x!r}; its columns are {list(df.columns)}.")
+        return x
+    for name in ("K", "depth"):
+        if name in df.columns:
+            return name
+    raise ValueError("The table needs a 'K' or a 'depth' column.")
+
+
+def _frame(variables: Sequence[str], xs: Sequence[int], values: np.ndarray, x: str,
+           extra: dict | None = None) -> pd.DataFrame:
+    """Long table from a (len(xs), p) array of importances."""
+    p = len(variables)
+    df = pd.DataFrame({
+        "variable": np.tile(np.asarray(variables, dtype=object), len(xs)),
+        x: np.repeat(np.asarray(xs, dtype=int), p),
+        "importance": np.asarray(values, dtype=float).ravel(),
+    })
+    for name, col in (extra or {}).items():
+        df[name] = np.asarray(col, dtype=float).ravel()
+    df["rank"] = rank_importances(df, by=x)
+    return df
+
+
+# -- exact -----------------------------------------------------------------------
+def importance_vs_k(table: DiscreteTable, ks: Iterable[int] | None = None, *,
+                    max_depth: int | None = None, k_semantics: str = "id3",
+                    criterion: str = "entropy") -> pd.DataFrame:
+    """Exact infinite-forest importances of every variable for several K.
+
+    Parameters
+    ----------
+    table : DiscreteTable
+        Exact distribution (or a sample: then the infinite forest grown on it).
+    ks : iterable of int, optional
+        Values of K (``max_features``), each in 1..p; default 1..p.
+    max_depth : int, optional
+        Depth limit D of every tree; None grows them fully.
+    k_semantics : {"id3", "sklearn"}, default="id3"
+        How the K candidates are drawn (see :mod:`varimp_core.splitting`):
+        ``"id3"`` reproduces Table 2 of Louppe et al. (2013).
+    criterion : {"entropy", "gini"}, default="entropy"
+
+    Returns
+    -------
+    DataFrame
+        One row per (variable, K), variables in table order within each K:
+        ``variable`` (str), ``K`` (int), ``importance`` (float, bits for
+        entropy) and ``rank`` (float, 1 = most important within that K, ties
+        averaged).  ``attrs`` holds ``information`` (:math:`I(X;Y)`),
+        ``exact``, ``variables``, ``k_semantics``, ``max_depth``.
+
+    See Also
+    --------
+    varimp_core.exact.exact_importances_path : the recursion; one lattice for all K.
+    sampled_vs_k : the same with finite forests.
+
+    Notes
+    -----
+    At K=1 this is Eqn 3 (Theorem 1),
+
+    .. math::
+
+        \\mathrm{Imp}(X_m) = \\sum_{k=0}^{p-1} \\frac{1}{C_p^k (p-k)}
+            \\sum_{B \\in \\mathcal{P}_k(V^{-m})} I(X_m; Y \\mid B),
+
+    and for fully grown trees :math:`\\sum_m \\mathrm{Imp}(X_m) = I(X;Y)` at
+    every K (Theorem 2).
+
+    Examples
+    --------
+    >>> from varimp_core.problems import get_problem
+    >>> df = importance_vs_k(get_problem("led").exact_table(), ks=[1, 7])
+    >>> df[df.K == 7].sort_values("rank").variable.tolist()[:2]
+    ['X5', 'X2']
+    """
+    table = _check_table(table)
+    validate_semantics(k_semantics)
+    ks = _ks(ks, table.n_features)
+    validate_max_depth(max_depth, table.n_features)
+    results = exact_importances_path(table, max_features=ks, max_depth=max_depth,
+                                     k_semantics=k_semantics, criterion=criterion)
+    df = _frame(table.variables, ks, np.vstack([r.importances for r in results]), "K")
+    df.attrs = {"information": results[0].information, "exact": bool(table.exact),
+                "variables": list(table.variables), "k_semantics": k_semantics,
+                "max_depth": max_depth, "units": results[0].units}
+    return df
+
+
+def importance_vs_depth(table: DiscreteTable, depths: Iterable[int] | None = None, *,
+                        max_features: int = 1, k_semantics: str = "id3",
+                        criterion: str = "entropy") -> pd.DataFrame:
+    """Exact infinite-forest importances of every variable for several depth limits.
+
+    Parameters
+    ----------
+    table : DiscreteTable
+    depths : iterable of int, optional
+        Depth limits D, each at least 1 (values above p mean fully grown);
+        default 1..p.
+    max_features : int, default=1
+        K of every tree.
+    k_semantics : {"id3", "sklearn"}, default="id3"
+    criterion : {"entropy", "gini"}, default="entropy"
+
+    Returns
+    -------
+    DataFrame
+        One row per (variable, depth): ``variable``, ``depth`` (int),
+        ``importance``, ``rank`` (1 = most important within that depth).
+        ``attrs`` as in :func:`importance_vs_k`, with ``max_features``.
+
+    Notes
+    -----
+    A depth limit only stops the recursion: the nodes above depth D, and
+    which variable wins each of them, are the same as in the fully grown
+    trees.  So the importance at depth D is the part of the full-depth
+    importance that comes from nodes at depths 0..D-1,
+
+    .. math::
+
+        \\mathrm{Imp}^{D}(X_m) = \\sum_{k=0}^{D-1} \\mathrm{Imp}_k(X_m),
+
+    computed here from one run of the exact recursion (its ``by_degree``
+    columns) instead of one run per depth.  At K=1 this is Proposition 6 of
+    Louppe et al. (2013): pruned totally randomized trees keep the first D
+    terms of Eqn 3.  Below full depth Theorem 2 no longer holds, and the
+    importances depend on irrelevant variables even at K=1 (Geurts 2016).
+
+    Examples
+    --------
+    >>> from varimp_core.problems import get_problem
+    >>> df = importance_vs_depth(get_problem("xor").exact_table())
+    >>> df.importance.round(3).tolist()  # depth 1: XOR bits are useless alone
+    [0.0, 0.0, 0.5, 0.5]
+    """
+    table = _check_table(table)
+    validate_semantics(k_semantics)
+    p = table.n_features
+    k = validate_max_features(max_features, p)
+    depths = _depths(depths, p)
+    result = exact_importances_path(table, max_features=[k], max_depth=max(depths),
+                                    k_semantics=k_semantics, criterion=criterion)[0]
+    cumulative = np.cumsum(result.by_degree, axis=1)          # (p, p): depth d -> column d-1
+    values = np.vstack([cumulative[:, d - 1] for d in depths])
+    df = _frame(table.variables, depths, values, "depth")
+    df.attrs = {"information": result.information, "exact": bool(table.exact),
+                "variables": list(table.variables), "k_semantics": k_semantics,
+                "max_features": k, "units": result.units}
+    return df
+
+
+# -- sampled ---------------------------------------------------------------------
+def sampled_vs_k(table: DiscreteTable, ks: Iterable[int] | None = None, *,
+                 n_estimators: int = 100, random_state: int = 0,
+                 max_depth: int | None = None, k_semantics: str = "id3",
+                 bootstrap: bool = False, criterion: str = "entropy",
+                 progress: Callable | None = None) -> pd.DataFrame:
+    """Importances of finite forests for several K: mean and standard error over trees.
+
+    Parameters
+    ----------
+    table : DiscreteTable
+        The trees are grown on its rows with their weights (for an exact
+        table: on the distribution itself, as in Table 2 of Louppe et al.).
+    ks : iterable of int, optional
+        Values of K; default 1..p.
+    n_estimators : int, default=100
+        Trees per K.
+    random_state : int, default=0
+        Seed; the forest of each K gets its own stream derived from
+        ``(random_state, K)``, so adding a K does not change the others.
+    max_depth : int, optional
+    k_semantics : {"id3", "sklearn"}, default="id3"
+    bootstrap : bool, default=False
+    criterion : {"entropy", "gini"}, default="entropy"
+    progress : callable, optional
+        ``progress(done, total, text)`` with ``total = n_estimators * len(ks)``.
+
+    Returns
+    -------
+    DataFrame
+        One row per (variable, K): ``variable``, ``K``, ``importance`` (mean
+        over trees), ``std`` (over trees), ``se`` (``std / sqrt(n_estimators)``,
+        0 for a single tree), ``n_estimators`` and ``rank`` (of the means).
+
+    See Also
+    --------
+    varimp_core.forest.grow_forest : one forest.
+    importance_vs_k : the infinite-forest values these converge to.
+    """
+    table = _check_table(table)
+    validate_semantics(k_semantics)
+    ks = _ks(ks, table.n_features)
+    if isinstance(n_estimators, bool) or not isinstance(n_estimators, (int, np.integer)) \
+            or not 1 <= n_estimators <= MAX_TREES:
+        raise ValueError(f"The number of trees must be a whole number from 1 to {MAX_TREES:,}, "
+                         f"got {n_estimators!r}.")
+    if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)) \
+            or random_state < 0:
+        raise ValueError(f"The seed must be a non-negative whole number, got {random_state!r}.")
+    n = int(n_estimators)
+    total = n * len(ks)
+    means, stds = [], []
+    for i, k in enumerate(ks):
+        seed = int(np.random.SeedSequence([int(random_state), int(k)]).generate_state(1)[0])
+        inner = None
+        if progress is not None:
+            def inner(done, _total, _i=i, _k=k):
+                progress(_i * n + done, total, f"K = {_k}: {int(done)} of {n} trees")
+        r = grow_forest(table, n_estimators=n, max_features=k, max_depth=max_depth,
+                        bootstrap=bootstrap, k_semantics=k_semantics, criterion=criterion,
+                        random_state=seed, progress=inner)
+        means.append(r.importances)
+        stds.append(r.importances_std if r.importances_std is not None
+                    else np.zeros(table.n_features))
+    std = np.vstack(stds)
+    df = _frame(table.variables, ks, np.vstack(means), "K",
+                extra={"std": std, "se": std / math.sqrt(n)})
+    df.insert(df.columns.get_loc("se") + 1, "n_estimators", n)
+    df.attrs = {"exact": False, "variables": list(table.variables), "k_semantics": k_semantics,
+                "max_depth": max_depth, "random_state": int(random_state)}
+    return df
+
+
+# -- noisy copies -------------------------------------------------------------------
+def add_noisy_copy(table: DiscreteTable, variable, flip: float = 0.0, *,
+                   name: str | None = None, position: int | None = None) -> DiscreteTable:
+    """Add a copy of one input whose value is changed with probability ``flip``.
+
+    Parameters
+    ----------
+    table : DiscreteTable
+    variable : str or int
+        Name or index of the input to copy.
+    flip : float, default=0.0
+        Probability, in [0, 1), that the copy differs from the original; the
+        changed value is uniform over the other levels (for a binary input:
+        the other value).  0 gives an exact copy; for a binary input 0.5 gives
+        an independent fair bit.
+    name : str, optional
+        Name of the copy; default the original's name with a prime, ``"X5'"``.
+    position : int, optional
+        Column index of the copy; default last.
+
+    Returns
+    -------
+    DiscreteTable
+        Each row is split into one row per value of the copy, with weight
+        ``w (1 - flip)`` for the unchanged value and ``w flip / (L - 1)`` for
+        each other value (L levels).  The noise is integrated out, not drawn:
+        for an exact table the result is the exact joint distribution (joint
+        probabilities multiply); for a sample, the expected counts.
+
+    Notes
+    -----
+    Louppe et al. (2013, section 5.3): with :math:`X_2` a slightly noisy copy
+    of :math:`X_1`, totally randomized trees give both nearly half of
+    :math:`I(X_1;Y)`, while at K=2 :math:`X_1` always wins the root and the
+    copy's importance drops to :math:`I(X_2;Y \\mid X_1) = 0` -- it is masked.
+
+    Examples
+    --------
+    >>> from varimp_core.problems import get_problem
+    >>> t = add_noisy_copy(get_problem("xor").exact_table(), "X1", 0.1)
+    >>> t.variables, t.n_rows
+    (('X1', 'X2', "X1'"), 8)
+    """
+    table = _check_table(table)
+    if isinstance(variable, str):
+        if variable not in table.variables:
+            raise ValueError(f"Unknown variable {variable!r}; choose one of: "
+                             f"{', '.join(table.variables)}.")
+        j = table.variables.index(variable)
+    elif isinstance(variable, (int, np.integer)) and not isinstance(variable, bool) \
+            and 0 <= variable < table.n_features:
+        j = int(variable)
+    else:
+        raise ValueError(f"The variable to copy must be a name or an index in "
+                         f"0..{table.n_features - 1}, got {variable!r}.")
+    try:
+        flip = float(flip)
+    except (TypeError, ValueError):
+        raise ValueError(f"The copy's noise must be a probability, got {flip!r}.") from None
+    if not 0.0 <= flip < 1.0:
+        raise ValueError(f"The copy's noise must be a probability from 0 to below 1, got {flip:g}.")
+    levels = int(table.n_levels[j])
+    if flip > 0 and levels < 2:
+        raise ValueError(f"{table.variables[j]} is constant, so a noisy copy cannot differ from it.")
+    if name is None:
+        name = table.variables[j] + "'"
+        while name in table.variables:
+            name += "'"
+    elif name in table.variables:
+        raise ValueError(f"There is already a variable named {name!r}.")
+    p = table.n_features
+    pos = p if position is None else int(position)
+    if not 0 <= pos <= p:
+        raise ValueError(f"The copy's position must be from 0 to {p}, got {position!r}.")
+
+    n = table.n_rows
+    values = np.arange(levels)
+    copy = np.tile(values, n)                                  # (n * L,)
+    original = np.repeat(table.X[:, j], levels)
+    per_level = flip / (levels - 1) if levels > 1 else 0.0
+    factor = np.where(copy == original, 1.0 - flip, per_level)
+    weight = np.repeat(table.weight, levels) * factor
+    X = np.insert(np.repeat(table.X, levels, axis=0), pos, copy, axis=1)
+    variables = table.variables[:pos] + (name,) + table.variables[pos:]
+    x_labels = table.x_labels[:pos] + (table.x_labels[j],) + table.x_labels[pos:]
+    return DiscreteTable(X, np.repeat(table.y, levels), weight, variables, table.target,
+                         x_labels, table.y_labels, table.exact).compressed()
