@@ -1,0 +1,52 @@
+# varimp: `make run` serves the dashboard, `make test` runs every test (browser ones too).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+HOST ?= 127.0.0.1
+PORT ?= 8050
+BENCH_ARGS ?=
+
+.PHONY: run serve test bench browser clean-cache
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+# Reinstall only when a requirements file is newer than its stamp.
+$(VENV)/.stamp-run: requirements.txt | $(PY)
+	$(PIP) install --disable-pip-version-check -q -r requirements.txt
+	touch $@
+
+$(VENV)/.stamp-test: requirements.txt requirements-test.txt | $(PY)
+	$(PIP) install --disable-pip-version-check -q -r requirements-test.txt
+	touch $@ $(VENV)/.stamp-run
+
+run: $(VENV)/.stamp-run
+	$(PY) app.py
+
+serve: $(VENV)/.stamp-run
+	$(VENV)/bin/gunicorn app:server --workers $${WEB_CONCURRENCY:-2} --timeout 120 \
+		--bind $(HOST):$(PORT)
+
+# Debian's Chromium and its driver for the browser tests (installed only when missing).
+browser:
+	@if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		echo "Installing chromium and chromium-driver with apt-get"; \
+		$$SUDO apt-get update && \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+			chromium chromium-driver; \
+	fi
+
+test: $(VENV)/.stamp-test browser
+	$(VENV)/bin/pytest tests --webdriver Chrome --headless -p no:cacheprovider
+
+bench: $(VENV)/.stamp-run
+	@set -e; found=0; for f in bench/*.py; do \
+		[ -e "$$f" ] || continue; case "$$(basename $$f)" in _*) continue;; esac; \
+		found=1; echo "== $$f"; PYTHONPATH=. $(PY) "$$f" $(BENCH_ARGS); \
+	done; [ $$found = 1 ] || echo "no benchmarks in bench/"
+
+clean-cache:
+	rm -rf "$${VARIMP_CACHE_DIR:-$$($(PY) -c 'import tempfile, os; print(os.path.join(tempfile.gettempdir(), "varimp-cache-%d" % os.getuid()))')}"

@@ -1,0 +1,105 @@
+"""The varimp dashboard: ``python app.py`` serves http://127.0.0.1:8050.
+
+Production: ``gunicorn app:server`` (see the Makefile and Dockerfile).  With
+``REDIS_URL`` set, background jobs go to Celery workers started with
+``celery -A app:celery_app worker``.  ``VARIMP_DEBUG=1`` turns Dash's debug
+mode on.
+"""
+
+from __future__ import annotations
+
+import os
+
+import dash
+from dash import ALL, Dash, Input, Output, State, dcc, html
+
+from pages._ui import jobs
+from pages._ui.datasource import max_request_bytes, max_upload_bytes
+
+background_manager, celery_app = jobs.make_manager()
+
+app = Dash(
+    __name__,
+    use_pages=True,
+    background_callback_manager=background_manager,
+    title="varimp",
+    update_title=None,
+    # Pages get the session's data choice when their URL does not carry one.
+    routing_callback_inputs={"vi_data": State("vi-data", "data")},
+)
+server = app.server
+server.config["MAX_CONTENT_LENGTH"] = max_request_bytes()
+
+
+@server.route("/_health")
+def health():
+    return "ok", 200, {"Content-Type": "text/plain; charset=utf-8"}
+
+
+@server.errorhandler(413)
+def too_large(_error):
+    mib = max_upload_bytes() / 2**20
+    return (
+        f"The request is too large: uploads are limited to {mib:g} MiB. "
+        "Use a smaller file (fewer rows or columns).",
+        413,
+        {"Content-Type": "text/plain; charset=utf-8"},
+    )
+
+
+def _nav_links() -> list:
+    pages = sorted(dash.page_registry.values(), key=lambda p: (p.get("order") or 0, p["name"]))
+    return [
+        dcc.Link(page["name"], href=page["relative_path"], className="vi-nav-link",
+                 id={"type": "vi-nav", "path": page["relative_path"]})
+        for page in pages
+    ]
+
+
+app.layout = html.Div(
+    id="vi-root",
+    className="vi-app",
+    children=[
+        dcc.Location(id="vi-url", refresh=False),
+        dcc.Store(id="vi-data", storage_type="session"),
+        html.Header(className="vi-topbar", children=[
+            dcc.Link("varimp", href="/", className="vi-brand"),
+            html.Span("why a random forest finds a variable important", className="vi-tagline"),
+            html.Nav(_nav_links(), className="vi-nav"),
+        ]),
+        html.Main(dash.page_container, className="vi-main"),
+    ],
+)
+
+# Presentation mode (?present=1), active nav link, and nav links that carry the
+# current data choice and the presentation flag to the other pages.
+app.clientside_callback(
+    """
+    function(pathname, search, data, ids) {
+        const here = new URLSearchParams(window.location.search);
+        const present = ["1", "true", "yes", "on"].includes((here.get("present") || "").toLowerCase());
+        const query = new URLSearchParams((data && data.query) || "");
+        if (present) { query.set("present", "1"); }
+        const qs = query.toString();
+        const path = window.location.pathname;
+        const hrefs = ids.map(id => id.path + (qs ? "?" + qs : ""));
+        const classes = ids.map(id => "vi-nav-link" + (id.path === path ? " vi-nav-active" : ""));
+        return [present ? "vi-app vi-present" : "vi-app", hrefs, classes];
+    }
+    """,
+    Output("vi-root", "className"),
+    Output({"type": "vi-nav", "path": ALL}, "href"),
+    Output({"type": "vi-nav", "path": ALL}, "className"),
+    Input("vi-url", "pathname"),
+    Input("vi-url", "search"),
+    Input("vi-data", "data"),
+    State({"type": "vi-nav", "path": ALL}, "id"),
+)
+
+
+if __name__ == "__main__":
+    app.run(
+        host=os.environ.get("VARIMP_HOST", "127.0.0.1"),
+        port=int(os.environ.get("VARIMP_PORT", "8050")),
+        debug=os.environ.get("VARIMP_DEBUG") == "1",
+    )

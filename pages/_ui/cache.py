@@ -1,0 +1,285 @@
+"""Server-side cache shared by every user and every worker process.
+
+Uploaded tables and computed results live here, keyed by a hash of the inputs
+that produced them, so identical requests from different users reuse one
+result and nothing user-specific is kept in module-level variables.
+
+Only text is stored: tables as JSON written by :func:`table_to_json`, results
+as JSON (``ImportanceResult.to_dict()``).  Nothing read back from the cache is
+ever unpickled, so a value that came from a user cannot run code.
+
+The cache directory comes from ``VARIMP_CACHE_DIR`` (default: a private folder
+under the system temp dir); ``VARIMP_CACHE_BYTES`` bounds its size (default
+1 GiB, least-recently-used entries are evicted first).
+
+Examples
+--------
+>>> from pages._ui import cache
+>>> key = cache.key_for("exact", {"problem": "led", "K": 1})
+>>> cache.get_or_compute(key, lambda: {"answer": 42})
+{'answer': 42}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import tempfile
+import time
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "CACHE_VERSION",
+    "cache_dir",
+    "get_cache",
+    "key_for",
+    "get_json",
+    "put_json",
+    "get_or_compute",
+    "get_or_compute_result",
+    "put_table",
+    "get_table",
+    "table_to_json",
+    "table_from_json",
+]
+
+#: Bumped whenever the stored formats change, so old entries are never misread.
+CACHE_VERSION = 1
+
+_TABLE_FORMAT = "varimp-table/1"
+_LOCK_EXPIRE = 900.0  # seconds a computation may hold its key's lock
+_LOCK_POLL = 0.1
+
+_caches: dict[str, Any] = {}  # one open diskcache.Cache per directory and process (no user data)
+
+
+def cache_dir() -> str:
+    """Directory of the shared cache: ``$VARIMP_CACHE_DIR`` or a private temp folder."""
+    path = os.environ.get("VARIMP_CACHE_DIR")
+    if not path:
+        uid = os.getuid() if hasattr(os, "getuid") else "user"
+        path = os.path.join(tempfile.gettempdir(), f"varimp-cache-{uid}")
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    return path
+
+
+def get_cache():
+    """The process's handle on the shared ``diskcache.Cache`` (opened on first use)."""
+    import diskcache
+
+    path = os.path.join(cache_dir(), "data")
+    cache = _caches.get(path)
+    if cache is None:
+        size = int(os.environ.get("VARIMP_CACHE_BYTES", str(1 << 30)))
+        cache = diskcache.Cache(path, size_limit=size, eviction_policy="least-recently-used")
+        _caches[path] = cache
+    return cache
+
+
+def _core_version() -> str:
+    try:
+        import varimp_core
+
+        return str(getattr(varimp_core, "__version__", "0"))
+    except Exception:  # pragma: no cover - the core is always importable in the app
+        return "0"
+
+
+def _json_default(obj):
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj, key=repr)
+    if hasattr(obj, "to_dict"):
+        return obj.to_dict()
+    raise TypeError(f"Cannot put a {type(obj).__name__} into a cache key.")
+
+
+def key_for(*parts: Any) -> str:
+    """Hash the inputs of a computation into a cache key.
+
+    Parameters
+    ----------
+    *parts : JSON-able values
+        Everything the result depends on (method name, parameters, the data's
+        own key ...).  Dicts are canonicalised (sorted keys), tuples count as
+        lists, numpy scalars and arrays as their Python values.
+
+    Returns
+    -------
+    key : str
+        64 hex digits: sha256 of the canonical JSON of ``parts`` together with
+        :data:`CACHE_VERSION` and the core's version.
+    """
+    text = json.dumps(
+        [CACHE_VERSION, _core_version(), list(parts)],
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        default=_json_default,
+    )
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def get_json(key: str) -> Any | None:
+    """The JSON value stored under ``key``, or None when absent (or evicted)."""
+    text = get_cache().get(key, default=None, retry=True)
+    if not isinstance(text, str):
+        return None
+    return json.loads(text)
+
+
+def put_json(key: str, value: Any, *, expire: float | None = None) -> None:
+    """Store a JSON-able value under ``key`` (as text)."""
+    text = json.dumps(value, default=_json_default)
+    get_cache().set(key, text, expire=expire, retry=True)
+
+
+def get_or_compute(key: str, fn: Callable[[], Any], *, expire: float | None = None) -> Any:
+    """Return the cached value for ``key``, computing and storing it on a miss.
+
+    Concurrent callers with the same key (two users, two workers) wait for the
+    first computation instead of repeating it; a lock older than 15 minutes is
+    considered abandoned.
+
+    Parameters
+    ----------
+    key : str
+        Usually from :func:`key_for`.
+    fn : callable
+        Zero-argument function returning a JSON-able value.
+    expire : float, default=None
+        Seconds after which the entry is dropped; None keeps it until evicted.
+
+    Returns
+    -------
+    value : JSON-able
+        What ``fn`` returned, as read back from JSON (tuples become lists).
+    """
+    value = get_json(key)
+    if value is not None:
+        return value
+    cache = get_cache()
+    lock = f"lock:{key}"
+    deadline = time.monotonic() + _LOCK_EXPIRE
+    while not cache.add(lock, "1", expire=_LOCK_EXPIRE, retry=True):
+        time.sleep(_LOCK_POLL)
+        value = get_json(key)
+        if value is not None:
+            return value
+        if time.monotonic() > deadline:  # the holder died without releasing
+            break
+    try:
+        value = get_json(key)
+        if value is None:
+            value = json.loads(json.dumps(fn(), default=_json_default))
+            put_json(key, value, expire=expire)
+        return value
+    finally:
+        cache.delete(lock, retry=True)
+
+
+def get_or_compute_result(key: str, fn: Callable[[], Any], *, expire: float | None = None):
+    """:func:`get_or_compute` for a :class:`~varimp_core.result.ImportanceResult`.
+
+    ``fn`` returns an ``ImportanceResult``; it is stored as ``to_dict()`` and
+    rebuilt with ``ImportanceResult.from_dict``.
+    """
+    from varimp_core.result import ImportanceResult
+
+    d = get_or_compute(key, lambda: fn().to_dict(), expire=expire)
+    return ImportanceResult.from_dict(d)
+
+
+# -- tables ----------------------------------------------------------------
+def _cell(v):
+    if v is None:
+        return None
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float) and not math.isfinite(v):
+        return repr(v)  # "inf" / "-inf" as text: JSON has no infinities
+    if isinstance(v, (bool, int, float, str)):
+        return v
+    if v is pd.NA or v is pd.NaT:
+        return None
+    return str(v)
+
+
+def table_to_json(df: pd.DataFrame) -> str:
+    """Serialise a DataFrame to JSON text that :func:`table_from_json` restores exactly.
+
+    Floats are written with Python's shortest round-trip repr (pandas'
+    ``to_json`` keeps at most 15 significant digits), and each column's dtype
+    is recorded so integer, float, boolean and text columns come back as such.
+    """
+    cols = [str(c) for c in df.columns]
+    if len(set(cols)) != len(cols):
+        raise ValueError("Column names must be unique.")
+    data, dtypes = [], []
+    for c in df.columns:
+        s = df[c]
+        kind = s.dtype.kind if isinstance(s.dtype, np.dtype) else "O"
+        if kind in "iub" and isinstance(s.dtype, np.dtype):
+            dtypes.append(str(s.dtype))
+            data.append(s.tolist())
+        elif kind == "f":
+            dtypes.append(str(s.dtype))
+            data.append([None if math.isnan(v) else (repr(v) if math.isinf(v) else v)
+                         for v in s.astype(float).tolist()])
+        else:
+            dtypes.append("text")
+            data.append([_cell(v) for v in s.tolist()])
+    return json.dumps({"format": _TABLE_FORMAT, "columns": cols, "dtypes": dtypes, "data": data},
+                      ensure_ascii=False, separators=(",", ":"))
+
+
+def table_from_json(text: str) -> pd.DataFrame:
+    """Inverse of :func:`table_to_json`."""
+    obj = json.loads(text)
+    if obj.get("format") != _TABLE_FORMAT:
+        raise ValueError("Not a varimp table.")
+    out = {}
+    for name, dtype, values in zip(obj["columns"], obj["dtypes"], obj["data"]):
+        if dtype == "text":
+            out[name] = pd.Series(values)  # pandas infers str (or object for mixed cells)
+        elif dtype.startswith("float"):
+            out[name] = pd.Series([np.nan if v is None else float(v) for v in values], dtype=dtype)
+        else:
+            out[name] = pd.Series(values, dtype=dtype)
+    return pd.DataFrame(out, columns=obj["columns"])
+
+
+def put_table(df: pd.DataFrame) -> str:
+    """Store a table and return its key (the hash of its content).
+
+    The same table uploaded by two users gets the same key and one entry.
+    """
+    text = table_to_json(df)
+    key = key_for("table", hashlib.sha256(text.encode("utf-8")).hexdigest())
+    cache = get_cache()
+    if cache.get(key, default=None, retry=True) is None:
+        cache.set(key, text, retry=True)
+    return key
+
+
+def get_table(key: str) -> pd.DataFrame | None:
+    """The table stored under ``key``, or None when it is unknown or was evicted."""
+    if not isinstance(key, str) or len(key) != 64 or any(ch not in "0123456789abcdef" for ch in key):
+        return None
+    text = get_cache().get(key, default=None, retry=True)
+    if not isinstance(text, str):
+        return None
+    try:
+        return table_from_json(text)
+    except (ValueError, KeyError, TypeError):
+        return None

@@ -1,0 +1,117 @@
+"""Shared controls: cards, labelled fields, the problem picker and its options.
+
+Every function takes the page prefix (or a full id) so ids stay unique across
+pages (``data-problem``, ``forest-seed``).  Problem options use pattern-matching
+ids ``{"type": f"{prefix}-opt", "problem": name, "key": key}``; read them back
+with :func:`option_values`, which drops options left over from another problem.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from dash import dcc, html
+
+from varimp_core.problems import list_problems, parse_spec
+
+__all__ = [
+    "card",
+    "field",
+    "number_input",
+    "problem_choices",
+    "problem_picker",
+    "problem_option_fields",
+    "option_values",
+    "seed_field",
+    "preview_table",
+]
+
+
+def card(title: str | None, *children, id: str | None = None, className: str = "") -> html.Section:
+    """A white card with an optional small uppercase title."""
+    kids = ([html.H2(title, className="vi-card-title")] if title else []) + list(children)
+    kwargs = {"id": id} if id else {}
+    return html.Section(kids, className=("vi-card " + className).strip(), **kwargs)
+
+
+def field(label: str, control, *, help: str | None = None, id: str | None = None,
+          className: str = "") -> html.Div:
+    """A label above a control, with an optional help line below."""
+    kids = [html.Label(label, className="vi-label"), control]
+    if help:
+        kids.append(html.P(help, className="vi-help"))
+    kwargs = {"id": id} if id else {}
+    return html.Div(kids, className=("vi-field " + className).strip(), **kwargs)
+
+
+def number_input(id, value=None, *, min=None, max=None, step: Any = 1,
+                 placeholder: str | None = None) -> dcc.Input:
+    """A numeric input that reports its value on Enter or blur (no job per keystroke)."""
+    return dcc.Input(id=id, type="number", value=value, min=min, max=max, step=step,
+                     placeholder=placeholder, debounce=True, className="vi-input")
+
+
+def problem_choices() -> list[dict]:
+    """Dropdown options for the built-in problems, from the core's list."""
+    out = []
+    for p in list_problems():
+        short = p["description"].split(":")[0].split("(")[0].strip()
+        label = p["name"] if not short or short.lower() == p["name"] else f"{p['name']} \u2014 {short}"
+        out.append({"label": label, "value": p["name"]})
+    return out
+
+
+def problem_picker(prefix: str, value: str) -> dcc.Dropdown:
+    """Dropdown ``{prefix}-problem`` of built-in problem names."""
+    return dcc.Dropdown(id=f"{prefix}-problem", options=problem_choices(), value=value,
+                        clearable=False, searchable=True, className="vi-dropdown")
+
+
+def problem_option_fields(prefix: str, spec: str) -> list:
+    """One field per option of the problem in ``spec``, filled with the spec's values."""
+    name, values = parse_spec(spec)
+    info = next(p for p in list_problems() if p["name"] == name)
+    fields = []
+    for opt in info["options"]:
+        oid = {"type": f"{prefix}-opt", "problem": name, "key": opt["key"]}
+        value = values.get(opt["key"], opt["default"])
+        if opt["type"] == "choice":
+            control = dcc.Dropdown(id=oid, options=opt["choices"], value=value, clearable=False)
+        elif opt["type"] in ("int", "float"):
+            control = number_input(oid, value, step=1 if opt["type"] == "int" else "any")
+        else:
+            control = dcc.Input(id=oid, type="text", value=value, debounce=True,
+                                className="vi-input", placeholder="e.g. X5:2")
+        fields.append(field(opt["key"].replace("_", " ").capitalize(), control, help=opt["help"]))
+    return fields
+
+
+def option_values(problem: str, ids: Sequence[dict], values: Sequence[Any]) -> dict:
+    """Option values of ``problem`` from pattern-matched ids and values.
+
+    Options rendered for another problem (the form is being replaced) are
+    ignored, so a stale form never produces an invalid spec.
+    """
+    return {i["key"]: v for i, v in zip(ids or [], values or []) if i.get("problem") == problem}
+
+
+def seed_field(prefix: str, value: int = 0, *, help: str | None = None) -> html.Div:
+    """Field ``{prefix}-seed``: a whole number seeding every random draw."""
+    return field("Seed", number_input(f"{prefix}-seed", value, min=0, max=2**32 - 1),
+                 help=help or "The same seed gives the same sample.")
+
+
+def preview_table(preview: dict) -> html.Div:
+    """An HTML table from a ``{"columns", "rows", "caption", "target"}`` dict."""
+    target = preview.get("target")
+    head = html.Tr([html.Th(c, className="vi-target" if c == target else None)
+                    for c in preview["columns"]])
+    body = [html.Tr([html.Td("" if v is None else str(v),
+                             className="vi-target" if c == target else None)
+                     for c, v in zip(preview["columns"], row)])
+            for row in preview["rows"]]
+    return html.Div([
+        html.Div(html.Table([html.Thead(head), html.Tbody(body)], className="vi-table"),
+                 className="vi-table-wrap"),
+        html.P(preview.get("caption", ""), className="vi-help"),
+    ])

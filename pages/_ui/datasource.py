@@ -1,0 +1,375 @@
+"""The data choice shared by every page: URL parameters, loading, summary, preview.
+
+A data choice is a small dict of parameters (:data:`DATA_PARAMS`), either a
+built-in problem (spec, exact or sampled, seed) or an uploaded table (its
+cache key, target, column kinds).  It travels in the URL and in the
+``vi-data`` session store; every page turns it into the core's
+``PreparedData`` with :func:`load_prepared`.
+
+These functions are plain Python (no app needed) and call the core for every
+number; the Data page only wires them to components.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from varimp_core.data import (MAX_UPLOAD_BYTES, DataError, decode_upload, prepare_problem,
+                              prepare_table, read_csv_bytes)
+from varimp_core.problems import get_problem, parse_spec
+
+from . import cache
+from .state import Param, choice_parser, encode_query, int_parser, parse_query
+
+__all__ = [
+    "DATA_PARAMS",
+    "DEFAULT_PROBLEM",
+    "PREVIEW_ROWS",
+    "max_upload_bytes",
+    "max_request_bytes",
+    "parse_data_query",
+    "canonical_params",
+    "data_query",
+    "load_prepared",
+    "data_view",
+    "store_upload",
+    "upload_columns",
+    "spec_from_options",
+]
+
+DEFAULT_PROBLEM = "led"
+PREVIEW_ROWS = 20
+PREVIEW_COLUMNS = 30
+MAX_SAMPLES = 1_000_000
+MAX_BINS = 50
+
+
+def max_upload_bytes() -> int:
+    """Upload limit in bytes: ``VARIMP_MAX_UPLOAD_BYTES`` or 5 MiB (as the core reads it)."""
+    try:
+        value = int(os.environ.get("VARIMP_MAX_UPLOAD_BYTES", ""))
+    except ValueError:
+        return MAX_UPLOAD_BYTES
+    return value if value > 0 else MAX_UPLOAD_BYTES
+
+
+def max_request_bytes() -> int:
+    """Largest HTTP request body: the upload as base64 (4/3) plus 1 MiB for the rest."""
+    return 4 * math.ceil(max_upload_bytes() / 3) + (1 << 20)
+
+
+def _spec(text: str) -> str:
+    return get_problem(str(text)).spec
+
+
+def _upload_key(text: str) -> str:
+    t = str(text).strip().lower()
+    if len(t) != 64 or any(c not in "0123456789abcdef" for c in t):
+        raise ValueError(f"the upload key must be 64 hex digits, got {text!r}")
+    return t
+
+
+def _names(values) -> list[str]:
+    return [v for v in (str(x) for x in values) if v != ""]
+
+
+def _text(value: str) -> str:
+    return str(value)[:200]
+
+
+#: URL parameters of the data choice, in the order they are written.
+DATA_PARAMS: tuple[Param, ...] = (
+    Param("source", "problem", choice_parser(("problem", "upload"), what="data source"),
+          "data source"),
+    Param("problem", DEFAULT_PROBLEM, _spec, "problem"),
+    Param("sampling", "exact", choice_parser(("exact", "sample"), what="sampling"), "sampling"),
+    Param("n", None, int_parser(1, MAX_SAMPLES, what="sample size"), "sample size"),
+    Param("seed", 0, int_parser(0, 2**32 - 1, what="seed"), "seed"),
+    Param("bins", 5, int_parser(2, MAX_BINS, what="number of bins"), "number of bins"),
+    Param("upload", None, _upload_key, "uploaded table"),
+    Param("file", None, _text, "file name"),
+    Param("target", None, _text, "target"),
+    Param("task", "auto", choice_parser(("auto", "classification", "regression"), what="task"),
+          "task"),
+    Param("numeric", None, _names, "numeric columns", multi=True),
+)
+
+_PROBLEM_KEYS = ("source", "problem", "sampling", "n", "seed", "bins")
+_UPLOAD_KEYS = ("source", "upload", "file", "target", "task", "numeric", "bins")
+
+
+def parse_data_query(query: Mapping[str, Any]) -> tuple[dict, list[str]]:
+    """Validated data parameters from a URL query (see :func:`state.parse_query`)."""
+    values, notes = parse_query(query, DATA_PARAMS)
+    if values["source"] == "upload" and values["upload"] is None:
+        notes.append("The link asks for an uploaded table but names none; showing the "
+                     "default problem instead.")
+        values["source"] = "problem"
+    return canonical_params(values), notes
+
+
+def canonical_params(values: Mapping[str, Any]) -> dict:
+    """Only the parameters that matter for the chosen source, in a fixed order.
+
+    Two choices that load the same data give the same dict, hence the same
+    cache keys and the same URL.
+    """
+    defaults = {p.name: p.default for p in DATA_PARAMS}
+    v = {**defaults, **{k: values.get(k) for k in defaults if values.get(k) is not None}}
+    if v["source"] == "upload":
+        out = {k: v[k] for k in _UPLOAD_KEYS}
+        if out["numeric"] is not None:
+            out["numeric"] = sorted(set(out["numeric"]) - {out["target"]})
+        return out
+    out = {k: v[k] for k in _PROBLEM_KEYS}
+    try:
+        problem = get_problem(out["problem"])
+    except ValueError:
+        problem = None
+    if problem is not None:
+        out["problem"] = problem.spec
+        if not problem.has_exact:
+            out["sampling"] = "sample"
+        if out["sampling"] == "sample" and "samples" in problem.options:
+            out["n"] = None   # the spec carries its own sample size
+    if out["sampling"] == "exact":
+        out["n"] = None
+        out["seed"] = defaults["seed"]
+    return out
+
+
+def data_query(params: Mapping[str, Any]) -> str:
+    """The query string of a data choice (no leading ``?``)."""
+    p = canonical_params(params)
+    if p["source"] == "problem":
+        p = {k: val for k, val in p.items() if k != "source"}
+        if p["sampling"] == "exact":
+            p = {k: val for k, val in p.items() if k not in ("n", "seed")}
+    return encode_query(p)
+
+
+# -- loading -------------------------------------------------------------------
+def load_prepared(params: Mapping[str, Any]):
+    """The core's ``PreparedData`` for a data choice.
+
+    Raises
+    ------
+    DataError
+        With a sentence for the page: unknown problem, table no longer on the
+        server, bad target, too many cells ...
+    """
+    p = canonical_params(params)
+    if p["source"] == "upload":
+        df = cache.get_table(p["upload"] or "")
+        if df is None:
+            raise DataError("The uploaded table is no longer on the server (it may have "
+                            "expired); upload the file again.")
+        target = p["target"] if p["target"] is not None else str(df.columns[-1])
+        kinds = None
+        if p["numeric"] is not None:
+            numeric = set(p["numeric"])
+            kinds = {str(c): ("numeric" if str(c) in numeric else "discrete")
+                     for c in df.columns if str(c) != target}
+        task = None if p["task"] == "auto" else p["task"]
+        return prepare_table(df, target, bins=p["bins"], kinds=kinds, task=task,
+                             source=f"upload:{p['file'] or 'table.csv'}")
+    try:
+        problem = get_problem(p["problem"])
+    except ValueError as exc:
+        raise DataError(str(exc)) from None
+    n = None
+    if p["sampling"] == "sample":
+        n = p["n"] if p["n"] is not None else problem.default_samples
+    return prepare_problem(problem, n_samples=n, random_state=p["seed"], bins=p["bins"])
+
+
+def _entropy(table) -> float | None:
+    try:
+        from varimp_core.information import entropy
+    except ImportError:
+        from varimp_core.information import output_entropy as entropy
+    value = entropy(table)
+    return None if value is None else float(value)
+
+
+def _cell(v) -> Any:
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            return None if math.isnan(v) else repr(v)
+        return float(f"{v:.6g}")
+    if isinstance(v, (bool, int, str)) or v is None:
+        return v
+    return str(v)
+
+
+def _preview(prepared, params: Mapping[str, Any]) -> dict:
+    """First rows for display: raw upload rows, exact distinct rows, or sample rows."""
+    t = prepared.table
+    names = list(prepared.variables)
+    shown = names[:PREVIEW_COLUMNS]
+    more = len(names) - len(shown)
+    if params.get("source") == "upload":
+        df = cache.get_table(params["upload"])
+        head = df.head(PREVIEW_ROWS)
+        cols = [str(c) for c in head.columns if str(c) in shown] + [prepared.target]
+        rows = [[_cell(v) for v in r] for r in head[cols].itertuples(index=False)]
+        caption = f"First {len(rows)} of {len(df):,} rows of {params.get('file') or 'the file'}."
+    elif t.exact:
+        k = min(PREVIEW_ROWS, t.n_rows)
+        idx = [names.index(c) for c in shown]
+        cols = shown + [prepared.target, "P(row)"]
+        rows = [[_cell(t.x_labels[j][t.X[i, j]]) for j in idx]
+                + [_cell(t.y_labels[t.y[i]]), _cell(t.weight[i])] for i in range(k)]
+        caption = (f"First {k} of {t.n_rows:,} rows of the exact distribution "
+                   f"(each distinct configuration with its probability).")
+    else:
+        X, y = prepared.X_numeric, prepared.y
+        k = min(PREVIEW_ROWS, X.shape[0])
+        cols = shown + [prepared.target]
+        labels = t.y_labels if prepared.task == "classification" else None
+        rows = [[_cell(X[i, j]) for j in range(len(shown))]
+                + [_cell(labels[int(y[i])] if labels is not None else y[i])] for i in range(k)]
+        caption = f"First {k} of {X.shape[0]:,} sampled rows (seed {params.get('seed', 0)})."
+    if more > 0:
+        caption += f" Showing the first {len(shown)} of {len(names)} inputs."
+    return {"columns": cols, "rows": rows, "caption": caption, "target": prepared.target}
+
+
+def _label(prepared, params: Mapping[str, Any]) -> str:
+    if params.get("source") == "upload":
+        return f"{params.get('file') or 'uploaded table'} \u2192 {prepared.target}"
+    how = "exact" if prepared.table.exact else f"N = {prepared.n_samples:,}"
+    return f"{prepared.source} ({how})"
+
+
+def data_view(params: Mapping[str, Any]) -> dict:
+    """Summary, preview and notes of a data choice, cached server-side.
+
+    Returns
+    -------
+    view : dict
+        ``summary``: ``p``, ``N`` (None for an exact distribution), ``classes``
+        (None for regression), ``H_Y`` (bits), ``exact``, ``task``,
+        ``distinct_rows``, ``target``, ``kinds`` (counts of discrete and numeric
+        inputs), ``binned``, ``description``, ``label``; ``preview``:
+        ``columns``, ``rows``, ``caption``, ``target``; ``notes``: list of str.
+
+    Raises
+    ------
+    DataError
+        As :func:`load_prepared`.
+    """
+    p = canonical_params(params)
+    key = cache.key_for("data-view", p)
+
+    def compute() -> dict:
+        prepared = load_prepared(p)
+        t = prepared.table
+        description = ""
+        if p["source"] == "problem":
+            description = get_problem(p["problem"]).description
+        numeric = sorted(v for v, k in prepared.kinds.items() if k == "numeric")
+        summary = {
+            "p": len(prepared.variables),
+            "N": prepared.n_samples,
+            "classes": t.n_classes if prepared.task == "classification" else None,
+            "H_Y": _entropy(t),
+            "exact": bool(t.exact),
+            "task": prepared.task,
+            "distinct_rows": int(t.n_rows),
+            "target": prepared.target,
+            "numeric": numeric,
+            "n_numeric": len(numeric),
+            "n_discrete": len(prepared.variables) - len(numeric),
+            "y_binned": prepared.task == "regression",
+            "description": description,
+            "label": _label(prepared, p),
+            "source": prepared.source,
+        }
+        return {"summary": summary, "preview": _preview(prepared, p),
+                "notes": list(prepared.notes)}
+
+    return cache.get_or_compute(key, compute)
+
+
+# -- uploads -------------------------------------------------------------------
+def store_upload(contents: str, filename: str | None) -> dict:
+    """Check, parse and store an upload; describe its columns for the controls.
+
+    Parameters
+    ----------
+    contents : str
+        ``dcc.Upload.contents`` (a base64 data URL).
+    filename : str or None
+
+    Returns
+    -------
+    info : dict
+        ``key`` (cache key of the table), ``file``, ``columns``,
+        ``number_columns`` (columns that can be numeric), ``target`` (default:
+        the last column), ``numeric`` (numeric inputs as detected by the core,
+        or None when detection failed), ``rows``.
+
+    Raises
+    ------
+    DataError
+        Too large, not CSV, ragged rows ... (one sentence).
+    """
+    limit = max_upload_bytes()
+    # A data URL's base64 part is 4/3 of the file: refuse before decoding.
+    if contents is None or len(contents) > max_request_bytes():
+        raise DataError(f"The file is larger than the upload limit of {limit / 2**20:g} MiB; "
+                        "use a smaller file (fewer rows or columns).")
+    content = decode_upload(contents)
+    df = read_csv_bytes(content, max_bytes=limit)
+    key = cache.put_table(df)
+    columns = [str(c) for c in df.columns]
+    number_columns = _number_columns(df)
+    target = columns[-1]
+    numeric = None
+    if len(columns) > 1:
+        try:
+            prepared = prepare_table(df, target)
+            numeric = sorted(v for v, k in prepared.kinds.items() if k == "numeric")
+        except DataError:
+            numeric = None
+    return {"key": key, "file": os.path.basename(str(filename or "table.csv"))[:200],
+            "columns": columns, "number_columns": number_columns, "target": target,
+            "numeric": numeric, "rows": int(len(df))}
+
+
+def upload_columns(key: str | None) -> dict | None:
+    """Columns of a stored upload (for rebuilding the controls from a link), or None."""
+    if not key:
+        return None
+    df = cache.get_table(key)
+    if df is None:
+        return None
+    return {"columns": [str(c) for c in df.columns], "number_columns": _number_columns(df),
+            "rows": int(len(df))}
+
+
+def _number_columns(df: pd.DataFrame) -> list[str]:
+    """Columns stored as numbers (the only ones that can be binned as numeric)."""
+    return [str(c) for c in df.columns
+            if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]
+
+
+def spec_from_options(name: str, options: Mapping[str, Any]) -> str:
+    """A problem spec from a name and option values (None/blank values are skipped).
+
+    Raises ``ValueError`` (with a sentence) for an invalid value; the result is
+    canonical (defaults dropped, keys sorted).
+    """
+    items = [f"{k}={v}" for k, v in options.items()
+             if v is not None and str(v).strip() != ""]
+    spec = name + (":" + ",".join(items) if items else "")
+    parse_spec(spec)  # validates, raises ValueError with a sentence
+    return get_problem(spec).spec

@@ -1,0 +1,273 @@
+"""Background jobs with a progress bar, a Cancel button and disabled controls.
+
+Work that can take more than about a second runs as a Dash background
+callback.  Every page does it the same way:
+
+.. code-block:: python
+
+    from dash import Input, Output, State, callback, html
+    from pages._ui import cache, jobs
+
+    layout = html.Div([
+        html.Button("Run", id="forest-run"),
+        jobs.job_panel("forest"),          # progress bar, Cancel, status line
+        dcc.Graph(id="forest-graph"),
+    ])
+
+    @callback(
+        Output("forest-graph", "figure"),
+        jobs.status_output("forest"),
+        Input("forest-run", "n_clicks"),
+        State("vi-data", "data"),
+        prevent_initial_call=True,
+        **jobs.background_options("forest", disable=["forest-run", "forest-k"]),
+    )
+    def run(set_progress, n_clicks, data):
+        progress = jobs.Progress(set_progress)
+        try:
+            key = cache.key_for("forest", data["key"], k)
+            result = cache.get_or_compute_result(key, lambda: grow(..., progress=progress))
+        except Exception as exc:
+            return dash.no_update, jobs.error_message(exc)
+        return make_figure(result), jobs.done_message(progress)
+
+The app's manager comes from :func:`make_manager`: ``DiskcacheManager`` by
+default, ``CeleryManager`` with Redis when ``REDIS_URL`` is set (then run a
+worker: ``celery -A app:celery_app worker``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from typing import Any, Callable, Iterable
+
+from dash import Input, Output, clientside_callback, html
+
+from .cache import cache_dir
+
+__all__ = [
+    "job_ids",
+    "job_panel",
+    "status_output",
+    "background_options",
+    "Progress",
+    "error_message",
+    "done_message",
+    "make_manager",
+]
+
+log = logging.getLogger(__name__)
+
+#: Exception types whose message is written for users and shown as is.
+USER_ERRORS: tuple[type[BaseException], ...] = (ValueError,)
+
+
+def job_ids(prefix: str) -> dict[str, str]:
+    """Ids of the job widgets of a page: ``{prefix}-job``, ``-job-progress`` ..."""
+    return {
+        "panel": f"{prefix}-job",
+        "progress": f"{prefix}-job-progress",
+        "message": f"{prefix}-job-message",
+        "cancel": f"{prefix}-job-cancel",
+        "status": f"{prefix}-job-status",
+    }
+
+
+def job_panel(prefix: str) -> html.Div:
+    """Progress bar, progress message, Cancel button and status line of a page.
+
+    The bar and Cancel button show only while the job runs (CSS class
+    ``vi-job-running``); the status line stays, for "Done in 1.2 s" or an error
+    sentence.
+    """
+    ids = job_ids(prefix)
+    return html.Div(
+        id=ids["panel"],
+        className="vi-job",
+        children=[
+            html.Div(className="vi-job-live", children=[
+                html.Progress(id=ids["progress"], max="1", className="vi-job-bar"),
+                html.Span(id=ids["message"], className="vi-job-message"),
+                html.Button("Cancel", id=ids["cancel"], n_clicks=0, disabled=True,
+                            className="vi-button vi-button-secondary vi-job-cancel"),
+            ]),
+            html.Div(id=ids["status"], className="vi-job-status", role="status",
+                     **{"aria-live": "polite"}),
+        ],
+    )
+
+
+def status_output(prefix: str) -> Output:
+    """The Output of the status line (return a sentence to it from the callback)."""
+    return Output(job_ids(prefix)["status"], "children")
+
+
+def background_options(
+    prefix: str, *, disable: Iterable[str] = (), interval: int = 400, manager=None
+) -> dict[str, Any]:
+    """Keyword arguments for ``@callback`` that make it a uniform background job.
+
+    Parameters
+    ----------
+    prefix : str
+        The page prefix used with :func:`job_panel`.
+    disable : iterable of str, default=()
+        Ids of controls whose ``disabled`` is True while the job runs.
+    interval : int, default=400
+        Milliseconds between progress polls.
+    manager : dash background callback manager, default=None
+        None uses the app's manager (:func:`make_manager`).
+
+    Returns
+    -------
+    options : dict
+        ``background``, ``running``, ``cancel``, ``progress``,
+        ``progress_default`` and ``interval``: the callback's first argument is
+        then ``set_progress``; wrap it in :class:`Progress`.
+    """
+    ids = job_ids(prefix)
+    running = [(Output(i, "disabled"), True, False) for i in disable]
+    running += [
+        (Output(ids["cancel"], "disabled"), False, True),
+        (Output(ids["panel"], "className"), "vi-job vi-job-running", "vi-job"),
+    ]
+    opts: dict[str, Any] = dict(
+        background=True,
+        running=running,
+        cancel=[Input(ids["cancel"], "n_clicks")],
+        progress=[
+            Output(ids["progress"], "value"),
+            Output(ids["progress"], "max"),
+            Output(ids["message"], "children"),
+        ],
+        progress_default=[None, "1", ""],
+        interval=interval,
+    )
+    if manager is not None:
+        opts["manager"] = manager
+    _register_cancel_note(prefix)
+    return opts
+
+
+_cancel_notes: set[str] = set()  # prefixes whose "Cancelled." callback exists (no user data)
+
+
+def _register_cancel_note(prefix: str) -> None:
+    """Write "Cancelled." to the status line when Cancel is clicked (once per prefix)."""
+    if prefix in _cancel_notes:
+        return
+    _cancel_notes.add(prefix)
+    ids = job_ids(prefix)
+    clientside_callback(
+        """
+        function(n) {
+            return n ? "Cancelled; the page shows the last finished result." :
+                window.dash_clientside.no_update;
+        }
+        """,
+        Output(ids["status"], "children", allow_duplicate=True),
+        Input(ids["cancel"], "n_clicks"),
+        prevent_initial_call=True,
+    )
+
+
+class Progress:
+    """Adapter from ``set_progress`` to a ``progress(done, total, text)`` callable.
+
+    ``progress(3, 10)`` fills the bar to 30 % with "3 of 10";
+    ``progress(text="Sampling…")`` shows an indeterminate bar with a message.
+
+    Pass an instance to core functions that accept a progress callback.  Calls
+    closer together than ``min_interval`` seconds are dropped (except the last
+    step), so fast loops do not flood the manager's store.
+
+    Parameters
+    ----------
+    set_progress : callable
+        The first argument Dash gives a background callback.
+    min_interval : float, default=0.2
+        Seconds between two forwarded updates.
+    """
+
+    def __init__(self, set_progress: Callable | None, *, min_interval: float = 0.2):
+        self._set = set_progress
+        self._min_interval = float(min_interval)
+        self._last = -float("inf")
+        self.started = time.monotonic()
+
+    def __call__(self, done: float = 0, total: float | None = None,
+                 text: str | None = None) -> None:
+        """Report ``done`` steps of ``total`` (None: unknown, an indeterminate bar)."""
+        now = time.monotonic()
+        final = bool(total) and done >= total
+        if self._set is None or (now - self._last < self._min_interval and not final):
+            return
+        self._last = now
+        if text is None:
+            text = f"{int(done)} of {int(total)}" if total and total > 1 else ""
+        if not total:
+            self._set((None, "1", text))
+        else:
+            self._set((str(done), str(total), text))
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds since the job started."""
+        return time.monotonic() - self.started
+
+
+def error_message(exc: BaseException) -> str:
+    """A sentence for the page about a failed job; never a traceback.
+
+    Errors the core raises for bad input (``DataError``, ``ValueError`` ...)
+    carry a sentence written for users and are shown as they are; anything
+    else is logged with its traceback and reported generically.
+    """
+    user_errors = USER_ERRORS
+    try:
+        from varimp_core.data import DataError
+
+        user_errors = user_errors + (DataError,)
+    except ImportError:  # pragma: no cover - while the core is being written
+        pass
+    if isinstance(exc, user_errors) and str(exc).strip():
+        text = str(exc).strip()
+        return text if text.endswith((".", "?", "!")) else text + "."
+    log.exception("Unexpected error in a background job", exc_info=exc)
+    return "Something went wrong while computing this view; the error was logged. " \
+           "Try other settings, or reload the page."
+
+
+def done_message(progress: Progress | None = None, what: str = "Done") -> str:
+    """``"Done in 1.2 s."`` (or just ``"Done."`` without a :class:`Progress`)."""
+    if progress is None:
+        return f"{what}."
+    return f"{what} in {progress.elapsed:.1f} s."
+
+
+def make_manager():
+    """The app's background callback manager, and the Celery app if any.
+
+    Returns
+    -------
+    manager : DiskcacheManager or CeleryManager
+        ``CeleryManager`` on Redis when ``REDIS_URL`` is set, else a
+        ``DiskcacheManager`` on ``<VARIMP_CACHE_DIR>/jobs``.
+    celery_app : celery.Celery or None
+        Start workers with ``celery -A app:celery_app worker``.
+    """
+    from dash import CeleryManager, DiskcacheManager
+
+    expire = int(os.environ.get("VARIMP_JOB_EXPIRE", "3600"))
+    url = os.environ.get("REDIS_URL")
+    if url:
+        from celery import Celery
+
+        celery_app = Celery("varimp", broker=url, backend=url)
+        return CeleryManager(celery_app, expire=expire), celery_app
+    import diskcache
+
+    jobs_cache = diskcache.Cache(os.path.join(cache_dir(), "jobs"))
+    return DiskcacheManager(jobs_cache, expire=expire), None

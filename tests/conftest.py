@@ -1,0 +1,82 @@
+"""Shared test setup: a private cache directory, headless Chromium for dash_duo, the app.
+
+Browser tests (``@pytest.mark.browser``) use dash[testing]'s ``dash_duo`` with
+Debian's Chromium and chromedriver; they are never skipped: a missing browser
+is an error (``make test`` installs it).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+import pytest
+
+# Before anything imports the app: results and uploads of the test run go to a
+# throw-away cache, never to a developer's or another run's.
+_CACHE_DIR = tempfile.mkdtemp(prefix="varimp-test-cache-")
+os.environ["VARIMP_CACHE_DIR"] = _CACHE_DIR
+os.environ.pop("REDIS_URL", None)  # background jobs run on diskcache in tests
+
+CHROMIUM = os.environ.get("VARIMP_CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("VARIMP_CHROMEDRIVER", "/usr/bin/chromedriver")
+CHROME_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1400,1000",
+)
+
+# selenium 4.2 finds chromedriver on PATH: put Debian's first.
+_driver_dir = os.path.dirname(CHROMEDRIVER)
+if _driver_dir and _driver_dir not in os.environ.get("PATH", "").split(os.pathsep)[:1]:
+    os.environ["PATH"] = _driver_dir + os.pathsep + os.environ.get("PATH", "")
+
+
+def pytest_setup_options():
+    """dash[testing] hook: Chrome options for every browser fixture."""
+    from selenium.webdriver.chrome.options import Options
+
+    options = Options()
+    options.binary_location = CHROMIUM
+    for flag in CHROME_FLAGS:
+        options.add_argument(flag)
+    return options
+
+
+def pytest_sessionfinish(session, exitstatus):
+    shutil.rmtree(_CACHE_DIR, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _browser_present(request):
+    """Browser tests fail (never skip) when Chromium or chromedriver is missing."""
+    if request.node.get_closest_marker("browser") and not (
+            os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
+        pytest.fail(f"Chromium ({CHROMIUM}) and chromedriver ({CHROMEDRIVER}) are required "
+                    "for browser tests; `make test` installs them.")
+
+
+@pytest.fixture(scope="session")
+def app_module():
+    """The ``app`` module (``app``, ``server``), imported once per session.
+
+    Dash's page registry and callback list are process-wide, so the app is
+    built once and shared by every test.
+    """
+    import app as module
+
+    return module
+
+
+@pytest.fixture(scope="session")
+def dash_app(app_module):
+    """The Dash app object of ``app.py``."""
+    return app_module.app

@@ -1,0 +1,320 @@
+"""The app shell and the Data page: registry, URL state, cache, uploads, browser runs."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from urllib.parse import parse_qs, urlsplit
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from varimp_core.data import DataError
+from varimp_core.information import output_entropy
+from varimp_core.problems import get_problem, list_problems
+
+from pages._ui import cache, controls, datasource, dataviews, jobs, state
+
+
+# -- the app -----------------------------------------------------------------------
+def test_app_builds_and_lists_registered_pages(dash_app, app_module):
+    import dash
+
+    pages = {p["module"]: p for p in dash.page_registry.values()}
+    assert "pages.data" in pages
+    assert pages["pages.data"]["path"] == "/"
+    assert pages["pages.data"]["name"] == "Data"
+    # The navigation lists exactly the registered pages, in order.
+    nav = app_module._nav_links()
+    assert [link.href for link in nav] == [
+        p["relative_path"] for p in sorted(dash.page_registry.values(),
+                                           key=lambda p: (p.get("order") or 0, p["name"]))]
+    assert app_module.server is dash_app.server
+    assert dash_app.server.config["MAX_CONTENT_LENGTH"] == datasource.max_request_bytes()
+
+
+def test_health_route(app_module):
+    response = app_module.server.test_client().get("/_health")
+    assert response.status_code == 200
+    assert response.get_data(as_text=True) == "ok"
+
+
+def test_server_refuses_oversize_upload_with_a_message(app_module):
+    limit = app_module.server.config["MAX_CONTENT_LENGTH"]
+    contents = "data:text/csv;base64," + "A" * (limit + 10)
+    body = json.dumps({"output": "data-upload-info.data", "outputs": {},
+                       "inputs": [{"id": "data-upload", "property": "contents",
+                                   "value": contents}], "changedPropIds": []})
+    response = app_module.server.test_client().post(
+        "/_dash-update-component", data=body, content_type="application/json")
+    assert response.status_code == 413
+    text = response.get_data(as_text=True)
+    assert "limited to 5 MiB" in text
+    assert "Traceback" not in text
+
+
+def test_upload_over_the_limit_is_refused_by_the_callback_logic():
+    # Within the request limit (base64 overhead) but over the file limit.
+    raw = b"a,b\n" + b"1,2\n" * ((datasource.max_upload_bytes() // 4) + 10)
+    contents = "data:text/csv;base64," + base64.b64encode(raw).decode()
+    with pytest.raises(DataError, match="limit"):
+        datasource.store_upload(contents, "big.csv")
+
+
+# -- URL state ---------------------------------------------------------------------
+def test_bad_link_values_fall_back_with_a_note():
+    params, notes = datasource.parse_data_query(
+        {"problem": "nope", "sampling": "sample", "n": "-3", "bins": "7"})
+    assert params["problem"] == datasource.DEFAULT_PROBLEM
+    assert params["n"] is None and params["bins"] == 7
+    assert len(notes) == 2
+    assert any("problem" in n and "Unknown problem" in n for n in notes)
+    assert any("sample size" in n for n in notes)
+
+
+def test_upload_link_without_key_falls_back_to_a_problem():
+    params, notes = datasource.parse_data_query({"source": "upload"})
+    assert params["source"] == "problem" and notes
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    name=st.sampled_from([p["name"] for p in list_problems()]),
+    sampling=st.sampled_from(["exact", "sample"]),
+    n=st.one_of(st.none(), st.integers(1, datasource.MAX_SAMPLES)),
+    seed=st.integers(0, 2**32 - 1),
+    bins=st.integers(2, datasource.MAX_BINS),
+)
+def test_data_query_round_trips(name, sampling, n, seed, bins):
+    params = datasource.canonical_params(
+        {"source": "problem", "problem": name, "sampling": sampling, "n": n, "seed": seed,
+         "bins": bins})
+    query = {k: v[0] if len(v) == 1 else v
+             for k, v in parse_qs(datasource.data_query(params), keep_blank_values=True).items()}
+    again, notes = datasource.parse_data_query(query)
+    assert notes == []
+    assert again == params
+
+
+@settings(max_examples=40, deadline=None)
+@given(numeric=st.lists(st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1,
+                                 max_size=8), max_size=4, unique=True),
+       target=st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=8))
+def test_upload_query_round_trips_column_names(numeric, target):
+    params = datasource.canonical_params(
+        {"source": "upload", "upload": "a" * 64, "file": "x&y=z.csv", "target": target,
+         "numeric": numeric, "bins": 4})
+    query = {k: v[0] if len(v) == 1 else v
+             for k, v in parse_qs(datasource.data_query(params), keep_blank_values=True).items()}
+    again, notes = datasource.parse_data_query(query)
+    assert notes == []
+    assert again == params
+
+
+def test_encode_query_distinguishes_empty_list_from_absent():
+    assert state.encode_query({"numeric": []}) == "numeric="
+    assert state.encode_query({"numeric": None}) == ""
+    values, _ = state.parse_query({"numeric": ""}, datasource.DATA_PARAMS)
+    assert values["numeric"] == []
+
+
+# -- cache ---------------------------------------------------------------------------
+def test_key_for_is_canonical():
+    assert cache.key_for("x", {"a": 1, "b": (2, 3)}) == cache.key_for("x", {"b": [2, 3], "a": 1})
+    assert cache.key_for("x", {"a": np.int64(1)}) == cache.key_for("x", {"a": 1})
+    assert cache.key_for("x", 1) != cache.key_for("x", 2)
+    assert re.fullmatch(r"[0-9a-f]{64}", cache.key_for("anything"))
+
+
+def test_get_or_compute_computes_once():
+    calls = []
+    key = cache.key_for("test-once", np.random.default_rng().integers(1 << 60))
+
+    def fn():
+        calls.append(1)
+        return {"v": np.float64(0.5), "t": (1, 2)}
+
+    assert cache.get_or_compute(key, fn) == {"v": 0.5, "t": [1, 2]}
+    assert cache.get_or_compute(key, fn) == {"v": 0.5, "t": [1, 2]}
+    assert len(calls) == 1
+
+
+def test_tables_round_trip_exactly_as_json_text():
+    df = pd.DataFrame({"i": [1, 2, 3], "f": [0.1, 1e-300, 0.30000000000000004],
+                       "s": ["a", None, "c"], "b": [True, False, True],
+                       "m": [np.nan, 2.5, np.inf]})
+    key = cache.put_table(df)
+    assert cache.put_table(df.copy()) == key          # same content, same key
+    assert isinstance(cache.get_cache().get(key), str)  # stored as text, never pickled
+    back = cache.get_table(key)
+    pd.testing.assert_frame_equal(back, df)
+    assert cache.get_table("0" * 64) is None
+    assert cache.get_table("../../etc/passwd") is None
+
+
+def test_result_cache_round_trips_importance_results():
+    from varimp_core.result import ImportanceResult
+
+    r = ImportanceResult(variables=("a", "b"), importances=np.array([0.25, 0.5]),
+                         by_degree=np.array([[0.25, 0.0], [0.1, 0.4]]), method="exact",
+                         exact=True, information=0.75)
+    key = cache.key_for("test-result", float(np.random.default_rng().random()))
+    got = cache.get_or_compute_result(key, lambda: r)
+    again = cache.get_or_compute_result(key, lambda: pytest.fail("computed twice"))
+    np.testing.assert_array_equal(got.importances, r.importances)
+    np.testing.assert_array_equal(again.by_degree, r.by_degree)
+    assert again.exact and again.information == 0.75
+
+
+# -- Data page logic -------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["led", "xor", "sym", "strobl", "iris", "diabetes"])
+def test_summary_matches_the_problem(name):
+    problem = get_problem(name)
+    out = dataviews.apply_choice({"source": "problem", "problem": name})
+    assert out["ok"], out.get("error")
+    s = out["view"]["summary"]
+    assert s["p"] == len(problem.variables)
+    assert s["exact"] == problem.has_exact
+    if problem.has_exact:
+        assert s["N"] is None
+        assert s["H_Y"] == pytest.approx(output_entropy(problem.exact_table()))
+    else:
+        assert s["N"] == problem.default_samples
+    assert out["store"]["query"] == out["query"]
+    assert len(out["view"]["preview"]["rows"]) <= datasource.PREVIEW_ROWS
+
+
+def test_bad_option_value_gives_a_sentence():
+    out = dataviews.apply_choice({"source": "problem", "problem": "led",
+                                  "opt_ids": [{"type": "data-opt", "problem": "led",
+                                               "key": "noise"}],
+                                  "opt_values": [0.9]})
+    assert not out["ok"]
+    assert "noise" in out["error"] and out["error"].endswith(".")
+
+
+def test_stale_options_of_another_problem_are_ignored():
+    out = dataviews.apply_choice({"source": "problem", "problem": "xor",
+                                  "opt_ids": [{"type": "data-opt", "problem": "led",
+                                               "key": "copies"}],
+                                  "opt_values": ["X5:2"]})
+    assert out["ok"] and out["params"]["problem"] == "xor"
+
+
+def test_uploaded_table_flows_to_the_summary():
+    csv = "a,b,c,y\n" + "\n".join(f"{i % 3},{i * 0.37 % 5:.3f},{'xyz'[i % 3]},{i % 2}"
+                                  for i in range(120))
+    contents = "data:text/csv;base64," + base64.b64encode(csv.encode()).decode()
+    info = datasource.store_upload(contents, "../t.csv")
+    assert info["file"] == "t.csv" and info["target"] == "y"
+    assert info["numeric"] == ["b"]
+    out = dataviews.apply_choice({"source": "upload", "upload": info, "target": "y",
+                                  "numeric": info["numeric"]})
+    assert out["ok"], out.get("error")
+    s = out["view"]["summary"]
+    assert (s["p"], s["N"], s["classes"], s["exact"]) == (3, 120, 2, False)
+    bad = dataviews.apply_choice({"source": "upload", "upload": info, "target": "nope"})
+    assert not bad["ok"] and "nope" in bad["error"]
+
+
+def test_missing_upload_is_a_sentence():
+    out = dataviews.apply_choice({"source": "upload", "upload": {"key": "f" * 64}})
+    assert not out["ok"] and "upload the file again" in out["error"]
+
+
+def test_job_helpers():
+    opts = jobs.background_options("demo", disable=["demo-run"])
+    assert opts["background"] is True
+    assert [o[0].component_id for o in opts["running"]] == ["demo-run", "demo-job-cancel",
+                                                           "demo-job"]
+    sent = []
+    progress = jobs.Progress(sent.append, min_interval=0)
+    progress(text="starting")
+    progress(1, 4)
+    progress(4, 4, "done")
+    assert sent == [(None, "1", "starting"), ("1", "4", "1 of 4"), ("4", "4", "done")]
+    assert jobs.error_message(DataError("Bad column")) == "Bad column."
+    assert "logged" in jobs.error_message(RuntimeError("internal detail"))
+
+
+# -- in the browser ------------------------------------------------------------------------
+def _label(name: str) -> str:
+    return next(o["label"] for o in controls.problem_choices() if o["value"] == name)
+
+
+def _summary(dash_duo) -> dict:
+    return {k: dash_duo.find_element(f"#data-summary-{k}").text for k in ("p", "n", "hy")}
+
+
+@pytest.mark.browser
+def test_data_page_switches_problem_and_shared_link_reproduces_it(dash_duo, dash_app):
+    dash_duo.start_server(dash_app)
+    dash_duo.wait_for_text_to_equal("#data-summary-p", str(len(get_problem("led").variables)),
+                                    timeout=20)
+    assert dash_duo.get_logs() == []
+
+    strobl = get_problem("strobl")
+    dash_duo.select_dcc_dropdown("#data-problem", value=_label("strobl"))
+    dash_duo.wait_for_text_to_equal("#data-summary-p", str(len(strobl.variables)), timeout=20)
+    dash_duo.wait_for_text_to_equal("#data-summary-n", f"{strobl.default_samples:,}",
+                                    timeout=20)
+    shown = _summary(dash_duo)
+
+    url = dash_duo.driver.current_url
+    query = parse_qs(urlsplit(url).query)
+    assert query["problem"] == ["strobl"]
+
+    # Without a query the page restores the session's choice.
+    dash_duo.driver.get(dash_duo.server_url)
+    dash_duo.wait_for_text_to_equal("#data-summary-p", str(len(strobl.variables)), timeout=20)
+
+    # A shared link, opened in a fresh session, shows the same summary.
+    dash_duo.driver.execute_script("window.sessionStorage.clear()")
+    dash_duo.driver.get(dash_duo.server_url)
+    dash_duo.wait_for_text_to_equal("#data-summary-p", str(len(get_problem("led").variables)),
+                                    timeout=20)
+    dash_duo.driver.get(url)
+    dash_duo.wait_for_text_to_equal("#data-summary-p", str(len(strobl.variables)), timeout=20)
+    assert _summary(dash_duo) == shown
+    assert dash_duo.find_element("#data-problem").text.startswith("strobl")
+    assert dash_duo.get_logs() == []
+
+
+@pytest.mark.browser
+def test_presentation_flag_and_bad_link(dash_duo, dash_app):
+    dash_duo.start_server(dash_app)
+    dash_duo.driver.get(dash_duo.server_url + "/?problem=xor:relevant=3&bins=999&present=1")
+    dash_duo.wait_for_text_to_equal("#data-summary-p", "3", timeout=20)
+    assert "vi-present" in dash_duo.find_element("#vi-root").get_attribute("class")
+    assert "number of bins was ignored" in dash_duo.find_element("#data-link-notes").text
+    # The URL the page writes keeps the presentation flag.
+    dash_duo.wait_for_contains_text("#data-summary-hy", "bits", timeout=10)
+    assert "present=1" in dash_duo.driver.current_url
+    assert dash_duo.get_logs() == []
+
+
+@pytest.mark.browser
+def test_upload_in_the_browser(dash_duo, dash_app, tmp_path):
+    good = tmp_path / "small.csv"
+    good.write_text("a,b,y\n" + "\n".join(f"{i % 4},{i % 3},{(i % 4 + i % 3) % 2}"
+                                          for i in range(60)))
+    big = tmp_path / "big.csv"
+    big.write_bytes(b"a,b\n" + b"1,2\n" * (datasource.max_upload_bytes() // 4 + 100))
+
+    dash_duo.start_server(dash_app)
+    dash_duo.wait_for_text_to_equal("#data-summary-p", "7", timeout=20)
+    dash_duo.find_element("#data-source input[value='upload']").click()
+    dash_duo.find_element("#data-upload input[type='file']").send_keys(str(good))
+    dash_duo.wait_for_text_to_equal("#data-summary-p", "2", timeout=20)
+    dash_duo.wait_for_text_to_equal("#data-summary-n", "60", timeout=20)
+    assert "source=upload" in dash_duo.driver.current_url
+
+    # Too large: a sentence on the page, and the current data stays.
+    dash_duo.find_element("#data-upload input[type='file']").send_keys(str(big))
+    dash_duo.wait_for_contains_text("#data-upload-note", "limited to 5", timeout=10)
+    assert dash_duo.find_element("#data-summary-n").text == "60"
+    assert dash_duo.get_logs() == []
