@@ -428,7 +428,8 @@ def add_noisy_copy(table: DiscreteTable, variable, flip: float = 0.0, *,
         raise ValueError(f"The copy's noise must be a probability from 0 to below 1, got {flip:g}.")
     levels = int(table.n_levels[j])
     if flip > 0 and levels < 2:
-        raise ValueError(f"{table.variables[j]} is constant, so a noisy copy cannot differ from it.")
+        raise ValueError(f"{table.variables[j]} is constant, so a noisy copy cannot differ "
+                         "from it.")
     if name is None:
         name = table.variables[j] + "'"
         while name in table.variables:

@@ -49,6 +49,23 @@ def _variables(df: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(df["variable"].tolist()))
 
 
+def _widths(df: pd.DataFrame, x: str, column: str, variables: list[str],
+            base: float = 2.5, step: float = 2.0) -> dict[str, float]:
+    """Line width per variable: ``base``, wider under lines that coincide with it.
+
+    Variables whose whole series are equal (ties, e.g. symmetric or irrelevant
+    variables) would hide each other; the earlier ones are drawn wider so that
+    every tied line stays visible around the one on top.
+    """
+    series = {v: tuple(np.round(df.loc[df["variable"] == v].sort_values(x)[column]
+                                .to_numpy(dtype=float), 9)) for v in variables}
+    out = {}
+    for v in variables:
+        later = [w for w in variables[variables.index(v) + 1:] if series[w] == series[v]]
+        out[v] = base + step * len(later)
+    return out
+
+
 def _xaxis(fig: go.Figure, x: str, values) -> None:
     values = sorted(set(int(v) for v in values))
     fig.update_xaxes(title_text=axis_title(x), tickmode="array", tickvals=values,
@@ -87,12 +104,14 @@ def make_k_lines(df_exact: pd.DataFrame, df_sampled: pd.DataFrame | None = None,
     x = _x(df_exact, x)
     fig = go.Figure()
     variables = _variables(df_exact)
+    widths = _widths(df_exact, x, "importance", variables)
     for i, v in enumerate(variables):
         d = df_exact[df_exact["variable"] == v].sort_values(x)
         fig.add_trace(go.Scatter(
-            x=d[x].to_numpy(), y=d["importance"].to_numpy(), mode="lines+markers", name=v,
-            legendgroup=v, meta="exact", line=dict(color=variable_color(i), width=2.5),
-            marker=dict(size=7, color=variable_color(i)),
+            x=d[x].tolist(), y=d["importance"].tolist(), mode="lines+markers", name=v,
+            legendgroup=v, meta="exact",
+            line=dict(color=variable_color(i), width=widths[v]),
+            marker=dict(size=2 * widths[v] + 2, color=variable_color(i)),
             customdata=d[["rank"]].to_numpy(),
             hovertemplate=(f"<b>{v}</b>, {_SHORT[x] if x in _SHORT else x} = %{{x}}<br>"
                            f"exact importance %{{y:.6f}} {BITS}<br>rank %{{customdata[0]:g}}"
@@ -107,7 +126,7 @@ def make_k_lines(df_exact: pd.DataFrame, df_sampled: pd.DataFrame | None = None,
             se = d["se"].to_numpy(dtype=float)
             trees = d["n_estimators"].to_numpy() if "n_estimators" in d else np.zeros(len(d))
             fig.add_trace(go.Scatter(
-                x=d[xs].to_numpy(), y=d["importance"].to_numpy(), mode="markers",
+                x=d[xs].tolist(), y=d["importance"].tolist(), mode="markers",
                 name=f"{v} (sampled)", legendgroup=v, showlegend=False, meta="sampled",
                 opacity=SAMPLED_OPACITY,
                 marker=dict(symbol="diamond-open", size=11, color=variable_color(i),
@@ -122,23 +141,25 @@ def make_k_lines(df_exact: pd.DataFrame, df_sampled: pd.DataFrame | None = None,
             ))
         # legend keys telling the two kinds apart
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines+markers", meta="legend",
-                                 name="exact (infinite forest)", hoverinfo="skip",
+                                 name="exact", hoverinfo="skip",
                                  line=dict(color="#555555", width=2.5),
                                  marker=dict(color="#555555", size=7)))
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", meta="legend",
-                                 name=f"sampled forest, mean \u00b1 {ERROR_BAR_SE} SE",
+                                 name=f"sampled \u00b1{ERROR_BAR_SE} SE",
                                  hoverinfo="skip",
                                  marker=dict(symbol="diamond-open", size=11, color="#555555",
                                              line=dict(width=2))))
     base_layout(fig, title=title, height=height)
     _xaxis(fig, x, df_exact[x])
     fig.update_yaxes(title_text=f"importance ({BITS})", rangemode="tozero")
-    fig.update_layout(hovermode="closest")
+    fig.update_layout(hovermode="closest", margin=dict(t=36 if not title else 60, r=20),
+                      legend=dict(orientation="v", yanchor="top", y=1.0, x=1.02,
+                                  xanchor="left", tracegroupgap=2))
     return fig
 
 
 def make_rank_bump(df: pd.DataFrame, *, x: str | None = None, title: str | None = None,
-                   height: int = 400) -> go.Figure:
+                   height: int = 400, end_labels: bool = True) -> go.Figure:
     """Bump chart: the rank of each variable against K (or depth), rank 1 on top.
 
     Parameters
@@ -148,6 +169,9 @@ def make_rank_bump(df: pd.DataFrame, *, x: str | None = None, title: str | None 
     x : {"K", "depth"}, optional
     title : str, optional
     height : int, default=400
+    end_labels : bool, default=True
+        Name the lines at their right end (variables tied there share one
+        label) instead of a legend.
 
     Returns
     -------
@@ -159,12 +183,14 @@ def make_rank_bump(df: pd.DataFrame, *, x: str | None = None, title: str | None 
     x = _x(df, x)
     fig = go.Figure()
     variables = _variables(df)
+    widths = _widths(df, x, "rank", variables, base=3.0)
     for i, v in enumerate(variables):
         d = df[df["variable"] == v].sort_values(x)
         fig.add_trace(go.Scatter(
-            x=d[x].to_numpy(), y=d["rank"].to_numpy(), mode="lines+markers", name=v,
-            legendgroup=v, line=dict(color=variable_color(i), width=3),
-            marker=dict(size=10, color=variable_color(i), line=dict(color="white", width=1)),
+            x=d[x].tolist(), y=d["rank"].tolist(), mode="lines+markers", name=v,
+            legendgroup=v, line=dict(color=variable_color(i), width=widths[v]),
+            marker=dict(size=2 * widths[v] + 4, color=variable_color(i),
+                        line=dict(color="white", width=1)),
             customdata=d[["importance"]].to_numpy(),
             hovertemplate=(f"<b>{v}</b>, {_SHORT.get(x, x)} = %{{x}}<br>rank %{{y:g}}<br>"
                            f"importance %{{customdata[0]:.6f}} {BITS}<extra></extra>"),
@@ -175,6 +201,18 @@ def make_rank_bump(df: pd.DataFrame, *, x: str | None = None, title: str | None 
     fig.update_yaxes(title_text="rank (1 = most important)", autorange=False,
                      range=[n + 0.5, 0.5], tickmode="array",
                      tickvals=list(range(1, n + 1)), zeroline=False)
+    if end_labels and len(df):
+        last = df[df[x] == df[x].max()]
+        for rank, group in last.groupby("rank", sort=True):
+            names = [v for v in variables if v in set(group["variable"])]
+            fig.add_annotation(x=1.0, xref="paper", xanchor="left", xshift=6, y=rank,
+                               yref="y", text=", ".join(names), showarrow=False,
+                               font=dict(color=variable_color(variables.index(names[0])),
+                                         size=12))
+        longest = max((len(", ".join(g["variable"])) for _, g in last.groupby("rank")),
+                      default=4)
+        fig.update_layout(showlegend=False,
+                          margin=dict(r=min(24 + 7 * longest, 260), t=36 if not title else 60))
     return fig
 
 
@@ -232,6 +270,7 @@ def make_delta_heatmap(df: pd.DataFrame, *, x: str | None = None, reference=None
         xgap=1, ygap=1,
     ))
     base_layout(fig, title=title, height=height or max(260, 60 + 28 * len(variables)))
+    fig.update_layout(margin=dict(t=36 if not title else 60))
     fig.update_xaxes(title_text=axis_title(x), tickmode="array", tickvals=xs, showgrid=False)
     fig.update_yaxes(autorange="reversed", showgrid=False, title_text=None)
     return fig
