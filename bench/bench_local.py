@@ -1,0 +1,92 @@
+"""Speed of local variable importance (Ciss 2015), printed next to the forest's fit time.
+
+    python bench/bench_local.py [--quick]
+
+Goal (issue "Beyond MDI"): the local-importance table of 1000 observations
+for a forest of 500 trees in under 2 s.  Each line prints the time of the
+forest fit (scikit-learn) and of our computation on the same forest, and
+their ratio (fit / ours: how many local-importance tables fit in one fit).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from varimp_core.dependence import partial_dependence  # noqa: E402
+from varimp_core.interactions import (importance_over_labels, interaction_importance,  # noqa: E402
+                                      interactions, partial_importance)
+from varimp_core.local import fit_uniform_forest, local_importance  # noqa: E402
+from varimp_core.problems import get_problem  # noqa: E402
+from varimp_core.sklearn_forests import fit_sklearn_forest  # noqa: E402
+
+GOAL = 2.0
+
+
+def timed(fn, repeat=1):
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def line(name, fit, ours, goal=""):
+    print(f"{name:<52} fit {fit:7.3f} s   local {ours:7.3f} s   fit/local {fit / ours:6.1f}x"
+          f"   {goal}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="100 trees instead of 500")
+    args = ap.parse_args(argv)
+    n_trees = 100 if args.quick else 500
+    n_obs = 1000
+
+    problem = get_problem("led:noise=0.1,irrelevant=10")
+    train = problem.sample(n_obs, random_state=0)
+    test = problem.sample(n_obs, random_state=1)
+    X, y = train.drop(columns=problem.target), train[problem.target]
+    X_test = test.drop(columns=problem.target)
+    print(f"{problem.spec}: {n_obs} training rows, {n_obs} test rows, {X.shape[1]} inputs, "
+          f"{n_trees} fully grown trees")
+
+    fits = {
+        "random forest (K=sqrt p)": lambda: fit_sklearn_forest(
+            X, y, kind="rf", n_estimators=n_trees, max_features=int(np.sqrt(X.shape[1]))),
+        "extra-trees (K=1)": lambda: fit_sklearn_forest(X, y, kind="et", n_estimators=n_trees),
+        "uniform forest (K=p, bootstrap)": lambda: fit_uniform_forest(X, y, n_estimators=n_trees),
+    }
+    forest = None
+    for name, fit in fits.items():
+        t_fit, forest = timed(fit)
+        n_nodes = sum(t.tree_.node_count for t in forest.estimators_)
+        t_local, local = timed(lambda: local_importance(forest, X_test), repeat=3)
+        ok = "OK" if t_local < GOAL else "SLOW"
+        line(f"{name}, {n_nodes / n_trees:.0f} nodes/tree", t_fit, t_local,
+             f"goal < {GOAL:g} s: {ok}")
+
+    t_fit, forest = timed(fits["uniform forest (K=p, bootstrap)"])
+    t_lvl, _ = timed(lambda: local_importance(forest, X_test, max_level=5), repeat=3)
+    line("  same, 5 levels above the leaf", t_fit, t_lvl)
+    local = local_importance(forest, X_test)
+    for name, fn in [("  interactions (joint + VII tables)", lambda: interactions(local)),
+                     ("  importance based on interactions", lambda: interaction_importance(local)),
+                     ("  partial importance, class 2", lambda: partial_importance(local, label=2)),
+                     ("  importance over labels (10 classes)", lambda: importance_over_labels(local))]:
+        t, _ = timed(fn, repeat=3)
+        print(f"{name:<52} {t:7.4f} s")
+    t_pd, _ = timed(lambda: partial_dependence(forest, X_test, "X5", kind="both",
+                                               grid_resolution=20))
+    print(f"{'  Friedman partial dependence + ICE, X5 (2 values)':<52} {t_pd:7.4f} s")
+
+
+if __name__ == "__main__":
+    main()
