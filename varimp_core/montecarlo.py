@@ -1,0 +1,723 @@
+"""Finite-sample studies: the distribution of importances over many data sets.
+
+Sutera (2013, ch. 3) draws a thousand data sets from a problem, grows a
+forest on each and tabulates every variable's importance (mean, standard
+deviation, histogram) against the asymptotic value, then repeats over the
+sample size N, the number of trees T, the number of irrelevant variables and
+the noise.  :func:`monte_carlo` runs one such experiment and :func:`sweep`
+repeats it over the values of one parameter.
+
+Replicates come from a built-in problem (a fresh sample of N rows each time)
+or, for uploaded data, from bootstrap replicates of the table's rows.  Each
+replicate r is seeded by child r of ``np.random.SeedSequence(random_state)``,
+so results do not depend on ``n_jobs`` or ``chunk_size``.  Replicates are
+grouped in chunks, one joblib task per chunk; between chunks the engine calls
+``progress(done, total)`` and asks ``should_stop()``.
+
+Cancellation returns the replicates finished so far in a result flagged
+``cancelled=True`` (never an exception): a dashboard can still draw them.
+
+Variance over data sets and trees decomposes as (Sutera 2013, eq. 3.23)
+
+.. math:: \\mathrm{Var}[\\widehat{\\mathrm{Imp}}_T] = a + b / T,
+
+with :math:`a` the variance of the infinite forest over data sets (run with
+``method="exact"`` to measure it) and :math:`b` the mean variance of one tree.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from .api import METHODS, compute_importances
+from .data import PreparedData, prepare_table
+from .problems import Problem, canonical_spec, get_problem, parse_spec
+from .table import DiscreteTable
+
+__all__ = ["MonteCarloResult", "monte_carlo", "sweep", "flip_input", "run_replicates",
+           "as_prepared", "QUANTILES", "SWEEP_PARAMETERS", "EXACT_MAX_ROWS"]
+
+#: Quantiles reported by :meth:`MonteCarloResult.summary` (columns q05 ... q95).
+QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+#: Parameters :func:`sweep` can vary.
+SWEEP_PARAMETERS = ("n_samples", "n_estimators", "max_features", "max_depth", "irrelevant",
+                    "noise", "input_noise")
+#: Largest distribution (in rows) for which asymptotic values are computed beside the runs.
+EXACT_MAX_ROWS = 2**16
+_EXACT_MAX_FEATURES = 16
+
+
+# -- result --------------------------------------------------------------------
+@dataclass(frozen=True)
+class MonteCarloResult:
+    """Importances of every variable over R replicate data sets.
+
+    Parameters
+    ----------
+    variables : tuple of str
+    replicates : ndarray of shape (n_replicates, n_features)
+        Importance of each variable on each replicate (unnormalised MDI).
+    information : ndarray of shape (n_replicates,)
+        Plug-in :math:`I(X;Y)` of each replicate (NaN for scikit-learn methods);
+        fully grown K=1 forests sum to it, replicate by replicate (Theorem 2).
+    exact : ndarray of shape (n_features,) or None
+        Asymptotic (infinite sample, infinite forest) values at the same K and
+        depth, when the distribution is known and small enough.
+    exact_source : {"distribution", "full sample"} or None
+        What ``exact`` was computed on: the problem's exact distribution, or
+        the whole uploaded table (the centre of its bootstrap replicates).
+    relevant : tuple of str or None
+        The truly relevant variables of a built-in problem.
+    n_levels : ndarray of shape (n_features,)
+        Levels of each input in the discrete table; ``n_classes`` likewise.
+    n_classes : int
+    parameters : dict
+        Everything that determines the numbers (not ``n_jobs``).
+    problem : str
+        Problem spec or data source.
+    n_requested : int
+        Replicates asked for; ``n_replicates`` may be fewer when cancelled.
+    cancelled : bool
+        True when ``should_stop()`` ended the run early.
+    elapsed : float
+        Wall-clock seconds.
+    population : DiscreteTable or None
+        The distribution replicates are drawn from (exact table, possibly with
+        input noise, or the uploaded table itself), when known.
+    """
+
+    variables: tuple[str, ...]
+    replicates: np.ndarray
+    information: np.ndarray
+    exact: np.ndarray | None
+    exact_source: str | None
+    relevant: tuple[str, ...] | None
+    n_levels: np.ndarray
+    n_classes: int
+    parameters: dict
+    problem: str
+    n_requested: int
+    cancelled: bool = False
+    elapsed: float = 0.0
+    population: DiscreteTable | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def n_replicates(self) -> int:
+        return int(self.replicates.shape[0])
+
+    @property
+    def mean(self) -> np.ndarray:
+        """Mean importance over replicates, ndarray of shape (n_features,)."""
+        if not self.n_replicates:
+            return np.full(len(self.variables), np.nan)
+        return self.replicates.mean(axis=0)
+
+    @property
+    def std(self) -> np.ndarray:
+        """Standard deviation over replicates (ddof=1), the thesis' tables' second column."""
+        if self.n_replicates < 2:
+            return np.full(len(self.variables), np.nan)
+        return self.replicates.std(axis=0, ddof=1)
+
+    @property
+    def sem(self) -> np.ndarray:
+        """Monte Carlo standard error of the mean, std / sqrt(R)."""
+        return self.std / math.sqrt(max(self.n_replicates, 1))
+
+    @property
+    def std_sem(self) -> np.ndarray:
+        """Standard error of ``std`` (delta method with the sample fourth moment).
+
+        .. math:: \\mathrm{SE}(s) \\approx \\frac{1}{2s}\\sqrt{\\frac{m_4 - s^4 (R-3)/(R-1)}{R}}
+        """
+        R = self.n_replicates
+        if R < 4:
+            return np.full(len(self.variables), np.nan)
+        s = self.std
+        m4 = ((self.replicates - self.mean) ** 4).mean(axis=0)
+        var_s2 = np.maximum(m4 - s**4 * (R - 3) / (R - 1), 0.0) / R
+        return np.divide(np.sqrt(var_s2), 2 * s, out=np.zeros_like(s), where=s > 0)
+
+    def quantiles(self, q=QUANTILES) -> np.ndarray:
+        """ndarray of shape (len(q), n_features)."""
+        if not self.n_replicates:
+            return np.full((len(q), len(self.variables)), np.nan)
+        return np.quantile(self.replicates, q, axis=0)
+
+    def summary(self) -> pd.DataFrame:
+        """One row per variable: mean, std, their standard errors, quantiles, exact value."""
+        df = pd.DataFrame({"variable": list(self.variables), "mean": self.mean, "std": self.std,
+                           "sem": self.sem, "std_sem": self.std_sem})
+        for q, row in zip(QUANTILES, self.quantiles()):
+            df[_qname(q)] = row
+        df["exact"] = self.exact if self.exact is not None else np.nan
+        df["relevant"] = [None if self.relevant is None else v in self.relevant
+                          for v in self.variables]
+        df["n_replicates"] = self.n_replicates
+        return df
+
+    def replicates_frame(self) -> pd.DataFrame:
+        """Long format: one row per (replicate, variable) with ``importance``."""
+        R, p = self.replicates.shape
+        return pd.DataFrame({"replicate": np.repeat(np.arange(R), p),
+                             "variable": list(self.variables) * R,
+                             "importance": self.replicates.ravel()})
+
+
+def _qname(q: float) -> str:
+    return f"q{int(round(q * 100)):02d}"
+
+
+# -- engine --------------------------------------------------------------------
+def _check_int(name, value, low, allow_none=False):
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        extra = " or None" if allow_none else ""
+        raise ValueError(f"{name} must be a whole number of at least {low}{extra}, got {value!r}.")
+    return int(value)
+
+
+def _run_chunk(job, seeds) -> np.ndarray:
+    return np.vstack([job(s) for s in seeds])
+
+
+def run_replicates(job, seeds, *, n_jobs=1, chunk_size=None, progress=None, should_stop=None):
+    """Run ``job(seed)`` for every seed, in chunks, serially or in joblib processes.
+
+    Parameters
+    ----------
+    job : picklable callable
+        ``job(seed_sequence) -> ndarray of shape (width,)``.
+    seeds : list of numpy.random.SeedSequence
+    n_jobs : int, default=1
+        joblib's convention (-1: every core); 1 runs in this process.
+    chunk_size : int, optional
+        Replicates per task; default about 20 chunks (8 per worker when more).
+    progress : callable, optional
+        ``progress(done, total)`` after each chunk.
+    should_stop : callable, optional
+        Asked before each chunk is started or collected; True stops the run.
+
+    Returns
+    -------
+    rows : ndarray of shape (n_done, width)
+        The first ``n_done`` replicates, in order.
+    cancelled : bool
+    """
+    import joblib
+
+    total = len(seeds)
+    workers = max(1, int(joblib.effective_n_jobs(n_jobs)))
+    if chunk_size is None:
+        chunk_size = max(1, math.ceil(total / max(20, 8 * workers)))
+    chunk_size = _check_int("chunk_size", chunk_size, 1)
+    bounds = [(lo, min(lo + chunk_size, total)) for lo in range(0, total, chunk_size)]
+    stop = should_stop or (lambda: False)
+    done, parts, cancelled = 0, [], False
+    if workers == 1 or len(bounds) == 1:
+        results = (_run_chunk(job, seeds[lo:hi]) for lo, hi in bounds)
+    else:
+        results = joblib.Parallel(n_jobs=workers, return_as="generator")(
+            joblib.delayed(_run_chunk)(job, seeds[lo:hi]) for lo, hi in bounds)
+    try:
+        for _ in bounds:
+            if stop():
+                cancelled = True
+                break
+            part = next(results)
+            parts.append(part)
+            done += part.shape[0]
+            if progress is not None:
+                progress(done, total)
+    finally:
+        close = getattr(results, "close", None)
+        if close is not None:
+            with warnings.catch_warnings():  # joblib reports the tasks it cancels
+                warnings.simplefilter("ignore", UserWarning)
+                close()
+    return (np.vstack(parts) if parts else np.zeros((0, 0))), cancelled
+
+
+def _child(seq: np.random.SeedSequence, k: int) -> np.random.SeedSequence:
+    """k-th child of ``seq`` without mutating its spawn counter."""
+    return np.random.SeedSequence(seq.entropy, spawn_key=tuple(seq.spawn_key) + (k,),
+                                  pool_size=seq.pool_size)
+
+
+def _root(random_state) -> np.random.SeedSequence:
+    if isinstance(random_state, np.random.SeedSequence):
+        return random_state
+    return np.random.SeedSequence(_check_int("random_state", random_state, 0, allow_none=True))
+
+
+def _seed_record(root: np.random.SeedSequence):
+    """The random_state to record: the int, or (entropy, spawn_key) for a child sequence."""
+    return root.entropy if not root.spawn_key else [root.entropy, list(root.spawn_key)]
+
+
+def _int_seed(seq: np.random.SeedSequence) -> int:
+    return int(seq.generate_state(1, np.uint32)[0])
+
+
+# -- data of one replicate -----------------------------------------------------
+@lru_cache(maxsize=32)
+def _problem(spec: str) -> Problem:
+    return get_problem(spec)
+
+
+def as_prepared(data) -> PreparedData:
+    """Wrap a :class:`DiscreteTable` as :class:`PreparedData` (PreparedData passes through)."""
+    if isinstance(data, PreparedData):
+        return data
+    if not isinstance(data, DiscreteTable):
+        raise ValueError(f"Expected a problem spec, PreparedData or a DiscreteTable, got "
+                         f"{type(data).__name__}.")
+    n = None if data.exact else int(round(data.total_weight))
+    return PreparedData(table=data, X_numeric=None, y=None, variables=data.variables,
+                        target=data.target, kinds={v: "discrete" for v in data.variables},
+                        task="classification", bin_edges={}, n_samples=n, source="table")
+
+
+def _flip_values(values: np.ndarray, levels: np.ndarray, q: float, rng) -> np.ndarray:
+    """Replace each value, with probability q, by one of the other levels drawn uniformly."""
+    L = len(levels)
+    if q == 0 or L < 2:
+        return values
+    hit = rng.random(values.shape[0]) < q
+    idx = np.searchsorted(levels, values[hit])
+    out = values.copy()
+    out[hit] = levels[(idx + rng.integers(1, L, size=idx.shape[0])) % L]
+    return out
+
+
+def flip_input(table: DiscreteTable, variable, probability: float) -> DiscreteTable:
+    """The distribution after replacing ``variable`` by another of its levels with probability q.
+
+    Each row splits into one row kept with weight :math:`(1-q)w` and one row
+    per other level with weight :math:`q\\,w/(L-1)` -- the exact counterpart
+    of the per-sample flip that :func:`monte_carlo` applies to each replicate.
+
+    Parameters
+    ----------
+    table : DiscreteTable
+    variable : str or int
+    probability : float in [0, 1]
+
+    Returns
+    -------
+    DiscreteTable
+        Compressed; ``exact`` as in ``table``.
+    """
+    j = _index(table.variables, variable)
+    q = _check_probability(probability)
+    L = int(table.n_levels[j])
+    if q == 0 or L < 2:
+        return table
+    shifts = np.arange(L)
+    X = np.repeat(table.X, L, axis=0)
+    X[:, j] = (X[:, j] + np.tile(shifts, table.n_rows)) % L
+    share = np.where(shifts == 0, 1 - q, q / (L - 1))
+    w = np.repeat(table.weight, L) * np.tile(share, table.n_rows)
+    return DiscreteTable(X, np.repeat(table.y, L), w, table.variables, table.target,
+                         table.x_labels, table.y_labels, table.exact).compressed()
+
+
+def _index(variables, variable) -> int:
+    if isinstance(variable, (int, np.integer)) and not isinstance(variable, bool):
+        if not 0 <= variable < len(variables):
+            raise ValueError(f"Variable index {variable} is out of range 0..{len(variables) - 1}.")
+        return int(variable)
+    if variable not in variables:
+        raise ValueError(f"Unknown variable {variable!r}; choose one of: {', '.join(variables)}.")
+    return list(variables).index(variable)
+
+
+def _check_probability(q) -> float:
+    if isinstance(q, bool) or not isinstance(q, (int, float, np.number)) or not 0 <= q <= 1:
+        raise ValueError(f"The flip probability must be a number between 0 and 1, got {q!r}.")
+    return float(q)
+
+
+@dataclass(frozen=True)
+class _Options:
+    method: str
+    n_estimators: int
+    max_features: int
+    max_depth: int | None
+    bootstrap: bool | None
+    k_semantics: str
+    criterion: str
+    min_samples_leaf: int
+
+    def importances(self, data: PreparedData, seed: int) -> np.ndarray:
+        r = compute_importances(data, method=self.method, max_features=self.max_features,
+                                max_depth=self.max_depth, n_estimators=self.n_estimators,
+                                bootstrap=self.bootstrap, k_semantics=self.k_semantics,
+                                criterion=self.criterion, random_state=seed,
+                                min_samples_leaf=self.min_samples_leaf)
+        info = np.nan if r.information is None else r.information
+        return np.append(r.importances, info)
+
+
+def _coded_frame(frame: pd.DataFrame, problem: Problem) -> PreparedData | None:
+    """Fast path for discrete classification problems whose values are already codes.
+
+    Same importances as :func:`prepare_table` (which would recode the values in
+    sorted order) at a fraction of its cost; None when the frame does not qualify.
+    """
+    if not problem.discrete or problem.task != "classification":
+        return None
+    X = frame[list(problem.variables)].to_numpy()
+    y = frame[problem.target].to_numpy()
+    if X.dtype.kind not in "iu" or y.dtype.kind not in "iu" or X.min() < 0 or y.min() < 0:
+        return None
+    table = DiscreteTable.from_codes(X, y, variables=problem.variables, target=problem.target)
+    return PreparedData(table=table, X_numeric=X.astype(float), y=y, variables=problem.variables,
+                        target=problem.target, kinds={v: "discrete" for v in problem.variables},
+                        task="classification", bin_edges={}, n_samples=int(X.shape[0]),
+                        source=problem.spec)
+
+
+@dataclass(frozen=True)
+class _ProblemJob:
+    """One replicate: sample N rows of a problem, flip an input, grow, measure."""
+
+    spec: str
+    n_samples: int
+    options: _Options
+    flip_variable: str | None = None
+    flip_probability: float = 0.0
+    bins: int = 5
+    max_levels: int = 20
+
+    def data(self, seed: np.random.SeedSequence) -> PreparedData:
+        problem = _problem(self.spec)
+        frame = problem.sample(self.n_samples, random_state=_child(seed, 0))
+        if self.flip_variable is not None and self.flip_probability > 0:
+            col = frame[self.flip_variable].to_numpy()
+            levels = np.unique(col)
+            if set(levels.tolist()) <= {0, 1}:        # a binary column may miss a level
+                levels = np.array([0, 1], dtype=col.dtype)
+            frame[self.flip_variable] = _flip_values(col, levels, self.flip_probability,
+                                                     np.random.default_rng(_child(seed, 1)))
+        fast = _coded_frame(frame, problem)
+        if fast is not None:
+            return fast
+        kinds = {v: "discrete" for v in problem.variables} if problem.discrete else None
+        return prepare_table(frame, problem.target, max_levels=self.max_levels, bins=self.bins,
+                             kinds=kinds, task=problem.task, source=problem.spec)
+
+    def __call__(self, seed: np.random.SeedSequence) -> np.ndarray:
+        return self.options.importances(self.data(seed), _int_seed(_child(seed, 2)))
+
+
+@dataclass(frozen=True)
+class _TableJob:
+    """One replicate: a bootstrap replicate (multinomial counts) of a table's rows."""
+
+    data: PreparedData
+    n_samples: int
+    options: _Options
+    flip_variable: str | None = None
+    flip_probability: float = 0.0
+
+    def replicate(self, seed: np.random.SeedSequence) -> PreparedData:
+        d, n = self.data, self.n_samples
+        rng = np.random.default_rng(_child(seed, 0))
+        flip = np.random.default_rng(_child(seed, 1))
+        j = None if self.flip_variable is None else d.variables.index(self.flip_variable)
+        q = self.flip_probability
+        if self.options.method.startswith("sklearn") and d.X_numeric is not None:
+            idx = rng.integers(0, d.X_numeric.shape[0], size=n)
+            X, y = d.X_numeric[idx], d.y[idx]
+            if j is not None and q > 0:
+                X = X.copy()
+                X[:, j] = _flip_values(X[:, j], np.unique(d.X_numeric[:, j]), q, flip)
+            return replace(d, X_numeric=X, y=y, n_samples=n)
+        t = d.table
+        counts = rng.multinomial(n, t.probabilities)
+        keep = counts > 0
+        X, y, w = t.X[keep], t.y[keep], counts[keep].astype(float)
+        if j is not None and q > 0:
+            X, y = np.repeat(X, counts[keep], axis=0), np.repeat(y, counts[keep])
+            X[:, j] = _flip_values(X[:, j], np.arange(t.n_levels[j]), q, flip)
+            w = np.ones(n)
+        table = DiscreteTable(X, y, w, t.variables, t.target, t.x_labels, t.y_labels,
+                              exact=False).compressed()
+        if not self.options.method.startswith("sklearn"):
+            return replace(d, table=table, X_numeric=None, y=None, n_samples=n)
+        Xn, yn = table.expand()
+        return replace(d, table=table, X_numeric=Xn.astype(float), y=yn, n_samples=n)
+
+    def __call__(self, seed: np.random.SeedSequence) -> np.ndarray:
+        return self.options.importances(self.replicate(seed), _int_seed(_child(seed, 2)))
+
+
+# -- public entry points -------------------------------------------------------
+def _resolve(source):
+    """(kind, spec or PreparedData, problem or None)."""
+    if isinstance(source, Problem):
+        return "problem", source.spec, source
+    if isinstance(source, str):
+        p = get_problem(source)
+        return "problem", p.spec, p
+    return "table", as_prepared(source), None
+
+
+def _relevant_of(source: str) -> tuple[str, ...] | None:
+    """The relevant variables when a prepared table came from a built-in problem."""
+    try:
+        return get_problem(source).relevant
+    except ValueError:
+        return None
+
+
+def _population(kind, payload, problem, flip_variable, q):
+    if kind == "problem":
+        if not problem.has_exact or problem.exact_rows > EXACT_MAX_ROWS:
+            return None, None
+        table, label = problem.exact_table(), "distribution"
+    else:
+        table = payload.table
+        label = "distribution" if table.exact else "full sample"
+    if flip_variable is not None and q > 0:
+        table = flip_input(table, flip_variable, q)
+    return table, label
+
+
+def _exact_values(table, options: _Options, cache: dict, key):
+    if table is None or table.n_features > _EXACT_MAX_FEATURES or table.n_rows > EXACT_MAX_ROWS:
+        return None
+    semantics = "sklearn" if options.method.startswith("sklearn") else options.k_semantics
+    criterion = options.criterion if options.criterion in ("entropy", "gini") else "entropy"
+    full = (key, options.max_features, options.max_depth, semantics, criterion)
+    if full not in cache:
+        try:
+            cache[full] = compute_importances(
+                table, method="exact", max_features=min(options.max_features, table.n_features),
+                max_depth=options.max_depth, k_semantics=semantics, criterion=criterion).importances
+        except ValueError:
+            cache[full] = None
+    return cache[full]
+
+
+def monte_carlo(source, *, n_replicates: int = 100, n_samples: int | None = None,
+                method: str = "forest", n_estimators: int = 100, max_features: int = 1,
+                max_depth: int | None = None, bootstrap: bool | None = None,
+                k_semantics: str = "id3", criterion: str = "entropy", min_samples_leaf: int = 1,
+                flip_variable=None, flip_probability: float = 0.0, exact: bool = True,
+                random_state: int | None = 0, n_jobs: int = 1, chunk_size: int | None = None,
+                progress=None, should_stop=None, bins: int = 5, max_levels: int = 20,
+                _cache: dict | None = None) -> MonteCarloResult:
+    """Grow a forest on each of R data sets and record every variable's importance.
+
+    Parameters
+    ----------
+    source : str, Problem, PreparedData or DiscreteTable
+        A problem spec (``"xor:relevant=2,irrelevant=2"``): each replicate is a
+        fresh sample of ``n_samples`` rows.  A table: each replicate is a
+        bootstrap replicate of its rows (an exact table: a sample of
+        ``n_samples`` rows from the distribution).
+    n_replicates : int, default=100
+        R, the number of data sets.
+    n_samples : int, optional
+        N. Default: the problem's ``default_samples``, or the table's size.
+    method : {"forest", "sklearn-et", "sklearn-rf", "exact"}, default="forest"
+        ``"exact"`` grows the infinite forest on each replicate, isolating the
+        data set's share :math:`a` of the variance.
+    n_estimators, max_features, max_depth, bootstrap, k_semantics, criterion, min_samples_leaf
+        As in :func:`varimp_core.api.compute_importances` (T, K, depth ...).
+    flip_variable : str or int, optional
+        Input noise: this input is replaced by another of its levels with
+        probability ``flip_probability`` in every replicate (discrete inputs).
+    flip_probability : float, default=0.0
+    exact : bool, default=True
+        Compute the asymptotic values beside the runs when the distribution
+        has at most :data:`EXACT_MAX_ROWS` rows and 16 inputs.
+    random_state : int or None, default=0
+        Root of ``SeedSequence(random_state).spawn(R)``; None draws fresh entropy
+        (recorded in ``parameters["random_state"]``).
+    n_jobs : int, default=1
+        joblib processes; results do not depend on it.
+    chunk_size : int, optional
+        Replicates per task (see :func:`run_replicates`); results do not depend on it.
+    progress : callable, optional
+        ``progress(done, total)`` after each chunk.
+    should_stop : callable, optional
+        Checked between chunks; True ends the run and returns the replicates done,
+        with ``cancelled=True``.
+    bins, max_levels : int
+        Typing of sampled problem frames, as in :func:`varimp_core.data.prepare_table`.
+
+    Returns
+    -------
+    MonteCarloResult
+
+    Examples
+    --------
+    >>> r = monte_carlo("xor:relevant=2,irrelevant=2", n_replicates=20, n_samples=500)
+    >>> r.replicates.shape, [round(float(v), 2) for v in r.exact]
+    ((20, 4), [0.5, 0.5, 0.0, 0.0])
+    """
+    t0 = time.perf_counter()
+    if method not in METHODS:
+        raise ValueError(f"Unknown method {method!r}; choose one of: {', '.join(METHODS)}.")
+    R = _check_int("n_replicates", n_replicates, 1)
+    kind, payload, problem = _resolve(source)
+    variables = problem.variables if problem else payload.variables
+    if n_samples is None:
+        if kind == "problem":
+            n_samples = problem.default_samples
+        elif payload.table.exact:
+            raise ValueError("This table is an exact distribution: give n_samples, the size of "
+                             "each data set drawn from it.")
+        else:
+            n_samples = int(round(payload.table.total_weight))
+    N = _check_int("n_samples", n_samples, 1)
+    options = _Options(method, _check_int("n_estimators", n_estimators, 1),
+                       _check_int("max_features", max_features, 1),
+                       _check_int("max_depth", max_depth, 1, allow_none=True),
+                       bootstrap, k_semantics, criterion,
+                       _check_int("min_samples_leaf", min_samples_leaf, 1))
+    if options.max_features > len(variables):
+        raise ValueError(f"max_features (K) must be between 1 and the number of variables "
+                         f"{len(variables)}, got {max_features}.")
+    q = _check_probability(flip_probability)
+    flip = None if flip_variable is None else variables[_index(variables, flip_variable)]
+    if flip is not None and q > 0:
+        discrete = problem.discrete if problem else payload.kinds.get(flip) == "discrete"
+        if not discrete:
+            raise ValueError(f"Input noise needs a discrete input; {flip!r} is numeric.")
+    root = _root(random_state)
+    seeds = [_child(root, r) for r in range(R)]
+    if kind == "problem":
+        job = _ProblemJob(payload, N, options, flip, q, bins, max_levels)
+    else:
+        job = _TableJob(payload, N, options, flip, q)
+    rows, cancelled = run_replicates(job, seeds, n_jobs=n_jobs, chunk_size=chunk_size,
+                                     progress=progress, should_stop=should_stop)
+    p = len(variables)
+    rows = rows.reshape(-1, p + 1)
+    population, label = _population(kind, payload, problem, flip, q)
+    key = (payload if kind == "problem" else "table", flip, q)
+    values = _exact_values(population, options, {} if _cache is None else _cache,
+                           key) if exact else None
+    if population is not None:
+        n_levels, n_classes = population.n_levels, population.n_classes
+    else:
+        first = job.data(seeds[0]) if kind == "problem" else job.replicate(seeds[0])
+        n_levels, n_classes = first.table.n_levels, first.table.n_classes
+    return MonteCarloResult(
+        variables=tuple(variables), replicates=rows[:, :p], information=rows[:, p],
+        exact=None if values is None else np.asarray(values, dtype=float),
+        exact_source=label if values is not None else None,
+        relevant=problem.relevant if problem else _relevant_of(payload.source),
+        n_levels=np.asarray(n_levels), n_classes=int(n_classes),
+        parameters={"method": method, "n_samples": N, "n_estimators": options.n_estimators,
+                    "max_features": options.max_features, "max_depth": options.max_depth,
+                    "bootstrap": bootstrap, "k_semantics": k_semantics, "criterion": criterion,
+                    "min_samples_leaf": options.min_samples_leaf, "flip_variable": flip,
+                    "flip_probability": q, "random_state": _seed_record(root),
+                    "replicates_from": "problem samples" if kind == "problem" else "bootstrap"},
+        problem=payload if kind == "problem" else payload.source, n_requested=R,
+        cancelled=cancelled, elapsed=time.perf_counter() - t0, population=population)
+
+
+def _with_option(spec: str, key: str, value) -> str:
+    name, options = parse_spec(spec)
+    if key not in options:
+        raise ValueError(f"Problem '{name}' has no option {key!r}, so it cannot be swept.")
+    return get_problem(canonical_spec(name, {**options, key: value})).spec
+
+
+def sweep(source, parameter: str, values, *, n_replicates: int = 100, random_state: int | None = 0,
+          progress=None, should_stop=None, replicates: bool = False, **kwargs) -> pd.DataFrame:
+    """Repeat :func:`monte_carlo` for each value of one parameter.
+
+    Parameters
+    ----------
+    source : str, Problem, PreparedData or DiscreteTable
+        As in :func:`monte_carlo`; ``"irrelevant"`` and ``"noise"`` need a
+        problem spec with that option.
+    parameter : {"n_samples", "n_estimators", "max_features", "max_depth", "irrelevant", \
+"noise", "input_noise"}
+        ``"noise"`` is the problem's own noise option (output flips for XOR and
+        SYM); ``"input_noise"`` is ``flip_probability`` of ``flip_variable``
+        (default: the first input).
+    values : sequence
+    n_replicates : int, default=100
+    random_state : int or None, default=0
+        Value i uses ``SeedSequence(random_state).spawn(len(values))[i]``:
+        independent replicates across values.
+    progress, should_stop : callable, optional
+        Over the whole sweep: ``progress(done, len(values) * n_replicates)``.
+    replicates : bool, default=False
+        False: one row per (value, variable) with the columns of
+        :meth:`MonteCarloResult.summary`; True: one row per replicate with ``importance``.
+    **kwargs
+        Every other option of :func:`monte_carlo`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Tidy: ``param``, ``value``, ``variable``, then the statistics and
+        ``exact``.  ``attrs["cancelled"]`` is True when stopped early (values not
+        reached are absent, the last one may have fewer replicates: see ``n_replicates``).
+    """
+    if parameter not in SWEEP_PARAMETERS:
+        raise ValueError(f"Unknown sweep parameter {parameter!r}; choose one of: "
+                         f"{', '.join(SWEEP_PARAMETERS)}.")
+    values = list(values)
+    if not values:
+        raise ValueError("values is empty; give at least one value to sweep over.")
+    if parameter in kwargs:
+        raise ValueError(f"{parameter!r} is the swept parameter; do not also pass it.")
+    if parameter in ("irrelevant", "noise"):
+        spec = source.spec if isinstance(source, Problem) else source
+        if not isinstance(spec, str):
+            raise ValueError(f"Sweeping {parameter!r} needs a problem spec, not uploaded data.")
+    R = _check_int("n_replicates", n_replicates, 1)
+    total, done, frames, cancelled = R * len(values), 0, [], False
+    root = _root(random_state)
+    seeds = [_child(root, i) for i in range(len(values))]
+    cache: dict = {}
+    for value, seed in zip(values, seeds):
+        if should_stop is not None and should_stop():
+            cancelled = True
+            break
+        src, kw = source, dict(kwargs)
+        if parameter in ("irrelevant", "noise"):
+            src = _with_option(spec, parameter, value)
+        elif parameter == "input_noise":
+            kw["flip_probability"] = value
+            kw.setdefault("flip_variable", 0)
+        else:
+            kw[parameter] = value
+        offset = done
+        r = monte_carlo(src, n_replicates=R, random_state=seed, should_stop=should_stop,
+                        progress=None if progress is None else
+                        (lambda d, _t, o=offset: progress(o + d, total)),
+                        _cache=cache, **kw)
+        done += r.n_replicates
+        frame = r.replicates_frame() if replicates else r.summary()
+        if replicates:
+            exact = dict(zip(r.variables, r.exact)) if r.exact is not None else {}
+            frame["exact"] = frame["variable"].map(exact).astype(float)
+        frame.insert(0, "value", [value] * len(frame))
+        frame.insert(0, "param", parameter)
+        frames.append(frame)
+        if r.cancelled:
+            cancelled = True
+            break
+    out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    out.attrs["cancelled"] = cancelled
+    out.attrs["parameter"] = parameter
+    return out
