@@ -48,6 +48,63 @@ def _wimp(counts, criterion):
     return n - np.divide(sq, n, out=np.zeros_like(n), where=n > 0)
 
 
+def _pair_counts(node, xcol, ye, w, pair_slot, width, cmax, ny, n_nodes):
+    """Class weights of every (node, candidate slot, value): (n_nodes, width, cmax, ny)."""
+    flat = ((node * width + pair_slot) * cmax + xcol) * ny + ye
+    return np.bincount(flat, weights=w, minlength=n_nodes * width * cmax * ny).reshape(
+        n_nodes, width, cmax, ny)
+
+
+def _is_constant(node, row, X, nodes_vars, cmax, n_nodes):
+    """For each node and its variable in ``nodes_vars`` (-1: none), is it constant there?"""
+    v = nodes_vars[node]
+    ok = v >= 0
+    flat = node[ok] * cmax + X[row[ok], v[ok]]
+    present = np.bincount(flat, minlength=n_nodes * cmax).reshape(n_nodes, cmax) > 0
+    return present.sum(axis=1) <= 1
+
+
+def _draw_sklearn(keys, used, node, row, X, max_features, cmax):
+    """scikit-learn's reading rule: candidates (n_nodes, width) var ids, -1 padded.
+
+    Features are read in the random order of ``keys``; used ones are constant;
+    reading stops once K were read and one of them was non-constant.  Constancy
+    is only computed for features actually read.
+    """
+    n_nodes, p = keys.shape
+    order = np.argsort(keys, axis=1)
+    k = min(max_features, p)
+    const = np.zeros((n_nodes, p), dtype=bool)   # in reading order
+    for j in range(k):
+        var = order[:, j]
+        c = used[np.arange(n_nodes), var].copy()
+        todo = np.where(~c, var, -1)
+        c |= _is_constant(node, row, X, todo, cmax, n_nodes) & (todo >= 0)
+        const[:, j] = c
+    n_read = np.full(n_nodes, k)
+    open_ = const[:, :k].all(axis=1)
+    j = k
+    while open_.any() and j < p:
+        var = np.where(open_, order[:, j], -1)
+        c = np.ones(n_nodes, dtype=bool)
+        live = open_ & ~used[np.arange(n_nodes), np.maximum(var, 0)]
+        todo = np.where(live, var, -1)
+        c[live] = _is_constant(node, row, X, todo, cmax, n_nodes)[live]
+        const[:, j] = c
+        n_read[open_] = j + 1
+        open_ &= c
+        j += 1
+    read = np.arange(p)[None, :] < n_read[:, None]
+    chosen = read & ~const
+    width = max(int(chosen.sum(axis=1).max()), 1)
+    cand = np.full((n_nodes, width), -1)
+    rows, cols = np.nonzero(chosen)            # row-major: grouped by node
+    before = np.concatenate([[0], np.cumsum(chosen.sum(axis=1))[:-1]])
+    slot = np.arange(rows.size) - before[rows]  # position among the node's candidates
+    cand[rows, slot] = order[rows, cols]
+    return cand
+
+
 def _grow_chunk(table, weights, rng, max_features, depth, k_semantics, criterion):
     """Grow ``weights.shape[0]`` trees; return (per_tree (T, p), by_degree (p, p) summed)."""
     n_trees, _ = weights.shape
@@ -56,64 +113,57 @@ def _grow_chunk(table, weights, rng, max_features, depth, k_semantics, criterion
     cmax = int(table.n_levels.max())
     per_tree = np.zeros((n_trees, p))
     by_degree = np.zeros((p, p))
-    tree_of_entry, row_of_entry = np.nonzero(weights > 0)
-    w = weights[tree_of_entry, row_of_entry]
+    tree_of_entry, row = np.nonzero(weights > 0)
+    w = weights[tree_of_entry, row]
     node = tree_of_entry.copy()           # entry -> node id (roots are the trees)
     node_tree = np.arange(n_trees)        # node -> tree
     used = np.zeros((n_trees, p), dtype=bool)
-    Xe_all = table.X
-    y_all = table.y
+    X, y_all = table.X, table.y
     for level in range(depth):
         n_nodes = node_tree.shape[0]
         if n_nodes == 0 or node.size == 0:
             break
-        xe = Xe_all[row_of_entry]
-        ye = y_all[row_of_entry]
-        flat = ((node[:, None] * p + np.arange(p)) * cmax + xe) * ny + ye[:, None]
-        counts = np.bincount(flat.ravel(), weights=np.repeat(w, p),
-                             minlength=n_nodes * p * cmax * ny).reshape(n_nodes, p, cmax, ny)
-        node_counts = counts[:, 0].sum(axis=1)                    # (nodes, ny)
+        ye = y_all[row]
+        node_counts = np.bincount(node * ny + ye, weights=w,
+                                  minlength=n_nodes * ny).reshape(n_nodes, ny)
         n_node = node_counts.sum(axis=1)
         pure = (node_counts > 0).sum(axis=1) <= 1
         node_imp = _wimp(node_counts, criterion)
-        child_imp = _wimp(counts, criterion).sum(axis=2)          # (nodes, p)
-        delta = np.maximum(node_imp[:, None] - child_imp, 0.0) / np.where(n_node > 0, n_node, 1)[:, None]
-        constant = (counts.sum(axis=3) > 0).sum(axis=2) <= 1      # (nodes, p)
         keys = rng.random((n_nodes, p))
         if k_semantics == "id3":
-            eligible = ~used
+            keys[used] = 2.0
             k_eff = min(max_features, p - level)
-            keys[~eligible] = 2.0
-            rank = np.argsort(np.argsort(keys, axis=1), axis=1)
-            selected = rank < k_eff
-            splittable = ~pure
+            cand = np.argpartition(keys, k_eff - 1, axis=1)[:, :k_eff] if k_eff < p \
+                else np.argsort(keys, axis=1)
         else:
-            const_all = constant | used
-            order = np.argsort(keys, axis=1)
-            const_in_order = np.take_along_axis(const_all, order, axis=1)
-            nonconst = ~const_in_order
-            has = nonconst.any(axis=1)
-            first = np.argmax(nonconst, axis=1)
-            n_drawn = np.maximum(max_features, first + 1)
-            drawn_sorted = np.arange(p)[None, :] < n_drawn[:, None]
-            selected = np.zeros_like(const_all)
-            np.put_along_axis(selected, order, drawn_sorted, axis=1)
-            selected &= ~const_all
-            splittable = ~pure & has
-        score = np.where(selected, delta, -np.inf)
+            cand = _draw_sklearn(keys, used, node, row, X, max_features, cmax)
+        width = cand.shape[1]
+        valid = cand >= 0
+        splittable = ~pure & valid.any(axis=1)
+        # class weights of the candidate splits only: cost entries x K, not entries x p
+        slots = np.repeat(np.arange(width)[None, :], node.size, axis=0)
+        vars_e = cand[node]
+        ok = vars_e >= 0
+        e_idx = np.repeat(np.arange(node.size), width).reshape(node.size, width)
+        counts = _pair_counts(node[e_idx[ok]], X[row[e_idx[ok]], vars_e[ok]], ye[e_idx[ok]],
+                              w[e_idx[ok]], slots[ok], width, cmax, ny, n_nodes)
+        child_imp = _wimp(counts, criterion).sum(axis=2)          # (nodes, width)
+        delta = np.maximum(node_imp[:, None] - child_imp, 0.0) / \
+            np.where(n_node > 0, n_node, 1)[:, None]
+        score = np.where(valid, delta, -np.inf)
         best = score.max(axis=1)
-        tied = selected & (score >= best[:, None] - TIE_TOLERANCE)
-        tie_keys = np.where(tied, rng.random((n_nodes, p)), -1.0)
-        chosen = np.argmax(tie_keys, axis=1)
+        tied = valid & (score >= best[:, None] - TIE_TOLERANCE)
+        tie_keys = np.where(tied, rng.random((n_nodes, width)), -1.0)
+        chosen = cand[np.arange(n_nodes), np.argmax(tie_keys, axis=1)]
         split_nodes = np.nonzero(splittable)[0]
-        gain = n_node[split_nodes] * delta[split_nodes, chosen[split_nodes]]
+        gain = n_node[split_nodes] * best[split_nodes]
         np.add.at(per_tree, (node_tree[split_nodes], chosen[split_nodes]), gain)
         np.add.at(by_degree[:, level], chosen[split_nodes], gain)
         if level + 1 >= depth:
             break
         keep = splittable[node]
-        node, row_of_entry, w = node[keep], row_of_entry[keep], w[keep]
-        x_split = Xe_all[row_of_entry, chosen[node]]
+        node, row, w = node[keep], row[keep], w[keep]
+        x_split = X[row, chosen[node]]
         uniq, new_node = np.unique(node * cmax + x_split, return_inverse=True)
         parent = uniq // cmax
         node_tree = node_tree[parent]

@@ -1,7 +1,8 @@
 """Shared look of every figure: one colour per variable, colour-blind-safe scales.
 
 Variable colours come from the Okabe-Ito palette (safe for the common colour
-vision deficiencies) extended with Tol's muted scheme, keyed by the
+vision deficiencies; its black replaced by brown so no variable looks like the
+black marks of exact values) extended with Tol's muted scheme, keyed by the
 variable's position so X3 has the same colour on every page.  Heatmaps use
 the perceptually uniform, colour-blind-safe ``cividis`` scale; signed
 differences use the diverging ``RdBu`` scale centred on zero.
@@ -15,7 +16,7 @@ __all__ = ["variable_color", "variable_colors", "HEATMAP_SCALE", "DIVERGING_SCAL
            "EXACT_COLOR", "SAMPLED_OPACITY", "base_layout", "BITS"]
 
 _PALETTE = (
-    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000",
+    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#8C510A",
     "#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77", "#CC6677", "#882255",
     "#AA4499", "#6699CC", "#888888", "#661100",
 )
