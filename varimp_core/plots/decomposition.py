@@ -28,7 +28,7 @@ from .importances import units_label
 from .style import HEATMAP_SCALE, base_layout, variable_color
 
 __all__ = ["make_degree_heatmap", "make_degree_pair", "make_terms_figure", "set_label",
-           "CUT_SCALE"]
+           "pair_height", "CUT_SCALE"]
 
 #: Colour scale of the cells a depth limit removes (light to mid grey).
 CUT_SCALE = [[0.0, "#f2f2f2"], [1.0, "#8c8c8c"]]
@@ -67,7 +67,7 @@ def _check_depth(max_depth, p: int) -> int:
     return min(int(max_depth), p)
 
 
-def _heatmap_traces(result: ImportanceResult, *, panel: str, zmax: float, max_depth,
+def _heatmap_traces(result: ImportanceResult, *, name: str, zmax: float, max_depth,
                     coloraxis: str | None, text: bool) -> list[go.Heatmap]:
     """Kept cells (k < q) on the colour scale, cut cells (k >= q) in grey."""
     bd = result.by_degree
@@ -77,16 +77,16 @@ def _heatmap_traces(result: ImportanceResult, *, panel: str, zmax: float, max_de
     ks = list(range(p))
     rows = bd.sum(axis=1)
     kept_rows = bd[:, :q].sum(axis=1)
-    custom = np.empty((p, p, 4), dtype=object)
-    for m in range(p):
-        for k in range(p):
-            custom[m, k] = [panel, rows[m], kept_rows[m], math.comb(p - 1, k)]
+    custom = np.empty((p, p, 3))
+    custom[:, :, 0] = rows[:, None]
+    custom[:, :, 1] = kept_rows[:, None]
+    custom[:, :, 2] = [math.comb(p - 1, k) for k in range(p)]
     kept = np.where(np.arange(p)[None, :] < q, bd, np.nan)
     hover = ("<b>%{y}</b>, k = %{x}<br>term = %{z:.6f} " + units
-             + "<br>over %{customdata[3]:,} sets B of size k"
-             + "<br>row total = %{customdata[1]:.6f} " + units)
+             + "<br>over %{customdata[2]:,} sets B of size k"
+             + "<br>row total = %{customdata[0]:.6f} " + units)
     if q < p:
-        hover += f"<br>total at depth {q} = %{{customdata[2]:.6f}} {units}"
+        hover += f"<br>total at depth {q} = %{{customdata[1]:.6f}} {units}"
     common = dict(x=ks, y=list(result.variables), customdata=custom, xgap=1, ygap=1,
                   texttemplate="%{z:.3f}" if text else None)
     if coloraxis:
@@ -94,12 +94,12 @@ def _heatmap_traces(result: ImportanceResult, *, panel: str, zmax: float, max_de
     else:
         scale = dict(colorscale=HEATMAP_SCALE, zmin=0.0, zmax=zmax,
                      colorbar=dict(title=dict(text=units)))
-    traces = [go.Heatmap(z=kept, name=f"{panel}: kept", hovertemplate=hover + "<extra></extra>",
+    traces = [go.Heatmap(z=kept, name=name, hovertemplate=hover + "<extra></extra>",
                          **common, **scale)]
     if q < p:
         cut = np.where(np.arange(p)[None, :] >= q, bd, np.nan)
         traces.append(go.Heatmap(
-            z=cut, name=f"{panel}: cut by depth {q}", colorscale=CUT_SCALE, zmin=0.0,
+            z=cut, name=f"{name}: cut by depth {q}", colorscale=CUT_SCALE, zmin=0.0,
             zmax=zmax, showscale=False,
             hovertemplate=("<b>%{y}</b>, k = %{x}<br>term = %{z:.6f} " + units
                            + f"<br>not counted at depth {q} (Proposition 6: only k < {q})"
@@ -150,8 +150,8 @@ def make_degree_heatmap(result: ImportanceResult, zmax: float | None = None, *,
     fig : go.Figure
         Trace 0 holds the kept cells (``z`` equals ``by_degree`` where
         k < q, NaN elsewhere); trace 1, present when q < p, the cut cells.
-        Each cell's ``customdata`` is ``[panel, row total, row total at
-        depth q, C(p-1, k)]``.
+        Each cell's ``customdata`` is ``[row total, row total at depth q,
+        C(p-1, k)]``.
 
     Notes
     -----
@@ -165,11 +165,16 @@ def make_degree_heatmap(result: ImportanceResult, zmax: float | None = None, *,
     p = result.n_features
     q = _check_depth(max_depth, p)
     top = _zmax(result) if zmax is None else float(zmax)
-    fig = go.Figure(_heatmap_traces(result, panel="single", zmax=top, max_depth=max_depth,
+    fig = go.Figure(_heatmap_traces(result, name=_describe(result), zmax=top, max_depth=max_depth,
                                     coloraxis=None, text=p <= _TEXT_MAX_FEATURES))
     base_layout(fig, title=_describe(result), height=height or max(320, 60 + 38 * p))
     _axes(fig, p, q)
     return fig
+
+
+def pair_height(n_features: int) -> int:
+    """Pixels :func:`make_degree_pair` uses for ``n_features`` rows."""
+    return max(340, 90 + 38 * int(n_features))
 
 
 def make_degree_pair(result_k1: ImportanceResult, result_k: ImportanceResult,
@@ -193,9 +198,9 @@ def make_degree_pair(result_k1: ImportanceResult, result_k: ImportanceResult,
     -------
     fig : go.Figure
         Both panels' colour traces use ``layout.coloraxis`` (one scale, one
-        colour bar).  Traces of the left panel come first; each cell's
-        ``customdata[0]`` is ``"K1"`` (left) or ``"K"`` (right), so a click
-        tells which panel it came from.
+        colour bar).  Traces of the left panel come first, on axes ``x``/``y``;
+        those of the right panel are on ``x2``/``y2`` (how a click tells the
+        panels apart).
 
     Raises
     ------
@@ -210,12 +215,12 @@ def make_degree_pair(result_k1: ImportanceResult, result_k: ImportanceResult,
     text = p <= _TEXT_MAX_FEATURES
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
                         subplot_titles=[_describe(result_k1), _describe(result_k)])
-    for col, (res, panel) in enumerate(((result_k1, "K1"), (result_k, "K")), start=1):
-        for trace in _heatmap_traces(res, panel=panel, zmax=top, max_depth=max_depth,
+    for col, res in enumerate((result_k1, result_k), start=1):
+        for trace in _heatmap_traces(res, name=_describe(res), zmax=top, max_depth=max_depth,
                                      coloraxis="coloraxis", text=text):
             fig.add_trace(trace, row=1, col=col)
         _axes(fig, p, q, col=col)
-    base_layout(fig, height=height or max(340, 90 + 38 * p))
+    base_layout(fig, height=height or pair_height(p))
     units = units_label(result_k1)
     fig.update_layout(coloraxis=dict(colorscale=HEATMAP_SCALE, cmin=0.0, cmax=top,
                                      colorbar=dict(title=dict(text=units))),

@@ -74,7 +74,7 @@ def _box_stats(per_tree: np.ndarray) -> dict:
 
 
 def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | None = None, *,
-                           height: int = 440) -> go.Figure:
+                           max_bars: int = 50, height: int = 440) -> go.Figure:
     """Bar chart of MDI importances, one bar per variable in the variable's colour.
 
     Parameters
@@ -87,15 +87,19 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
     exact : ImportanceResult, default=None
         Infinite-ensemble values drawn over the bars as black diamonds, with
         the same variables in the same order.
+    max_bars : int, default=50
+        With more variables than this, only the ``max_bars`` largest
+        importances are drawn, largest first (a note says so); otherwise
+        the variables keep their order.
     height : int, default=440
         Figure height in pixels.
 
     Returns
     -------
     fig : go.Figure
-        Trace 0 is the bars (``y`` equals ``result.importances``); then the
-        per-tree box when present; the exact diamonds come last
-        (``y`` equals ``exact.importances``).
+        Trace 0 is the bars (``y`` equals ``result.importances``, for the
+        variables drawn); then the per-tree box when present; the exact
+        diamonds come last (``y`` equals ``exact.importances``).
 
     Raises
     ------
@@ -110,11 +114,17 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
     """
     if exact is not None and tuple(exact.variables) != tuple(result.variables):
         raise ValueError("The exact result must have the same variables as the sampled result.")
-    variables = list(result.variables)
+    p = result.n_features
+    idx = np.arange(p)
+    if p > max_bars:
+        idx = np.argsort(-result.importances, kind="stable")[:max_bars]
+    variables = [result.variables[i] for i in idx]
     units = units_label(result)
-    colors = [variable_color(i) for i in range(len(variables))]
-    share = result.normalised
+    colors = [variable_color(i) for i in idx]
+    values = result.importances[idx]
+    share = result.normalised[idx]
     sem = result.importances_sem
+    sem = None if sem is None else sem[idx]
     sampled = not _is_exact(result)
     n_trees = None if result.per_tree is None else result.per_tree.shape[0]
 
@@ -126,7 +136,7 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
         custom = [[s, e] for s, e in zip(share, sem)]
     fig = go.Figure()
     fig.add_trace(go.Bar(
-        x=variables, y=result.importances, name=method_label(result),
+        x=variables, y=values, name=method_label(result),
         marker=dict(color=colors, opacity=SAMPLED_OPACITY if sampled else 1.0,
                     line=dict(color=colors, width=1.5),
                     pattern=dict(shape="/" if sampled else "", fillmode="overlay",
@@ -136,25 +146,29 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
         customdata=custom, hovertemplate="<br>".join(lines) + "<extra></extra>",
     ))
     if result.per_tree is not None and n_trees and n_trees >= 2:
-        stats = _box_stats(result.per_tree)
+        stats = _box_stats(result.per_tree[:, idx])
         fig.add_trace(go.Box(
             x=variables, name=f"per-tree spread (T = {n_trees:,})", width=0.18,
             fillcolor="rgba(255,255,255,0)", line=dict(color="#555555", width=1),
             boxpoints=False, hoverinfo="x+y", **stats,
         ))
     if exact is not None:
+        exact_values = exact.importances[idx]
         fig.add_trace(go.Scatter(
-            x=variables, y=exact.importances, mode="markers", name=method_label(exact),
+            x=variables, y=exact_values, mode="markers", name=method_label(exact),
             marker=dict(symbol="diamond", size=13, color=EXACT_COLOR,
                         line=dict(color="#ffffff", width=1.5)),
-            customdata=np.column_stack([exact.importances - result.importances]),
+            customdata=np.column_stack([exact_values - values]),
             hovertemplate=("<b>%{x}</b><br>exact importance = %{y:.6f} " + units
                            + "<br>bar \u2212 exact = %{customdata[0]:+.6f} " + units
                            + "<extra></extra>"),
         ))
     base_layout(fig, height=height)
     fig.update_layout(barmode="overlay", boxmode="overlay", bargap=0.35, showlegend=True)
-    fig.update_xaxes(title_text="Variable", type="category")
+    title = "Variable"
+    if p > max_bars:
+        title = f"The {max_bars} largest of {p} variables, largest first"
+    fig.update_xaxes(title_text=title, type="category")
     fig.update_yaxes(title_text=f"MDI importance ({units})", rangemode="tozero",
                      zeroline=True, zerolinecolor="#888888")
     if sampled:
