@@ -26,6 +26,7 @@ import hashlib
 import json
 import math
 import os
+import socket
 import tempfile
 import time
 from typing import Any, Callable
@@ -142,12 +143,33 @@ def put_json(key: str, value: Any, *, expire: float | None = None) -> None:
     get_cache().set(key, text, expire=expire, retry=True)
 
 
+def _holder() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _holder_is_gone(holder) -> bool:
+    """True when the lock's holder is a process of this machine that no longer runs."""
+    if not isinstance(holder, str) or ":" not in holder:
+        return False
+    host, _, pid = holder.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
 def get_or_compute(key: str, fn: Callable[[], Any], *, expire: float | None = None) -> Any:
     """Return the cached value for ``key``, computing and storing it on a miss.
 
     Concurrent callers with the same key (two users, two workers) wait for the
-    first computation instead of repeating it; a lock older than 15 minutes is
-    considered abandoned.
+    first computation instead of repeating it.  A lock whose holder process no
+    longer runs (a cancelled background job is killed) or that is older than 15
+    minutes is considered abandoned.
 
     Parameters
     ----------
@@ -169,13 +191,14 @@ def get_or_compute(key: str, fn: Callable[[], Any], *, expire: float | None = No
     cache = get_cache()
     lock = f"lock:{key}"
     deadline = time.monotonic() + _LOCK_EXPIRE
-    while not cache.add(lock, "1", expire=_LOCK_EXPIRE, retry=True):
+    while not cache.add(lock, _holder(), expire=_LOCK_EXPIRE, retry=True):
         time.sleep(_LOCK_POLL)
         value = get_json(key)
         if value is not None:
             return value
-        if time.monotonic() > deadline:  # the holder died without releasing
-            break
+        if time.monotonic() > deadline or _holder_is_gone(cache.get(lock)):
+            # the holder died without releasing (a cancelled background job is killed)
+            cache.delete(lock, retry=True)
     try:
         value = get_json(key)
         if value is None:
