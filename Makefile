@@ -8,7 +8,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8050
 BENCH_ARGS ?=
 
-.PHONY: run serve test bench browser clean-cache
+.PHONY: run serve test bench browser redis clean-cache
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -39,7 +39,17 @@ browser:
 			chromium chromium-driver; \
 	fi
 
-test: $(VENV)/.stamp-test browser
+# Debian's redis-server for the scale-out tests (tests/test_scaleout.py starts its own).
+redis:
+	@if ! command -v redis-server >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		echo "Installing redis-server with apt-get"; \
+		$$SUDO apt-get update && \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+			redis-server; \
+	fi
+
+test: $(VENV)/.stamp-test browser redis
 	$(VENV)/bin/pytest tests --webdriver Chrome --headless -p no:cacheprovider
 
 bench: $(VENV)/.stamp-run

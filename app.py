@@ -2,8 +2,8 @@
 
 Production: ``gunicorn app:server`` (see the Makefile and Dockerfile).  With
 ``REDIS_URL`` set, background jobs go to Celery workers started with
-``celery -A app:celery_app worker``.  ``VARIMP_DEBUG=1`` turns Dash's debug
-mode on.
+``celery -A app:celery_app worker`` (``docker-compose.yml`` runs the web
+server, a worker and Redis).  ``VARIMP_DEBUG=1`` turns Dash's debug mode on.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 
 import dash
-from dash import ALL, Dash, Input, Output, State, dcc, html
+from dash import ALL, Dash, Input, Output, State, dcc, html, no_update
 
 from pages._ui import jobs
-from pages._ui.datasource import max_request_bytes, max_upload_bytes
+from pages._ui.datasource import link_session_data, max_request_bytes, max_upload_bytes
 
 background_manager, celery_app = jobs.make_manager()
 
@@ -95,6 +95,19 @@ app.clientside_callback(
     Input("vi-data", "data"),
     State({"type": "vi-nav", "path": ALL}, "id"),
 )
+
+
+# A page URL that names its data (a shared link opened in a fresh session) makes
+# that the session's data choice, as the Data page would, so the navigation keeps it.
+@app.callback(
+    Output("vi-data", "data", allow_duplicate=True),
+    Input("vi-url", "search"),
+    State("vi-data", "data"),
+    prevent_initial_call="initial_duplicate",
+)
+def keep_link_data(search, current):
+    store = link_session_data(search, current)
+    return no_update if store is None else store
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from functools import lru_cache
 
 import numpy as np
@@ -43,7 +43,7 @@ from .replicates import (_check_int, _check_probability, _child, _flip_values, _
                          _int_seed, _root, _seed_record, flip_input, run_replicates)
 
 __all__ = ["MonteCarloResult", "monte_carlo", "sweep", "flip_input", "run_replicates",
-           "as_prepared", "QUANTILES", "SWEEP_PARAMETERS", "EXACT_MAX_ROWS"]
+           "job_from_dict", "as_prepared", "QUANTILES", "SWEEP_PARAMETERS", "EXACT_MAX_ROWS"]
 
 #: Quantiles reported by :meth:`MonteCarloResult.summary` (columns q05 ... q95).
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
@@ -267,6 +267,29 @@ class _ProblemJob:
     def __call__(self, seed: np.random.SeedSequence) -> np.ndarray:
         return self.options.importances(self.data(seed), _int_seed(_child(seed, 2)))
 
+    def to_dict(self) -> dict:
+        """JSON-able description of the job; :func:`job_from_dict` rebuilds it."""
+        return {"kind": "problem", "spec": self.spec, "n_samples": self.n_samples,
+                "options": asdict(self.options), "flip_variable": self.flip_variable,
+                "flip_probability": self.flip_probability, "bins": self.bins,
+                "max_levels": self.max_levels}
+
+
+def job_from_dict(spec: dict):
+    """Rebuild a replicate job of a built-in problem from its ``to_dict()``.
+
+    A ``mapper`` of :func:`run_replicates` sends the dict (JSON) to another
+    process or machine and calls the rebuilt job there on the same seeds, so
+    the replicates are the same numbers as in a local run.  Jobs on uploaded
+    tables have no ``to_dict`` and always run locally.
+    """
+    if not isinstance(spec, dict) or spec.get("kind") != "problem":
+        raise ValueError("Only replicate jobs of built-in problems can be rebuilt from a dict.")
+    options = _Options(**{f.name: spec["options"][f.name] for f in fields(_Options)})
+    return _ProblemJob(get_problem(spec["spec"]).spec, int(spec["n_samples"]), options,
+                       spec.get("flip_variable"), float(spec.get("flip_probability", 0.0)),
+                       int(spec.get("bins", 5)), int(spec.get("max_levels", 20)))
+
 
 @dataclass(frozen=True)
 class _TableJob:
@@ -365,7 +388,7 @@ def monte_carlo(source, *, n_replicates: int = 100, n_samples: int | None = None
                 flip_variable=None, flip_probability: float = 0.0, exact: bool = True,
                 random_state: int | None = 0, n_jobs: int = 1, chunk_size: int | None = None,
                 progress=None, should_stop=None, bins: int = 5, max_levels: int = 20,
-                _cache: dict | None = None) -> MonteCarloResult:
+                mapper=None, _cache: dict | None = None) -> MonteCarloResult:
     """Grow a forest on each of R data sets and record every variable's importance.
 
     Parameters
@@ -405,6 +428,9 @@ def monte_carlo(source, *, n_replicates: int = 100, n_samples: int | None = None
         with ``cancelled=True``.
     bins, max_levels : int
         Typing of sampled problem frames, as in :func:`varimp_core.data.prepare_table`.
+    mapper : callable, optional
+        Runs the chunks elsewhere, e.g. on Celery workers (see
+        :func:`run_replicates`); results do not depend on it.
 
     Returns
     -------
@@ -452,7 +478,7 @@ def monte_carlo(source, *, n_replicates: int = 100, n_samples: int | None = None
     else:
         job = _TableJob(payload, N, options, flip, q)
     rows, cancelled = run_replicates(job, seeds, n_jobs=n_jobs, chunk_size=chunk_size,
-                                     progress=progress, should_stop=should_stop)
+                                     progress=progress, should_stop=should_stop, mapper=mapper)
     p = len(variables)
     rows = rows.reshape(-1, p + 1)
     population, label = _population(kind, payload, problem, flip, q)

@@ -2,8 +2,10 @@
 
 Replicate r is seeded by the r-th child of ``SeedSequence(random_state)``, so a
 study's numbers do not depend on how its replicates are split into chunks or
-processes (joblib).  Progress is reported per chunk and a ``should_stop()``
-callable is checked between chunks; a stopped run returns the replicates done.
+processes (joblib), or which machine runs them (a ``mapper``, e.g. Celery
+workers: see ``pages/_ui/fanout.py``).  Progress is reported per chunk and a
+``should_stop()`` callable is checked between chunks; a stopped run returns the
+replicates done.
 """
 
 from __future__ import annotations
@@ -31,8 +33,9 @@ def _run_chunk(job, seeds) -> np.ndarray:
     return np.vstack([job(s) for s in seeds])
 
 
-def run_replicates(job, seeds, *, n_jobs=1, chunk_size=None, progress=None, should_stop=None):
-    """Run ``job(seed)`` for every seed, in chunks, serially or in joblib processes.
+def run_replicates(job, seeds, *, n_jobs=1, chunk_size=None, progress=None, should_stop=None,
+                   mapper=None):
+    """Run ``job(seed)`` for every seed, in chunks, serially, in joblib processes or by a mapper.
 
     Parameters
     ----------
@@ -47,11 +50,18 @@ def run_replicates(job, seeds, *, n_jobs=1, chunk_size=None, progress=None, shou
         ``progress(done, total)`` after each chunk.
     should_stop : callable, optional
         Asked before each chunk is started or collected; True stops the run.
+    mapper : callable, optional
+        Runs the chunks elsewhere (other processes or machines):
+        ``mapper(job, chunks)`` gets the list of chunks (each a list of seeds)
+        and returns an iterator of ``(chunk_index, rows)`` pairs, in any order,
+        as chunks finish -- or None to decline (then ``n_jobs`` applies).  Its
+        ``close()``, if any, is called when the run ends or stops early.
 
     Returns
     -------
     rows : ndarray of shape (n_done, width)
-        The first ``n_done`` replicates, in order.
+        The replicates done, in seed order (without a mapper, the first
+        ``n_done``).
     cancelled : bool
     """
     import joblib
@@ -63,29 +73,35 @@ def run_replicates(job, seeds, *, n_jobs=1, chunk_size=None, progress=None, shou
     chunk_size = _check_int("chunk_size", chunk_size, 1)
     bounds = [(lo, min(lo + chunk_size, total)) for lo in range(0, total, chunk_size)]
     stop = should_stop or (lambda: False)
-    done, parts, cancelled = 0, [], False
-    if workers == 1 or len(bounds) == 1:
-        results = (_run_chunk(job, seeds[lo:hi]) for lo, hi in bounds)
+    done, parts, cancelled = 0, {}, False
+    source = None if mapper is None else mapper(job, [seeds[lo:hi] for lo, hi in bounds])
+    if source is not None:
+        results = iter(source)
     else:
-        results = joblib.Parallel(n_jobs=workers, return_as="generator")(
-            joblib.delayed(_run_chunk)(job, seeds[lo:hi]) for lo, hi in bounds)
+        if workers == 1 or len(bounds) == 1:
+            source = (_run_chunk(job, seeds[lo:hi]) for lo, hi in bounds)
+        else:
+            source = joblib.Parallel(n_jobs=workers, return_as="generator")(
+                joblib.delayed(_run_chunk)(job, seeds[lo:hi]) for lo, hi in bounds)
+        results = enumerate(source)
     try:
         for _ in bounds:
             if stop():
                 cancelled = True
                 break
-            part = next(results)
-            parts.append(part)
-            done += part.shape[0]
+            i, part = next(results)
+            parts[i] = np.asarray(part)
+            done += parts[i].shape[0]
             if progress is not None:
                 progress(done, total)
     finally:
-        close = getattr(results, "close", None)
+        close = getattr(source, "close", None)
         if close is not None:
             with warnings.catch_warnings():  # joblib reports the tasks it cancels
                 warnings.simplefilter("ignore", UserWarning)
                 close()
-    return (np.vstack(parts) if parts else np.zeros((0, 0))), cancelled
+    return (np.vstack([parts[i] for i in sorted(parts)]) if parts else np.zeros((0, 0))), \
+        cancelled
 
 
 def _child(seq: np.random.SeedSequence, k: int) -> np.random.SeedSequence:

@@ -33,18 +33,22 @@ callback.  Every page does it the same way:
 
 The app's manager comes from :func:`make_manager`: ``DiskcacheManager`` by
 default, ``CeleryManager`` with Redis when ``REDIS_URL`` is set (then run a
-worker: ``celery -A app:celery_app worker``).
+worker: ``celery -A app:celery_app worker``; see :mod:`pages._ui.celery_jobs`
+for jobs whose worker is gone, :mod:`pages._ui.fanout` for Monte Carlo
+studies spread over every worker).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import secrets
 import time
 from typing import Any, Callable, Iterable
 
-from dash import Input, Output, clientside_callback, html
+from dash import CeleryManager, DiskcacheManager, Input, Output, clientside_callback, html
 
+from . import celery_jobs, fanout
 from .cache import cache_dir
 
 __all__ = [
@@ -144,11 +148,27 @@ def background_options(
         ],
         progress_default=[None, "1", ""],
         interval=interval,
+        on_error=_show_error(ids["status"]),
     )
     if manager is not None:
         opts["manager"] = manager
     _register_cancel_note(prefix)
     return opts
+
+
+def _show_error(status_id: str) -> Callable[[Exception], None]:
+    """``on_error`` of a job: its sentence goes to the status line (the outputs keep theirs).
+
+    Reached when the job raised past the page's own ``try``, or its worker was
+    lost (:func:`pages._ui.celery_jobs.lost_job_error`).
+    """
+    def on_error(exc: Exception) -> None:
+        from dash import set_props
+
+        set_props(status_id, {"children": celery_jobs.lost_job_sentence(exc)
+                              or error_message(exc)})
+
+    return on_error
 
 
 _cancel_notes: set[str] = set()  # prefixes whose "Cancelled." callback exists (no user data)
@@ -258,16 +278,85 @@ def make_manager():
     celery_app : celery.Celery or None
         Start workers with ``celery -A app:celery_app worker``.
     """
-    from dash import CeleryManager, DiskcacheManager
-
     expire = int(os.environ.get("VARIMP_JOB_EXPIRE", "3600"))
     url = os.environ.get("REDIS_URL")
     if url:
-        from celery import Celery
-
-        celery_app = Celery("varimp", broker=url, backend=url)
-        return CeleryManager(celery_app, expire=expire), celery_app
+        celery_app = celery_jobs.make_celery_app(url)
+        return _CeleryManager(celery_app, expire=expire), celery_app
     import diskcache
 
     jobs_cache = diskcache.Cache(os.path.join(cache_dir(), "jobs"))
-    return DiskcacheManager(jobs_cache, expire=expire), None
+    return _DiskcacheManager(jobs_cache, expire=expire), None
+
+
+class _KeyPerRequest:
+    """Mixin: each background request gets its own result key.
+
+    Dash keys a job's result by the callback's arguments alone and deletes it
+    once a poll has read it, so two sessions sending the same request at the
+    same time (a class opening one shared link) shared one key: the first poll
+    took the result and the other request got no update (HTTP 204, an empty
+    figure).  Results are shared through :mod:`cache` instead; the job store
+    only hands each answer to the request that asked for it.
+    """
+
+    def build_cache_key(self, fn, args, cache_args_to_ignore, triggered):
+        return secrets.token_hex(32)
+
+
+class _DiskcacheManager(_KeyPerRequest, DiskcacheManager):
+    """``DiskcacheManager`` with per-request keys that does not wait on other workers' jobs."""
+
+    def terminate_job(self, job):
+        """Stop a job; one started by another worker process is not waited for.
+
+        Dash kills the job and waits up to 1 s for it to exit.  Under gunicorn
+        the poll that reads a result often reaches another worker than the
+        job's parent; only the parent can reap the finished process, so that
+        wait always ran to its 1 s timeout, on about half of all requests.
+        """
+        import psutil
+
+        if job is None:
+            return
+        try:
+            proc = psutil.Process(int(job))
+            if proc.ppid() == os.getpid():
+                return super().terminate_job(job)
+            if proc.status() == psutil.STATUS_ZOMBIE:  # finished; its parent reaps it
+                return
+            for child in proc.children(recursive=True):
+                try:
+                    child.kill()
+                except psutil.NoSuchProcess:
+                    pass
+            proc.kill()
+        except psutil.NoSuchProcess:
+            return
+
+
+class _CeleryManager(_KeyPerRequest, CeleryManager):
+    """``CeleryManager`` with per-request result keys; a job whose worker is gone ends.
+
+    Dash would poll such a job forever (its task stays "started"); here the
+    poll returns an error sentence instead (:mod:`pages._ui.celery_jobs`), and
+    cancelling a job also revokes the Monte Carlo chunks it fanned out.
+    """
+
+    def call_job_fn(self, key, job_fn, args, context):
+        return celery_jobs.submit(self.handle, job_fn,
+                                  (key, self._make_progress_key(key), args, context))
+
+    def get_result(self, key, job):
+        result = super().get_result(key, job)
+        if result is self.UNDEFINED and job:
+            lost = celery_jobs.lost_job_error(self.handle, job)
+            if lost is not None:
+                self.clear_cache_entry(self._make_progress_key(key))
+                self.terminate_job(job)
+                return lost
+        return result
+
+    def terminate_job(self, job):
+        super().terminate_job(job)
+        fanout.revoke_children(self.handle, job)

@@ -1,0 +1,143 @@
+"""Background jobs on Celery workers: the Celery app, worker heartbeats, lost jobs.
+
+With ``REDIS_URL`` set, :func:`pages._ui.jobs.make_manager` runs background
+callbacks on Celery workers (``celery -A app:celery_app worker``; importing
+``app`` imports every page, so the workers know every page's callbacks).
+
+A worker can vanish mid-job (restarted, out of memory, machine gone) and Dash
+would then poll a job that never ends.  So each job has a liveness key in
+Redis: ``"queued"`` when submitted (kept ``VARIMP_JOB_QUEUE_TIMEOUT`` s,
+default 300), then ``"running"``, renewed by a heartbeat thread in the worker
+and kept ``VARIMP_JOB_LOST_AFTER`` s (default 30) after the last beat.  Redis
+expires the key, so no clocks are compared across machines.  A poll that finds
+no result and no key ends the job with an error sentence on the page.
+
+Messages are JSON only (``task_serializer``, ``accept_content``): nothing a
+worker receives is unpickled.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+
+__all__ = ["make_celery_app", "submit", "lost_job_error", "lost_job_sentence", "LOST_MARK"]
+
+log = logging.getLogger(__name__)
+
+#: Traceback text of the error Dash gets for a lost job (recognised by the page's on_error).
+LOST_MARK = "varimp: the job's worker is gone"
+_KEY = "varimp-job-{}"
+_DASH_TASK = "background_callback_"
+_beats: dict[str, threading.Event] = {}  # task id -> its heartbeat's stop flag (no user data)
+
+
+def _seconds(name: str, default: float) -> float:
+    try:
+        value = float(os.environ.get(name, ""))
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+def queue_timeout() -> float:
+    """Seconds a job may wait for a worker: ``VARIMP_JOB_QUEUE_TIMEOUT`` (default 300)."""
+    return _seconds("VARIMP_JOB_QUEUE_TIMEOUT", 300.0)
+
+
+def lost_after() -> float:
+    """Seconds without a heartbeat after which a job is lost: ``VARIMP_JOB_LOST_AFTER`` (30)."""
+    return _seconds("VARIMP_JOB_LOST_AFTER", 30.0)
+
+
+def make_celery_app(url: str, *, default: bool = True):
+    """The Celery app on Redis ``url``: JSON messages, started-state tracking, heartbeats.
+
+    Also registers the Monte Carlo chunk task (:mod:`pages._ui.fanout`); with
+    ``default``, ``fanout.replicate_mapper()`` sends chunks through this app.
+    """
+    from celery import Celery
+    from celery.signals import task_postrun, task_prerun
+
+    from . import fanout
+
+    app = Celery("varimp", broker=url, backend=url)
+    app.conf.update(
+        task_serializer="json",
+        result_serializer="json",
+        accept_content=["json"],
+        result_accept_content=["json"],
+        event_serializer="json",
+        task_track_started=True,         # queued (PENDING) and running (STARTED) differ
+        worker_prefetch_multiplier=1,    # long tasks: a worker holds no more than it runs
+        broker_connection_retry_on_startup=True,
+    )
+    task_prerun.connect(_start_heartbeat, weak=False, dispatch_uid="varimp-heartbeat-start")
+    task_postrun.connect(_stop_heartbeat, weak=False, dispatch_uid="varimp-heartbeat-stop")
+    fanout.install(app, default=default)
+    return app
+
+
+def submit(celery_app, job_fn, args) -> str:
+    """Send a Dash job to the workers, marked queued; returns its task id."""
+    from celery.utils import uuid
+
+    task_id = uuid()
+    celery_app.backend.client.set(_KEY.format(task_id), "queued",
+                                  px=int(queue_timeout() * 1000))
+    job_fn.apply_async(args, task_id=task_id)
+    return task_id
+
+
+def lost_job_error(celery_app, job) -> dict | None:
+    """Dash's error value when job ``job`` has no result and never will, else None."""
+    if celery_app.backend.client.get(_KEY.format(job)) is not None:
+        return None  # queued within the timeout, or its heartbeat is fresh
+    state = celery_app.AsyncResult(job).state
+    if state == "SUCCESS":
+        return None  # finished: its result is being written
+    if state == "PENDING":
+        sentence = (f"No worker started this job within {queue_timeout():g} s: the workers "
+                    "are busy or not running. Try again in a moment.")
+    else:
+        sentence = ("The worker computing this view stopped before it finished (it was "
+                    "restarted or ran out of memory). Run it again; if this keeps happening, "
+                    "ask for less work (fewer trees, replicates or rows).")
+    log.warning("Background job %s is lost (state %s)", job, state)
+    return {"background_callback_error": {"msg": sentence, "tb": LOST_MARK}}
+
+
+def lost_job_sentence(exc: BaseException) -> str | None:
+    """The sentence of a :func:`lost_job_error` that reached ``on_error``, else None."""
+    head, _, tail = str(exc).rpartition("\n")
+    if tail != LOST_MARK:
+        return None
+    return head.split("background callback: ", 1)[-1]
+
+
+# -- worker side -----------------------------------------------------------------
+def _start_heartbeat(sender=None, task_id=None, task=None, **_kwargs):
+    if task is None or not task.name.startswith(_DASH_TASK):
+        return
+    client, key = task.backend.client, _KEY.format(task_id)
+    ttl = int(lost_after() * 1000)
+    stop = threading.Event()
+    client.set(key, "running", px=ttl)
+
+    def beat():
+        while not stop.wait(ttl / 4000):
+            try:
+                client.set(key, "running", px=ttl)
+            except Exception:  # Redis briefly away: the next beat retries
+                log.warning("Heartbeat of job %s failed", task_id, exc_info=True)
+
+    _beats[task_id] = stop
+    threading.Thread(target=beat, name=f"varimp-heartbeat-{task_id}", daemon=True).start()
+
+
+def _stop_heartbeat(sender=None, task_id=None, task=None, **_kwargs):
+    stop = _beats.pop(task_id, None)
+    if stop is not None:
+        stop.set()
+        task.backend.client.delete(_KEY.format(task_id))

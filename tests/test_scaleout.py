@@ -1,0 +1,367 @@
+"""Scale-out on a real engine: Redis, two gunicorn workers and Celery workers.
+
+The test starts everything itself, on loopback only: Debian's ``redis-server``
+(``make test`` installs it) on a free port without persistence, ``gunicorn
+app:server`` with 2 workers and Celery workers ``celery -A app:celery_app
+worker``, all with ``REDIS_URL`` set and a throw-away ``VARIMP_CACHE_DIR``.
+Each process runs in its own process group, which the fixtures' finalizers
+kill.  Jobs go through Dash's background callback HTTP protocol
+(``/_dash-update-component``: a first POST returns signed ``cacheKey`` and
+``job`` handles, polls carry them and get ``progress`` until ``response``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
+LOST_AFTER = 3  # seconds without a heartbeat before a job counts as lost (workers' setting)
+IMPORTANCES = "imp-graph.figure"  # an output of the importances page's background callback
+
+
+# -- processes -----------------------------------------------------------------------
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait(predicate, timeout: float, what: str, proc=None, log=None):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        if proc is not None and proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    tail = Path(log).read_text(errors="replace")[-3000:] if log else ""
+    pytest.fail(f"Waited {timeout:g} s in vain for: {what}.\n{tail}")
+
+
+def _die_with_parent():  # runs in the child: SIGKILL it if the test process dies
+    import ctypes
+
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+class _Processes:
+    """Subprocesses in their own process groups, stopped by :meth:`stop_all`."""
+
+    def __init__(self, logdir: Path, env: dict):
+        self.logdir, self.env, self.procs = logdir, env, {}
+
+    def start(self, name: str, cmd: list[str]) -> subprocess.Popen:
+        log = open(self.logdir / f"{name}.log", "wb")
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True,
+                                preexec_fn=_die_with_parent)
+        log.close()
+        self.procs[name] = proc
+        return proc
+
+    def log(self, name: str) -> str:
+        return (self.logdir / f"{name}.log").read_text(errors="replace")
+
+    def kill(self, name: str, sig=signal.SIGKILL) -> None:
+        proc = self.procs.pop(name, None)
+        if proc is None:
+            return
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=5)
+
+    def stop_all(self) -> None:
+        for name in list(self.procs):
+            self.kill(name, signal.SIGTERM if name in ("redis", "web") else signal.SIGKILL)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def without_redis():
+    """``import app`` without ``REDIS_URL``, in a subprocess started before the cluster."""
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    code = ("import sys, app; from dash import DiskcacheManager; "
+            "assert isinstance(app.background_manager, DiskcacheManager); "
+            "assert app.celery_app is None; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('redis', 'celery', 'kombu', 'billiard')))")
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=_die_with_parent)
+    yield proc
+    if proc.poll() is None:
+        proc.kill()
+    proc.communicate()
+
+
+@pytest.fixture(scope="module")
+def cluster(request):
+    """Redis, gunicorn (2 workers) and two Celery workers (``a`` and ``b``)."""
+    if not os.path.exists(REDIS_SERVER):
+        pytest.fail("redis-server is required for the scale-out tests; `make test` installs "
+                    "it (apt-get install redis-server).")
+    tmp = Path(tempfile.mkdtemp(prefix="varimp-scaleout-"))
+    redis_port, web_port = _free_port(), _free_port()
+    url = f"redis://127.0.0.1:{redis_port}/0"
+    env = {**os.environ, "REDIS_URL": url, "VARIMP_CACHE_DIR": str(tmp / "cache"),
+           "VARIMP_JOB_LOST_AFTER": str(LOST_AFTER), "OMP_NUM_THREADS": "1",
+           "PYTHONUNBUFFERED": "1"}
+    procs = _Processes(tmp, env)
+    request.addfinalizer(lambda: shutil.rmtree(tmp, ignore_errors=True))
+    request.addfinalizer(procs.stop_all)
+
+    procs.start("redis", [REDIS_SERVER, "--bind", "127.0.0.1", "--port", str(redis_port),
+                          "--save", "", "--appendonly", "no", "--protected-mode", "yes"])
+    import redis
+
+    client = redis.Redis.from_url(url, socket_timeout=2)
+
+    def redis_up():
+        try:
+            return client.ping()
+        except redis.ConnectionError:
+            return False
+
+    _wait(redis_up, 10, "redis-server to answer", procs.procs["redis"], tmp / "redis.log")
+    procs.start("web", [str(BIN / "gunicorn"), "app:server", "--workers", "2",
+                        "--bind", f"127.0.0.1:{web_port}", "--timeout", "120",
+                        "--graceful-timeout", "2"])
+    c = _Cluster(procs, url, f"http://127.0.0.1:{web_port}")
+    for name in ("a", "b"):
+        c.start_worker(name)
+    import requests
+
+    def web_up():
+        try:
+            return requests.get(c.base + "/_health", timeout=1).status_code == 200
+        except requests.RequestException:
+            return False
+
+    _wait(web_up, 40, "gunicorn to serve /_health", procs.procs["web"], tmp / "web.log")
+    for name in ("a", "b"):
+        c.wait_worker(name)
+    return c
+
+
+class _Cluster:
+    def __init__(self, procs: _Processes, url: str, base: str):
+        from pages._ui import celery_jobs
+
+        self.procs, self.url, self.base = procs, url, base
+        # This process only sends tasks; the app stays out of fanout's default.
+        self.celery = celery_jobs.make_celery_app(url, default=False)
+
+    def node(self, name: str) -> str:
+        return f"varimp-test-{name}@{socket.gethostname()}"
+
+    def start_worker(self, name: str) -> None:
+        self.procs.start(f"worker-{name}", [
+            str(BIN / "celery"), "-A", "app:celery_app", "worker", "-P", "prefork", "-c", "1",
+            "-n", self.node(name), "--without-gossip", "--without-mingle", "-l", "INFO"])
+
+    def wait_worker(self, name: str) -> None:
+        key = f"worker-{name}"
+        _wait(lambda: f"{self.node(name)} ready." in self.procs.log(key), 60,
+              f"Celery worker {name} to be ready", self.procs.procs.get(key),
+              self.procs.logdir / f"{key}.log")
+
+    def worker_alive(self, name: str) -> bool:
+        proc = self.procs.procs.get(f"worker-{name}")
+        return proc is not None and proc.poll() is None
+
+    def ensure_worker(self, name: str) -> None:
+        if not self.worker_alive(name):
+            self.procs.kill(f"worker-{name}")
+            self.start_worker(name)
+            self.wait_worker(name)
+
+    def consume(self, name: str, on: bool) -> None:
+        """Let worker ``name`` take tasks from the default queue, or not."""
+        control = self.celery.control
+        call = control.add_consumer if on else control.cancel_consumer
+        replies = call("celery", destination=[self.node(name)], reply=True, timeout=5)
+        assert replies, f"worker {name} did not answer"
+
+
+# -- Dash's background callback protocol ----------------------------------------------
+class _DashClient:
+    """Drives one background callback over HTTP as dash-renderer does."""
+
+    def __init__(self, base: str, output_part: str):
+        import requests
+
+        self.base, self.http = base, requests.Session()
+        page = self.http.get(base + "/importances", timeout=10).text
+        config = re.search(r'<script id="_dash-config" type="application/json">(.*?)</script>',
+                           page, re.S)
+        self.end_id = json.loads(config.group(1))["end_id"]
+        deps = self.http.get(base + "/_dash-dependencies", timeout=10).json()
+        self.dep = next(d for d in deps if output_part in d["output"])
+        assert self.dep.get("background"), "expected a background callback"
+
+    def body(self, values: dict, changed: str) -> dict:
+        outputs = []
+        for part in self.dep["output"].strip(".").split("..."):
+            cid, _, prop = part.rpartition(".")
+            outputs.append({"id": cid, "property": prop.split("@")[0]})
+
+        def fill(items):
+            return [{**i, "value": values.get(f"{i['id']}.{i['property']}")} for i in items]
+        return {"output": self.dep["output"], "outputs": outputs,
+                "inputs": fill(self.dep["inputs"]), "state": fill(self.dep["state"]),
+                "changedPropIds": [changed]}
+
+    def post(self, body: dict, **handles):
+        params = {"endId": self.end_id, **handles}
+        r = self.http.post(self.base + "/_dash-update-component", params=params, json=body,
+                           timeout=15)
+        assert r.status_code == 200, (r.status_code, r.text[:500])
+        return r.json()
+
+    def run(self, values: dict, changed: str, *, timeout: float, on_poll=None):
+        """Start the job and poll it to its end: (first answer, progress list, last answer)."""
+        body = self.body(values, changed)
+        first = self.post(body)
+        assert {"cacheKey", "job"} <= set(first), first
+        progress, deadline = [], time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
+            answer = self.post(body, cacheKey=first["cacheKey"], job=first["job"])
+            if "progress" in answer:
+                progress.append(answer["progress"])
+            if "response" in answer:
+                return first, progress, answer
+            if on_poll is not None:
+                on_poll(first, progress)
+        pytest.fail(f"The job did not end within {timeout:g} s (progress: {progress[-3:]}).")
+
+
+def _importances_values(trees: int, seed: int) -> dict:
+    from pages._ui import importances_logic as logic
+
+    start = logic.initial_state({"problem": "xor:irrelevant=8", "sampling": "sample",
+                                 "n": "20000"})
+    return {"imp-method.value": "forest", "imp-k.value": 1, "imp-depth.value": None,
+            "imp-trees.value": trees, "imp-bootstrap.value": [], "imp-semantics.value": "id3",
+            "imp-tree-seed.value": seed, "imp-data-params.data": start["data"],
+            "imp-current.data": None}
+
+
+def _task_id(signed_job: str) -> str:
+    return signed_job.rpartition("~")[0]
+
+
+# -- tests ---------------------------------------------------------------------------
+def test_fanned_out_monte_carlo_is_identical_and_faster_with_two_workers(cluster):
+    from pages._ui import fanout
+    from varimp_core.montecarlo import monte_carlo
+
+    cluster.ensure_worker("a")
+    cluster.ensure_worker("b")
+    mapper = fanout.replicate_mapper(cluster.celery, local=False, timeout=30)
+    spec = "xor:irrelevant=4"
+    # Same seed, same numbers as the local run (and warms both workers up).
+    small = dict(n_replicates=12, n_samples=300, n_estimators=20, chunk_size=2,
+                 random_state=5, exact=False)
+    here = monte_carlo(spec, **small)
+    for m in (mapper, fanout.replicate_mapper(cluster.celery)):  # dispatch only; and helping
+        there = monte_carlo(spec, mapper=m, **small)
+        np.testing.assert_array_equal(there.replicates, here.replicates)
+        np.testing.assert_array_equal(there.information, here.information)
+
+    study = dict(n_replicates=40, n_samples=1000, n_estimators=300, chunk_size=2,
+                 random_state=7, exact=False)
+    times, results = [], {}
+    for n_workers in (1, 2) * 3:  # interleaved pairs: other load on the machine hits both
+        cluster.consume("b", n_workers == 2)
+        ticks = []
+        t0 = time.perf_counter()
+        results[n_workers] = monte_carlo(spec, mapper=mapper,
+                                         progress=lambda d, t: ticks.append(d), **study)
+        times.append(time.perf_counter() - t0)
+        assert ticks == sorted(ticks) and len(ticks) == 20 and ticks[-1] == 40
+    np.testing.assert_array_equal(results[1].replicates, results[2].replicates)
+    ratio = float(np.median([one / two for one, two in zip(times[::2], times[1::2])]))
+    print(f"\nfan-out: 1 worker {np.median(times[::2]):.2f} s, 2 workers "
+          f"{np.median(times[1::2]):.2f} s (medians of 3), speed-up {ratio:.2f}x "
+          f"(median of the pairs' ratios)")
+    assert ratio > 1.2
+
+    # Stopping a study revokes the chunks no worker has started.
+    def discarded():
+        logs = cluster.procs.log("worker-a") + cluster.procs.log("worker-b")
+        return logs.count("Discarding revoked task: varimp.replicate_chunk")
+
+    before, seen = discarded(), []
+    stopped = monte_carlo(spec, mapper=mapper, should_stop=lambda: bool(seen),
+                          progress=lambda d, t: seen.append(d), **{**study, "random_state": 8})
+    assert stopped.cancelled and stopped.n_replicates < 40
+    _wait(lambda: discarded() > before, 10, "workers discarding the revoked chunks")
+
+
+def test_web_job_runs_on_a_worker_with_progress(cluster):
+    cluster.ensure_worker("a")
+    client = _DashClient(cluster.base, IMPORTANCES)
+    first, progress, last = client.run(_importances_values(2000, 11), "imp-trees.value",
+                                       timeout=40)
+    status = last["response"]["imp-job-status"]["children"]
+    assert status.startswith("Done in"), status
+    assert last["response"]["imp-graph"]["figure"]["data"]
+    messages = [p.get("imp-job-message.children", "") for p in progress]
+    assert any(m.endswith("of 2,000 trees") for m in messages), messages
+    # The job ran on a Celery worker, not in the web process.
+    task = _task_id(first["job"])
+    logs = cluster.procs.log("worker-a") + cluster.procs.log("worker-b")
+    assert re.search(rf"Task background_callback_\w+\[{task}\] succeeded", logs)
+
+
+def test_killed_worker_ends_the_job_with_an_error_sentence(cluster):
+    cluster.ensure_worker("a")
+    client = _DashClient(cluster.base, IMPORTANCES)
+    killed = {}
+
+    def kill_when_running(first, progress):
+        if killed or not progress:
+            return
+        info = cluster.celery.AsyncResult(_task_id(first["job"])).info or {}
+        for name in ("a", "b"):
+            if info.get("hostname") == cluster.node(name):
+                cluster.procs.kill(f"worker-{name}")
+                killed[name] = time.monotonic()
+
+    _, progress, last = client.run(_importances_values(10000, 12), "imp-trees.value",
+                                   timeout=40, on_poll=kill_when_running)
+    assert killed, f"the job ended before its worker could be killed: {progress[-2:]} {last}"[:3000]
+    waited = time.monotonic() - next(iter(killed.values()))
+    message = last["sideUpdate"]["imp-job-status"]["children"]
+    print(f"\nworker killed; {waited:.1f} s later the page says: {message}")
+    assert "worker computing this view stopped" in message
+    assert "Traceback" not in message
+    assert waited < LOST_AFTER + 5
+    assert not last["response"]  # the outputs keep what they showed
+
+
+def test_without_redis_url_the_app_uses_diskcache_and_never_imports_redis(without_redis):
+    out, err = without_redis.communicate(timeout=60)
+    assert without_redis.returncode == 0, err[-2000:]
+    assert out.strip() == "[]"
