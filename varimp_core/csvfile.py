@@ -14,18 +14,27 @@ import csv
 import io
 import os
 import re
+from collections import Counter
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["DataError", "MAX_UPLOAD_BYTES", "decode_upload", "load_csv", "read_csv_bytes"]
+__all__ = ["DataError", "MAX_COLUMNS", "MAX_NAME_LENGTH", "MAX_UPLOAD_BYTES", "decode_upload",
+           "load_csv", "read_csv_bytes"]
 
 #: Largest accepted upload; the environment variable ``VARIMP_MAX_UPLOAD_BYTES``
 #: overrides it (read at call time).
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024
+#: Most columns a file may have (typing costs about a millisecond per column, and
+#: every page lists the variables); ``VARIMP_MAX_COLUMNS`` overrides it.
+MAX_COLUMNS = 1_000
+#: Longest column name, in characters (the URL keeps names of at most 200).
+MAX_NAME_LENGTH = 200
 
 _DELIMITERS = (",", ";", "\t", "|")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+_HIGH_BYTES = bytes(range(0x80, 0x100))
+_SEP_LINE = re.compile(r"sep=([,;\t|])[ ]*(?:\r\n|\r|\n)")  # Excel's delimiter hint
 
 
 class DataError(ValueError):
@@ -58,6 +67,8 @@ def _show(value):
         value = value.item()
     if isinstance(value, float) and value.is_integer():
         value = int(value)
+    if isinstance(value, str) and len(value) > 60:
+        value = value[:57] + "..."
     return value
 
 
@@ -84,11 +95,14 @@ def _decode(content: bytes) -> str:
     """Decode text bytes, refusing binary files."""
     binary = DataError("The file looks binary (for example an Excel workbook), not CSV "
                        "text; save it as CSV (comma-separated values) and upload that.")
-    if content.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+    utf16 = _utf16_without_bom(content)
+    if content.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or utf16:
         try:
-            text = content.decode("utf-16")
+            text = content.decode(utf16 or "utf-16")
         except UnicodeDecodeError:
-            raise binary from None
+            raise DataError("The file starts like UTF-16 text but is not valid UTF-16 (it "
+                            "may be cut short); save it again as CSV UTF-8 and upload "
+                            "that.") from None
     elif b"\x00" in content:
         raise binary
     else:
@@ -96,7 +110,7 @@ def _decode(content: bytes) -> str:
             text = content.decode("utf-8-sig")
         except UnicodeDecodeError:
             # Latin-1 decodes any bytes, so accept it only for text-like content.
-            high = sum(b >= 0x80 for b in content) / len(content)
+            high = (len(content) - len(content.translate(None, _HIGH_BYTES))) / len(content)
             if high > 0.3:
                 raise binary from None
             try:
@@ -106,6 +120,19 @@ def _decode(content: bytes) -> str:
     if len(_CONTROL.findall(text)) > max(2, len(text) // 1000):
         raise binary
     return text
+
+
+def _utf16_without_bom(content: bytes) -> str | None:
+    """``"utf-16-le"``/``"utf-16-be"`` for mostly-ASCII UTF-16 text without a BOM, else None."""
+    if len(content) < 4 or len(content) % 2:
+        return None
+    even, odd = content[0::2], content[1::2]
+    n = len(odd)
+    if odd.count(0) > 0.9 * n and even.count(0) < 0.1 * n:
+        return "utf-16-le"
+    if even.count(0) > 0.9 * n and odd.count(0) < 0.1 * n:
+        return "utf-16-be"
+    return None
 
 
 def _sniff_delimiter(text: str) -> str:
@@ -125,16 +152,19 @@ def _sniff_delimiter(text: str) -> str:
     return best
 
 
-def _check_rows(text: str, delimiter: str) -> list[str]:
-    """Return the header; refuse ragged rows and duplicate names."""
-    reader = csv.reader(io.StringIO(text), delimiter=delimiter, skipinitialspace=True)
+def _check_rows(text: str, delimiter: str, max_columns: int) -> list[str]:
+    """Return the header; refuse ragged rows, too many columns, long or duplicate names."""
+    # newline="": the reader splits \n, \r\n and lone \r line ends, outside quotes only.
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter,
+                        skipinitialspace=True)
     header, n_rows = None, 0
     try:
         for row in reader:
-            if not row or all(not f.strip() for f in row) and len(row) == 1:
+            if not row or len(row) == 1 and not row[0].strip():
                 continue
             if header is None:
                 header = [f.strip() for f in row]
+                _check_header(header, max_columns)
                 continue
             n_rows += 1
             if len(row) != len(header):
@@ -143,12 +173,17 @@ def _check_rows(text: str, delimiter: str) -> list[str]:
                     f"{len(header)}; fix that row or quote values that contain "
                     f"{delimiter!r}.")
     except csv.Error as exc:
+        if "field limit" in str(exc):
+            raise DataError(f"A value near line {reader.line_num} is longer than "
+                            f"{csv.field_size_limit():,} characters; check the file's "
+                            "quotes (an unclosed quote turns the rest of the file into one "
+                            "value).") from None
         raise DataError(f"The file could not be parsed as CSV near line {reader.line_num} "
                         f"({exc}); check its quotes and delimiters.") from None
     if header is None:
         raise DataError("The file has no columns; upload a CSV file with a header row.")
     named = [h for h in header if h]
-    dupes = sorted({h for h in named if named.count(h) > 1})
+    dupes = sorted(h for h, k in Counter(named).items() if k > 1)
     if dupes:
         verb = "appear" if len(dupes) > 1 else "appears"
         raise DataError(f"Column name{'s' if len(dupes) > 1 else ''} {_names(dupes)} "
@@ -160,15 +195,27 @@ def _check_rows(text: str, delimiter: str) -> list[str]:
     return header
 
 
+def _check_header(header: list[str], max_columns: int) -> None:
+    if len(header) > max_columns:
+        raise DataError(f"The file has {len(header):,} columns, more than the limit of "
+                        f"{max_columns:,}; keep fewer columns.")
+    for i, name in enumerate(header):
+        if len(name) > MAX_NAME_LENGTH:
+            raise DataError(f"The name of column {i + 1} is {len(name):,} characters long; "
+                            f"shorten column names to at most {MAX_NAME_LENGTH} characters.")
+
+
 def read_csv_bytes(content: bytes, *, max_bytes: int | None = None) -> pd.DataFrame:
     """Parse the bytes of an uploaded CSV file.
 
     Parameters
     ----------
     content : bytes
-        The file.  UTF-8 (with or without BOM), UTF-16 with BOM, Windows-1252
-        and Latin-1 texts are accepted; the delimiter (``,``, ``;``, tab or
-        ``|``) is detected.
+        The file.  UTF-8 (with or without BOM), UTF-16 (with BOM, or without
+        one for mostly-ASCII text), Windows-1252 and Latin-1 texts are
+        accepted; the delimiter (``,``, ``;``, tab or ``|``) is detected, or
+        read from an Excel ``sep=;`` first line.  Unnamed, empty columns (from
+        trailing delimiters) are dropped.
     max_bytes : int, default=None
         Size limit; None uses ``VARIMP_MAX_UPLOAD_BYTES`` from the environment
         or :data:`MAX_UPLOAD_BYTES`.
@@ -182,7 +229,8 @@ def read_csv_bytes(content: bytes, *, max_bytes: int | None = None) -> pd.DataFr
     ------
     DataError
         When the file is too large, empty, binary or undecodable, has ragged
-        rows, duplicate column names, no columns or no data rows.
+        rows, more than :data:`MAX_COLUMNS` columns (``VARIMP_MAX_COLUMNS``),
+        duplicate or overlong column names, no columns or no data rows.
     """
     if isinstance(content, str):
         content = content.encode("utf-8")
@@ -194,8 +242,12 @@ def read_csv_bytes(content: bytes, *, max_bytes: int | None = None) -> pd.DataFr
     limit = max_bytes if max_bytes is not None else _env_limit(
         "VARIMP_MAX_UPLOAD_BYTES", MAX_UPLOAD_BYTES)
     if len(content) > limit:
-        raise DataError(f"The file is {_size(len(content))}, larger than the limit of "
-                        f"{_size(limit)}; upload a smaller file (fewer rows or columns).")
+        size, most = _size(len(content)), _size(limit)
+        if size == most:  # "5.0 MB, larger than 5.0 MB" needs the bytes
+            size += f" ({len(content):,} bytes)"
+            most += f" ({limit:,} bytes)"
+        raise DataError(f"The file is {size}, larger than the limit of {most}; upload a "
+                        "smaller file (fewer rows or columns).")
     if not content.strip():
         raise DataError("The file is empty; upload a CSV file with a header row and at "
                         "least one data row.")
@@ -203,8 +255,12 @@ def read_csv_bytes(content: bytes, *, max_bytes: int | None = None) -> pd.DataFr
     if not text.strip():
         raise DataError("The file is empty; upload a CSV file with a header row and at "
                         "least one data row.")
-    delimiter = _sniff_delimiter(text)
-    _check_rows(text, delimiter)
+    hint = _SEP_LINE.match(text)
+    if hint:  # Excel's "sep=;" first line names the delimiter
+        delimiter, text = hint.group(1), text[hint.end():]
+    else:
+        delimiter = _sniff_delimiter(text)
+    header = _check_rows(text, delimiter, _env_limit("VARIMP_MAX_COLUMNS", MAX_COLUMNS))
     try:
         frame = pd.read_csv(io.StringIO(text), sep=delimiter, index_col=False,
                             skipinitialspace=True, low_memory=False)
@@ -217,6 +273,11 @@ def read_csv_bytes(content: bytes, *, max_bytes: int | None = None) -> pd.DataFr
         raise DataError(f"The file could not be parsed as CSV{where}; check its quotes "
                         "and delimiters.") from None
     frame.columns = [str(c).strip() for c in frame.columns]
+    # Trailing delimiters make unnamed, empty columns: drop them.
+    empty = [i for i, name in enumerate(header[:frame.shape[1]])
+             if not name and frame.iloc[:, i].isna().all()]
+    if empty:
+        frame = frame.iloc[:, [i for i in range(frame.shape[1]) if i not in empty]]
     if frame.shape[1] == 0:
         raise DataError("The file has no columns; upload a CSV file with a header row.")
     return frame

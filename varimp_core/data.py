@@ -14,6 +14,7 @@ sentence naming the problem and what to do about it.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -217,7 +218,7 @@ def _prepare(df, target, max_levels, bins, kinds, task, limit, source) -> Prepar
     if df.shape[0] == 0 or df.shape[1] == 0:
         raise DataError("The table is empty; it needs a header and at least one data row.")
     columns = [str(c) for c in df.columns]
-    dupes = sorted({c for c in columns if columns.count(c) > 1})
+    dupes = sorted(c for c, k in Counter(columns).items() if k > 1)
     if dupes:
         raise DataError(f"Column names {_names(dupes)} appear more than once; rename the "
                         "columns so every name is unique.")

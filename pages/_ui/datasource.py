@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import os
 from typing import Any, Mapping
+from urllib.parse import parse_qs
 
 import numpy as np
 import pandas as pd
@@ -37,6 +38,8 @@ __all__ = [
     "data_query",
     "load_prepared",
     "data_view",
+    "session_data",
+    "link_session_data",
     "store_upload",
     "upload_columns",
     "spec_from_options",
@@ -299,6 +302,59 @@ def data_view(params: Mapping[str, Any]) -> dict:
     return cache.get_or_compute(key, compute)
 
 
+def session_data(params: Mapping[str, Any]) -> dict:
+    """The ``vi-data`` session store of a data choice, as the Data page writes it.
+
+    Returns
+    -------
+    store : dict
+        ``params`` (canonical), ``query`` (URL query string), and from the
+        summary ``label``, ``p``, ``N``, ``exact``, ``task``, ``target``.
+
+    Raises
+    ------
+    DataError
+        As :func:`load_prepared`.
+    """
+    p = canonical_params(params)
+    s = data_view(p)["summary"]
+    return {"params": p, "query": data_query(p), "label": s["label"], "p": s["p"],
+            "N": s["N"], "exact": s["exact"], "task": s["task"], "target": s["target"]}
+
+
+def link_session_data(search: str | None, current: Any = None) -> dict | None:
+    """The ``vi-data`` store for a page URL that carries a data choice, or None.
+
+    A shared link (``/importances?problem=xor``) opened in a fresh session
+    shows its data, but only the Data page wrote the session store, so the
+    next page reached through the navigation fell back to the default data.
+
+    Parameters
+    ----------
+    search : str or None
+        ``location.search`` (with its leading ``?``).
+    current : dict or None
+        The session's ``vi-data`` value.
+
+    Returns
+    -------
+    store : dict or None
+        None when the URL names no data, names what the session already
+        holds, or cannot be loaded (the page says why).
+    """
+    query = {k: v[0] if len(v) == 1 else v
+             for k, v in parse_qs((search or "").lstrip("?"), keep_blank_values=True).items()}
+    if not {p.name for p in DATA_PARAMS} & set(query):
+        return None
+    params, _ = parse_data_query(query)
+    if isinstance(current, Mapping) and current.get("params") == params:
+        return None
+    try:
+        return session_data(params)
+    except DataError:
+        return None
+
+
 # -- uploads -------------------------------------------------------------------
 def store_upload(contents: str, filename: str | None) -> dict:
     """Check, parse and store an upload; describe its columns for the controls.
@@ -323,8 +379,10 @@ def store_upload(contents: str, filename: str | None) -> dict:
         Too large, not CSV, ragged rows ... (one sentence).
     """
     limit = max_upload_bytes()
+    if not isinstance(contents, str):
+        raise DataError("No file was received; choose a CSV file and upload it again.")
     # A data URL's base64 part is 4/3 of the file: refuse before decoding.
-    if contents is None or len(contents) > max_request_bytes():
+    if len(contents) > max_request_bytes():
         raise DataError(f"The file is larger than the upload limit of {limit / 2**20:g} MiB; "
                         "use a smaller file (fewer rows or columns).")
     content = decode_upload(contents)
