@@ -87,3 +87,14 @@ def test_usage_errors_exit_2(capsys):
     with pytest.raises(SystemExit) as e:
         main(["importances"])
     assert e.value.code == 2
+
+
+def test_csv_export_neutralises_formula_names(capsys, tmp_path):
+    f = tmp_path / "d.csv"
+    rows = "\n".join(f"{i % 2},{i % 3},{i % 2}" for i in range(60))
+    f.write_text("=cmd|' /C calc'!A0,@b,y\n" + rows)
+    code, out, _ = run(capsys, "importances", "--data", str(f), "--target", "y", "--format", "csv")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[1].startswith("\"'=cmd") or lines[1].startswith("'=cmd")
+    assert lines[2].startswith("'@b")

@@ -68,6 +68,18 @@ def _load(args):
                      random_state=args.random_state, bins=args.bins)
 
 
+def _safe_csv(frame) -> str:
+    """CSV whose text cells cannot run as spreadsheet formulas (= + - @ prefixed with ')."""
+    import pandas as pd
+
+    out = frame.copy()
+    for col in out.columns:
+        if not pd.api.types.is_numeric_dtype(out[col]):
+            out[col] = [f"'{v}" if isinstance(v, str) and v[:1] in "=+-@\t\r" else v
+                        for v in out[col]]
+    return out.to_csv(index=False).rstrip("\n")
+
+
 def _importances(args) -> str:
     from .api import compute_importances
     from .theory import all_terms
@@ -99,8 +111,8 @@ def _importances(args) -> str:
         if terms is not None:
             t = terms.copy()
             t["conditioning"] = [" ".join(c) for c in t["conditioning"]]
-            return t.to_csv(index=False).rstrip("\n")
-        return result.to_frame().to_csv(index=False).rstrip("\n")
+            return _safe_csv(t)
+        return _safe_csv(result.to_frame())
     frame = result.to_frame()[["variable", "importance", "importance_std", "normalised"]]
     lines = [f"method={result.method} units={result.units} "
              + " ".join(f"{k}={v}" for k, v in result.parameters.items()),

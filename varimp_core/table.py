@@ -38,7 +38,14 @@ def compress_rows(codes: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np
     weight = np.asarray(weight, dtype=float)
     if codes.shape[0] == 0:
         return codes.reshape(0, codes.shape[1] if codes.ndim == 2 else 0), weight[:0]
-    unique, inverse = np.unique(codes, axis=0, return_inverse=True)
+    span = codes.max(axis=0).astype(float) + 1 if codes.size else np.ones(codes.shape[1])
+    if codes.ndim == 2 and codes.shape[1] and float(np.prod(span)) < 2.0 ** 62:
+        # one int64 key per row: a 1-D unique is an order of magnitude faster than axis=0
+        strides = np.concatenate([np.cumprod(span[::-1])[::-1][1:], [1]]).astype(np.int64)
+        keys, inverse = np.unique(codes @ strides, return_inverse=True)
+        unique = (keys[:, None] // strides) % span.astype(np.int64)
+    else:
+        unique, inverse = np.unique(codes, axis=0, return_inverse=True)
     total = np.bincount(inverse.ravel(), weights=weight, minlength=unique.shape[0])
     keep = total > 0
     return unique[keep], total[keep]

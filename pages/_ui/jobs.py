@@ -252,8 +252,10 @@ def error_message(exc: BaseException) -> str:
         user_errors = user_errors + (DataError,)
     except ImportError:  # pragma: no cover - while the core is being written
         pass
-    if isinstance(exc, user_errors) and str(exc).strip():
-        text = str(exc).strip()
+    text = str(exc).strip()
+    # Our own refusals are sentences; a library's ValueError ("operands could not
+    # be broadcast ...") is a bug of ours, so it is logged and not shown.
+    if isinstance(exc, user_errors) and text and (text[0].isupper() or text[0] in "'\"`"):
         return text if text.endswith((".", "?", "!")) else text + "."
     log.exception("Unexpected error in a background job", exc_info=exc)
     return "Something went wrong while computing this view; the error was logged. " \
