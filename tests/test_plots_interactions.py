@@ -1,0 +1,152 @@
+"""Interaction figures: every drawn number is the core's number; the mosaic's geometry adds up."""
+
+import numpy as np
+import pytest
+
+from varimp_core.interactions import (OTHER_FEATURES, importance_over_labels,
+                                      interaction_importance, interactions, partial_importance)
+from varimp_core.local import fit_uniform_forest, local_importance
+from varimp_core.plots.interactions import (OTHER_COLOR, make_importance_over_labels,
+                                            make_mosaic, make_partial_importance_figure,
+                                            make_vii_bars, mosaic_geometry)
+from varimp_core.plots.style import variable_color
+from varimp_core.sklearn_forests import fit_sklearn_forest
+
+VARIABLES = ("A", "B", "C", "D", "E")
+
+
+def _three_classes(n=400, seed=0):
+    """Y in {0, 1, 2} from A and B; C, D, E are noise."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, 5))
+    y = (X[:, 0] > 0.5).astype(int) + (X[:, 1] > 0.6).astype(int)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def local():
+    X, y = _three_classes()
+    forest = fit_uniform_forest(X, y, n_estimators=40, random_state=0)
+    return local_importance(forest, X, variables=VARIABLES)
+
+
+@pytest.fixture(scope="module")
+def regression_local():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(size=(300, 5))
+    y = 3 * X[:, 0] + X[:, 1] ** 2 + 0.1 * rng.normal(size=300)
+    forest = fit_sklearn_forest(X, y, kind="rf", task="regression", n_estimators=30,
+                                max_features=None)
+    return local_importance(forest, X, variables=VARIABLES)
+
+
+def _tiles(fig):
+    return [t for t in fig.data if t.meta == "tile"]
+
+
+def test_mosaic_widths_sum_to_one_and_equal_first_order_shares(local):
+    it = interactions(local, min_share=0)
+    assert it.n_pairs == it.n_observations          # every observation has two positions
+    fig = make_mosaic(it, variables=VARIABLES)
+    widths = np.asarray(_tiles(fig)[0].width)
+    cols = np.flatnonzero(it.joint.sum(axis=1) > 0)
+    assert widths.sum() == pytest.approx(1.0, abs=1e-12)
+    # with a second position for every observation, joint's row sums are SLI_1 / n
+    np.testing.assert_allclose(widths, it.first[cols], atol=1e-12)
+    for t in _tiles(fig):                            # every trace shares the column layout
+        np.testing.assert_array_equal(t.width, widths)
+    # columns touch: centres are left edges + half widths, left edges the cumulative sums
+    lefts = np.concatenate([[0], np.cumsum(widths)[:-1]])
+    np.testing.assert_allclose(_tiles(fig)[0].x, lefts + widths / 2, atol=1e-12)
+    assert list(fig.layout.xaxis.ticktext) == [it.labels[r] for r in cols]
+
+
+def test_mosaic_heights_are_second_order_shares_given_the_first(local):
+    it = interactions(local, min_share=0)
+    fig = make_mosaic(it, variables=VARIABLES)
+    g = mosaic_geometry(it)
+    cols = np.flatnonzero(g["widths"] > 0)
+    stacked = np.zeros(cols.size)
+    for t in _tiles(fig):
+        c = it.labels.index(t.name)
+        y = np.asarray(t.y, dtype=float)
+        np.testing.assert_allclose(y, it.joint[cols, c] / it.joint[cols].sum(axis=1), atol=1e-12)
+        # tile area = the joint share; hover data carry the exact numbers
+        np.testing.assert_allclose(y * np.asarray(t.width), it.joint[cols, c], atol=1e-12)
+        custom = np.asarray(t.customdata, dtype=object)
+        assert list(custom[:, 0]) == [it.labels[r] for r in cols]
+        assert set(custom[:, 1]) == {t.name}
+        np.testing.assert_allclose(custom[:, 2].astype(float), it.joint[cols, c])
+        stacked += y
+    np.testing.assert_allclose(stacked, 1.0, atol=1e-12)
+    counts = sum(np.asarray(t.customdata, dtype=object)[:, 5].astype(int).sum()
+                 for t in _tiles(fig))
+    assert counts == it.n_pairs                      # every observation in exactly one tile
+    assert fig.layout.barmode == "stack"
+
+
+def test_mosaic_colours_follow_the_data_order_and_others_are_grey(local):
+    it = interactions(local, min_share=0.2)          # merge the weak variables
+    assert it.labels[-1] == OTHER_FEATURES and it.merged
+    fig = make_mosaic(it, variables=VARIABLES)
+    for t in _tiles(fig):
+        expected = OTHER_COLOR if t.name == OTHER_FEATURES else \
+            variable_color(VARIABLES.index(t.name))
+        assert t.marker.color == expected
+
+
+def test_vii_bars_draw_interaction_importance_sorted(local):
+    result = interaction_importance(local)
+    fig = make_vii_bars(result)
+    bar = fig.data[0]
+    order = np.lexsort((np.arange(5), -result.importances))
+    assert list(bar.y) == [VARIABLES[j] for j in order]
+    np.testing.assert_array_equal(bar.x, result.importances[order])
+    np.testing.assert_allclose(bar.customdata, result.normalised[order])
+    assert bar.marker.color == tuple(variable_color(j) for j in order)
+    # Ciss (2015) 4.2: the VII sum over variables is (S1 + S2) / n, 2 when every
+    # observation has a variable at positions 1 and 2
+    assert np.sum(bar.x) == pytest.approx(2.0, abs=1e-12)
+
+
+def test_partial_importance_bars_are_the_shares_of_the_class(local):
+    label = local.classes[-1]
+    result = partial_importance(local, label=label)
+    fig = make_partial_importance_figure(result, variables=VARIABLES)
+    bar = fig.data[0]
+    order = np.lexsort((np.arange(5), -result.scores))
+    assert list(bar.y) == [VARIABLES[j] for j in order]
+    np.testing.assert_allclose(bar.x, result.shares[order])
+    np.testing.assert_array_equal(bar.customdata, result.scores[order])
+    assert np.sum(bar.x) == pytest.approx(1.0)
+    assert result.subset in fig.layout.title.text
+    assert f"{result.n_observations:,} observations" in fig.layout.title.text
+
+
+def test_partial_importance_of_a_response_range(regression_local):
+    result = partial_importance(regression_local, threshold=2.0, direction="above")
+    fig = make_partial_importance_figure(result)
+    np.testing.assert_allclose(sorted(fig.data[0].x, reverse=True), np.sort(result.shares)[::-1])
+    assert "prediction > 2" in fig.layout.title.text
+
+
+def test_importance_over_labels_heatmap(local):
+    result = importance_over_labels(local)
+    fig = make_importance_over_labels(result)
+    hm = fig.data[0]
+    z = np.asarray(hm.z, dtype=float)
+    np.testing.assert_array_equal(z, result.shares[result.order])
+    np.testing.assert_allclose(z.sum(axis=0), 1.0)               # each class's shares
+    assert list(hm.y) == [VARIABLES[j] for j in result.order]
+    assert [x.split(" ")[0] for x in hm.x] == [str(c) for c in result.classes]
+    assert all(f"n={n:,}" in x for x, n in zip(hm.x, result.n_per_class))
+    assert hm.colorscale[0][1] != hm.colorscale[-1][1]           # a real scale
+    # ranks within each class: 1 for the largest share
+    ranks = np.asarray(hm.customdata)
+    for k in range(len(result.classes)):
+        assert ranks[np.argmax(z[:, k]), k] == 1
+
+
+def test_over_labels_refuses_regression(regression_local):
+    with pytest.raises(ValueError, match="classifier"):
+        importance_over_labels(regression_local)
