@@ -249,8 +249,9 @@ def partial_dependence(estimator, X, features, *, kind="average", grid_resolutio
     for j in idx:
         values = pd.unique(_column(X, j))
         if values.size < 2:
+            only = values[0].item() if hasattr(values[0], "item") else values[0]
             raise ValueError(f"Feature {names[j]!r} is constant in X (every row is "
-                             f"{values[0]!r}); partial dependence needs at least two values.")
+                             f"{only!r}); partial dependence needs at least two values.")
     cat_mask = _categorical_mask(categorical_features, names)
     X = _float_numeric(X, [j for j in idx if not cat_mask[j]])
     fitted_names = getattr(estimator, "feature_names_in_", None)

@@ -99,7 +99,8 @@ def fit_uniform_forest(X, y, *, task="classification", n_estimators=100, max_fea
             shown = [names[j] if names else f"x{j + 1}" for j in constant[:10]]
             raise ValueError(f"Column{'s' if constant.size > 1 else ''} {', '.join(map(repr, shown))} "
                              f"{'are' if constant.size > 1 else 'is'} constant, so no uniform cut-point "
-                             "can be drawn in its range; remove constant columns first.")
+                             f"can be drawn in {'their ranges' if constant.size > 1 else 'its range'}; "
+                             "remove constant columns first.")
     return fit_sklearn_forest(X, y, kind="et", task=task, n_estimators=n_estimators,
                               max_features=max_features, max_depth=max_depth,
                               min_samples_leaf=min_samples_leaf, bootstrap=True,
