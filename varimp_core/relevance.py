@@ -110,7 +110,8 @@ def relevance(table: DiscreteTable, *, tol: float | None = None,
             tol = 1e-9
         else:
             n = table.total_weight
-            cells = float(np.prod(table.n_levels.astype(float)))
+            log_cells = float(np.log(table.n_levels.astype(float)).sum())
+            cells = np.exp(min(log_cells, 700.0))  # no overflow for hundreds of inputs
             tol = float(min(0.05, (table.n_classes - 1) * cells / (2 * n * np.log(2))))
     masks = np.arange(1 << p, dtype=np.int64)
     sizes = popcount(masks)
@@ -133,9 +134,9 @@ def relevance(table: DiscreteTable, *, tol: float | None = None,
     ok = masks[cond <= h_full + tol]
     best = ok[np.argmin(sizes[ok])]
     boundary = tuple(table.variables[j] for j in members(int(best)))
-    n_cells = float(np.prod(table.n_levels.astype(float)))
+    log_cells = float(np.log(table.n_levels.astype(float)).sum())
     x_rows = np.unique(table.X, axis=0).shape[0] if table.n_rows else 0
-    positive_dist = x_rows == n_cells
+    positive_dist = log_cells < 60 and x_rows == round(np.exp(log_cells))
     return RelevanceResult(
         variables=table.variables,
         relevance=tuple(classes),
