@@ -3,7 +3,9 @@
 Production: ``gunicorn app:server`` (see the Makefile and Dockerfile).  With
 ``REDIS_URL`` set, background jobs go to Celery workers started with
 ``celery -A app:celery_app worker`` (``docker-compose.yml`` runs the web
-server, a worker and Redis).  ``VARIMP_DEBUG=1`` turns Dash's debug mode on.
+server, a worker and Redis).  ``VARIMP_DEBUG=1`` turns Dash's debug mode on
+(only with ``python app.py``; see :mod:`pages._ui.hygiene`).  Per-request limits
+come from the environment (:mod:`pages._ui.limits`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import os
 import dash
 from dash import ALL, Dash, Input, Output, State, dcc, html, no_update
 
-from pages._ui import jobs
+from pages._ui import hygiene, jobs
 from pages._ui.datasource import link_session_data, max_request_bytes, max_upload_bytes
 
 background_manager, celery_app = jobs.make_manager()
@@ -29,6 +31,9 @@ app = Dash(
 )
 server = app.server
 server.config["MAX_CONTENT_LENGTH"] = max_request_bytes()
+# No debug or dev tools unless VARIMP_DEBUG=1; security headers, request ids in the
+# logs, a plain sentence (never a traceback) for an unhandled error.
+hygiene.install(app)
 
 
 @server.route("/_health")
@@ -114,5 +119,5 @@ if __name__ == "__main__":
     app.run(
         host=os.environ.get("VARIMP_HOST", "127.0.0.1"),
         port=int(os.environ.get("VARIMP_PORT", "8050")),
-        debug=os.environ.get("VARIMP_DEBUG") == "1",
+        debug=hygiene.debug_enabled(),
     )

@@ -6,7 +6,7 @@ import dash
 from dash import ALL, Input, Output, State, callback, clientside_callback, dcc, html, no_update
 
 from pages._ui import controls as ui
-from pages._ui import datasource, dataviews, jobs, state
+from pages._ui import datasource, dataviews, jobs, limits, state
 
 dash.register_page(__name__, path="/", name="Data", order=0, title="varimp \u2014 Data")
 
@@ -86,7 +86,7 @@ def layout(vi_data=None, **query):
         html.P("Pick a built-in problem with a known distribution, or upload a table. "
                "Every other page uses the data chosen here.", className="vi-page-lead"),
         html.Div(className="vi-layout", children=[
-            html.Aside(className="vi-controls", children=html.Fieldset(
+            html.Aside(className="vi-controls", children=[html.Fieldset(
                 id="data-fieldset", className="vi-fieldset", children=[
                     ui.card("Source", dcc.RadioItems(
                         id="data-source", value=params["source"], className="vi-radio",
@@ -99,7 +99,8 @@ def layout(vi_data=None, **query):
                         ui.number_input("data-bins", params.get("bins", 5), min=2,
                                         max=datasource.MAX_BINS),
                         help="Quantile bins; equal quantiles are merged.")),
-                ])),
+                ]), html.P(limits.limits_text(), id="data-limits",
+                           className="vi-help vi-limits")]),
             html.Div(className="vi-content", children=[
                 state.notes_box(notes, id="data-link-notes"),
                 dataviews.error_box(None, id="data-error"),

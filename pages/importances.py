@@ -6,7 +6,7 @@ import dash
 from dash import Input, Output, State, callback, dash_table, dcc, html, no_update
 
 from pages._ui import controls as ui
-from pages._ui import dataviews, jobs, state
+from pages._ui import dataviews, jobs, limits, state
 from pages._ui import importances_logic as logic
 
 dash.register_page(__name__, path="/importances", name="Importances", order=1,
@@ -22,6 +22,7 @@ def layout(vi_data=None, **query):
     start = logic.initial_state(query, vi_data)
     v, p = start["values"], start["p"]
     classes = logic.field_classes(v["method"])
+    most_trees = limits.max_trees(logic.MAX_TREES_UI)
     k_help = f"Variables drawn at each node, 1 to {p}." if p else "Variables drawn at each node."
     settings = html.Fieldset(id="imp-fieldset", className="vi-fieldset", children=[
         ui.card("Method", dcc.RadioItems(id="imp-method", options=logic.method_options(p),
@@ -42,7 +43,8 @@ def layout(vi_data=None, **query):
         ui.card(
             "Sampling",
             ui.field("Number of trees", ui.number_input("imp-trees", v["trees"], min=1,
-                                                        max=logic.MAX_TREES_UI)),
+                                                        max=most_trees),
+                     help=limits.at_most_help(most_trees)),
             ui.field("Bootstrap", dcc.Checklist(
                 id="imp-bootstrap", options=[{"label": "Draw a bootstrap sample per tree",
                                               "value": "on"}],

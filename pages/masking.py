@@ -6,7 +6,7 @@ import dash
 from dash import Input, Output, State, callback, clientside_callback, dcc, html, no_update
 
 from pages._ui import controls as ui
-from pages._ui import jobs, state
+from pages._ui import jobs, limits, state
 from pages._ui import masking_logic as logic
 from pages._ui.dataviews import error_box
 from varimp_core.plots.masking import make_delta_heatmap, make_k_lines, make_rank_bump
@@ -40,6 +40,7 @@ def layout(vi_data=None, **query):
     s, notes = logic.initial_state(query, vi_data)
     p = logic.n_inputs(s["base"], s["irrelevant"], s["copy"])
     by_depth = s["axis"] == "depth"
+    most_trees = limits.max_trees(logic.MAX_TREES)
     settings_card = ui.card(
         "Inputs",
         ui.field("Problem", dcc.Dropdown(
@@ -93,7 +94,8 @@ def layout(vi_data=None, **query):
                           value=["on"] if s["sampled"] else []),
             html.Div(className="vi-row", children=[
                 ui.field("Trees per K", ui.number_input(
-                    f"{PREFIX}-trees", s["trees"], min=1, max=logic.MAX_TREES)),
+                    f"{PREFIX}-trees", s["trees"], min=1, max=most_trees),
+                    help=limits.at_most_help(most_trees)),
                 ui.field("Seed", ui.number_input(
                     f"{PREFIX}-forest-seed", s["forest_seed"], min=0, max=2**32 - 1)),
             ]),

@@ -7,7 +7,7 @@ import dash
 from dash import Input, Output, State, callback, dash_table, dcc, html, no_update
 
 from pages._ui import controls as ui
-from pages._ui import jobs, state
+from pages._ui import jobs, limits, state
 from pages._ui import measures_logic as logic
 from pages._ui.dataviews import error_box
 
@@ -54,11 +54,17 @@ def _radio(id_, options, value):
 def layout(vi_data=None, **query):
     start = logic.initial_state(query, vi_data)
     v, p = start["values"], start["p"]
+    most = dict(trees=limits.max_trees(logic.MAX_TREES_UI),
+                reps=limits.max_replicates(logic.MAX_REPS),
+                study_trees=limits.max_trees(logic.STUDY_MAX_TREES),
+                bias_trees=limits.max_trees(logic.BIAS_MAX_TREES),
+                bias_reps=limits.max_replicates(logic.BIAS_MAX_REPS))
     forest = html.Fieldset(id="meas-fieldset", className="vi-fieldset", children=[
         ui.card("Forest",
                 ui.field("Kind", _radio("meas-kind", logic.KIND_OPTIONS, v["kind"])),
                 ui.field("Number of trees", ui.number_input("meas-trees", v["trees"], min=1,
-                                                            max=logic.MAX_TREES_UI)),
+                                                            max=most["trees"]),
+                         help=limits.at_most_help(most["trees"])),
                 ui.field("K", ui.number_input("meas-k", v["K"], min=1, max=p,
                                               placeholder="\u221ap"),
                          help="Variables drawn at each node" + (f", 1 to {p}" if p else "")
@@ -90,22 +96,27 @@ def layout(vi_data=None, **query):
                                                 value=v["study_depth"], className="vi-check",
                                                 labelStyle={"display": "flex"})),
                 ui.field("Repetitions", ui.number_input("meas-reps", v["reps"], min=1,
-                                                        max=logic.MAX_REPS),
-                         help="The paper repeats 40 times; each run draws new data."),
+                                                        max=most["reps"]),
+                         help="The paper repeats 40 times; each run draws new data. "
+                              + limits.at_most_help(most["reps"], "repetitions")),
                 ui.field("Number of trees", ui.number_input("meas-study-trees",
-                                                            v["study_trees"], min=2, max=500))),
+                                                            v["study_trees"], min=2,
+                                                            max=most["study_trees"]),
+                         help=limits.at_most_help(most["study_trees"]))),
     ])
     bias = html.Fieldset(id="meas-bias-fieldset", className="vi-fieldset", children=[
         ui.card("Simulation",
                 ui.field("Number of trees", ui.number_input("meas-bias-trees", v["bias_trees"],
-                                                            min=2, max=1000),
-                         help="The paper uses 300."),
+                                                            min=2, max=most["bias_trees"]),
+                         help="The paper uses 300. "
+                              + limits.at_most_help(most["bias_trees"])),
                 ui.field("Grid", _radio("meas-bias-grid", [
                     {"label": "Coarse (11 + 11 forests)", "value": "coarse"},
                     {"label": "Full: leaf 1\u201350, depth 1\u201320", "value": "full"}],
                     v["bias_grid"])),
                 ui.field("Repetitions", ui.number_input("meas-bias-reps", v["bias_reps"],
-                                                        min=1, max=20)),
+                                                        min=1, max=most["bias_reps"]),
+                         help=limits.at_most_help(most["bias_reps"], "repetitions")),
                 ui.field("Sample size N", ui.number_input("meas-bias-n", v["bias_n"], min=20,
                                                           max=5000))),
     ])

@@ -16,7 +16,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -26,74 +25,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
-BIN = Path(sys.executable).parent
+from _servers import BIN, ROOT, Processes, die_with_parent, free_port, wait
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 LOST_AFTER = 3  # seconds without a heartbeat before a job counts as lost (workers' setting)
 IMPORTANCES = "imp-graph.figure"  # an output of the importances page's background callback
 
 
-# -- processes -----------------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait(predicate, timeout: float, what: str, proc=None, log=None):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        if proc is not None and proc.poll() is not None:
-            break
-        time.sleep(0.1)
-    tail = Path(log).read_text(errors="replace")[-3000:] if log else ""
-    pytest.fail(f"Waited {timeout:g} s in vain for: {what}.\n{tail}")
-
-
-def _die_with_parent():  # runs in the child: SIGKILL it if the test process dies
-    import ctypes
-
-    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
-class _Processes:
-    """Subprocesses in their own process groups, stopped by :meth:`stop_all`."""
-
-    def __init__(self, logdir: Path, env: dict):
-        self.logdir, self.env, self.procs = logdir, env, {}
-
-    def start(self, name: str, cmd: list[str]) -> subprocess.Popen:
-        log = open(self.logdir / f"{name}.log", "wb")
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=log,
-                                stderr=subprocess.STDOUT, start_new_session=True,
-                                preexec_fn=_die_with_parent)
-        log.close()
-        self.procs[name] = proc
-        return proc
-
-    def log(self, name: str) -> str:
-        return (self.logdir / f"{name}.log").read_text(errors="replace")
-
-    def kill(self, name: str, sig=signal.SIGKILL) -> None:
-        proc = self.procs.pop(name, None)
-        if proc is None:
-            return
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            pass
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=5)
-
-    def stop_all(self) -> None:
-        for name in list(self.procs):
-            self.kill(name, signal.SIGTERM if name in ("redis", "web") else signal.SIGKILL)
+# -- processes (tests/_servers.py) ---------------------------------------------------
+_free_port, _wait, _die_with_parent, _Processes = free_port, wait, die_with_parent, Processes
 
 
 @pytest.fixture(scope="module", autouse=True)

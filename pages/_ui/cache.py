@@ -160,7 +160,18 @@ def _holder_is_gone(holder) -> bool:
         return True
     except PermissionError:
         return False
-    return False
+    # A cancelled job is killed; until its parent (maybe another web worker) reaps
+    # it, it is a zombie, which os.kill still finds.
+    try:
+        import psutil
+    except ImportError:  # pragma: no cover - psutil is a requirement
+        return False
+    try:
+        return psutil.Process(int(pid)).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+    except psutil.Error:
+        return False
 
 
 def get_or_compute(key: str, fn: Callable[[], Any], *, expire: float | None = None) -> Any:

@@ -60,7 +60,7 @@ def make_celery_app(url: str, *, default: bool = True):
     from celery import Celery
     from celery.signals import task_postrun, task_prerun
 
-    from . import fanout
+    from . import fanout, limits
 
     app = Celery("varimp", broker=url, backend=url)
     app.conf.update(
@@ -72,6 +72,10 @@ def make_celery_app(url: str, *, default: bool = True):
         task_track_started=True,         # queued (PENDING) and running (STARTED) differ
         worker_prefetch_multiplier=1,    # long tasks: a worker holds no more than it runs
         broker_connection_retry_on_startup=True,
+        # VARIMP_JOB_TIMEOUT: a job past it gets SoftTimeLimitExceeded (a sentence on
+        # the page, see jobs.error_message); one that ignores it is killed a minute later.
+        task_soft_time_limit=limits.job_timeout(),
+        task_time_limit=limits.job_timeout() + 60,
     )
     task_prerun.connect(_start_heartbeat, weak=False, dispatch_uid="varimp-heartbeat-start")
     task_postrun.connect(_stop_heartbeat, weak=False, dispatch_uid="varimp-heartbeat-stop")

@@ -15,12 +15,11 @@ from typing import Any, Mapping
 import pandas as pd
 from dash.dash_table.Format import Format, Scheme
 
-from varimp_core.information import MAX_SUBSET_FEATURES
 from varimp_core.plots.decomposition import (make_degree_pair, make_terms_figure, pair_height,
                                              set_label)
 from varimp_core.theory import conditional_terms
 
-from . import cache, datasource
+from . import cache, datasource, limits
 from .importances_logic import (cached_result, data_feature_count, data_params_for_page,
                                 make_loader, whole_number)
 from .state import Param, choice_parser, encode_query, int_parser, parse_query
@@ -164,9 +163,10 @@ def compute_view(data: Mapping[str, Any], settings: Mapping[str, Any], *,
     p = data_feature_count(data)
     if p is None:
         p = load().table.n_features
-    if p > MAX_SUBSET_FEATURES:
+    most = limits.max_exact_features()
+    if p > most:
         raise ValueError(f"The decomposition is computed exactly, which handles at most "
-                         f"{MAX_SUBSET_FEATURES} inputs; this data has {p}. Choose data with "
+                         f"{most} inputs on this server; this data has {p}. Choose data with "
                          "fewer inputs on the Data page.")
     K, depth, sem = settings["K"], settings.get("depth"), settings.get("semantics", "id3")
     if K > p:

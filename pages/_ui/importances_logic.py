@@ -16,13 +16,13 @@ from dash.dash_table.Format import Format, Scheme
 
 from varimp_core.api import METHODS, compute_importances
 from varimp_core.forest import MAX_TREES
-from varimp_core.information import MAX_SUBSET_FEATURES, joint_information
+from varimp_core.information import joint_information
 from varimp_core.plots.importances import (make_importance_figure, make_theorem2_figure,
                                            method_label)
 from varimp_core.problems import get_problem
 from varimp_core.result import ImportanceResult
 
-from . import cache, datasource
+from . import cache, datasource, limits
 from .state import Param, bool_parser, choice_parser, encode_query, int_parser, parse_query
 
 __all__ = [
@@ -57,7 +57,8 @@ __all__ = [
 ]
 
 PREFIX = "imp"
-#: At most this many trees from the page (the core allows more, at a cost).
+#: At most this many trees from the page (the core allows more, at a cost); the
+#: server's ``VARIMP_MAX_TREES`` may lower it (:func:`pages._ui.limits.max_trees`).
 MAX_TREES_UI = min(10_000, MAX_TREES)
 #: scikit-learn's and the core's bootstrap defaults per method.
 DEFAULT_BOOTSTRAP = {"exact": False, "forest": False, "sklearn-rf": True, "sklearn-et": False}
@@ -79,7 +80,8 @@ PARAMS: tuple[Param, ...] = (
     Param("method", None, choice_parser(METHODS, what="method"), "method"),
     Param("K", 1, int_parser(1, 10_000, what="K"), "K"),
     Param("depth", None, int_parser(1, 10_000, what="max depth"), "max depth"),
-    Param("trees", 100, int_parser(1, MAX_TREES_UI, what="number of trees"), "number of trees"),
+    Param("trees", 100, limits.count_parser(1, lambda: limits.max_trees(MAX_TREES_UI),
+                                            what="number of trees"), "number of trees"),
     Param("bootstrap", None, bool_parser, "bootstrap"),
     Param("semantics", "id3", choice_parser(("id3", "sklearn"), what="K semantics"),
           "K semantics"),
@@ -158,19 +160,22 @@ def initial_state(query: Mapping[str, Any], vi_data: Any = None) -> dict:
 
 
 def default_method(p: int | None) -> str:
-    """``"exact"`` up to MAX_SUBSET_FEATURES inputs, else scikit-learn's extra-trees.
+    """``"exact"`` up to the server's exact-method limit of inputs, else scikit-learn's extra-trees.
 
     Extra-trees with K = 1 are the fast relative of totally randomized trees;
-    the multiway forest is slow on hundreds of inputs.
+    the multiway forest is slow on hundreds of inputs.  The limit is
+    :func:`pages._ui.limits.max_exact_features` (the core's MAX_SUBSET_FEATURES
+    unless ``VARIMP_MAX_EXACT_FEATURES`` lowers it).
     """
-    return "exact" if p is None or p <= MAX_SUBSET_FEATURES else "sklearn-et"
+    return "exact" if p is None or p <= limits.max_exact_features() else "sklearn-et"
 
 
 def method_options(p: int | None) -> list[dict]:
-    """Method choices; the exact method is disabled above MAX_SUBSET_FEATURES inputs."""
-    if p is None or p <= MAX_SUBSET_FEATURES:
+    """Method choices; the exact method is disabled above the server's limit of inputs."""
+    most = limits.max_exact_features()
+    if p is None or p <= most:
         return METHOD_OPTIONS
-    return [dict(o, label=f"{o['label']} \u2014 at most {MAX_SUBSET_FEATURES} inputs",
+    return [dict(o, label=f"{o['label']} \u2014 at most {most} inputs",
                  disabled=True) if o["value"] == "exact" else o for o in METHOD_OPTIONS]
 
 
@@ -240,9 +245,10 @@ def settings_from_controls(*, method, K, depth=None, trees=100, bootstrap=None,
             raise ValueError("K semantics must be id3 or sklearn.")
         out["semantics"] = semantics
     if method in SAMPLED:
-        n = whole_number(trees, "number of trees", 1, MAX_TREES_UI, None)
+        most = limits.max_trees(MAX_TREES_UI)
+        n = whole_number(trees, "number of trees", 1, most, None)
         if n is None:
-            raise ValueError(f"Enter the number of trees (1 to {MAX_TREES_UI:,}).")
+            raise ValueError(f"Enter the number of trees (1 to {most:,}).")
         out["trees"] = n
         if isinstance(bootstrap, (list, tuple)):
             bootstrap = bool(bootstrap)
@@ -353,6 +359,10 @@ def compute_view(data: Mapping[str, Any], settings: Mapping[str, Any], *,
     notes: list[str] = []
     exact = None
     method = settings["method"]
+    most = limits.max_exact_features()
+    if method == "exact" and p > most:
+        raise ValueError(f"The exact method accepts at most {most} input variables on this "
+                         f"server and this data has {p}; choose a sampled method.")
     if method == "exact":
         say(0, 1, "Computing the exact importances\u2026")
     result = cached_result(data, settings, load,
@@ -360,9 +370,9 @@ def compute_view(data: Mapping[str, Any], settings: Mapping[str, Any], *,
                                                        f"{int(total):,} trees"))
                      if method in SAMPLED else None)
     if method != "exact":
-        if p > MAX_SUBSET_FEATURES:
+        if p > most:
             notes.append(f"No exact values are drawn: the exact method handles at most "
-                         f"{MAX_SUBSET_FEATURES} inputs and this data has {p}.")
+                         f"{most} inputs and this data has {p}.")
         elif result.units != "bits":
             notes.append(f"No exact values are drawn: this forest measures {result.units} "
                          "while the exact values are in bits (entropy of the binned target).")

@@ -36,6 +36,14 @@ default, ``CeleryManager`` with Redis when ``REDIS_URL`` is set (then run a
 worker: ``celery -A app:celery_app worker``; see :mod:`pages._ui.celery_jobs`
 for jobs whose worker is gone, :mod:`pages._ui.fanout` for Monte Carlo
 studies spread over every worker).
+
+Limits (:mod:`pages._ui.limits`): a job runs at most ``VARIMP_JOB_TIMEOUT``
+seconds.  :class:`Progress` raises :class:`JobTimeout` at the first progress
+report past the limit; a job process of the Diskcache manager also gets an
+alarm at the limit and at most ``VARIMP_MAX_MEMORY_MB`` more memory
+(:mod:`pages._ui.guards`).  :func:`error_message` turns both into sentences.
+Cancel kills the job's process and its children; a cache lock it held is
+freed by the next caller (:func:`pages._ui.cache.get_or_compute`).
 """
 
 from __future__ import annotations
@@ -48,8 +56,9 @@ from typing import Any, Callable, Iterable
 
 from dash import CeleryManager, DiskcacheManager, Input, Output, clientside_callback, html
 
-from . import celery_jobs, fanout
+from . import celery_jobs, fanout, guards, limits
 from .cache import cache_dir
+from .guards import JobTimeout
 
 __all__ = [
     "job_ids",
@@ -57,6 +66,7 @@ __all__ = [
     "status_output",
     "background_options",
     "Progress",
+    "JobTimeout",
     "error_message",
     "done_message",
     "make_manager",
@@ -201,7 +211,9 @@ class Progress:
 
     Pass an instance to core functions that accept a progress callback.  Calls
     closer together than ``min_interval`` seconds are dropped (except the last
-    step), so fast loops do not flood the manager's store.
+    step), so fast loops do not flood the manager's store.  A call made more
+    than ``timeout`` seconds after the start raises :class:`JobTimeout`, which
+    stops the computation; :func:`error_message` turns it into a sentence.
 
     Parameters
     ----------
@@ -209,18 +221,31 @@ class Progress:
         The first argument Dash gives a background callback.
     min_interval : float, default=0.2
         Seconds between two forwarded updates.
+    timeout : float, default=None
+        Wall-time limit in seconds; None reads ``VARIMP_JOB_TIMEOUT``
+        (:func:`pages._ui.limits.job_timeout`).
     """
 
-    def __init__(self, set_progress: Callable | None, *, min_interval: float = 0.2):
+    def __init__(self, set_progress: Callable | None, *, min_interval: float = 0.2,
+                 timeout: float | None = None):
         self._set = set_progress
         self._min_interval = float(min_interval)
         self._last = -float("inf")
+        self.timeout = float(limits.job_timeout() if timeout is None else timeout)
         self.started = time.monotonic()
 
     def __call__(self, done: float = 0, total: float | None = None,
                  text: str | None = None) -> None:
-        """Report ``done`` steps of ``total`` (None: unknown, an indeterminate bar)."""
+        """Report ``done`` steps of ``total`` (None: unknown, an indeterminate bar).
+
+        Raises
+        ------
+        JobTimeout
+            When the job has run longer than its time limit.
+        """
         now = time.monotonic()
+        if now - self.started > self.timeout:
+            raise JobTimeout(self.timeout)
         final = bool(total) and done >= total
         if self._set is None or (now - self._last < self._min_interval and not final):
             return
@@ -242,9 +267,13 @@ def error_message(exc: BaseException) -> str:
     """A sentence for the page about a failed job; never a traceback.
 
     Errors the core raises for bad input (``DataError``, ``ValueError`` ...)
-    carry a sentence written for users and are shown as they are; anything
-    else is logged with its traceback and reported generically.
+    carry a sentence written for users and are shown as they are; a job over
+    its time or memory limit gets a sentence naming the limit; anything else
+    is logged with its traceback and reported generically.
     """
+    over_limit = guards.limit_sentence(exc)
+    if over_limit is not None:
+        return over_limit
     user_errors = USER_ERRORS
     try:
         from varimp_core.data import DataError
@@ -307,7 +336,13 @@ class _KeyPerRequest:
 
 
 class _DiskcacheManager(_KeyPerRequest, DiskcacheManager):
-    """``DiskcacheManager`` with per-request keys that does not wait on other workers' jobs."""
+    """``DiskcacheManager`` with per-request keys that does not wait on other workers' jobs.
+
+    Its jobs run under the time and memory limits (:class:`pages._ui.guards.GuardedJob`).
+    """
+
+    def call_job_fn(self, key, job_fn, args, context):
+        return super().call_job_fn(key, guards.GuardedJob(job_fn), args, context)
 
     def terminate_job(self, job):
         """Stop a job; one started by another worker process is not waited for.

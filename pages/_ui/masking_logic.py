@@ -17,7 +17,7 @@ from varimp_core.masking import (add_noisy_copy, importance_vs_depth, importance
                                  sampled_vs_k)
 from varimp_core.problems import get_problem, parse_spec
 
-from . import cache, datasource
+from . import cache, datasource, limits
 from .state import (Param, bool_parser, choice_parser, encode_query, float_parser, int_parser,
                     parse_query)
 
@@ -54,7 +54,7 @@ PREFIX = "masking"
 #: Built-in problems with a small exact distribution and an ``irrelevant`` option.
 PROBLEMS = ("led", "xor", "sym")
 MAX_IRRELEVANT = 6
-MAX_TREES = 2000
+MAX_TREES = 2000  # the page's cap; VARIMP_MAX_TREES may lower it (pages._ui.limits)
 MAX_FLIP = 0.5
 DEFAULT_PROBLEM = "led"
 NO_COPY = "none"
@@ -97,7 +97,8 @@ PARAMS: tuple[Param, ...] = (
     Param("K", 1, int_parser(1, 64, what="K of the depth view"), "K of the depth view"),
     Param("depth", None, int_parser(1, 64, what="maximum depth"), "maximum depth"),
     Param("sampled", False, bool_parser, "sampled forests"),
-    Param("trees", 200, int_parser(1, MAX_TREES, what="number of trees"), "number of trees"),
+    Param("trees", 200, limits.count_parser(1, lambda: limits.max_trees(MAX_TREES),
+                                            what="number of trees"), "number of trees"),
     Param("tree_seed", 0, int_parser(0, 2**32 - 1, what="forest seed"), "forest seed"),
 )
 _DEFAULTS = {p.name: p.default for p in PARAMS}
@@ -316,7 +317,7 @@ def query_from_controls(controls: Mapping[str, Any], *, sampled, trees, forest_s
     p = n_inputs(settings["base"], settings["irrelevant"], settings["copy"])
     depth = controls.get("depth")
     depth = whole(None if depth == "full" else depth, 1, p - 1, None) if p > 1 else None
-    return page_query(settings, sampled=bool(sampled), trees=whole(trees, 1, MAX_TREES, 200),
+    return page_query(settings, sampled=bool(sampled), trees=whole(trees, 1, limits.max_trees(MAX_TREES), 200),
                       forest_seed=whole(forest_seed, 0, 2**32 - 1, 0),
                       k=whole(controls.get("k"), 1, p, 1), depth=depth)
 
@@ -443,7 +444,7 @@ def compute_sampled(settings: Mapping[str, Any], *, trees: int, forest_seed: int
         ``key`` (see :func:`sampled_key`) and ``records`` of
         :func:`varimp_core.masking.sampled_vs_k`.
     """
-    trees = _whole(trees, "number of trees", 1, MAX_TREES, 200)
+    trees = _whole(trees, "number of trees", 1, limits.max_trees(MAX_TREES), 200)
     forest_seed = _whole(forest_seed, "forest seed", 0, 2**32 - 1, 0)
     key = sampled_key(settings, trees, forest_seed)
 

@@ -27,7 +27,6 @@ import pandas as pd
 from dash.dash_table.Format import Format, Scheme
 
 from varimp_core.api import compute_importances
-from varimp_core.information import MAX_SUBSET_FEATURES
 from varimp_core.measure_suite import DEFAULT_MEASURES, MEASURES, compute_measures, measures_frame
 from varimp_core.noisy_protocol import (DEPTH_SETTINGS, LI2019_TABLE1, mdi_bias_curves,
                                         noisy_feature_auc)
@@ -36,7 +35,7 @@ from varimp_core.plots.measures import (SCALES, make_auc_figure, make_bias_curve
 from varimp_core.problems import get_problem
 from varimp_core.result import ImportanceResult
 
-from . import cache, datasource, jobs
+from . import cache, datasource, jobs, limits
 from .importances_logic import (data_feature_count, data_params_for_page, neutralise_cell,
                                 whole_number)
 from .masking_logic import placeholder_figure
@@ -56,8 +55,12 @@ __all__ = [
 PREFIX = "meas"
 AUC = f"{PREFIX}-auc"     # job prefix of the noisy-feature protocol
 BIAS = f"{PREFIX}-bias"   # job prefix of the bias curves
+#: The page's own caps; the server's limits (:mod:`pages._ui.limits`) may lower them.
 MAX_TREES_UI = 2000
 MAX_REPS = 40
+STUDY_MAX_TREES = 500
+BIAS_MAX_TREES = 1000
+BIAS_MAX_REPS = 20
 #: Measures computed on the main forest (one fit serves them all), and those needing OOB rows.
 MAIN_FOREST = ("mdi", "mdi_normalised", "mdi_oob", "mdi_in_sample", "naive_oob", "mda_oob")
 NEEDS_OOB = ("mdi_oob", "naive_oob", "mda_oob")
@@ -105,7 +108,8 @@ def _depths_parser(values) -> list[str]:
 #: URL parameters (after the data parameters); settings dicts use the same keys.
 PARAMS: tuple[Param, ...] = (
     Param("kind", "rf", choice_parser(("rf", "et"), what="forest kind"), "forest kind"),
-    Param("trees", 100, int_parser(2, MAX_TREES_UI, what="number of trees"), "number of trees"),
+    Param("trees", 100, limits.count_parser(2, lambda: limits.max_trees(MAX_TREES_UI),
+                                            what="number of trees"), "number of trees"),
     Param("K", None, int_parser(1, 100_000, what="K"), "K"),
     Param("leaf", 1, int_parser(1, 100_000, what="min leaf size"), "min leaf size"),
     Param("depth", None, int_parser(1, 10_000, what="max depth"), "max depth"),
@@ -118,11 +122,16 @@ PARAMS: tuple[Param, ...] = (
     Param("study", "strobl-classification", choice_parser(tuple(STUDY_PROBLEMS), what="study"),
           "study problem"),
     Param("study_depth", ["shallow", "deep"], _depths_parser, "depth settings", multi=True),
-    Param("reps", 5, int_parser(1, MAX_REPS, what="number of repetitions"), "repetitions"),
-    Param("study_trees", 100, int_parser(2, 500, what="number of trees"), "study trees"),
-    Param("bias_trees", 300, int_parser(2, 1000, what="number of trees"), "curve trees"),
+    Param("reps", 5, limits.count_parser(1, lambda: limits.max_replicates(MAX_REPS),
+                                         what="number of repetitions"), "repetitions"),
+    Param("study_trees", 100, limits.count_parser(2, lambda: limits.max_trees(STUDY_MAX_TREES),
+                                                  what="number of trees"), "study trees"),
+    Param("bias_trees", 300, limits.count_parser(2, lambda: limits.max_trees(BIAS_MAX_TREES),
+                                                 what="number of trees"), "curve trees"),
     Param("bias_grid", "coarse", choice_parser(tuple(BIAS_GRIDS), what="grid"), "grid"),
-    Param("bias_reps", 1, int_parser(1, 20, what="number of repetitions"), "curve repetitions"),
+    Param("bias_reps", 1, limits.count_parser(1, lambda: limits.max_replicates(BIAS_MAX_REPS),
+                                              what="number of repetitions"),
+          "curve repetitions"),
     Param("bias_n", 200, int_parser(20, 5000, what="sample size"), "curve sample size"),
 )
 FOREST_KEYS = ("kind", "trees", "K", "leaf", "depth", "bootstrap", "tree_seed", "measures",
@@ -142,9 +151,10 @@ def forest_settings(*, kind="rf", trees=100, K=None, leaf=1, depth=None, bootstr
     """
     if kind not in ("rf", "et"):
         raise ValueError("Choose a forest kind: random forest or extra-trees.")
-    n = whole_number(trees, "number of trees", 1, MAX_TREES_UI, None)
+    most = limits.max_trees(MAX_TREES_UI)
+    n = whole_number(trees, "number of trees", 1, most, None)
     if n is None:
-        raise ValueError(f"Enter the number of trees (2 to {MAX_TREES_UI:,}).")
+        raise ValueError(f"Enter the number of trees (2 to {most:,}).")
     if n < 2:
         raise ValueError("One tree is not enough: every measure reports its spread over the "
                          "trees, which needs at least 2. Use 2 trees or more.")
@@ -173,17 +183,21 @@ def study_settings(*, study="strobl-classification", study_depth=("shallow", "de
     if not depths:
         raise ValueError("Tick shallow or deep trees (or both).")
     return {"study": study, "study_depth": depths,
-            "reps": whole_number(reps, "number of repetitions", 1, MAX_REPS, 5),
-            "study_trees": whole_number(study_trees, "number of trees", 2, 500, 100)}
+            "reps": whole_number(reps, "number of repetitions", 1,
+                                 limits.max_replicates(MAX_REPS), 5),
+            "study_trees": whole_number(study_trees, "number of trees", 2,
+                                        limits.max_trees(STUDY_MAX_TREES), 100)}
 
 
 def bias_settings(*, bias_trees=300, bias_grid="coarse", bias_reps=1, bias_n=200) -> dict:
     """Canonical settings of the bias curves (ValueError with a sentence)."""
     if bias_grid not in BIAS_GRIDS:
         raise ValueError("Choose the coarse or the full grid.")
-    return {"bias_trees": whole_number(bias_trees, "number of trees", 2, 1000, 300),
+    return {"bias_trees": whole_number(bias_trees, "number of trees", 2,
+                                       limits.max_trees(BIAS_MAX_TREES), 300),
             "bias_grid": bias_grid,
-            "bias_reps": whole_number(bias_reps, "number of repetitions", 1, 20, 1),
+            "bias_reps": whole_number(bias_reps, "number of repetitions", 1,
+                                      limits.max_replicates(BIAS_MAX_REPS), 1),
             "bias_n": whole_number(bias_n, "sample size", 20, 5000, 200)}
 
 
@@ -254,7 +268,7 @@ def exact_params(data: Mapping[str, Any]) -> dict | None:
     except ValueError:
         return None
     if not problem.has_exact or problem.task != "classification" \
-            or len(problem.variables) > MAX_SUBSET_FEATURES:
+            or len(problem.variables) > limits.max_exact_features():
         return None
     return datasource.canonical_params({**data, "sampling": "exact"})
 

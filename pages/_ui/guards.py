@@ -1,0 +1,110 @@
+"""Time and memory guards of background jobs (``VARIMP_JOB_TIMEOUT``, ``VARIMP_MAX_MEMORY_MB``).
+
+:class:`JobTimeout` is raised by :class:`pages._ui.jobs.Progress` at the first
+progress report past the time limit, and by the alarm :class:`GuardedJob`
+sets in a job's own process (for work that reports no progress).  In that
+process :class:`GuardedJob` also caps the address space (:func:`limit_memory`),
+so an allocation past the memory limit raises ``MemoryError`` there instead of
+exhausting the server.  :func:`limit_sentence` says what happened in a
+sentence for the page.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+from typing import Callable
+
+from . import limits
+
+__all__ = ["JobTimeout", "GuardedJob", "limit_memory", "limit_sentence"]
+
+log = logging.getLogger(__name__)
+
+
+class JobTimeout(RuntimeError):
+    """A job ran past its wall-time limit (``VARIMP_JOB_TIMEOUT``)."""
+
+    def __init__(self, limit: float):
+        super().__init__(f"The job ran longer than {limit:g} s.")
+        self.limit = limit
+
+    def sentence(self) -> str:
+        return (f"This computation was stopped after {self.limit:,.0f} s, the time limit "
+                "for one computation on this server. Use fewer trees, rows or replicates.")
+
+
+class GuardedJob:
+    """A job function run under the time and memory limits, in the job's own process.
+
+    Dash's Diskcache manager forks one process per job and calls the job
+    function there; this wrapper first limits that process's address space to
+    its size at the start plus ``VARIMP_MAX_MEMORY_MB`` (a bigger allocation
+    raises ``MemoryError``), and sets an alarm at ``VARIMP_JOB_TIMEOUT``
+    seconds that raises :class:`JobTimeout` wherever the job is.  The page's
+    ``try`` (or the job's ``on_error``) turns either into a sentence.  Never
+    call it in a web worker: both limits are process-wide.
+    """
+
+    def __init__(self, job_fn: Callable):
+        self.job_fn = job_fn
+
+    def __call__(self, *args, **kwargs):
+        limit_memory(limits.max_memory_mb())
+        timeout = limits.job_timeout()
+
+        def on_alarm(_signum, _frame):
+            raise JobTimeout(timeout)
+
+        signal.signal(signal.SIGALRM, on_alarm)
+        signal.alarm(max(int(timeout), 1))
+        try:
+            return self.job_fn(*args, **kwargs)
+        finally:
+            signal.alarm(0)
+
+
+def limit_memory(megabytes: int) -> int | None:
+    """Let this process grow its address space by at most ``megabytes`` (``RLIMIT_AS``).
+
+    Only the soft limit is lowered, to the current size plus ``megabytes``
+    (never raised, never below what the process uses).  Returns the soft
+    limit in bytes, or None where it cannot be set.
+    """
+    try:
+        import resource
+
+        import psutil
+    except ImportError:  # pragma: no cover - not on Linux
+        return None
+    current = psutil.Process().memory_info().vms
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    target = current + int(megabytes) * 2**20
+    if hard != resource.RLIM_INFINITY:
+        target = min(target, hard)
+    if soft != resource.RLIM_INFINITY and soft <= target:
+        return soft
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (target, hard))
+    except (ValueError, OSError):  # pragma: no cover - refused by the system
+        log.warning("Could not limit a job's memory to %s MB", megabytes)
+        return None
+    return target
+
+
+def limit_sentence(exc: BaseException) -> str | None:
+    """A sentence for a job stopped by its time or memory limit, else None.
+
+    Also recognises Celery's ``SoftTimeLimitExceeded`` (its workers get
+    ``VARIMP_JOB_TIMEOUT`` as their soft time limit).
+    """
+    if type(exc).__name__ == "SoftTimeLimitExceeded":
+        exc = JobTimeout(limits.job_timeout())
+    if isinstance(exc, JobTimeout):
+        log.warning("A background job was stopped at its time limit of %g s", exc.limit)
+        return exc.sentence()
+    if isinstance(exc, MemoryError):
+        log.warning("A background job ran out of memory", exc_info=exc)
+        return ("This computation needs more memory than one computation may use on this "
+                f"server ({limits.max_memory_mb():,} MB). Use fewer rows, trees or variables.")
+    return None

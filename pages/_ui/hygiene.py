@@ -1,0 +1,159 @@
+"""Production hygiene of the web server: no debug, safe headers, request ids, plain errors.
+
+``app.py`` calls :func:`install` once, right after building the Dash app:
+
+* Dash's dev tools (debug UI, hot reload, dev bundles, props check) stay off
+  unless ``VARIMP_DEBUG=1``, even when ``DASH_UI``/``DASH_HOT_RELOAD`` ...
+  are set in the environment, and Flask's debug mode is off;
+* every response carries :data:`SECURITY_HEADERS` (only ``frame-ancestors``
+  in the CSP: the Dash renderer needs inline scripts);
+* every request has an id: a client's ``X-Request-ID`` when it is a safe
+  token (:data:`SAFE_REQUEST_ID`), else a new one; it is echoed in the
+  response's ``X-Request-ID`` and added to every log line
+  (:class:`RequestIdFilter`, :data:`request_id`);
+* an unhandled error answers HTTP 500 with one plain sentence
+  (:data:`SERVER_ERROR`), never a traceback; Flask logs it at ERROR with its
+  traceback and the request id.
+
+Nothing here reads what a user sent except the request id header, which is
+checked against :data:`SAFE_REQUEST_ID` before it is used or logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import secrets
+import sys
+from contextvars import ContextVar
+
+__all__ = [
+    "SECURITY_HEADERS",
+    "REQUEST_ID_HEADER",
+    "SAFE_REQUEST_ID",
+    "SERVER_ERROR",
+    "LOG_FORMAT",
+    "request_id",
+    "debug_enabled",
+    "RequestIdFilter",
+    "configure_logging",
+    "install",
+    "install_server",
+]
+
+#: Headers added to every response (kept when a view already set them).
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "frame-ancestors 'self'",
+    "Referrer-Policy": "same-origin",
+    "X-Frame-Options": "SAMEORIGIN",
+}
+REQUEST_ID_HEADER = "X-Request-ID"
+#: A client's request id is used only when it matches this (else a new one is made).
+SAFE_REQUEST_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+#: The body of every HTTP 500 answer.
+SERVER_ERROR = ("Something went wrong on the server; the error was logged. "
+                "Reload the page, or try other settings.")
+LOG_FORMAT = "%(asctime)s %(levelname)s [%(process)d] [%(request_id)s] %(name)s: %(message)s"
+
+#: The id of the request being served ("-" outside requests); job processes inherit it.
+request_id: ContextVar[str] = ContextVar("varimp_request_id", default="-")
+
+_DEV_TOOLS_FLAGS = ("ui", "props_check", "serve_dev_bundles", "hot_reload", "prune_errors",
+                    "validate_callbacks")
+
+
+def debug_enabled() -> bool:
+    """True only when ``VARIMP_DEBUG=1``."""
+    return os.environ.get("VARIMP_DEBUG", "").strip() == "1"
+
+
+class RequestIdFilter(logging.Filter):
+    """Adds ``record.request_id`` (the current request's id, or ``"-"``) to every record."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not hasattr(record, "request_id"):
+            record.request_id = request_id.get()
+        return True
+
+
+def configure_logging(level: str | None = None) -> None:
+    """Log lines with the request id: a stderr handler on the root logger (once).
+
+    When the root logger already has handlers (a host's logging set-up, pytest),
+    they only get the :class:`RequestIdFilter`; otherwise a stderr handler with
+    :data:`LOG_FORMAT` is added.  ``level`` (default ``VARIMP_LOG_LEVEL`` or
+    INFO) applies to the root logger when this adds the handler.
+    """
+    root = logging.getLogger()
+    for handler in root.handlers:
+        if not any(isinstance(f, RequestIdFilter) for f in handler.filters):
+            handler.addFilter(RequestIdFilter())
+    if root.handlers:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    handler.addFilter(RequestIdFilter())
+    root.addHandler(handler)
+    root.setLevel((level or os.environ.get("VARIMP_LOG_LEVEL") or "INFO").upper())
+
+
+def _new_request_id() -> str:
+    return secrets.token_hex(8)
+
+
+def install(app) -> None:
+    """Production settings, headers, request ids and error pages for a Dash ``app``."""
+    if not debug_enabled():
+        # Dash reads DASH_UI, DASH_HOT_RELOAD ... from the environment when it is
+        # built; in production none of them may turn a dev tool on.
+        for flag in _DEV_TOOLS_FLAGS:
+            app._dev_tools[flag] = False  # pylint: disable=protected-access
+    install_server(app.server)
+
+
+def install_server(server) -> None:
+    """Request ids, security headers and the plain 500 answer for a Flask ``server``."""
+    from flask import g, request
+    from flask.logging import default_handler
+    from werkzeug.exceptions import InternalServerError
+
+    configure_logging()
+    # Flask's own handler would print errors a second time, without the request id.
+    server.logger.removeHandler(default_handler)
+    if not debug_enabled():
+        server.debug = False
+        server.config["PROPAGATE_EXCEPTIONS"] = False
+
+    def _start_request():
+        sent = request.headers.get(REQUEST_ID_HEADER, "")
+        rid = sent if SAFE_REQUEST_ID.fullmatch(sent) else _new_request_id()
+        g.varimp_request_token = request_id.set(rid)
+        g.varimp_request_id = rid
+
+    # First of all before-request functions (Dash's set-up logs with the id too).
+    server.before_request_funcs.setdefault(None, []).insert(0, _start_request)
+
+    @server.after_request
+    def _finish_response(response):
+        rid = g.get("varimp_request_id") or request_id.get()
+        if rid != "-":
+            response.headers[REQUEST_ID_HEADER] = rid
+        for name, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
+        return response
+
+    @server.teardown_request
+    def _end_request(_exc=None):
+        token = g.pop("varimp_request_token", None)
+        if token is not None:
+            try:
+                request_id.reset(token)
+            except ValueError:  # set in another context (a copied one)
+                request_id.set("-")
+
+    @server.errorhandler(InternalServerError)
+    def _server_error(_error):
+        # Flask has logged the exception (ERROR, with its traceback) before calling this.
+        return SERVER_ERROR, 500, {"Content-Type": "text/plain; charset=utf-8"}

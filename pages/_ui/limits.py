@@ -1,0 +1,170 @@
+"""Every per-request limit of the server, read from the environment on each call.
+
+One place for the caps that protect a shared server from one request: pages
+read them here for their controls' ``max``, their help lines ("At most 5,000
+trees on this server.") and their checks, and the Data page lists them all
+(:func:`limits_text`) so users see them before they click.
+
+``VARIMP_MAX_UPLOAD_BYTES``
+    Size of an uploaded file; default 5 MiB (the core's ``MAX_UPLOAD_BYTES``).
+``VARIMP_MAX_COLUMNS``
+    Columns of an uploaded table; default 1,000 (``MAX_COLUMNS``).
+``VARIMP_MAX_CELLS``
+    Rows times columns of a table; default 5,000,000 (``MAX_CELLS``).
+``VARIMP_MAX_TREES``
+    Trees of one forest; default 10,000 (at most the core's ``MAX_TREES``).
+``VARIMP_MAX_EXACT_FEATURES``
+    Inputs of the exact method; default 20 (at most ``MAX_SUBSET_FEATURES``).
+``VARIMP_MAX_REPLICATES``
+    Monte Carlo replicates (and repetitions) of one run; default 2,000.
+``VARIMP_MAX_MEMORY_MB``
+    Memory one background job may add to its process; default 4,096 MB.
+``VARIMP_JOB_TIMEOUT``
+    Seconds one background job may run; default 600.
+
+The upload, column and cell limits are the core's own (``varimp_core.csvfile``
+and ``varimp_core.data`` read the same variables the same way: a positive
+whole number, anything else means the default); the others are enforced by
+the pages and by :mod:`pages._ui.jobs`.  A variable can lower a limit the core
+also has (trees, exact inputs) but never raise it above the core's.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Callable
+
+from varimp_core.csvfile import MAX_COLUMNS, MAX_UPLOAD_BYTES
+from varimp_core.data import MAX_CELLS
+from varimp_core.forest import MAX_TREES
+from varimp_core.information import MAX_SUBSET_FEATURES
+
+__all__ = [
+    "Limit",
+    "LIMITS",
+    "value",
+    "max_upload_bytes",
+    "max_columns",
+    "max_cells",
+    "max_trees",
+    "max_exact_features",
+    "max_replicates",
+    "max_memory_mb",
+    "job_timeout",
+    "count_parser",
+    "at_most_help",
+    "limits_text",
+]
+
+
+@dataclass(frozen=True)
+class Limit:
+    """One limit: its environment variable, default and the core's ceiling (if any)."""
+
+    env: str
+    default: int
+    ceiling: int | None = None
+    what: str = ""
+
+
+#: The limits by short name; :func:`value` reads one.
+LIMITS: dict[str, Limit] = {
+    "upload_bytes": Limit("VARIMP_MAX_UPLOAD_BYTES", MAX_UPLOAD_BYTES, None, "bytes per upload"),
+    "columns": Limit("VARIMP_MAX_COLUMNS", MAX_COLUMNS, None, "columns per table"),
+    "cells": Limit("VARIMP_MAX_CELLS", MAX_CELLS, None, "cells (rows \u00d7 columns) per table"),
+    "trees": Limit("VARIMP_MAX_TREES", min(10_000, MAX_TREES), MAX_TREES, "trees per forest"),
+    "exact_features": Limit("VARIMP_MAX_EXACT_FEATURES", MAX_SUBSET_FEATURES,
+                            MAX_SUBSET_FEATURES, "inputs for the exact method"),
+    "replicates": Limit("VARIMP_MAX_REPLICATES", 2000, None, "Monte Carlo replicates"),
+    "memory_mb": Limit("VARIMP_MAX_MEMORY_MB", 4096, None, "MB of memory per job"),
+    "job_timeout": Limit("VARIMP_JOB_TIMEOUT", 600, None, "seconds per job"),
+}
+
+
+def value(name: str) -> int:
+    """Limit ``name`` now: its variable when that is a positive whole number, else the default."""
+    limit = LIMITS[name]
+    try:
+        number = int(os.environ.get(limit.env, "").strip())
+    except ValueError:
+        return limit.default
+    if number <= 0:
+        return limit.default
+    return min(number, limit.ceiling) if limit.ceiling is not None else number
+
+
+def _capped(name: str, page_cap: int | None) -> int:
+    v = value(name)
+    return v if page_cap is None else min(v, int(page_cap))
+
+
+def max_upload_bytes() -> int:
+    """Largest uploaded file in bytes (``VARIMP_MAX_UPLOAD_BYTES``, as the core reads it)."""
+    return value("upload_bytes")
+
+
+def max_columns() -> int:
+    """Most columns of an uploaded table (``VARIMP_MAX_COLUMNS``, as the core reads it)."""
+    return value("columns")
+
+
+def max_cells() -> int:
+    """Most cells, rows times columns, of a table (``VARIMP_MAX_CELLS``, as the core reads it)."""
+    return value("cells")
+
+
+def max_trees(page_cap: int | None = None) -> int:
+    """Most trees of one forest: ``VARIMP_MAX_TREES``, or a page's own lower cap."""
+    return _capped("trees", page_cap)
+
+
+def max_exact_features() -> int:
+    """Most inputs the exact method accepts (``VARIMP_MAX_EXACT_FEATURES``)."""
+    return value("exact_features")
+
+
+def max_replicates(page_cap: int | None = None) -> int:
+    """Most Monte Carlo replicates or repetitions of one run (``VARIMP_MAX_REPLICATES``)."""
+    return _capped("replicates", page_cap)
+
+
+def max_memory_mb() -> int:
+    """Memory in MB one background job may add to its process (``VARIMP_MAX_MEMORY_MB``)."""
+    return value("memory_mb")
+
+
+def job_timeout() -> int:
+    """Seconds a background job may run before it is stopped (``VARIMP_JOB_TIMEOUT``)."""
+    return value("job_timeout")
+
+
+# -- for the pages ---------------------------------------------------------------------
+def count_parser(low: int, high: Callable[[], int], *, what: str):
+    """URL parser of a whole number from ``low`` to ``high()``, read when a link is parsed.
+
+    Like :func:`pages._ui.state.int_parser`, but the upper bound follows the
+    environment, so a link asking for more than this server allows gets a
+    note and the default instead.
+    """
+    from .state import int_parser
+
+    def parse(text):
+        return int_parser(low, high(), what=what)(text)
+
+    return parse
+
+
+def at_most_help(limit: int, what: str = "trees") -> str:
+    """``"At most 5,000 trees on this server."`` for a control's help line."""
+    return f"At most {limit:,} {what} on this server."
+
+
+def limits_text() -> str:
+    """All limits as one sentence for the Data page."""
+    mib = max_upload_bytes() / 2**20
+    return (f"Limits on this server: files up to {mib:g} MiB, {max_columns():,} columns and "
+            f"{max_cells():,} cells (rows \u00d7 columns); the exact method up to "
+            f"{max_exact_features()} inputs; {max_trees():,} trees per forest; "
+            f"{max_replicates():,} Monte Carlo replicates; {max_memory_mb():,} MB of memory "
+            f"and {job_timeout():,} s per computation.")

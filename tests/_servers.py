@@ -1,0 +1,191 @@
+"""Real servers for tests: subprocesses in their own process groups, gunicorn on a free port.
+
+Used by ``test_scaleout.py`` (Redis, gunicorn, Celery workers),
+``test_isolation.py`` (gunicorn with 2 workers on the Diskcache manager) and
+``test_hygiene.py`` (:class:`DashCallbackClient` on the Flask test client).
+Every process starts in a new session and is SIGKILLed if the test process
+dies (``PR_SET_PDEATHSIG``); :meth:`Processes.stop_all` stops the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+__all__ = ["ROOT", "BIN", "free_port", "wait", "die_with_parent", "Processes", "start_web",
+           "DashCallbackClient"]
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait(predicate, timeout: float, what: str, proc=None, log=None):
+    """Poll ``predicate`` until true; fail the test (with the log's tail) after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        if proc is not None and proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    tail = Path(log).read_text(errors="replace")[-3000:] if log else ""
+    pytest.fail(f"Waited {timeout:g} s in vain for: {what}.\n{tail}")
+
+
+def die_with_parent():  # runs in the child: SIGKILL it if the test process dies
+    import ctypes
+
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+class Processes:
+    """Subprocesses in their own process groups, stopped by :meth:`stop_all`."""
+
+    def __init__(self, logdir: Path, env: dict):
+        self.logdir, self.env, self.procs = logdir, env, {}
+
+    def start(self, name: str, cmd: list[str]) -> subprocess.Popen:
+        log = open(self.logdir / f"{name}.log", "wb")
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True,
+                                preexec_fn=die_with_parent)
+        log.close()
+        self.procs[name] = proc
+        return proc
+
+    def log(self, name: str) -> str:
+        return (self.logdir / f"{name}.log").read_text(errors="replace")
+
+    def kill(self, name: str, sig=signal.SIGKILL) -> None:
+        proc = self.procs.pop(name, None)
+        if proc is None:
+            return
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=5)
+
+    def stop_all(self) -> None:
+        for name in list(self.procs):
+            self.kill(name, signal.SIGTERM if name in ("redis", "web") else signal.SIGKILL)
+
+
+def start_web(procs: Processes, *, workers: int = 2, timeout: float = 60,
+              extra: tuple[str, ...] = ()) -> str:
+    """``gunicorn app:server`` with ``workers`` workers on a free port; its base URL once up.
+
+    ``extra`` arguments go to gunicorn (e.g. an access log).
+    """
+    import requests
+
+    port = free_port()
+    procs.start("web", [str(BIN / "gunicorn"), "app:server", "--workers", str(workers),
+                        "--bind", f"127.0.0.1:{port}", "--timeout", "120",
+                        "--graceful-timeout", "2", *extra])
+    base = f"http://127.0.0.1:{port}"
+
+    def up():
+        try:
+            return requests.get(base + "/_health", timeout=1).status_code == 200
+        except requests.RequestException:
+            return False
+
+    wait(up, timeout, "gunicorn to serve /_health", procs.procs["web"], procs.logdir / "web.log")
+    return base
+
+
+# -- Dash's callback protocol over HTTP -----------------------------------------------------
+_CONFIG = re.compile(r'<script id="_dash-config" type="application/json">(.*?)</script>', re.S)
+
+
+class DashCallbackClient:
+    """Drives one callback of the app as dash-renderer does, over HTTP or a Flask test client.
+
+    A background callback's first POST returns signed ``cacheKey`` and ``job``
+    handles; polls carry them and get ``progress`` until ``response`` (or a
+    ``sideUpdate`` from the job's ``on_error``).
+
+    Build with :meth:`over_http` (a base URL) or :meth:`over_flask` (a Flask
+    test client).
+    """
+
+    def __init__(self, get_text, get_json, post_json, output_part: str, page: str = "/"):
+        self._post_json = post_json
+        self.end_id = json.loads(_CONFIG.search(get_text(page)).group(1))["end_id"]
+        self.dep = next(d for d in get_json("/_dash-dependencies") if output_part in d["output"])
+
+    @classmethod
+    def over_http(cls, base: str, output_part: str, page: str = "/"):
+        import requests
+
+        http = requests.Session()
+
+        def post(params, body):
+            r = http.post(base + "/_dash-update-component", params=params, json=body, timeout=30)
+            return r.status_code, (r.json() if r.status_code == 200 else r.text)
+
+        return cls(lambda p: http.get(base + p, timeout=30).text,
+                   lambda p: http.get(base + p, timeout=30).json(), post, output_part, page)
+
+    @classmethod
+    def over_flask(cls, client, output_part: str, page: str = "/"):
+        def post(params, body):
+            r = client.post("/_dash-update-component", query_string=params, json=body)
+            return r.status_code, (r.get_json() if r.status_code == 200
+                                   else r.get_data(as_text=True))
+
+        return cls(lambda p: client.get(p).get_data(as_text=True),
+                   lambda p: client.get(p).get_json(), post, output_part, page)
+
+    def body(self, values: dict, changed: str) -> dict:
+        outputs = []
+        for part in self.dep["output"].strip(".").split("..."):
+            cid, _, prop = part.rpartition(".")
+            outputs.append({"id": cid, "property": prop.split("@")[0]})
+
+        def fill(items):
+            return [{**i, "value": values.get(f"{i['id']}.{i['property']}")} for i in items]
+        return {"output": self.dep["output"], "outputs": outputs,
+                "inputs": fill(self.dep["inputs"]), "state": fill(self.dep.get("state", [])),
+                "changedPropIds": [changed]}
+
+    def post(self, body: dict, **handles):
+        status, answer = self._post_json({"endId": self.end_id, **handles}, body)
+        assert status == 200, (status, str(answer)[:500])
+        return answer
+
+    def run(self, values: dict, changed: str, *, timeout: float):
+        """Start the background job and poll it to its end: (first answer, progress, last)."""
+        body = self.body(values, changed)
+        first = self.post(body)
+        assert {"cacheKey", "job"} <= set(first), first
+        progress, deadline = [], time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
+            answer = self.post(body, cacheKey=first["cacheKey"], job=first["job"])
+            if "progress" in answer:
+                progress.append(answer["progress"])
+            if "response" in answer or "sideUpdate" in answer:
+                return first, progress, answer
+        pytest.fail(f"The job did not end within {timeout:g} s (progress: {progress[-3:]}).")

@@ -1,0 +1,472 @@
+"""Production hygiene, limits and job guards (issue "Hardening", parts 2 and 3).
+
+* no debug mode or dev tools unless ``VARIMP_DEBUG=1`` (even with ``DASH_*``
+  variables set), no traceback in any answer, errors logged with their
+  traceback and the request id;
+* security headers on every response; ``X-Request-ID`` accepted when safe,
+  otherwise generated, and echoed;
+* no ``pickle``/``eval``/``exec``/``yaml.load`` in our own source;
+* the limits of :mod:`pages._ui.limits` follow the environment, are shown on
+  the pages before a click, and refuse what is over them with a sentence;
+* a background job stops at ``VARIMP_JOB_TIMEOUT`` (through Dash's real
+  Diskcache manager), fails with a sentence past ``VARIMP_MAX_MEMORY_MB``, and
+  a killed (cancelled) job's cache lock does not block the next caller.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import multiprocessing
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from io import StringIO
+from pathlib import Path
+
+import numpy as np
+import pytest
+from _servers import ROOT, DashCallbackClient
+
+from pages._ui import cache, guards, hygiene, jobs, limits
+
+HEADERS = hygiene.SECURITY_HEADERS
+
+
+def _run_python(code: str, env: dict | None = None, timeout: float = 120):
+    """Run ``code`` in a fresh interpreter at the project root (own Dash registry)."""
+    env = {**os.environ, **(env or {})}
+    env.pop("VARIMP_DEBUG", None)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, text=True,
+                          capture_output=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+def _walk(component):
+    """Every component of a layout tree."""
+    yield component
+    children = getattr(component, "children", None)
+    if children is None:
+        return
+    for child in children if isinstance(children, (list, tuple)) else [children]:
+        if hasattr(child, "to_plotly_json"):
+            yield from _walk(child)
+
+
+def _by_id(layout, cid):
+    return next(c for c in _walk(layout) if getattr(c, "id", None) == cid)
+
+
+def _text(layout) -> str:
+    return " ".join(c for comp in _walk(layout)
+                    for c in ([comp.children] if isinstance(getattr(comp, "children", None), str)
+                              else []))
+
+
+# -- no debug, no tracebacks -----------------------------------------------------------------
+def test_production_app_has_no_debug_and_no_dev_tools(app_module):
+    app, server = app_module.app, app_module.server
+    assert not hygiene.debug_enabled()
+    assert server.debug is False
+    assert server.config["PROPAGATE_EXCEPTIONS"] is False
+    for flag in ("ui", "props_check", "serve_dev_bundles", "hot_reload", "prune_errors"):
+        assert not app._dev_tools[flag], flag
+    page = server.test_client().get("/").get_data(as_text=True)
+    config = json.loads(re.search(r'<script id="_dash-config" type="application/json">(.*?)'
+                                  r'</script>', page, re.S).group(1))
+    assert config["ui"] is False and config["props_check"] is False
+    assert "hot_reload" not in config
+
+
+def test_dash_environment_variables_cannot_turn_dev_tools_on():
+    # Dash reads DASH_UI, DASH_HOT_RELOAD ... when the app is built; production ignores them.
+    code = ("import json, re, app; c = app.server.test_client(); "
+            "page = c.get('/').get_data(as_text=True); "
+            "cfg = json.loads(re.search(r'<script id=\"_dash-config\" type=\"application/json\">"
+            "(.*?)</script>', page, re.S).group(1)); "
+            "print(json.dumps({'ui': cfg['ui'], 'props': cfg['props_check'], "
+            "'hot': 'hot_reload' in cfg, 'debug': app.server.debug, "
+            "'dev': dict(app.app._dev_tools)}))")
+    env = {f"DASH_{k}": "true" for k in ("DEBUG", "UI", "PROPS_CHECK", "HOT_RELOAD",
+                                         "SERVE_DEV_BUNDLES", "PRUNE_ERRORS")}
+    out = json.loads(_run_python(code, env).stdout.strip().splitlines()[-1])
+    assert out["ui"] is False and out["props"] is False and not out["hot"]
+    assert out["debug"] is False
+    assert not any(out["dev"][k] for k in ("ui", "hot_reload", "serve_dev_bundles",
+                                           "prune_errors"))
+
+
+_FAILING_APP = r'''
+import json, sys
+from dash import Dash, Input, Output, html
+from pages._ui import hygiene
+
+app = Dash(__name__)
+app.layout = html.Div([html.Button("go", id="go"), html.Div(id="out")])
+
+@app.callback(Output("out", "children"), Input("go", "n_clicks"), prevent_initial_call=True)
+def boom(n):
+    raise RuntimeError("secret internal detail 4242")
+
+hygiene.install(app)
+client = app.server.test_client()
+client.get("/")
+body = {"output": "out.children", "outputs": {"id": "out", "property": "children"},
+        "inputs": [{"id": "go", "property": "n_clicks", "value": 1}],
+        "changedPropIds": ["go.n_clicks"]}
+r = client.post("/_dash-update-component", json=body, headers={"X-Request-ID": "req-hyg-7"})
+print(json.dumps({"status": r.status_code, "body": r.get_data(as_text=True),
+                  "rid": r.headers.get("X-Request-ID"), "type": r.content_type,
+                  "headers": {k: r.headers.get(k) for k in hygiene.SECURITY_HEADERS}}))
+'''
+
+
+def test_failing_callback_answers_a_sentence_and_logs_the_traceback_with_the_request_id():
+    proc = _run_python(_FAILING_APP)
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["status"] == 500
+    assert out["body"] == hygiene.SERVER_ERROR
+    assert "Traceback" not in out["body"] and "4242" not in out["body"]
+    assert out["type"].startswith("text/plain")
+    assert out["rid"] == "req-hyg-7"
+    assert out["headers"] == HEADERS
+    # Server side: one ERROR line with the request id, then the traceback.
+    log = proc.stderr
+    error_lines = [line for line in log.splitlines() if " ERROR " in line]
+    assert len(error_lines) == 1, log[-2000:]
+    assert "[req-hyg-7]" in error_lines[0]
+    assert "Traceback (most recent call last)" in log
+    assert "RuntimeError: secret internal detail 4242" in log
+
+
+def test_real_callback_with_a_malformed_payload_is_a_plain_500(app_module):
+    stream = StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter(hygiene.LOG_FORMAT))
+    handler.addFilter(hygiene.RequestIdFilter())
+    logging.getLogger().addHandler(handler)
+    try:
+        response = app_module.server.test_client().post(
+            "/_dash-update-component", headers={"X-Request-ID": "malformed-1"},
+            json={"output": "imp-graph.figure", "outputs": 3, "inputs": "not a list",
+                  "changedPropIds": []})
+    finally:
+        logging.getLogger().removeHandler(handler)
+    assert response.status_code == 500
+    assert response.get_data(as_text=True) == hygiene.SERVER_ERROR
+    assert response.headers["X-Request-ID"] == "malformed-1"
+    logged = stream.getvalue()
+    assert "ERROR" in logged and "[malformed-1]" in logged
+    assert "Traceback (most recent call last)" in logged
+
+
+def test_background_job_error_is_a_sentence():
+    try:
+        {}["missing"]
+    except KeyError as exc:
+        message = jobs.error_message(exc)
+    assert "Traceback" not in message and "missing" not in message
+    assert message.startswith("Something went wrong")
+
+
+# -- headers and request ids ------------------------------------------------------------------
+def _some_asset(app_module) -> str:
+    folder = Path(app_module.app.config.assets_folder)
+    return "/assets/" + sorted(p.name for p in folder.iterdir() if p.suffix == ".css")[0]
+
+
+@pytest.mark.parametrize("method, path, status", [
+    ("get", "/", 200), ("get", "/importances", 200), ("get", "/_health", 200),
+    ("get", "/_dash-layout", 200), ("get", "/_dash-dependencies", 200),
+    ("get", "asset", 200), ("post", "/_health", 405), ("post", "/_dash-update-component", 400),
+])
+def test_security_headers_on_every_response(app_module, method, path, status):
+    client = app_module.server.test_client()
+    if path == "asset":
+        path = _some_asset(app_module)
+    kwargs = {"data": "not json", "content_type": "application/json"} if method == "post" else {}
+    response = getattr(client, method)(path, **kwargs)
+    assert response.status_code == status
+    for name, value in HEADERS.items():
+        assert response.headers.get(name) == value, (path, name)
+    assert re.fullmatch(r"[0-9a-f]{16}", response.headers["X-Request-ID"])
+
+
+def test_security_headers_on_a_refused_upload(app_module):
+    limit = app_module.server.config["MAX_CONTENT_LENGTH"]
+    response = app_module.server.test_client().post(
+        "/_dash-update-component", data="x" * (limit + 1), content_type="application/json")
+    assert response.status_code == 413
+    assert {k: response.headers.get(k) for k in HEADERS} == HEADERS
+
+
+@pytest.mark.parametrize("sent, kept", [
+    ("abc-123", True), ("7f2c1e0a-5b1d-4c3e-9a77-0123456789ab", True), ("a.b_c-D", True),
+    ("", False), ("has space", False), ("<script>alert(1)</script>", False),
+    ("x" * 129, False), ("-leading-dash", False), ("semi;colon", False),
+])
+def test_request_id_is_echoed_when_safe_else_generated(app_module, sent, kept):
+    client = app_module.server.test_client()
+    response = client.get("/_health", headers={"X-Request-ID": sent})
+    rid = response.headers["X-Request-ID"]
+    if kept:
+        assert rid == sent
+    else:
+        assert rid != sent and re.fullmatch(r"[0-9a-f]{16}", rid)
+
+
+def test_generated_request_ids_differ_and_do_not_leak_between_requests(app_module):
+    client = app_module.server.test_client()
+    ids = {client.get("/_health").headers["X-Request-ID"] for _ in range(5)}
+    assert len(ids) == 5
+    assert hygiene.request_id.get() == "-"  # reset after each request
+
+
+def test_log_lines_carry_the_request_id():
+    record = logging.LogRecord("x", logging.INFO, __file__, 1, "hello", None, None)
+    token = hygiene.request_id.set("rid-42")
+    try:
+        hygiene.RequestIdFilter().filter(record)
+    finally:
+        hygiene.request_id.reset(token)
+    line = logging.Formatter(hygiene.LOG_FORMAT).format(record)
+    assert "[rid-42] x: hello" in line
+
+
+# -- no code from users -------------------------------------------------------------------------
+_FORBIDDEN = re.compile(r"\bpickle\.loads?\b|(?<![\w.])eval\(|(?<![\w.])exec\(|\byaml\.load\(|"
+                        r"\bmarshal\.loads?\b|\bdill\.loads?\b")
+
+
+def test_no_pickle_or_eval_in_our_source():
+    files = [ROOT / "app.py", *sorted((ROOT / "pages").rglob("*.py")),
+             *sorted((ROOT / "varimp_core").rglob("*.py"))]
+    assert len(files) > 30
+    hits = [f"{f.relative_to(ROOT)}:{n}: {line.strip()}"
+            for f in files for n, line in enumerate(f.read_text().splitlines(), 1)
+            if _FORBIDDEN.search(line)]
+    assert hits == []
+    # The pattern does find what it looks for.
+    assert all(_FORBIDDEN.search(s) for s in ("pickle.loads(b)", "x = eval(text)",
+                                              "exec(code)", "yaml.load(f)"))
+    assert not any(_FORBIDDEN.search(s) for s in ("model.eval()", "ast.literal_eval(s)",
+                                                  "safe_eval(x)", "yaml.safe_load(f)"))
+
+
+# -- limits ---------------------------------------------------------------------------------------
+def test_limits_follow_the_environment_at_call_time(monkeypatch):
+    from varimp_core.forest import MAX_TREES
+    from varimp_core.information import MAX_SUBSET_FEATURES
+
+    for name in limits.LIMITS:
+        monkeypatch.delenv(limits.LIMITS[name].env, raising=False)
+    assert limits.max_trees() == 10_000 and limits.max_trees(2000) == 2000
+    assert limits.max_exact_features() == MAX_SUBSET_FEATURES == 20
+    assert limits.max_replicates() == 2000 and limits.job_timeout() == 600
+    assert limits.max_memory_mb() == 4096
+    monkeypatch.setenv("VARIMP_MAX_TREES", "5000")
+    assert limits.max_trees() == 5000 and limits.max_trees(2000) == 2000
+    assert limits.max_trees(10_000) == 5000
+    for bad in ("abc", "0", "-5", "1.5", ""):
+        monkeypatch.setenv("VARIMP_MAX_TREES", bad)
+        assert limits.max_trees() == 10_000, bad
+    monkeypatch.setenv("VARIMP_MAX_TREES", str(10 * MAX_TREES))  # never above the core's
+    assert limits.max_trees() == MAX_TREES
+    monkeypatch.setenv("VARIMP_MAX_EXACT_FEATURES", "50")
+    assert limits.max_exact_features() == MAX_SUBSET_FEATURES
+    monkeypatch.setenv("VARIMP_MAX_EXACT_FEATURES", "6")
+    assert limits.max_exact_features() == 6
+
+
+def test_upload_limits_agree_with_the_core(monkeypatch):
+    import pandas as pd
+
+    from pages._ui import datasource
+    from varimp_core.data import DataError, prepare_table
+
+    monkeypatch.setenv("VARIMP_MAX_UPLOAD_BYTES", str(3 << 20))
+    assert limits.max_upload_bytes() == datasource.max_upload_bytes() == 3 << 20
+    monkeypatch.setenv("VARIMP_MAX_CELLS", "1000")
+    assert limits.max_cells() == 1000
+    df = pd.DataFrame({"a": np.arange(400) % 3, "b": np.arange(400) % 2,
+                       "y": np.arange(400) % 5 == 0})  # 1,200 cells
+    with pytest.raises(DataError, match="1,000|1000"):
+        prepare_table(df, "y")
+
+
+@pytest.fixture
+def five_thousand_trees(monkeypatch):
+    monkeypatch.setenv("VARIMP_MAX_TREES", "5000")
+    monkeypatch.setenv("VARIMP_MAX_REPLICATES", "10")
+    monkeypatch.setenv("VARIMP_MAX_EXACT_FEATURES", "6")
+
+
+def test_limits_are_shown_before_the_click(dash_app, five_thousand_trees):
+    import importlib
+
+    page = {name: importlib.import_module(f"pages.{name}")  # loaded by Dash with the app
+            for name in ("data", "importances", "masking", "measures")}
+    imp = page["importances"].layout(problem="xor")
+    assert _by_id(imp, "imp-trees").max == 5000
+    assert "At most 5,000 trees on this server." in _text(imp)
+    meas = page["measures"].layout(problem="xor")
+    assert _by_id(meas, "meas-trees").max == 2000  # the page's own cap is lower
+    assert _by_id(meas, "meas-reps").max == 10
+    assert "At most 10 repetitions on this server." in _text(meas)
+    masking = page["masking"].layout()
+    assert "At most 2,000 trees on this server." in _text(masking)
+    data = page["data"].layout()
+    line = _by_id(data, "data-limits").children
+    for part in ("5 MiB", "1,000 columns", "5,000,000 cells", "up to 6 inputs",
+                 "5,000 trees", "10 Monte Carlo replicates", "4,096 MB", "600 s"):
+        assert part in line, (part, line)
+
+
+def test_over_a_limit_is_refused_with_a_sentence(dash_app, five_thousand_trees):
+    from pages._ui import datasource, decomposition_logic, masking_logic, measures_logic
+    from pages._ui import importances_logic as imp
+
+    with pytest.raises(ValueError, match=r"number of trees must be a whole number from 1 to 5,000"):
+        imp.settings_from_controls(method="forest", K=1, trees=6000)
+    assert imp.settings_from_controls(method="forest", K=1, trees=5000)["trees"] == 5000
+    start = imp.initial_state({"problem": "xor", "method": "forest", "trees": "6000"})
+    assert start["values"]["trees"] == 100
+    assert any("number of trees" in n and "5000" in n for n in start["notes"])
+    # The exact method stops at VARIMP_MAX_EXACT_FEATURES inputs (LED has 7).
+    led = datasource.parse_data_query({"problem": "led"})[0]
+    assert imp.default_method(7) == "sklearn-et"
+    assert imp.method_options(7)[0]["disabled"] is True
+    with pytest.raises(ValueError, match="at most 6 input variables"):
+        imp.compute_view(led, {"method": "exact", "K": 1, "depth": None, "semantics": "id3"})
+    with pytest.raises(ValueError, match="at most 6 inputs"):
+        decomposition_logic.compute_view(led, {"K": 1, "depth": None, "semantics": "id3"})
+    with pytest.raises(ValueError, match="repetitions must be a whole number from 1 to 10"):
+        measures_logic.study_settings(reps=11)
+    with pytest.raises(ValueError, match="number of trees must be a whole number from 1 to 2000"):
+        masking_logic.compute_sampled({}, trees=2001, forest_seed=0)
+
+
+# -- jobs: time, memory, cancel -------------------------------------------------------------------
+def test_progress_stops_a_job_past_its_time_limit(monkeypatch):
+    monkeypatch.setenv("VARIMP_JOB_TIMEOUT", "7")
+    assert jobs.Progress(None).timeout == 7
+    seen = []
+    progress = jobs.Progress(seen.append, timeout=0.05, min_interval=0)
+    progress(1, 10)
+    time.sleep(0.1)
+    with pytest.raises(jobs.JobTimeout) as info:
+        progress(2, 10)
+    assert len(seen) == 1
+    message = jobs.error_message(info.value)
+    assert message.startswith("This computation was stopped after 0 s")
+
+
+def _in_job_process(fn, env: dict, timeout: float = 30):
+    """Run ``guards.GuardedJob(fn)`` in a forked process as the Diskcache manager does."""
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+
+    def target():
+        os.environ.update(env)
+        queue.put(guards.GuardedJob(fn)(queue))
+
+    proc = ctx.Process(target=target)
+    t0 = time.monotonic()
+    proc.start()
+    try:
+        return queue.get(timeout=timeout), time.monotonic() - t0
+    finally:
+        proc.join(5)
+        if proc.is_alive():
+            proc.kill()
+
+
+def _sleep_forever(queue):
+    try:
+        while True:  # work that never reports progress
+            time.sleep(0.01)
+    except Exception as exc:
+        return jobs.error_message(exc)
+
+
+def _allocate(queue):
+    out = []
+    for mb in (50, 600):
+        try:
+            block = np.ones(mb * 2**20 // 8)
+            out.append(f"{mb} MB ok ({block.nbytes >> 20})")
+        except MemoryError as exc:
+            out.append(jobs.error_message(exc))
+    return out
+
+
+def test_job_process_alarm_stops_work_that_reports_no_progress():
+    message, took = _in_job_process(_sleep_forever, {"VARIMP_JOB_TIMEOUT": "1"})
+    assert message.startswith("This computation was stopped after 1 s"), message
+    assert took < 10
+
+
+def test_job_process_memory_limit_is_a_sentence():
+    out, _ = _in_job_process(_allocate, {"VARIMP_MAX_MEMORY_MB": "300"})
+    assert out[0] == "50 MB ok (50)"
+    assert out[1].startswith("This computation needs more memory than one computation may use "
+                             "on this server (300 MB)"), out
+
+
+def test_background_job_stops_at_the_time_limit_through_dash(app_module, monkeypatch):
+    """The real Importances callback on the app's Diskcache manager, with a 1 s limit."""
+    from pages._ui import importances_logic as logic
+
+    monkeypatch.setenv("VARIMP_JOB_TIMEOUT", "1")
+    client = DashCallbackClient.over_flask(app_module.server.test_client(), "imp-graph.figure",
+                                           "/importances")
+    start = logic.initial_state({"problem": "xor:irrelevant=8", "sampling": "sample",
+                                 "n": "5000"})
+    values = {"imp-method.value": "forest", "imp-k.value": 1, "imp-depth.value": None,
+              "imp-trees.value": 10_000, "imp-bootstrap.value": [],
+              "imp-semantics.value": "id3", "imp-tree-seed.value": 99,
+              "imp-data-params.data": start["data"], "imp-current.data": None}
+    t0 = time.monotonic()
+    _, _, last = client.run(values, "imp-trees.value", timeout=60)
+    took = time.monotonic() - t0
+    error = last["response"]["imp-error"]["children"]
+    assert error.startswith("This computation was stopped after 1 s"), last
+    assert "imp-graph" not in last["response"]  # the figure keeps what it showed
+    assert took < 20
+    # Nothing was cached for these settings: the timeout is not a result.
+    settings = logic.settings_from_controls(method="forest", K=1, trees=10_000, bootstrap=[],
+                                            semantics="id3", tree_seed=99)
+    key = cache.key_for("importances", logic.datasource.canonical_params(start["data"]),
+                        dict(settings))
+    assert cache.get_json(key) is None
+
+
+def _hold_lock(key):
+    cache.get_or_compute(key, lambda: time.sleep(120) or {"slow": True})
+
+
+def test_a_killed_job_does_not_block_the_next_caller():
+    """Cancel kills the job's process; a zombie holding a cache lock counts as gone."""
+    import psutil
+
+    key = cache.key_for("test-killed-lock", time.time())
+    ctx = multiprocessing.get_context("fork")
+    proc = ctx.Process(target=_hold_lock, args=(key,))
+    proc.start()
+    deadline = time.monotonic() + 10
+    while cache.get_cache().get(f"lock:{key}") is None:
+        assert time.monotonic() < deadline, "the job never took its lock"
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)  # as Dash's terminate_job does; not reaped yet
+    deadline = time.monotonic() + 5
+    while psutil.Process(proc.pid).status() != psutil.STATUS_ZOMBIE:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    t0 = time.monotonic()
+    assert cache.get_or_compute(key, lambda: {"fast": True}) == {"fast": True}
+    assert time.monotonic() - t0 < 3
+    proc.join(5)
