@@ -58,6 +58,7 @@ def layout(vi_data=None, **query):
         state.query_store(PREFIX, start["query"]),
         dcc.Store(id="imp-data-params", data=start["data"]),
         dcc.Store(id="imp-current"),
+        dcc.Store(id="imp-miss"),
         dcc.Download(id="imp-download"),
         html.H1("Importances", className="vi-page-title"),
         html.P([
@@ -133,38 +134,67 @@ def write_query(method, k, depth, trees, bootstrap, semantics, seed, data):
     return logic.page_query(data, settings)
 
 
+_VIEW = [("imp-graph", "figure"), ("imp-theorem2", "children"),
+         ("imp-theorem2-graph", "figure"), ("imp-table", "columns"), ("imp-table", "data"),
+         ("imp-note", "children"), ("imp-current", "data"), ("imp-error", "children"),
+         ("imp-error", "className")]
+
+
+def _settings(method, k, depth, trees, bootstrap, semantics, seed, data):
+    return logic.settings_from_controls(
+        method=method, K=k, depth=depth, trees=trees, bootstrap=bootstrap, semantics=semantics,
+        tree_seed=seed, p=logic.data_feature_count(data))
+
+
+def _view(data, settings, progress=None, peek=False):
+    out = logic.cached_render(data, settings, progress=progress, peek=peek)
+    return (out["figure"], out["theorem2"], out["theorem2_figure"], out["columns"], out["rows"],
+            out["note"], {"data": data, "settings": settings}, "", "vi-hidden")
+
+
+def _failed(exc, shown):
+    message = jobs.error_message(exc)  # a sentence on the page, never a traceback
+    if shown:
+        message += " The figure still shows the previous settings."
+    return (*[no_update] * 7, message, "vi-error")
+
+
+# A control change first asks this plain callback, which answers from the cache within
+# the request (no job process, no polling); only a miss starts the background job below.
 @callback(
-    Output("imp-graph", "figure"),
-    Output("imp-theorem2", "children"),
-    Output("imp-theorem2-graph", "figure"),
-    Output("imp-table", "columns"),
-    Output("imp-table", "data"),
-    Output("imp-note", "children"),
-    Output("imp-current", "data"),
-    Output("imp-error", "children"),
-    Output("imp-error", "className"),
-    jobs.status_output(PREFIX),
+    *(Output(i, p, allow_duplicate=True) for i, p in _VIEW),
+    Output(f"{PREFIX}-job-status", "children", allow_duplicate=True),
+    Output("imp-miss", "data"),
     *(Input(i, "value") for i in _CONTROLS),
     State("imp-data-params", "data"),
     State("imp-current", "data"),
+    prevent_initial_call="initial_duplicate",
+)
+def answer_from_cache(method, k, depth, trees, bootstrap, semantics, seed, data, shown):
+    try:
+        settings = _settings(method, k, depth, trees, bootstrap, semantics, seed, data)
+        return (*_view(data, settings, peek=True), "Done (cached).", no_update)
+    except logic.CacheMiss:
+        return (*[no_update] * len(_VIEW), no_update, {"data": data, "settings": settings})
+    except Exception as exc:
+        return (*_failed(exc, shown), "", no_update)
+
+
+@callback(
+    *(Output(i, p) for i, p in _VIEW),
+    jobs.status_output(PREFIX),
+    Input("imp-miss", "data"),
+    State("imp-current", "data"),
+    prevent_initial_call=True,
     **jobs.background_options(PREFIX, disable=["imp-fieldset", "imp-download-button"]),
 )
-def compute(set_progress, method, k, depth, trees, bootstrap, semantics, seed, data, shown):
+def compute(set_progress, miss, shown):
     progress = jobs.Progress(set_progress)
     try:
-        p = logic.data_feature_count(data)
-        settings = logic.settings_from_controls(method=method, K=k, depth=depth, trees=trees,
-                                                bootstrap=bootstrap, semantics=semantics,
-                                                tree_seed=seed, p=p)
-        out = logic.render(logic.compute_view(data, settings, progress=progress))
-    except Exception as exc:  # a sentence on the page, never a traceback
-        message = jobs.error_message(exc)
-        if shown:
-            message += " The figure still shows the previous settings."
-        return (*[no_update] * 7, message, "vi-error", "")
-    return (out["figure"], out["theorem2"], out["theorem2_figure"], out["columns"], out["rows"],
-            out["note"], {"data": data, "settings": settings}, "", "vi-hidden",
-            jobs.done_message(progress))
+        out = _view(miss["data"], miss["settings"], progress=progress)
+    except Exception as exc:
+        return (*_failed(exc, shown), "")
+    return (*out, jobs.done_message(progress))
 
 
 @callback(

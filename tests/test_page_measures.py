@@ -72,7 +72,7 @@ def test_bad_forest_settings_are_sentences(controls, match):
 def test_study_and_curve_settings():
     assert logic.study_settings(study="madelon", study_depth=["deep", "shallow"], reps="3",
                                 study_trees=None) == {
-        "study": "madelon", "study_depth": ["shallow", "deep"], "reps": 3, "study_trees": 100}
+        "study": "madelon", "study_depth": ["shallow", "deep"], "reps": 3, "study_trees": 50}
     with pytest.raises(ValueError, match="shallow or deep"):
         logic.study_settings(study_depth=[])
     with pytest.raises(ValueError, match="repetitions"):
@@ -107,10 +107,10 @@ def test_link_defaults_and_bad_values():
     start = logic.initial_state(LED)
     v = start["values"]
     assert v["measures"] == ["mdi", "mdi_oob", "naive_oob", "mda_holdout", "mda_oob", "ranger"]
-    assert v["reps"] == 5 and v["study_depth"] == ["shallow", "deep"] and v["K"] is None
+    assert v["reps"] == 3 and v["study_depth"] == ["shallow", "deep"] and v["K"] is None
     start = logic.initial_state({"problem": "led", "K": "12", "reps": "0",
                                  "measures": ["mdi", "shap"]})
-    assert start["values"]["K"] is None and start["values"]["reps"] == 5
+    assert start["values"]["K"] is None and start["values"]["reps"] == 3
     assert start["values"]["measures"] == v["measures"]
     assert len(start["notes"]) == 3 and any("K was ignored" in n for n in start["notes"])
     assert any("'shap' is unknown" in n for n in start["notes"])

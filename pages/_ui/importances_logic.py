@@ -7,6 +7,8 @@ every figure from :mod:`varimp_core.plots.importances`.
 
 from __future__ import annotations
 
+import json
+
 import math
 import re
 from typing import Any, Mapping
@@ -309,20 +311,34 @@ def make_loader(data: Mapping[str, Any], progress=None):
     return load
 
 
+class CacheMiss(Exception):
+    """Raised by :func:`compute_view` with ``peek=True`` when something is not cached."""
+
+
+def _miss(*_args, **_kwargs):
+    raise CacheMiss
+
+
 def cached_result(data: Mapping[str, Any], settings: Mapping[str, Any], load,
-                  progress=None) -> ImportanceResult:
+                  progress=None, *, peek: bool = False) -> ImportanceResult:
     """The result of ``settings`` on ``data`` from the shared cache, computed on a miss.
 
     ``load()`` returns the core's ``PreparedData`` (called only on a miss);
-    other pages with the same data and settings share the entry.
+    other pages with the same data and settings share the entry.  With
+    ``peek=True`` a miss raises :class:`CacheMiss` instead of computing.
     """
     key = cache.key_for("importances", data, dict(settings))
+    if peek:
+        stored = cache.get_json(key)
+        if stored is None:
+            raise CacheMiss
+        return ImportanceResult.from_dict(stored)
     return cache.get_or_compute_result(
         key, lambda: compute_importances(load(), progress=progress, **_core_kwargs(settings)))
 
 
 def compute_view(data: Mapping[str, Any], settings: Mapping[str, Any], *,
-                 progress=None) -> dict:
+                 progress=None, peek: bool = False) -> dict:
     """Compute (or read from the cache) what the page shows.
 
     Parameters
@@ -333,6 +349,9 @@ def compute_view(data: Mapping[str, Any], settings: Mapping[str, Any], *,
         From :func:`settings_from_controls`.
     progress : callable, default=None
         ``progress(done, total, text)``, e.g. :class:`pages._ui.jobs.Progress`.
+    peek : bool, default=False
+        Only read the cache: raise :class:`CacheMiss` if anything must be
+        computed (the page's request-time fast path for cache hits).
 
     Returns
     -------
@@ -348,7 +367,7 @@ def compute_view(data: Mapping[str, Any], settings: Mapping[str, Any], *,
     """
     data = datasource.canonical_params(data)
     say = progress or (lambda *a, **k: None)
-    load = make_loader(data, say)
+    load = _miss if peek else make_loader(data, say)
 
     p = data_feature_count(data)
     if p is None:
@@ -366,9 +385,9 @@ def compute_view(data: Mapping[str, Any], settings: Mapping[str, Any], *,
     if method == "exact":
         say(0, 1, "Computing the exact importances\u2026")
     result = cached_result(data, settings, load,
-                     progress=(lambda done, total: say(done, total, f"{int(done):,} of "
-                                                       f"{int(total):,} trees"))
-                     if method in SAMPLED else None)
+                           progress=(lambda done, total: say(done, total, f"{int(done):,} of "
+                                                             f"{int(total):,} trees"))
+                           if method in SAMPLED else None, peek=peek)
     if method != "exact":
         if p > most:
             notes.append(f"No exact values are drawn: the exact method handles at most "
@@ -379,7 +398,7 @@ def compute_view(data: Mapping[str, Any], settings: Mapping[str, Any], *,
         else:
             say(1, 1, "Computing the exact values\u2026")
             try:
-                exact = cached_result(data, exact_settings_for(settings), load)
+                exact = cached_result(data, exact_settings_for(settings), load, peek=peek)
             except ValueError as exc:
                 notes.append(f"No exact values are drawn: {exc}")
     information = result.information
@@ -387,9 +406,32 @@ def compute_view(data: Mapping[str, Any], settings: Mapping[str, Any], *,
         information = exact.information
     if information is None and result.units == "bits":
         key = cache.key_for("information", data)
-        information = cache.get_or_compute(key, lambda: joint_information(load().table))
+        information = cache.get_json(key) if peek else None
+        if information is None:
+            information = cache.get_or_compute(key, lambda: joint_information(load().table))
     return {"result": result, "exact": exact, "information": information, "notes": notes,
             "p": p}
+
+
+def cached_render(data: Mapping[str, Any], settings: Mapping[str, Any], *, progress=None,
+                  peek: bool = False) -> dict:
+    """:func:`render` of :func:`compute_view`, kept in the cache as JSON.
+
+    Building the figures costs tens of milliseconds, reading them back about
+    one: a cached control change is then answered within the request.  With
+    ``peek=True`` nothing is computed (:class:`CacheMiss` on a miss).
+    """
+    from plotly.io.json import to_json_plotly
+
+    data = datasource.canonical_params(data)
+    key = cache.key_for("importances-view", data, dict(settings))
+    stored = cache.get_json(key)
+    if stored is not None:
+        return stored
+    out = render(compute_view(data, settings, progress=progress, peek=peek))
+    out = json.loads(to_json_plotly(out))
+    cache.put_json(key, out)
+    return out
 
 
 # -- what the page shows ---------------------------------------------------------
