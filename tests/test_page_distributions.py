@@ -455,3 +455,21 @@ def test_a_shared_link_reproduces_the_view(dash_duo, dash_app):
     assert dash_duo.find_element("#dist-seed").get_attribute("value") == "7"
     assert dash_duo.find_element("#dist-sweep-values").get_attribute("value") == "50,200"
     assert dash_duo.get_logs() == []
+
+
+def test_fresh_samples_fan_out_through_the_mapper(monkeypatch, tmp_path):
+    # With REDIS_URL set, fanout.replicate_mapper() returns a Celery mapper; here a
+    # mapper that runs the chunks itself (in reverse order) stands in for the workers.
+    monkeypatch.setenv("VARIMP_CACHE_DIR", str(tmp_path))
+    seen = []
+
+    def mapper(job, chunks):
+        seen.append(len(chunks))
+        return ((i, [job(s) for s in chunk]) for i, chunk in reversed(list(enumerate(chunks))))
+
+    monkeypatch.setattr(logic.fanout, "replicate_mapper", lambda: mapper)
+    view = logic.compute_view(_settings(R=12, T=4, N=150, mc_seed=9))
+    direct = monte_carlo(XOR, n_replicates=12, n_samples=150, n_estimators=4, random_state=9)
+    assert seen and seen[0] >= 2
+    np.testing.assert_array_equal(logic.result_from_dict(view["result"]).replicates,
+                                  direct.replicates)   # same numbers, whoever computes them

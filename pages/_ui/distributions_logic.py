@@ -36,7 +36,7 @@ from varimp_core.plots.distributions import (MAX_PANELS, MAX_VIOLINS, make_distr
                                              parameter_label, sweep_statistics)
 from varimp_core.problems import get_problem
 
-from . import cache, datasource
+from . import cache, datasource, fanout
 from .controls import problem_choices
 from .importances_logic import data_feature_count, data_params_for_page, neutralise_cell
 from .masking_logic import placeholder_figure
@@ -694,8 +694,9 @@ def _monte_carlo_view(settings, progress=None, should_stop=None) -> dict:
     opts = _core_options(settings, progress, should_stop,
                          "permutations" if settings["mode"] == "permutation" else "replicates")
     if settings["mode"] == "samples":
+        # With REDIS_URL set, replicates fan out as a Celery group (None: run here).
         result = monte_carlo(settings["data"]["problem"], n_replicates=settings["R"],
-                             n_samples=settings["N"], **opts)
+                             n_samples=settings["N"], mapper=fanout.replicate_mapper(), **opts)
     elif settings["mode"] == "bootstrap":
         result = monte_carlo(_prepared(settings), n_replicates=settings["R"],
                              n_samples=settings["N"], **opts)
@@ -764,6 +765,8 @@ def compute_sweep(sweep_spec: Mapping[str, Any], *, progress=None, should_stop=N
         kwargs.pop(parameter, None)
         source = settings["data"]["problem"] if settings["mode"] == "samples" else \
             _prepared(settings)
+        if isinstance(source, str):
+            kwargs["mapper"] = fanout.replicate_mapper()
         df = sweep(source, parameter, spec["values"], n_replicates=settings["R"],
                    random_state=settings["seed"], replicates=True, progress=opts["progress"],
                    should_stop=should_stop, **kwargs)
