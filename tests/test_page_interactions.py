@@ -294,3 +294,12 @@ def test_constant_columns_and_no_held_out_rows(dash_duo, dash_app):
                         datasource.data_query(tiny))
     dash_duo.wait_for_contains_text("#inter-error", "no held-out rows", timeout=60)
     assert dash_duo.get_logs() == []
+
+
+def test_tree_cap_follows_the_server_limit(monkeypatch):
+    from pages._ui import interactions_logic as ilogic
+
+    monkeypatch.setenv("VARIMP_MAX_TREES", "20")
+    with pytest.raises(ValueError, match="1 to 20"):
+        ilogic.forest_settings(forest="rf", trees=50)
+    assert ilogic.forest_settings(forest="rf", trees=20)["trees"] == 20

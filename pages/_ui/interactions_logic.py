@@ -35,7 +35,7 @@ from varimp_core.sklearn_forests import fit_sklearn_forest
 
 from dash import dcc, html
 
-from . import cache, datasource
+from . import cache, datasource, limits
 from . import controls as ui
 from .importances_logic import data_params_for_page, neutralise_cell, whole_number
 from .masking_logic import placeholder_figure
@@ -201,9 +201,10 @@ def forest_settings(*, forest, trees, K=None, tree_seed=0, rows="train",
     """
     if forest not in FOREST_KINDS:
         raise ValueError("Choose a forest: random uniform forest, random forest or extra-trees.")
-    n = whole_number(trees, "number of trees", 1, MAX_TREES_UI, None)
+    most = limits.max_trees(MAX_TREES_UI)  # VARIMP_MAX_TREES can lower the page's cap
+    n = whole_number(trees, "number of trees", 1, most, None)
     if n is None:
-        raise ValueError(f"Enter the number of trees (1 to {MAX_TREES_UI:,}).")
+        raise ValueError(f"Enter the number of trees (1 to {most:,}).")
     k = whole_number(K, "K (variables drawn at each node)", 1, p, None)
     if rows not in ("train", "test"):
         raise ValueError("Choose the rows to assess: training rows or held-out rows.")
