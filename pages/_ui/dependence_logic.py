@@ -33,7 +33,7 @@ from varimp_core.plots.style import variable_color
 from . import cache, datasource
 from . import interactions_logic as forest
 from .importances_logic import whole_number
-from .masking_logic import placeholder_figure
+from .common import placeholder_figure
 from .state import Param, choice_parser, encode_query, float_parser, int_parser
 
 __all__ = [

@@ -38,8 +38,9 @@ from varimp_core.problems import get_problem
 
 from . import cache, datasource, fanout
 from .controls import problem_choices
-from .importances_logic import data_feature_count, data_params_for_page, neutralise_cell
-from .masking_logic import placeholder_figure
+from .common import (clear_stop, neutralise_cell, placeholder_figure, request_stop, stop_key,
+                     stop_requested)
+from .importances_logic import data_feature_count, data_params_for_page
 from .state import Param, choice_parser, encode_query, int_parser, parse_query
 
 __all__ = [
@@ -84,7 +85,6 @@ _PRESETS = (
 )
 #: Variables that get fitted laws (the first ones): each fit runs a KS test.
 MAX_FITTED = 60
-_STOP_EXPIRE = 3600.0
 _PARTIAL_EXPIRE = 3600.0
 
 
@@ -528,26 +528,6 @@ def problem_controls(choice, data, mode, K) -> dict:
     return {"mode_options": options, "mode": mode, "k_max": p, "k": k,
             "description": description, "n_placeholder": blank,
             "sweep_options": sweep_options(params, mode)}
-
-
-# -- cancellation ------------------------------------------------------------------
-def stop_key(instance: str, job: str) -> str:
-    """Cache key of the Cancel flag of one page view's job ("run" or "sweep")."""
-    return cache.key_for("dist-stop", str(instance or ""), str(job))
-
-
-def request_stop(instance: str, job: str) -> None:
-    """Ask the running job of this page view to stop after its current chunk."""
-    cache.put_json(stop_key(instance, job), True, expire=_STOP_EXPIRE)
-
-
-def clear_stop(instance: str, job: str) -> None:
-    """Forget a Cancel request (a new job is starting)."""
-    cache.get_cache().delete(stop_key(instance, job), retry=True)
-
-
-def stop_requested(instance: str, job: str) -> bool:
-    return cache.get_json(stop_key(instance, job)) is True
 
 
 # -- results as JSON ------------------------------------------------------------------

@@ -25,6 +25,7 @@ from varimp_core.problems import get_problem
 from varimp_core.result import ImportanceResult
 
 from . import cache, datasource, limits
+from .common import neutralise_cell
 from .state import Param, bool_parser, choice_parser, encode_query, int_parser, parse_query
 
 __all__ = [
@@ -518,14 +519,6 @@ def table_rows(result: ImportanceResult, exact: ImportanceResult | None = None) 
     return rows
 
 
-_RISKY = ("=", "+", "-", "@", "\t", "\r")
-
-
-def neutralise_cell(value):
-    """Prefix a text cell that a spreadsheet would run as a formula with ``'``."""
-    if isinstance(value, str) and value.startswith(_RISKY):
-        return "'" + value
-    return value
 
 
 def csv_text(result: ImportanceResult, exact: ImportanceResult | None = None) -> str:

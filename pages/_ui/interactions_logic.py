@@ -37,8 +37,8 @@ from dash import dcc, html
 
 from . import cache, datasource, limits
 from . import controls as ui
-from .importances_logic import data_params_for_page, neutralise_cell, whole_number
-from .masking_logic import placeholder_figure
+from .common import neutralise_cell, placeholder_figure
+from .importances_logic import data_params_for_page, whole_number
 from .state import Param, choice_parser, encode_query, float_parser, int_parser, parse_query
 
 __all__ = [

@@ -18,6 +18,7 @@ from varimp_core.masking import (add_noisy_copy, importance_vs_depth, importance
 from varimp_core.problems import get_problem, parse_spec
 
 from . import cache, datasource, limits
+from .common import placeholder_figure
 from .state import (Param, bool_parser, choice_parser, encode_query, float_parser, int_parser,
                     parse_query)
 
@@ -164,19 +165,6 @@ def n_inputs_or_default(base, irrelevant, copy) -> int:
         return n_inputs(base_spec, irr + extra, None if copy in (None, "", NO_COPY) else copy)
     except ValueError:
         return n_inputs(DEFAULT_PROBLEM, 0, None)
-
-
-def placeholder_figure(text: str = "Computing\u2026"):
-    """An empty figure carrying one line of text (before the first result, or after an error)."""
-    import plotly.graph_objects as go
-
-    fig = go.Figure()
-    fig.update_layout(template="plotly_white", xaxis=dict(visible=False),
-                      yaxis=dict(visible=False), margin=dict(l=20, r=20, t=20, b=20),
-                      annotations=[dict(text=text, showarrow=False, x=0.5, y=0.5,
-                                        xref="paper", yref="paper",
-                                        font=dict(size=15, color="#5b6477"))])
-    return fig
 
 
 # -- URL and controls -----------------------------------------------------------------

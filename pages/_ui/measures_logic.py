@@ -36,9 +36,8 @@ from varimp_core.problems import get_problem
 from varimp_core.result import ImportanceResult
 
 from . import cache, datasource, jobs, limits
-from .importances_logic import (data_feature_count, data_params_for_page, neutralise_cell,
-                                whole_number)
-from .masking_logic import placeholder_figure
+from .common import neutralise_cell, placeholder_figure
+from .importances_logic import data_feature_count, data_params_for_page, whole_number
 from .state import Param, bool_parser, choice_parser, encode_query, int_parser, parse_query
 
 __all__ = [
@@ -176,8 +175,8 @@ def forest_settings(*, kind="rf", trees=100, K=None, leaf=1, depth=None, bootstr
             "measures": chosen, "criterion": criterion}
 
 
-def study_settings(*, study="strobl-classification", study_depth=("shallow", "deep"), reps=5,
-                   study_trees=100) -> dict:
+def study_settings(*, study="strobl-classification", study_depth=("shallow", "deep"), reps=3,
+                   study_trees=50) -> dict:
     """Canonical settings of the noisy-feature protocol (ValueError with a sentence)."""
     if study not in STUDY_PROBLEMS:
         raise ValueError("Choose a problem for the protocol: strobl or madelon.")
@@ -186,17 +185,17 @@ def study_settings(*, study="strobl-classification", study_depth=("shallow", "de
         raise ValueError("Tick shallow or deep trees (or both).")
     return {"study": study, "study_depth": depths,
             "reps": whole_number(reps, "number of repetitions", 1,
-                                 limits.max_replicates(MAX_REPS), 5),
+                                 limits.max_replicates(MAX_REPS), 3),
             "study_trees": whole_number(study_trees, "number of trees", 2,
-                                        limits.max_trees(STUDY_MAX_TREES), 100)}
+                                        limits.max_trees(STUDY_MAX_TREES), 50)}
 
 
-def bias_settings(*, bias_trees=300, bias_grid="coarse", bias_reps=1, bias_n=200) -> dict:
+def bias_settings(*, bias_trees=100, bias_grid="coarse", bias_reps=1, bias_n=200) -> dict:
     """Canonical settings of the bias curves (ValueError with a sentence)."""
     if bias_grid not in BIAS_GRIDS:
         raise ValueError("Choose the coarse or the full grid.")
     return {"bias_trees": whole_number(bias_trees, "number of trees", 2,
-                                       limits.max_trees(BIAS_MAX_TREES), 300),
+                                       limits.max_trees(BIAS_MAX_TREES), 100),
             "bias_grid": bias_grid,
             "bias_reps": whole_number(bias_reps, "number of repetitions", 1,
                                       limits.max_replicates(BIAS_MAX_REPS), 1),

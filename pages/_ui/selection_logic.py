@@ -36,11 +36,11 @@ from varimp_core.relevance import RelevanceResult, relevance
 from varimp_core.selection import MADELON_IRRELEVANT, SubspaceSelection, subspace_selection
 
 from . import cache, datasource, limits
-from .distributions_logic import (METHOD_OPTIONS, clear_stop, data_for_choice, problem_options,
-                                  request_stop, result_from_dict, result_to_dict,
-                                  stop_requested)
-from .importances_logic import data_feature_count, data_params_for_page, neutralise_cell
-from .masking_logic import placeholder_figure
+from .common import (clear_stop, neutralise_cell, placeholder_figure, request_stop,
+                     stop_requested)
+from .distributions_logic import (METHOD_OPTIONS, data_for_choice, problem_options,
+                                  result_from_dict, result_to_dict)
+from .importances_logic import data_feature_count, data_params_for_page
 from .state import Param, choice_parser, encode_query, float_parser, int_parser, parse_query
 
 __all__ = [

@@ -1,0 +1,58 @@
+"""Helpers every page uses: safe CSV cells, a placeholder figure, cooperative Cancel.
+
+Cooperative Cancel: Dash's own ``cancel=`` kills a background job's process, so
+what it finished is lost.  Pages whose core function can stop between chunks
+(Monte Carlo replicates, RS/SRS trees) instead set a flag in the shared cache
+that the job's ``should_stop()`` reads; the job then returns its partial
+result, which the page shows with a note.
+"""
+
+from __future__ import annotations
+
+from . import cache
+
+__all__ = ["neutralise_cell", "placeholder_figure", "stop_key", "request_stop", "clear_stop",
+           "stop_requested"]
+
+_RISKY = ("=", "+", "-", "@", "\t", "\r")
+_STOP_EXPIRE = 3600.0
+
+
+def neutralise_cell(value):
+    """Prefix a text cell that a spreadsheet would run as a formula with ``'``."""
+    if isinstance(value, str) and value.startswith(_RISKY):
+        return "'" + value
+    return value
+
+
+def placeholder_figure(text: str = "Computing\u2026"):
+    """An empty figure carrying one line of text (before the first result, or after an error)."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    fig.update_layout(template="plotly_white", xaxis=dict(visible=False),
+                      yaxis=dict(visible=False), margin=dict(l=20, r=20, t=20, b=20),
+                      annotations=[dict(text=text, showarrow=False, x=0.5, y=0.5,
+                                        xref="paper", yref="paper",
+                                        font=dict(size=15, color="#5b6477"))])
+    return fig
+
+
+def stop_key(instance: str, job: str) -> str:
+    """Cache key of the Cancel flag of one page view's (``instance``) job."""
+    return cache.key_for("dist-stop", str(instance or ""), str(job))
+
+
+def request_stop(instance: str, job: str) -> None:
+    """Ask the running job of this page view to stop after its current chunk."""
+    cache.put_json(stop_key(instance, job), True, expire=_STOP_EXPIRE)
+
+
+def clear_stop(instance: str, job: str) -> None:
+    """Forget a Cancel request (a new job is starting)."""
+    cache.get_cache().delete(stop_key(instance, job), retry=True)
+
+
+def stop_requested(instance: str, job: str) -> bool:
+    """True once :func:`request_stop` was called for this view and job."""
+    return cache.get_json(stop_key(instance, job)) is True
