@@ -8,6 +8,8 @@ distribution (when one exists) and a seeded sampler.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import math
 import re
 from dataclasses import dataclass
@@ -158,21 +160,23 @@ class ProblemDef:
         return {}
 
 
-class DiscreteDef(ProblemDef):
+class DiscreteDef(ProblemDef, ABC):
     """A problem given by a small base table plus ``irrelevant`` fair bits."""
 
     discrete = True
     has_distribution = True
 
+    @abstractmethod
     def base(self, o: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Exact distribution of the relevant part: codes X, y and probabilities."""
-        raise NotImplementedError
 
+    @abstractmethod
     def n_relevant(self, o: dict) -> int:
-        raise NotImplementedError
+        """Number of relevant inputs (before the irrelevant bits)."""
 
+    @abstractmethod
     def n_base_rows(self, o: dict) -> int:
-        raise NotImplementedError
+        """Rows of the relevant part's exact table."""
 
     def variables(self, o: dict) -> tuple[str, ...]:
         return tuple(f"X{j + 1}" for j in range(self.n_relevant(o) + o["irrelevant"]))
