@@ -133,7 +133,9 @@ class DashCallbackClient:
     def __init__(self, get_text, get_json, post_json, output_part: str, page: str = "/"):
         self._post_json = post_json
         self.end_id = json.loads(_CONFIG.search(get_text(page)).group(1))["end_id"]
-        self.dep = next(d for d in get_json("/_dash-dependencies") if output_part in d["output"])
+        deps = [d for d in get_json("/_dash-dependencies") if output_part in d["output"]]
+        # prefer the background callback when a plain one shares the output (cache hits)
+        self.dep = next((d for d in deps if d.get("background")), deps[0])
 
     @classmethod
     def over_http(cls, base: str, output_part: str, page: str = "/"):

@@ -426,20 +426,19 @@ def test_background_job_stops_at_the_time_limit_through_dash(app_module, monkeyp
                                            "/importances")
     start = logic.initial_state({"problem": "xor:irrelevant=8", "sampling": "sample",
                                  "n": "5000"})
-    values = {"imp-method.value": "forest", "imp-k.value": 1, "imp-depth.value": None,
-              "imp-trees.value": 10_000, "imp-bootstrap.value": [],
-              "imp-semantics.value": "id3", "imp-tree-seed.value": 99,
-              "imp-data-params.data": start["data"], "imp-current.data": None}
+    settings = logic.settings_from_controls(method="forest", K=1, trees=10_000, bootstrap=[],
+                                            semantics="id3", tree_seed=99)
+    # a cache miss: what the page's plain callback writes to the store that starts the job
+    values = {"imp-miss.data": {"data": start["data"], "settings": settings},
+              "imp-current.data": None}
     t0 = time.monotonic()
-    _, _, last = client.run(values, "imp-trees.value", timeout=60)
+    _, _, last = client.run(values, "imp-miss.data", timeout=60)
     took = time.monotonic() - t0
     error = last["response"]["imp-error"]["children"]
     assert error.startswith("This computation was stopped after 1 s"), last
     assert "imp-graph" not in last["response"]  # the figure keeps what it showed
     assert took < 20
     # Nothing was cached for these settings: the timeout is not a result.
-    settings = logic.settings_from_controls(method="forest", K=1, trees=10_000, bootstrap=[],
-                                            semantics="id3", tree_seed=99)
     key = cache.key_for("importances", logic.datasource.canonical_params(start["data"]),
                         dict(settings))
     assert cache.get_json(key) is None
