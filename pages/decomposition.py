@@ -131,9 +131,7 @@ def compute(set_progress, k, depth, semantics, data, shown):
                                                 p=data_feature_count(data))
         out = logic.render(logic.compute_view(data, settings, progress=progress), settings)
     except Exception as exc:  # a sentence on the page, never a traceback
-        message = jobs.error_message(exc)
-        if shown:
-            message += " The heatmaps still show the previous settings."
+        message = jobs.failure_message(exc, bool(shown), "The heatmaps")
         return (*[no_update] * 5, message, "vi-error", "")
     return (out["figure"], {"height": f"{out['height']}px"}, out["columns"], out["rows"],
             out["summary"], "", "vi-hidden", jobs.done_message(progress))

@@ -163,9 +163,9 @@ def compute(set_progress, forest_kind, trees, k, seed, rows, feature, feature2, 
                                   percentiles, ice)
         store = logic.compute(data, settings, dep, progress=progress)
     except Exception as exc:  # a sentence on the page, never a traceback
-        message = jobs.error_message(exc)
-        if shown and not shown.get("error"):
-            message += " The figures still show the previous settings."
+        keep = bool(shown) and not shown.get("error")
+        message = jobs.failure_message(exc, keep)
+        if keep:
             return no_update, message, "vi-error", ""
         return {"error": True}, message, "vi-error", ""
     return store, "", "vi-hidden", jobs.done_message(progress)

@@ -7,6 +7,7 @@ import uuid
 import dash
 from dash import Input, Output, State, callback, ctx, dash_table, dcc, html, no_update
 
+from pages._ui import common
 from pages._ui import controls as ui
 from pages._ui import distributions_logic as logic
 from pages._ui import jobs, state
@@ -265,23 +266,13 @@ def run(set_progress, problem, mode, method, n, trees, k, depth, replicates, see
             depth=depth, method=method, mc_seed=seed)
         out = logic.run_monte_carlo(settings, instance=instance, progress=progress)
     except Exception as exc:  # a sentence on the page, never a traceback
-        message = jobs.error_message(exc)
-        if shown:
-            message += " The figures still show the previous settings."
+        message = jobs.failure_message(exc, bool(shown), "The figures")
         return no_update, message, "vi-error", ""
     current = out["current"] if out["current"] is not None else no_update
     return current, "", "vi-hidden", out["status"]
 
 
-@callback(
-    Output(f"{PREFIX}-stop-ack", "data"),
-    Input(jobs.job_ids(PREFIX)["cancel"], "n_clicks"),
-    State(f"{PREFIX}-instance", "data"),
-    prevent_initial_call=True,
-)
-def stop_run(n_clicks, instance):
-    logic.request_stop(instance, "run")
-    return n_clicks
+common.register_cancel(PREFIX, f"{PREFIX}-instance", "run")  # Cancel keeps what finished
 
 
 @callback(
@@ -336,15 +327,7 @@ def run_sweep(set_progress, problem, mode, method, n, trees, k, depth, replicate
     return current, "", "vi-hidden", out["status"]
 
 
-@callback(
-    Output(f"{SWEEP}-stop-ack", "data"),
-    Input(jobs.job_ids(SWEEP)["cancel"], "n_clicks"),
-    State(f"{PREFIX}-instance", "data"),
-    prevent_initial_call=True,
-)
-def stop_sweep(n_clicks, instance):
-    logic.request_stop(instance, "sweep")
-    return n_clicks
+common.register_cancel(SWEEP, f"{PREFIX}-instance", "sweep")  # Cancel keeps what finished
 
 
 @callback(

@@ -153,9 +153,7 @@ def _view(data, settings, progress=None, peek=False):
 
 
 def _failed(exc, shown):
-    message = jobs.error_message(exc)  # a sentence on the page, never a traceback
-    if shown:
-        message += " The figure still shows the previous settings."
+    message = jobs.failure_message(exc, bool(shown), "The figure")  # never a traceback
     return (*[no_update] * 7, message, "vi-error")
 
 

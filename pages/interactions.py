@@ -148,9 +148,9 @@ def compute(set_progress, forest, trees, k, seed, rows, data, shown):
                                          rows=rows)
         store = logic.compute(data, settings, progress=progress)
     except Exception as exc:  # a sentence on the page, never a traceback
-        message = jobs.error_message(exc)
-        if shown and not shown.get("error"):
-            message += " The figures still show the previous settings."
+        keep = bool(shown) and not shown.get("error")
+        message = jobs.failure_message(exc, keep)
+        if keep:
             return no_update, message, "vi-error", ""
         return {"error": True}, message, "vi-error", ""
     return store, "", "vi-hidden", jobs.done_message(progress)

@@ -7,6 +7,7 @@ import uuid
 import dash
 from dash import Input, Output, State, callback, ctx, dash_table, dcc, html, no_update
 
+from pages._ui import common
 from pages._ui import controls as ui
 from pages._ui import jobs, state
 from pages._ui import selection_logic as logic
@@ -241,22 +242,12 @@ def run_null(set_progress, problem, tol, R, trees, method, seed, N, data, instan
             **_null_controls_dict(problem, tol, R, trees, method, seed, N, data))
         out = logic.run_null(settings, instance=instance, progress=progress)
     except Exception as exc:  # a sentence on the page, never a traceback
-        message = jobs.error_message(exc)
-        if shown:
-            message += " The figures still show the previous settings."
+        message = jobs.failure_message(exc, bool(shown), "The figures")
         return no_update, message, "vi-error", ""
     return out["current"], "", "vi-hidden", out["status"]
 
 
-@callback(
-    Output(f"{NULL}-stop-ack", "data"),
-    Input(jobs.job_ids(NULL)["cancel"], "n_clicks"),
-    State(f"{PREFIX}-instance", "data"),
-    prevent_initial_call=True,
-)
-def stop_null(n_clicks, instance):
-    logic.request_stop(instance, "sel-null")
-    return n_clicks
+common.register_cancel(NULL, f"{PREFIX}-instance", "sel-null")  # Cancel keeps what finished
 
 
 @callback(
@@ -305,23 +296,13 @@ def run_rs(set_progress, choice, q, alpha, K, T, L, beta, seeds, problem, data, 
                                      **_rs_controls_dict(choice, q, alpha, K, T, L, beta, seeds))
         out = logic.run_rs(settings, instance=instance, progress=progress)
     except Exception as exc:  # a sentence on the page, never a traceback
-        message = jobs.error_message(exc)
-        if shown:
-            message += " The figures still show the previous settings."
+        message = jobs.failure_message(exc, bool(shown), "The figures")
         return no_update, message, "vi-error", ""
     current = out["current"] if out["current"] is not None else no_update
     return current, "", "vi-hidden", out["status"]
 
 
-@callback(
-    Output(f"{RS}-stop-ack", "data"),
-    Input(jobs.job_ids(RS)["cancel"], "n_clicks"),
-    State(f"{PREFIX}-instance", "data"),
-    prevent_initial_call=True,
-)
-def stop_rs(n_clicks, instance):
-    logic.request_stop(instance, "sel-rs")
-    return n_clicks
+common.register_cancel(RS, f"{PREFIX}-instance", "sel-rs")  # Cancel keeps what finished
 
 
 @callback(

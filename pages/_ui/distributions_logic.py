@@ -18,7 +18,6 @@ and ``VARIMP_MAX_SWEEP_VALUES`` (8).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -36,10 +35,10 @@ from varimp_core.plots.distributions import (MAX_PANELS, MAX_VIOLINS, make_distr
                                              parameter_label, sweep_statistics)
 from varimp_core.problems import get_problem
 
-from . import cache, datasource, fanout
+from . import cache, datasource, fanout, limits
 from .controls import problem_choices
-from .common import (clear_stop, neutralise_cell, placeholder_figure, request_stop, stop_key,
-                     stop_requested)
+from .common import (Stopped, cached_view, clear_stop, keep_view, neutralise_cell,
+                     placeholder_figure, request_stop, stop_key, stop_requested)
 from .importances_logic import data_feature_count, data_params_for_page
 from .state import Param, choice_parser, encode_query, int_parser, parse_query
 
@@ -85,7 +84,6 @@ _PRESETS = (
 )
 #: Variables that get fitted laws (the first ones): each fit runs a KS test.
 MAX_FITTED = 60
-_PARTIAL_EXPIRE = 3600.0
 
 
 # -- caps ------------------------------------------------------------------------
@@ -98,8 +96,8 @@ def _env_int(name: str, default: int) -> int:
 
 
 def max_replicates() -> int:
-    """Largest R: ``VARIMP_MAX_REPLICATES`` or 2,000."""
-    return _env_int("VARIMP_MAX_REPLICATES", 2000)
+    """Largest R: the server's ``VARIMP_MAX_REPLICATES`` (:mod:`pages._ui.limits`)."""
+    return limits.max_replicates()
 
 
 def max_trees() -> int:
@@ -644,32 +642,6 @@ def _core_options(settings: Mapping[str, Any], progress, should_stop, what: str)
                 progress=report, should_stop=should_stop)
 
 
-class _Stopped(Exception):
-    """Raised inside a cache computation that Cancel ended: its partial view must not be stored."""
-
-    def __init__(self, view: dict):
-        super().__init__("stopped")
-        self.view = view
-
-
-def _cached(key: str, compute) -> dict:
-    """The view stored under ``key``, else ``compute()`` stored when it was not stopped.
-
-    No lock is taken (unlike :func:`cache.get_or_compute`): Dash kills a job whose inputs
-    changed, and a killed job would leave its lock behind for 15 minutes.  Two users asking
-    at once may both compute; the values are the same.
-    """
-    view = cache.get_json(key)
-    if view is not None:
-        return dict(view, partial=False)
-    try:
-        view = json.loads(json.dumps(compute()))
-    except _Stopped as stopped:
-        return dict(stopped.view, partial=True)
-    cache.put_json(key, view)
-    return dict(view, partial=False)
-
-
 def _monte_carlo_view(settings, progress=None, should_stop=None) -> dict:
     opts = _core_options(settings, progress, should_stop,
                          "permutations" if settings["mode"] == "permutation" else "replicates")
@@ -715,10 +687,10 @@ def compute_view(settings: Mapping[str, Any], *, progress=None, should_stop=None
     def compute() -> dict:
         view = _monte_carlo_view(settings, progress, should_stop)
         if view["result"]["cancelled"]:
-            raise _Stopped(view)
+            raise Stopped(view)
         return view
 
-    return _cached(run_key(settings), compute)
+    return cached_view(run_key(settings), compute)
 
 
 def compute_sweep(sweep_spec: Mapping[str, Any], *, progress=None, should_stop=None) -> dict:
@@ -754,19 +726,10 @@ def compute_sweep(sweep_spec: Mapping[str, Any], *, progress=None, should_stop=N
         view = {"stats": _records(stats), "parameter": parameter, "values": spec["values"],
                 "done": sorted(set(stats["value"].tolist()))}
         if df.attrs.get("cancelled"):
-            raise _Stopped(view)
+            raise Stopped(view)
         return view
 
-    return _cached(sweep_key(spec), compute)
-
-
-def _keep(view: dict, key: str, instance: str) -> tuple[str, bool]:
-    """Where the page finds the view: its cache key, or a short-lived entry for partial views."""
-    if not view.get("partial"):
-        return key, False
-    partial = cache.key_for("dist-partial", str(instance or ""), key)
-    cache.put_json(partial, view, expire=_PARTIAL_EXPIRE)
-    return partial, True
+    return cached_view(sweep_key(spec), compute)
 
 
 def run_monte_carlo(settings: Mapping[str, Any], *, instance: str, progress=None) -> dict:
@@ -784,7 +747,7 @@ def run_monte_carlo(settings: Mapping[str, Any], *, instance: str, progress=None
                         should_stop=lambda: stop_requested(instance, "run"))
     result = view["result"]
     done = len(result["null"] if result["kind"] == "permutation" else result["replicates"])
-    key, partial = _keep(view, run_key(settings), instance)
+    key, partial = keep_view(view, run_key(settings), instance, "dist-partial")
     if partial and done == 0:
         return {"current": None, "status": "Cancelled before any replicate finished; the page "
                                            "shows the last finished result."}
@@ -803,7 +766,7 @@ def run_sweep(spec: Mapping[str, Any], *, instance: str, progress=None) -> dict:
     clear_stop(instance, "sweep")
     view = compute_sweep(spec, progress=progress,
                          should_stop=lambda: stop_requested(instance, "sweep"))
-    key, partial = _keep(view, sweep_key(spec), instance)
+    key, partial = keep_view(view, sweep_key(spec), instance, "dist-partial")
     done, asked = len(view["done"]), len(spec["values"])
     if partial and done == 0:
         return {"current": None, "status": "Cancelled before the first value finished."}

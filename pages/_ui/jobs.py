@@ -61,6 +61,7 @@ from .cache import cache_dir
 from .guards import JobTimeout
 
 __all__ = [
+    "failure_message",
     "job_ids",
     "job_panel",
     "status_output",
@@ -289,6 +290,15 @@ def error_message(exc: BaseException) -> str:
     log.exception("Unexpected error in a background job", exc_info=exc)
     return "Something went wrong while computing this view; the error was logged. " \
            "Try other settings, or reload the page."
+
+
+def failure_message(exc: BaseException, shown: bool = False, what: str = "The figures") -> str:
+    """:func:`error_message`, plus a note that ``what`` still shows the last result, if any."""
+    message = error_message(exc)
+    if shown:
+        verb = "shows" if what.endswith(("figure", "heatmap", "page", "summary")) else "show"
+        message += f" {what} still {verb} the previous settings."
+    return message
 
 
 def done_message(progress: Progress | None = None, what: str = "Done") -> str:

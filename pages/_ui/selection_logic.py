@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from varimp_core.api import compute_importances
-from varimp_core.nulls import PermutationNull, permutation_null
+from varimp_core.nulls import permutation_null
 from varimp_core.plots.selection import (make_pvalue_figure, make_relevance_figure,
                                          make_selected_figure, make_subspace_curves)
 from varimp_core.problems import get_problem
@@ -36,8 +36,8 @@ from varimp_core.relevance import RelevanceResult, relevance
 from varimp_core.selection import MADELON_IRRELEVANT, SubspaceSelection, subspace_selection
 
 from . import cache, datasource, limits
-from .common import (clear_stop, neutralise_cell, placeholder_figure, request_stop,
-                     stop_requested)
+from .common import (Stopped, cached_view, clear_stop, keep_view, neutralise_cell,
+                     placeholder_figure, request_stop, stop_requested)
 from .distributions_logic import (METHOD_OPTIONS, data_for_choice, problem_options,
                                   result_from_dict, result_to_dict)
 from .importances_logic import data_feature_count, data_params_for_page
@@ -65,7 +65,6 @@ _N_TRAIN, _N_TEST = 1000, 500          # the slides' Madelon split
 _MAX_SEEDS = 10
 _MAX_NULL_TOTAL = 100_000              # R x T of one permutation null
 _MAX_RS_TOTAL = 60_000                 # seeds x 2 methods x T
-_PARTIAL_EXPIRE = 3600.0
 
 HONEST_NOTE = ("What the numbers show: on our Madelon-like generator SRS reaches a higher test "
                "accuracy than RS, but the AUPRC gain of the slides (Geurts 2016) does not "
@@ -392,25 +391,6 @@ def compute_relevance(settings: Mapping[str, Any]) -> dict:
     return cache.get_or_compute(relevance_key(settings), compute)
 
 
-class _Stopped(Exception):
-    def __init__(self, view: dict):
-        super().__init__("stopped")
-        self.view = view
-
-
-def _cached(key: str, compute) -> dict:
-    """The view under ``key``, else ``compute()``, stored unless Cancel stopped it."""
-    view = cache.get_json(key)
-    if view is not None:
-        return dict(view, partial=False)
-    try:
-        view = json.loads(json.dumps(compute()))
-    except _Stopped as stopped:
-        return dict(json.loads(json.dumps(stopped.view)), partial=True)
-    cache.put_json(key, view)
-    return dict(view, partial=False)
-
-
 def compute_null(settings: Mapping[str, Any], *, progress=None, should_stop=None) -> dict:
     """The permutation null of the data (cached), or its partial view when stopped."""
     def report(done, total):
@@ -427,10 +407,10 @@ def compute_null(settings: Mapping[str, Any], *, progress=None, should_stop=None
                                   should_stop=should_stop)
         view = {"null": result_to_dict(result), "n": prepared.n_samples}
         if result.cancelled:
-            raise _Stopped(view)
+            raise Stopped(view)
         return view
 
-    return _cached(null_key(settings), compute)
+    return cached_view(null_key(settings), compute)
 
 
 def _rs_data(settings: Mapping[str, Any], seed: int):
@@ -525,18 +505,10 @@ def compute_rs(settings: Mapping[str, Any], *, progress=None, should_stop=None) 
                 "selections": selections, "truth_known": truth, "p": p, "trees_done": done,
                 "trees_asked": total}
         if stopped:
-            raise _Stopped(view)
+            raise Stopped(view)
         return view
 
-    return _cached(rs_key(settings), compute)
-
-
-def _keep(view: dict, key: str, instance: str) -> tuple[str, bool]:
-    if not view.get("partial"):
-        return key, False
-    partial = cache.key_for("sel-partial", str(instance or ""), key)
-    cache.put_json(partial, view, expire=_PARTIAL_EXPIRE)
-    return partial, True
+    return cached_view(rs_key(settings), compute)
 
 
 def run_null(settings: Mapping[str, Any], *, instance: str, progress=None) -> dict:
@@ -548,7 +520,7 @@ def run_null(settings: Mapping[str, Any], *, instance: str, progress=None) -> di
     view = compute_null(settings, progress=progress,
                         should_stop=lambda: stop_requested(instance, "sel-null"))
     done = len(view["null"]["null"])
-    key, partial = _keep(view, null_key(settings), instance)
+    key, partial = keep_view(view, null_key(settings), instance, "sel-partial")
     current = {"key": key, "relevance_key": relevance_key(settings), "partial": partial,
                "settings": dict(settings), "done": done, "requested": settings["R"]}
     if partial:
@@ -566,7 +538,7 @@ def run_rs(settings: Mapping[str, Any], *, instance: str, progress=None) -> dict
     clear_stop(instance, "sel-rs")
     view = compute_rs(settings, progress=progress,
                       should_stop=lambda: stop_requested(instance, "sel-rs"))
-    key, partial = _keep(view, rs_key(settings), instance)
+    key, partial = keep_view(view, rs_key(settings), instance, "sel-partial")
     if partial and not view["curves"]["n_trees"]:
         return {"current": None, "status": "Cancelled before the first checkpoint; the page "
                                            "shows the last finished result."}
