@@ -51,8 +51,9 @@ def _wimp(counts, criterion):
 def _pair_counts(node, xcol, ye, w, pair_slot, width, cmax, ny, n_nodes):
     """Class weights of every (node, candidate slot, value): (n_nodes, width, cmax, ny)."""
     flat = ((node * width + pair_slot) * cmax + xcol) * ny + ye
-    return np.bincount(flat, weights=w, minlength=n_nodes * width * cmax * ny).reshape(
-        n_nodes, width, cmax, ny)
+    # float even when no entry has a candidate (bincount of nothing is int64)
+    return np.bincount(flat, weights=w, minlength=n_nodes * width * cmax * ny).astype(
+        float, copy=False).reshape(n_nodes, width, cmax, ny)
 
 
 def _is_constant(node, row, X, nodes_vars, cmax, n_nodes):
@@ -105,8 +106,13 @@ def _draw_sklearn(keys, used, node, row, X, max_features, cmax):
     return cand
 
 
-def _grow_chunk(table, weights, rng, max_features, depth, k_semantics, criterion):
-    """Grow ``weights.shape[0]`` trees; return (per_tree (T, p), by_degree (p, p) summed)."""
+def _grow_chunk(table, weights, rng, max_features, depth, k_semantics, criterion, router=None):
+    """Grow ``weights.shape[0]`` trees; return (per_tree (T, p), by_degree (p, p) summed).
+
+    ``router`` (:class:`varimp_core.forest_local._Router`) follows rows to
+    assess down the trees as they grow; it draws no random numbers, so the
+    trees are the same with or without it.
+    """
     n_trees, _ = weights.shape
     p = table.n_features
     ny = table.n_classes
@@ -119,6 +125,8 @@ def _grow_chunk(table, weights, rng, max_features, depth, k_semantics, criterion
     node_tree = np.arange(n_trees)        # node -> tree
     used = np.zeros((n_trees, p), dtype=bool)
     X, y_all = table.X, table.y
+    if router is not None:
+        router.start(n_trees)
     for level in range(depth):
         n_nodes = node_tree.shape[0]
         if n_nodes == 0 or node.size == 0:
@@ -154,17 +162,24 @@ def _grow_chunk(table, weights, rng, max_features, depth, k_semantics, criterion
         best = score.max(axis=1)
         tied = valid & (score >= best[:, None] - TIE_TOLERANCE)
         tie_keys = np.where(tied, rng.random((n_nodes, width)), -1.0)
-        chosen = cand[np.arange(n_nodes), np.argmax(tie_keys, axis=1)]
+        slot = np.argmax(tie_keys, axis=1)
+        chosen = cand[np.arange(n_nodes), slot]
         split_nodes = np.nonzero(splittable)[0]
         gain = n_node[split_nodes] * best[split_nodes]
         np.add.at(per_tree, (node_tree[split_nodes], chosen[split_nodes]), gain)
         np.add.at(by_degree[:, level], chosen[split_nodes], gain)
+        if router is not None:
+            router.leaves(splittable, node_counts)
         if level + 1 >= depth:
+            if router is not None:
+                router.last(chosen, slot, counts, node_counts)
             break
         keep = splittable[node]
         node, row, w = node[keep], row[keep], w[keep]
         x_split = X[row, chosen[node]]
         uniq, new_node = np.unique(node * cmax + x_split, return_inverse=True)
+        if router is not None:
+            router.descend(chosen, uniq, cmax, node_counts)
         parent = uniq // cmax
         node_tree = node_tree[parent]
         used = used[parent].copy()
@@ -212,6 +227,16 @@ def grow_forest(table: DiscreteTable, *, n_estimators: int = 100, max_features: 
     """
     if not isinstance(table, DiscreteTable):
         raise ValueError(f"Expected a DiscreteTable, got {type(table).__name__}.")
+    return grow_forest_routed(table, None, n_estimators=n_estimators, max_features=max_features,
+                              max_depth=max_depth, bootstrap=bootstrap, k_semantics=k_semantics,
+                              criterion=criterion, random_state=random_state,
+                              n_samples=n_samples, problem=problem, progress=progress)
+
+
+def grow_forest_routed(table, router, *, n_estimators, max_features, max_depth, bootstrap,
+                       k_semantics, criterion, random_state, n_samples=None, problem=None,
+                       progress=None) -> ImportanceResult:
+    """:func:`grow_forest`, with ``router`` (or None) following rows down the trees."""
     if table.n_rows == 0 or table.total_weight <= 0:
         raise ValueError("The table is empty: it has no rows with positive weight.")
     p = table.n_features
@@ -240,7 +265,7 @@ def grow_forest(table: DiscreteTable, *, n_estimators: int = 100, max_features: 
             weights = rng.multinomial(n_samples, probs, size=hi - lo) / n_samples
         else:
             weights = np.broadcast_to(probs, (hi - lo, table.n_rows))
-        pt, bd = _grow_chunk(table, weights, rng, k, depth, k_semantics, criterion)
+        pt, bd = _grow_chunk(table, weights, rng, k, depth, k_semantics, criterion, router)
         per_tree[lo:hi] = pt
         by_degree += bd
         if progress is not None:
