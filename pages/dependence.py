@@ -100,7 +100,8 @@ def layout(vi_data=None, **query):
                 html.Fieldset([choose, grid_card], id=f"{PREFIX}-fieldset",
                               className="vi-fieldset"),
                 view_card,
-                html.Fieldset(forest.forest_cards(PREFIX, v), id=f"{PREFIX}-forest-fieldset",
+                html.Fieldset(forest.forest_cards(PREFIX, v, forest.SKLEARN_KINDS),
+                              id=f"{PREFIX}-forest-fieldset",
                               className="vi-fieldset"),
             ]),
             html.Div(className="vi-content", children=[
@@ -136,7 +137,7 @@ def layout(vi_data=None, **query):
 
 def _settings(forest_kind, trees, k, seed, rows, feature, feature2, grid, percentiles, ice):
     settings = forest.forest_settings(forest=forest_kind, trees=trees, K=k, tree_seed=seed,
-                                      rows=rows)
+                                      rows=rows, kinds=forest.SKLEARN_KINDS)
     low, high = (percentiles or [None, None])[:2]
     dep = logic.dependence_settings(feature=feature,
                                     feature2=None if feature2 == NONE else feature2,

@@ -163,6 +163,47 @@ def test_constant_columns_no_held_out_rows_and_csv_injection():
     assert logic.csv_filename(store, "pairs") == "varimp-interactions-t-rf-pairs.csv"
 
 
+def test_multiway_forest_is_the_cores_and_pairs_x1_x2():
+    settings = _settings(forest="multiway", trees=40, K=1)
+    store = logic.compute(XOR, settings)
+    assert store["task"] == "classification" and store["classes"] == ["0", "1"]
+    local = logic.local_from_json(cache.get_json(store["key"]))
+    # the same forest grown by the core on the same coded rows gives the same counts
+    from varimp_core.forest_local import forest_local_importance
+    from varimp_core.table import DiscreteTable
+    prepared = datasource.load_prepared(XOR)
+    fit, assessed = logic.split_rows(500, 0, "train")
+    table = DiscreteTable.from_codes(prepared.X_codes[fit], prepared.y_codes[fit],
+                                     variables=prepared.variables)
+    direct = forest_local_importance(table, prepared.X_codes[assessed], n_estimators=40,
+                                     max_features=1, random_state=0)
+    np.testing.assert_array_equal(local.counts, direct.counts)
+    np.testing.assert_array_equal(local.X, prepared.X_numeric[assessed])   # values shown
+    # totally randomized multiway trees on XOR end every branch on X1 or X2
+    it = interactions(local, min_share=0)
+    joint = pd.DataFrame(it.joint, index=it.labels, columns=it.labels)
+    noise = ["X3", "X4", "X5"]
+    assert joint.loc[noise].to_numpy().sum() == 0 and joint[noise].to_numpy().sum() == 0
+    # ... and every observation has both at its first two positions
+    assert joint.loc["X1", "X2"] + joint.loc["X2", "X1"] == pytest.approx(1.0)
+    out = logic.draw(store, logic.view_settings(other=0))
+    assert all(out[f"{p}_message"] == "" for p in ("mosaic", "vii", "partial", "over"))
+    assert "multiway forest of 40 trees" in out["summary"]
+
+
+def test_multiway_forest_refuses_a_regression_target_and_dependence_offers_sklearn_only():
+    data = logic.page_data({"source": "problem", "problem": "diabetes"})[0]
+    with pytest.raises(ValueError, match="multiway forest classifies"):
+        logic.compute(data, _settings(forest="multiway", trees=5))
+    with pytest.raises(ValueError, match="Choose a forest"):
+        logic.forest_settings(forest="multiway", trees=5, kinds=logic.SKLEARN_KINDS)
+    from pages._ui import dependence_logic
+    forest_param = dependence_logic.PARAMS[0]
+    assert forest_param.name == "forest"
+    with pytest.raises(ValueError):
+        forest_param.parse("multiway")
+
+
 def test_tile_rows_are_the_observations_of_the_tile():
     store = logic.compute(XOR, _settings(forest="et", K=1))
     local = logic.local_from_json(cache.get_json(store["key"]))
@@ -249,6 +290,16 @@ def test_interactions_page_loads_updates_and_lists_a_tile(dash_duo, dash_app):
     assert sum(vii) == pytest.approx(2.0)            # every observation has two positions
     query = _query(urlsplit(dash_duo.driver.current_url).query)
     assert (query["forest"], query["K"], query["trees"]) == ("et", "1", "50")
+
+    # varimp's multiway forest, K = 1: every branch ends on X1 or X2, both in the mosaic
+    dash_duo.find_element("#inter-forest input[value='multiway']").click()
+    dash_duo.wait_for_contains_text("#inter-summary", "multiway forest of 50 trees (K = 1)",
+                                    timeout=60)
+    tiles = _wait(lambda: _tiles(dash_duo), what="the multiway mosaic")
+    assert {t["name"] for t in tiles} == {"X1", "X2"}
+    dash_duo.find_element("#inter-forest input[value='et']").click()
+    dash_duo.wait_for_contains_text("#inter-summary", "extra-trees of 50 trees (K = 1)",
+                                    timeout=60)
 
     # clicking a tile lists its observations
     point = dash_duo.find_element("#inter-mosaic .bars .point path")

@@ -67,6 +67,12 @@ class PreparedData:
         Problem spec or ``"upload:<filename>"``.
     notes : tuple of str, default=()
         Warnings worth showing, e.g. a text column that looks like an identifier.
+    X_codes : ndarray of int64, shape (n_samples, n_features), or None
+        Per-sample codes of the inputs (those of ``table``, before rows are
+        merged), for varimp's multiway forest on individual rows; None for
+        exact tables.
+    y_codes : ndarray of int64, shape (n_samples,), or None
+        Per-sample codes of the target.
     """
 
     table: DiscreteTable
@@ -80,6 +86,8 @@ class PreparedData:
     n_samples: int | None
     source: str
     notes: tuple[str, ...] = field(default=())
+    X_codes: np.ndarray | None = None
+    y_codes: np.ndarray | None = None
 
 
 def _column_values(s: pd.Series) -> tuple[str, np.ndarray, tuple | None]:
@@ -281,13 +289,15 @@ def _prepare(df, target, max_levels, bins, kinds, task, limit, source) -> Prepar
 
     y_codes, y_labels, y_sk, task = _prepare_target(parsed[target], target, task,
                                                     max_levels, bins)
-    table = DiscreteTable.from_codes(np.column_stack(x_codes), y_codes, variables=inputs,
+    X_codes = np.column_stack(x_codes).astype(np.int64)
+    table = DiscreteTable.from_codes(X_codes, y_codes, variables=inputs,
                                      target=target, x_labels=x_labels, y_labels=y_labels,
                                      exact=False)
     return PreparedData(table=table, X_numeric=np.column_stack(x_float).astype(float),
                         y=y_sk, variables=tuple(inputs), target=target, kinds=out_kinds,
                         task=task, bin_edges=edges, n_samples=int(n), source=str(source),
-                        notes=tuple(notes))
+                        notes=tuple(notes), X_codes=X_codes,
+                        y_codes=np.asarray(y_codes, dtype=np.int64))
 
 
 def _prepare_target(parsed, target, task, max_levels, bins):

@@ -81,7 +81,7 @@ def _name(text) -> str:
 
 
 #: URL parameters of the page (after the data and forest parameters).
-PARAMS: tuple[Param, ...] = forest.FOREST_PARAMS + (
+PARAMS: tuple[Param, ...] = forest.forest_params(forest.SKLEARN_KINDS) + (
     Param("feature", None, _name, "variable"),
     Param("feature2", None, _name, "second variable"),
     Param("grid", 30, int_parser(2, MAX_GRID, what="grid resolution"), "grid resolution"),

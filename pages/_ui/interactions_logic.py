@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -27,7 +28,9 @@ import pandas as pd
 from varimp_core.data import DataError
 from varimp_core.interactions import (OTHER_FEATURES, Interactions, importance_over_labels,
                                       interaction_importance, interactions, partial_importance)
+from varimp_core.forest_local import forest_local_importance
 from varimp_core.local import LocalImportance, fit_uniform_forest, local_importance
+from varimp_core.table import DiscreteTable
 from varimp_core.plots.interactions import (make_importance_over_labels, make_mosaic,
                                             make_partial_importance_figure, make_vii_bars)
 from varimp_core.problems import get_problem
@@ -46,6 +49,9 @@ __all__ = [
     "FOREST_KINDS",
     "FOREST_OPTIONS",
     "FOREST_PARAMS",
+    "SKLEARN_KINDS",
+    "forest_params",
+    "multiway_table",
     "PARAMS",
     "MAX_TREES_UI",
     "MAX_ROWS",
@@ -77,13 +83,18 @@ __all__ = [
 ]
 
 PREFIX = "inter"
-FOREST_KINDS = ("uniform", "rf", "et")
+#: Forests this page fits; the scikit-learn ones also serve partial dependence.
+SKLEARN_KINDS = ("uniform", "rf", "et")
+FOREST_KINDS = SKLEARN_KINDS + ("multiway",)
 FOREST_OPTIONS = [
     {"label": "Random uniform forest (uniform cut-points, bootstrap)", "value": "uniform"},
     {"label": "Random forest (RF)", "value": "rf"},
     {"label": "Extra-trees (ET)", "value": "et"},
+    {"label": "varimp's multiway forest (one branch per value of the coded inputs)",
+     "value": "multiway"},
 ]
-FOREST_NAMES = {"uniform": "random uniform forest", "rf": "random forest", "et": "extra-trees"}
+FOREST_NAMES = {"uniform": "random uniform forest", "rf": "random forest", "et": "extra-trees",
+                "multiway": "multiway forest"}
 #: At most this many trees from the page.
 MAX_TREES_UI = 1000
 #: At most this many rows are assessed (a seeded subset of the chosen rows beyond it).
@@ -95,15 +106,21 @@ MAX_MIN_SHARE = 0.2
 #: Observations listed for one mosaic tile.
 MAX_TILE_ROWS = 1000
 
-#: URL parameters of the forest, shared with the Dependence page.
-FOREST_PARAMS: tuple[Param, ...] = (
-    Param("forest", "uniform", choice_parser(FOREST_KINDS, what="forest kind"), "forest kind"),
+def forest_params(kinds: Sequence[str] = FOREST_KINDS) -> tuple[Param, ...]:
+    """URL parameters of the forest, offering ``kinds``."""
+    return (Param("forest", "uniform", choice_parser(tuple(kinds), what="forest kind"),
+                  "forest kind"),) + _FOREST_REST
+
+
+_FOREST_REST: tuple[Param, ...] = (
     Param("trees", 100, int_parser(1, MAX_TREES_UI, what="number of trees"), "number of trees"),
     Param("K", None, int_parser(1, 100_000, what="K"), "K"),
     Param("tree_seed", 0, int_parser(0, 2**32 - 1, what="seed"), "seed"),
     Param("rows", "train", choice_parser(("train", "test"), what="rows assessed"),
           "rows assessed"),
 )
+#: URL parameters of the forest on this page (the Dependence page: ``forest_params(SKLEARN_KINDS)``).
+FOREST_PARAMS: tuple[Param, ...] = forest_params()
 
 
 def _label_text(text) -> str:
@@ -177,12 +194,13 @@ def data_variables(data: Mapping[str, Any]) -> list[str]:
 
 # -- forest settings -------------------------------------------------------------------
 def forest_settings(*, forest, trees, K=None, tree_seed=0, rows="train",
-                    p: int | None = None) -> dict:
+                    p: int | None = None, kinds: Sequence[str] = FOREST_KINDS) -> dict:
     """Canonical forest settings from control values.
 
     Parameters
     ----------
-    forest : {"uniform", "rf", "et"}
+    forest : {"uniform", "rf", "et", "multiway"}
+        One of ``kinds``.
     trees : int
         Number of trees, 1 to :data:`MAX_TREES_UI`.
     K : int or None
@@ -193,14 +211,17 @@ def forest_settings(*, forest, trees, K=None, tree_seed=0, rows="train",
         Rows assessed: those the forest was fitted on, or the held-out ones.
     p : int, optional
         Number of inputs, to check K.
+    kinds : sequence of str, default=FOREST_KINDS
+        The kinds the page offers (partial dependence needs a scikit-learn forest).
 
     Raises
     ------
     ValueError
         With a sentence for the page.
     """
-    if forest not in FOREST_KINDS:
-        raise ValueError("Choose a forest: random uniform forest, random forest or extra-trees.")
+    if forest not in kinds:
+        names = [FOREST_NAMES[k] for k in kinds]
+        raise ValueError(f"Choose a forest: {', '.join(names[:-1])} or {names[-1]}.")
     most = limits.max_trees(MAX_TREES_UI)  # VARIMP_MAX_TREES can lower the page's cap
     n = whole_number(trees, "number of trees", 1, most, None)
     if n is None:
@@ -269,6 +290,26 @@ def fit_forest(X, y, *, task: str, settings: Mapping[str, Any],
     return fit_sklearn_forest(X, y, kind=settings["forest"], **kw)
 
 
+def multiway_table(prepared, fit: np.ndarray) -> DiscreteTable:
+    """The coded training rows varimp's multiway forest grows on (its "fitted forest").
+
+    The forest itself is grown while the assessed rows are routed through it
+    (:func:`varimp_core.forest_local.forest_local_importance`).
+
+    Raises
+    ------
+    ValueError
+        For a numeric (regression) target: the multiway forest classifies.
+    """
+    if prepared.task != "classification" or prepared.X_codes is None:
+        raise ValueError("varimp's multiway forest classifies, and this data's target is "
+                         "numeric (regression); choose the random uniform forest, random "
+                         "forest or extra-trees.")
+    return DiscreteTable.from_codes(prepared.X_codes[fit], prepared.y_codes[fit],
+                                    variables=prepared.variables, target=prepared.target,
+                                    x_labels=prepared.table.x_labels)
+
+
 def make_forest_loader(data: Mapping[str, Any], settings: Mapping[str, Any],
                        progress: Callable | None = None):
     """A zero-argument function that loads the data and fits the forest once, on first call.
@@ -292,9 +333,12 @@ def make_forest_loader(data: Mapping[str, Any], settings: Mapping[str, Any],
                                  f"inputs), got {settings['K']}.")
             fit, assessed = split_rows(prepared.X_numeric.shape[0], settings["tree_seed"],
                                        settings["rows"])
-            say(0, None, f"Fitting {settings['trees']:,} trees on {fit.size:,} rows\u2026")
-            est = fit_forest(prepared.X_numeric[fit], prepared.y[fit], task=prepared.task,
-                             settings=settings, variables=prepared.variables)
+            if settings["forest"] == "multiway":
+                est = multiway_table(prepared, fit)
+            else:
+                say(0, None, f"Fitting {settings['trees']:,} trees on {fit.size:,} rows\u2026")
+                est = fit_forest(prepared.X_numeric[fit], prepared.y[fit], task=prepared.task,
+                                 settings=settings, variables=prepared.variables)
             labels = None
             if prepared.task == "classification":
                 labels = [str(v) for v in prepared.table.y_labels]
@@ -322,7 +366,8 @@ def _local_to_json(local: LocalImportance, rows: np.ndarray, labels: list[str] |
             "positions": local.positions.tolist(), "prediction": prediction,
             "X": local.X.tolist(), "task": local.task, "classes": classes,
             "n_estimators": int(local.n_estimators), "rows": np.asarray(rows).tolist(),
-            "target": target, "n_fit": int(n_fit), "parameters": dict(local.parameters)}
+            "target": target, "n_fit": int(n_fit),
+            "parameters": {k: v for k, v in local.parameters.items() if k != "proba"}}
 
 
 def local_view(data: Mapping[str, Any], settings: Mapping[str, Any], load,
@@ -344,8 +389,19 @@ def local_view(data: Mapping[str, Any], settings: Mapping[str, Any], load,
         f = load()
         say(0, None, f"Counting leaf parents on {f['assessed'].size:,} rows\u2026")
         prepared = f["prepared"]
-        local = local_importance(f["estimator"], prepared.X_numeric[f["assessed"]],
-                                 variables=prepared.variables)
+        rows = f["assessed"]
+        if settings["forest"] == "multiway":
+            table = f["estimator"]
+            say(0, None, f"Growing {settings['trees']:,} multiway trees on {f['fit'].size:,} "
+                         f"rows and following {rows.size:,} rows down them\u2026")
+            local = forest_local_importance(
+                table, prepared.X_codes[rows], n_estimators=settings["trees"],
+                max_features=settings["K"] or table.n_features, random_state=settings["tree_seed"],
+                progress=lambda d, t: say(d, t, f"{d:,} of {t:,} trees"))
+            local = replace(local, X=prepared.X_numeric[rows])   # values, not codes, in tables
+        else:
+            local = local_importance(f["estimator"], prepared.X_numeric[rows],
+                                     variables=prepared.variables)
         return _local_to_json(local, f["assessed"], f["labels"], prepared.target, f["fit"].size)
 
     return dict(cache.get_or_compute(key, compute), key=key)
@@ -368,13 +424,14 @@ def local_from_json(d: Mapping[str, Any]) -> LocalImportance:
 
 
 # -- controls --------------------------------------------------------------------------
-def forest_cards(prefix: str, v: dict) -> list:
+def forest_cards(prefix: str, v: dict, kinds: Sequence[str] = FOREST_KINDS) -> list:
     """The Forest and Rows cards (ids ``{prefix}-forest`` ... ``{prefix}-rows``)."""
     return [
         ui.card(
             "Forest",
             ui.field("Kind", dcc.RadioItems(
-                id=f"{prefix}-forest", options=FOREST_OPTIONS, value=v["forest"],
+                id=f"{prefix}-forest", options=[o for o in FOREST_OPTIONS if o["value"] in kinds],
+                value=v["forest"],
                 className="vi-radio", labelStyle={"display": "flex"})),
             html.Div(className="vi-row", children=[
                 ui.field("Trees", ui.number_input(f"{prefix}-trees", v["trees"], min=1,
