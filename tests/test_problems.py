@@ -281,6 +281,35 @@ def test_madelon_shape_and_no_identical_columns():
     assert set(frame["Y"].unique()) == {0, 1}
 
 
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_madelon_labels_the_32_vertices_at_random(n_classes):
+    # Guyon's design: 32 clusters on the vertices of a 5-cube, randomly labelled.  With a
+    # separation far above the clusters' spread the signs of X1..X5 name the vertex, so
+    # each vertex shows one label (up to the 1% of labels redrawn), the labels are
+    # balanced over the classes (32 // k or 32 // k + 1 vertices each), and no single
+    # informative input decides Y: each sign of X_j holds vertices of every class.
+    labellings = set()
+    for seed in range(4):
+        problem = get_problem(f"madelon:irrelevant=0,separation=50,n_classes={n_classes}")
+        frame = problem.sample(6400, random_state=seed)
+        bits = (frame[[f"X{j}" for j in range(1, 6)]].to_numpy() > 0).astype(int)
+        vertex = bits @ (1 << np.arange(4, -1, -1))
+        assert np.bincount(vertex, minlength=32).min() >= 190       # 200 rows a vertex
+        labels = []
+        for v in range(32):
+            counts = np.bincount(frame["Y"].to_numpy()[vertex == v], minlength=n_classes)
+            assert counts.max() >= 0.95 * counts.sum()
+            labels.append(int(counts.argmax()))
+        per_class = np.bincount(labels, minlength=n_classes)
+        assert per_class.min() >= 32 // n_classes and per_class.max() <= 32 // n_classes + 1
+        for j in range(5):
+            for side in (0, 1):
+                assert len({labels[v] for v in range(32) if (v >> (4 - j)) & 1 == side}) \
+                    == n_classes
+        labellings.add(tuple(labels))
+    assert len(labellings) == 4                                      # a new labelling per seed
+
+
 def test_madelon_defaults_follow_geurts():
     problem = get_problem("madelon")
     assert len(problem.variables) == 500 and problem.default_samples == 1500

@@ -104,32 +104,30 @@ def test_probe_rule_keeps_the_led_segments_and_drops_the_noise(seed):
 # -- SRS against RS on Madelon ------------------------------------------------------------
 @pytest.fixture(scope="module")
 def madelon500():
-    """Slides' protocol at p = 500 (q = 50, K = q, L = 5, beta = 0.95), 3 seeds, 300 trees."""
-    curves = madelon_curves([480], seeds=[0, 1, 2], n_estimators=300, checkpoints=[300])
-    return curves[curves.n_trees == 300].pivot(index="seed", columns="method",
-                                                 values=["auprc", "accuracy"])
+    """Slides' protocol at p = 500 (q = 50, K = q, L = 5, beta = 0.95), 3 seeds, 1000 trees."""
+    curves = madelon_curves([480], seeds=[0, 1, 2], n_estimators=1000, checkpoints=[1000])
+    return curves[curves.n_trees == 1000].pivot(index="seed", columns="method",
+                                                  values=["auprc", "accuracy"])
 
 
 def test_srs_predicts_madelon_better_than_rs(madelon500):
     # Once a relevant feature passes the probe rule, SRS puts it in every tree, while an RS
     # tree holds it with probability q/p = 0.1.  The mean paired gain over 3 seeds must
-    # exceed twice the binomial standard error of an accuracy near 0.78 on 3 x 500 test
-    # rows, 2 sqrt(0.78 * 0.22 / 1500) = 0.021.
+    # exceed twice the binomial standard error of an accuracy near 0.75 on 3 x 500 test
+    # rows, 2 sqrt(0.75 * 0.25 / 1500) = 0.022.
     gain = madelon500["accuracy"]["srs"] - madelon500["accuracy"]["rs"]
-    assert gain.mean() > 0.021
+    assert gain.mean() > 0.022
 
 
-def test_srs_ranks_madelon_about_as_well_as_rs(madelon500):
-    # The slides report SRS >= RS on AUPRC; on this synthetic Madelon it does not reproduce
-    # (bench/bench_selection.py --curves, 5 seeds, 3000 trees: SRS vs RS 0.74 vs 0.89 at
-    # p=500, 0.60 vs 0.58 at 1500, 0.56 vs 0.54 at 3000, 0.42 vs 0.46 at 5500).  F settles
-    # on X5 alone: its copy X15 and the combinations X6..X10 are partly masked when X5 is in
-    # every K=q tree, so they rarely beat the probe in 95% of their trees.  At 300 trees the
-    # paired per-seed AUPRC difference has a standard deviation near 0.1 (about 0.06 for a
-    # mean of 3 seeds) and its sign varies with the seed, so we only check that SRS is not
-    # worse by more than 0.1, about 1.7 standard errors of the mean.
-    diff = madelon500["auprc"]["srs"] - madelon500["auprc"]["rs"]
-    assert diff.mean() >= -0.1
+def test_srs_ranks_madelon_at_least_as_well_as_rs(madelon500):
+    # The slides: SRS >= RS on AUPRC, and only SRS eventually ranks the 20 relevant
+    # features perfectly.  Madelon labels its 32 vertices at random, so a relevant input
+    # shows up mostly together with others; SRS keeps the found ones in every tree and the
+    # rest follow.  With every relevant feature above every probe the AUPRC is 1; we ask
+    # 0.97 on average, one relevant feature ranked below about ten probes in one seed.
+    auprc = madelon500["auprc"]
+    assert auprc["srs"].mean() >= auprc["rs"].mean()
+    assert auprc["srs"].mean() >= 0.97
 
 
 # -- output, progress, cancellation ----------------------------------------------------------
