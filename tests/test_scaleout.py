@@ -259,6 +259,90 @@ def test_fanned_out_monte_carlo_is_identical_and_faster_with_two_workers(cluster
     _wait(lambda: discarded() > before, 10, "workers discarding the revoked chunks")
 
 
+def test_fanned_out_selection_study_is_identical_and_faster_with_two_workers(
+        cluster, monkeypatch, tmp_path):
+    from pages._ui import fanout_selection
+    from pages._ui import selection_logic as logic
+
+    cluster.ensure_worker("a")
+    cluster.ensure_worker("b")
+    cluster.consume("b", True)
+    mapper = fanout_selection.run_mapper(cluster.celery, local=False, timeout=30)
+    settings = logic.rs_settings(choice="480", data={}, q=50, alpha=0.5, K=None, T=150, L=5,
+                                 beta=0.95, seeds=2)
+    runs = [(seed, m) for seed in range(2) for m in ("rs", "srs")]
+    # Same numbers as the study computed here (and warms both workers up).
+    monkeypatch.setenv("VARIMP_CACHE_DIR", str(tmp_path / "local"))
+    here = logic.compute_rs(settings)
+    monkeypatch.setenv("VARIMP_CACHE_DIR", str(tmp_path / "fanned"))
+    monkeypatch.setattr(fanout_selection, "run_mapper", lambda: mapper)
+    ticks = []
+    there = logic.compute_rs(settings, progress=lambda d, t, text: ticks.append(d))
+    assert there == here and not there["partial"]
+    assert ticks[-1] == 600 and any(d % 150 for d in ticks)  # the workers' trees as they grow
+
+    times = []
+    for n_workers in (1, 2) * 3:  # interleaved pairs, as for Monte Carlo
+        cluster.consume("b", n_workers == 2)
+        t0 = time.perf_counter()
+        got = dict(mapper(settings, runs))
+        times.append(time.perf_counter() - t0)
+        assert sorted(got) == [0, 1, 2, 3] and not any(r["stopped"] for r in got.values())
+    ratio = float(np.median([one / two for one, two in zip(times[::2], times[1::2])]))
+    print(f"\nRS/SRS fan-out (4 runs of 150 trees, p = 500): 1 worker "
+          f"{np.median(times[::2]):.2f} s, 2 workers {np.median(times[1::2]):.2f} s (medians "
+          f"of 3), speed-up {ratio:.2f}x (median of the pairs' ratios)")
+    assert ratio > 1.2
+
+    # Cancel: the running runs end after their current tree, the queued ones are discarded.
+    def discarded():
+        logs = cluster.procs.log("worker-a") + cluster.procs.log("worker-b")
+        return logs.count("Discarding revoked task: varimp.selection_run")
+
+    before, grown = discarded(), {}
+    long = dict(settings, T=3000)
+    t0 = time.perf_counter()
+    got = dict(mapper(long, runs, progress=lambda i, d: grown.__setitem__(i, d),
+                      should_stop=lambda: sum(grown.values()) >= 40))
+    assert got and all(r["stopped"] and r["n_estimators"] < 3000 for r in got.values())
+    assert time.perf_counter() - t0 < 15  # 4 x 3,000 trees take about a minute
+    _wait(lambda: discarded() > before, 10, "workers discarding the revoked runs")
+
+
+def test_selection_page_job_shares_its_runs_with_the_other_worker(cluster, monkeypatch):
+    from pages._ui import cache
+    from pages._ui import selection_logic as logic
+
+    cluster.ensure_worker("a")
+    cluster.ensure_worker("b")
+    cluster.consume("b", True)
+    client = _DashClient(cluster.base, "sel-rs-current.data")
+    start = logic.initial_state({})
+    controls = {"data": "480", "q": 50, "alpha": 0.5, "K": None, "T": 120, "L": 5,
+                "beta": 0.95, "seeds": 2}
+    values = {f"sel-rs-{k}.value": v for k, v in controls.items()}
+    values.update({"sel-null-problem.value": start["values"]["problem"],
+                   "sel-data-params.data": start["data"], "sel-instance.data": "t-scaleout",
+                   "sel-rs-current.data": None})
+    first, progress, last = client.run(values, "sel-rs-T.value", timeout=60)
+    status = last["response"]["sel-rs-job-status"]["children"]
+    assert status.startswith("480 trees grown"), status
+    messages = [p.get("sel-rs-job-message.children", "") for p in progress]
+    assert any("runs done" in m for m in messages), messages
+    # The job (the caller) ran on one worker and gave runs to the other, same numbers.
+    task = _task_id(first["job"])
+    logs = cluster.procs.log("worker-a") + cluster.procs.log("worker-b")
+    assert re.search(rf"Task background_callback_\w+\[{task}\] succeeded", logs)
+    assert "Task varimp.selection_run[" in logs
+    current = last["response"]["sel-rs-current"]["data"]
+    monkeypatch.setenv("VARIMP_CACHE_DIR", str(cluster.procs.logdir / "cache"))
+    there = cache.get_json(current["key"])
+    settings = logic.rs_settings(choice="480", data={}, **{k: v for k, v in controls.items()
+                                                          if k != "data"})
+    monkeypatch.setenv("VARIMP_CACHE_DIR", str(cluster.procs.logdir / "here"))
+    assert there == {k: v for k, v in logic.compute_rs(settings).items() if k != "partial"}
+
+
 def test_web_job_runs_on_a_worker_with_progress(cluster):
     cluster.ensure_worker("a")
     client = _DashClient(cluster.base, IMPORTANCES)
