@@ -335,3 +335,17 @@ def test_exact_limit_message():
     message = exact_limit_message(30, 20)
     assert "20" in message and "30" in message and "forest" in message
     _one_sentence(message)
+
+
+def test_prepared_data_keeps_per_sample_codes_in_step_with_its_rows():
+    from dataclasses import replace
+
+    from varimp_core.data import prepare_table
+    frame = pd.DataFrame({"a": ["x", "y", "x", "z"], "b": [0.5, 1.5, 2.5, 3.5], "t": [0, 1, 1, 0]})
+    d = prepare_table(frame, "t", kinds={"b": "numeric"}, bins=2)
+    np.testing.assert_array_equal(d.X_codes[:, 0], [0, 1, 0, 2])   # sorted text levels
+    np.testing.assert_array_equal(d.X_codes[:, 1], [0, 0, 1, 1])   # two quantile bins
+    np.testing.assert_array_equal(d.y_codes, [0, 1, 1, 0])
+    with pytest.raises(ValueError, match="X_codes has 4 rows but the data has 2"):
+        replace(d, X_numeric=d.X_numeric[:2], y=d.y[:2])
+    assert replace(d, X_numeric=d.X_numeric[:2], y=d.y[:2], X_codes=None, y_codes=None)

@@ -89,6 +89,13 @@ class PreparedData:
     X_codes: np.ndarray | None = None
     y_codes: np.ndarray | None = None
 
+    def __post_init__(self) -> None:
+        for name, codes, rows in (("X_codes", self.X_codes, self.X_numeric),
+                                  ("y_codes", self.y_codes, self.y)):
+            if codes is not None and rows is not None and len(codes) != len(rows):
+                raise ValueError(f"{name} has {len(codes)} rows but the data has {len(rows)}; "
+                                 f"set {name}=None when replacing the rows.")
+
 
 def _column_values(s: pd.Series) -> tuple[str, np.ndarray, tuple | None]:
     """Classify a column: ``("number" | "text" | "bool" | "category", values, order)``.

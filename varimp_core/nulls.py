@@ -32,8 +32,9 @@ from scipy import stats
 from .api import METHODS
 from .data import PreparedData
 from .information import members, plugin_bias, popcount
-from .montecarlo import (MonteCarloResult, _check_int, _child, _int_seed, _Options, _root,
-                         _seed_record, as_prepared, run_replicates)
+from ._montecarlo_jobs import _Options, as_prepared
+from .montecarlo import MonteCarloResult
+from .replicates import _check_int, _child, _int_seed, _root, _seed_record, run_replicates
 from .table import DiscreteTable
 from .theory import eqn3_weights, validate_max_depth
 
@@ -403,13 +404,13 @@ class _PermutationJob:
         rng = np.random.default_rng(_child(seed, 0))
         d = self.data
         if self.X is None:
-            data = replace(d, y=d.y[rng.permutation(d.y.shape[0])])
+            data = replace(d, y=d.y[rng.permutation(d.y.shape[0])], y_codes=None)
         else:
             t = d.table
             table = DiscreteTable.from_codes(self.X, self.y[rng.permutation(self.y.shape[0])],
                                              variables=t.variables, target=t.target,
                                              x_labels=t.x_labels, y_labels=t.y_labels)
-            data = replace(d, table=table)
+            data = replace(d, table=table, y_codes=None)
         return self.options.importances(data, _int_seed(_child(seed, 1)))
 
 
@@ -468,7 +469,7 @@ def permutation_null(data, *, n_permutations: int = 100, method: str = "forest",
     else:
         X, y = d.table.expand()
         if method.startswith("sklearn"):
-            d = replace(d, X_numeric=X.astype(float), y=y)
+            d = replace(d, X_numeric=X.astype(float), y=y, X_codes=None, y_codes=None)
             X = y = None
     root = _root(random_state)
     observed = options.importances(d, _int_seed(root))[:-1]
