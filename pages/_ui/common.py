@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from . import cache
 
-__all__ = ["neutralise_cell", "placeholder_figure", "stop_key", "request_stop", "clear_stop",
+__all__ = ["neutralise_cell", "safe_csv", "placeholder_figure", "stop_key", "request_stop", "clear_stop",
            "stop_requested"]
 
 _RISKY = ("=", "+", "-", "@", "\t", "\r")
@@ -23,6 +23,18 @@ def neutralise_cell(value):
     if isinstance(value, str) and value.startswith(_RISKY):
         return "'" + value
     return value
+
+
+def safe_csv(df) -> str:
+    """CSV of a DataFrame (no index, ``\\n`` line ends), header and text cells neutralised."""
+    import pandas as pd
+
+    df = df.copy()
+    df.columns = [neutralise_cell(str(c)) for c in df.columns]
+    for c in df.columns:
+        if df[c].dtype == object or pd.api.types.is_string_dtype(df[c]):
+            df[c] = df[c].map(neutralise_cell)
+    return df.to_csv(index=False, lineterminator="\n")
 
 
 def placeholder_figure(text: str = "Computing\u2026"):
