@@ -7,7 +7,7 @@ from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 
 from pages._ui import controls as ui
 from pages._ui import dependence_logic as logic
-from pages._ui import interactions_logic as forest
+from pages._ui import local_forest as forest
 from pages._ui import jobs, state
 from pages._ui.dataviews import error_box
 

@@ -12,7 +12,7 @@ Two different answers to "how do the predictions depend on this input?":
   where the input is locally important.  Nothing is set or averaged.
 
 The forest comes from the same settings, fitting and cache as the Interactions
-page (:mod:`pages._ui.interactions_logic`).  Partial dependences are cached
+page (:mod:`pages._ui.local_forest`).  Partial dependences are cached
 server-side as JSON keyed by a hash of the data, forest and grid settings.
 """
 
@@ -31,7 +31,8 @@ from varimp_core.plots.dependence import (make_dependence_over_responses, make_p
 from varimp_core.plots.style import variable_color
 
 from . import cache, datasource
-from . import interactions_logic as forest
+from . import interactions_logic, local_forest as forest
+from .common import safe_csv
 from .importances_logic import whole_number
 from .common import placeholder_figure
 from .state import Param, choice_parser, encode_query, float_parser, int_parser
@@ -106,7 +107,7 @@ def initial_state(query: Mapping[str, Any], vi_data: Any = None) -> dict:
         sentence, or None).  ``feature`` defaults to the first input;
         unknown variables in the link are dropped with a note.
     """
-    st = forest.initial_state(query, vi_data, PARAMS)
+    st = interactions_logic.initial_state(query, vi_data, PARAMS)
     values, notes = st["values"], st["notes"]
     try:
         variables = forest.data_variables(st["page_data"])
@@ -229,9 +230,9 @@ def compute(data: Mapping[str, Any], settings: Mapping[str, Any], dep: Mapping[s
     Parameters
     ----------
     data : mapping
-        Data parameters with observations (:func:`interactions_logic.page_data`).
+        Data parameters with observations (:func:`local_forest.page_data`).
     settings : mapping
-        From :func:`interactions_logic.forest_settings`.
+        From :func:`local_forest.forest_settings`.
     dep : mapping
         From :func:`dependence_settings`.
     progress : callable, optional
@@ -399,7 +400,7 @@ def pd_csv(store: Mapping[str, Any]) -> str:
     """CSV of the partial dependences drawn (averages; 1-D and 2-D rows stacked)."""
     keys = list(store["pd"]) + ([store["pair"]] if store.get("pair") else [])
     frames = [pd_from_json(_get(k)).to_frame() for k in keys]
-    return forest.csv_text(pd.concat(frames, ignore_index=True))
+    return safe_csv(pd.concat(frames, ignore_index=True))
 
 
 def dor_csv(store: Mapping[str, Any], positions="all") -> str:
@@ -419,9 +420,9 @@ def dor_csv(store: Mapping[str, Any], positions="all") -> str:
         df["observation"] = rows[df["observation"].to_numpy()]
         frames.append(df.rename(columns={"observation": "row"}))
     if not frames:
-        return forest.csv_text(pd.DataFrame(columns=["feature", "row", "value", "prediction",
-                                                     "position"]))
-    return forest.csv_text(pd.concat(frames, ignore_index=True))
+        return safe_csv(pd.DataFrame(columns=["feature", "row", "value", "prediction",
+                                              "position"]))
+    return safe_csv(pd.concat(frames, ignore_index=True))
 
 
 def csv_filename(store: Mapping[str, Any], what: str) -> str:
