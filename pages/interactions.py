@@ -113,7 +113,10 @@ def layout(vi_data=None, **query):
                          children=[
                              ui.card("Importance based on interactions", _part("vii", "400px"),
                                      html.P("Ciss's VII(j,\u00b7): grows with how often the "
-                                            "variable is first or second.",
+                                            "variable is first or second. His formula gives "
+                                            "every variable the same floor, 1/(2p) when every "
+                                            "observation has two positions, so a variable "
+                                            "never first or second sits at that floor.",
                                             className="vi-help"),
                                      html.Button("Download variables (CSV)",
                                                  id=f"{PREFIX}-download-variables", n_clicks=0,
