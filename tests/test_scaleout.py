@@ -211,6 +211,24 @@ def _task_id(signed_job: str) -> str:
     return signed_job.rpartition("~")[0]
 
 
+def _speedup(cluster, run, what: str) -> float:
+    """Median over 3 interleaved pairs of (time on worker a) / (time on workers a and b).
+
+    Interleaving makes other load on the machine hit both sides of each pair.
+    """
+    times = []
+    for n_workers in (1, 2) * 3:
+        cluster.consume("b", n_workers == 2)
+        t0 = time.perf_counter()
+        run(n_workers)
+        times.append(time.perf_counter() - t0)
+    ratio = float(np.median([one / two for one, two in zip(times[::2], times[1::2])]))
+    print(f"\n{what}: 1 worker {np.median(times[::2]):.2f} s, 2 workers "
+          f"{np.median(times[1::2]):.2f} s (medians of 3), speed-up {ratio:.2f}x "
+          "(median of the pairs' ratios)")
+    return ratio
+
+
 # -- tests ---------------------------------------------------------------------------
 def test_fanned_out_monte_carlo_is_identical_and_faster_with_two_workers(cluster):
     from pages._ui import fanout
@@ -231,20 +249,16 @@ def test_fanned_out_monte_carlo_is_identical_and_faster_with_two_workers(cluster
 
     study = dict(n_replicates=40, n_samples=1000, n_estimators=300, chunk_size=2,
                  random_state=7, exact=False)
-    times, results = [], {}
-    for n_workers in (1, 2) * 3:  # interleaved pairs: other load on the machine hits both
-        cluster.consume("b", n_workers == 2)
+    results = {}
+
+    def study_run(n_workers):
         ticks = []
-        t0 = time.perf_counter()
         results[n_workers] = monte_carlo(spec, mapper=mapper,
                                          progress=lambda d, t: ticks.append(d), **study)
-        times.append(time.perf_counter() - t0)
         assert ticks == sorted(ticks) and len(ticks) == 20 and ticks[-1] == 40
+
+    ratio = _speedup(cluster, study_run, "fan-out")
     np.testing.assert_array_equal(results[1].replicates, results[2].replicates)
-    ratio = float(np.median([one / two for one, two in zip(times[::2], times[1::2])]))
-    print(f"\nfan-out: 1 worker {np.median(times[::2]):.2f} s, 2 workers "
-          f"{np.median(times[1::2]):.2f} s (medians of 3), speed-up {ratio:.2f}x "
-          f"(median of the pairs' ratios)")
     assert ratio > 1.2
 
     # Stopping a study revokes the chunks no worker has started.
@@ -281,18 +295,11 @@ def test_fanned_out_selection_study_is_identical_and_faster_with_two_workers(
     assert there == here and not there["partial"]
     assert ticks[-1] == 600 and any(d % 150 for d in ticks)  # the workers' trees as they grow
 
-    times = []
-    for n_workers in (1, 2) * 3:  # interleaved pairs, as for Monte Carlo
-        cluster.consume("b", n_workers == 2)
-        t0 = time.perf_counter()
+    def study_run(n_workers):
         got = dict(mapper(settings, runs))
-        times.append(time.perf_counter() - t0)
         assert sorted(got) == [0, 1, 2, 3] and not any(r["stopped"] for r in got.values())
-    ratio = float(np.median([one / two for one, two in zip(times[::2], times[1::2])]))
-    print(f"\nRS/SRS fan-out (4 runs of 150 trees, p = 500): 1 worker "
-          f"{np.median(times[::2]):.2f} s, 2 workers {np.median(times[1::2]):.2f} s (medians "
-          f"of 3), speed-up {ratio:.2f}x (median of the pairs' ratios)")
-    assert ratio > 1.2
+
+    assert _speedup(cluster, study_run, "RS/SRS fan-out (4 runs of 150 trees, p = 500)") > 1.2
 
     # Cancel: the running runs end after their current tree, the queued ones are discarded.
     def discarded():
