@@ -1,0 +1,163 @@
+"""What the Importances page shows: figures, texts, table and CSV export.
+
+Every figure comes from :mod:`varimp_core.plots.importances`.
+:mod:`pages._ui.importances_logic` re-exports all of it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Mapping
+
+import pandas as pd
+from dash.dash_table.Format import Format, Scheme
+
+from varimp_core.plots.importances import (make_importance_figure, make_theorem2_figure,
+                                           method_label)
+from varimp_core.result import ImportanceResult
+
+from . import datasource
+from .common import neutralise_cell
+from .importances_state import SAMPLED
+
+__all__ = [
+    "theorem2_text",
+    "exact_note",
+    "table_columns",
+    "table_rows",
+    "csv_text",
+    "csv_filename",
+    "render",
+]
+
+
+def theorem2_text(result: ImportanceResult, information: float | None = None) -> str:
+    """The Theorem 2 check line, e.g. ``"sum = 3.3219 bits, I(X;Y) = 3.3219 bits ..."``."""
+    units = result.units
+    info = result.information if information is None else information
+    head = f"sum = {result.total:.4f} {units}"
+    if info is None or units != "bits":
+        return head + "; Theorem 2 compares this sum with I(X;Y) in bits, which does not " \
+                      "apply to these units."
+    gap = result.total - float(info)
+    text = f"{head}, I(X;Y) = {float(info):.4f} bits"
+    depth = result.parameters.get("max_depth")
+    if abs(gap) < 5e-5:
+        return text + " \u2014 equal, as Theorem 2 says for fully grown trees."
+    if depth is not None and gap < 0:
+        return text + (f" \u2014 the sum is smaller: trees cut at depth {depth} do not use all "
+                       f"the information (at K = 1, Proposition 6 keeps only the terms "
+                       f"k < {depth} of Eqn 3).")
+    if result.method in SAMPLED:
+        return text + (f" \u2014 off by {gap:+.4f} bits: a finite forest (and the bootstrap, "
+                       "when on) makes the sum differ.")
+    return text + f" \u2014 off by {gap:+.4f} bits."
+
+
+def exact_note(view: Mapping[str, Any]) -> str:
+    """One sentence on what the bars and diamonds are."""
+    result, exact = view["result"], view["exact"]
+    sentences = [f"Bars: {method_label(result)}."]
+    if result.importances_sem is not None:
+        sentences.append("Error bars: one standard error of the mean over trees (per-tree "
+                         "SD / \u221aT); boxes: the spread of the per-tree values (minimum, "
+                         "quartiles, maximum).")
+    if exact is not None:
+        sentences.append(f"Black diamonds: the exact infinite-forest value for the same K and "
+                         f"depth ({exact.parameters.get('k_semantics')} semantics).")
+        if result.method in ("sklearn-rf", "sklearn-et"):
+            sentences.append("scikit-learn grows binary trees on the raw values (and "
+                             "bootstraps when asked), so its bars need not match the "
+                             "multiway diamonds.")
+    if result.method in ("eqn3", "exact") and not result.exact:
+        sentences.append("The data is a sample: these are the exact values for its "
+                         "empirical distribution (plug-in estimates).")
+    return " ".join(sentences + list(view.get("notes", [])))
+
+
+def table_columns(units: str = "bits", *, exact: bool = False, sampled: bool = False) -> list:
+    """DataTable column specs (numbers with 4 decimals, in ``units``)."""
+    num = Format(precision=4, scheme=Scheme.fixed)
+    cols = [{"name": "Variable", "id": "variable"},
+            {"name": f"Importance ({units})", "id": "importance", "type": "numeric",
+             "format": num}]
+    if sampled:
+        cols += [{"name": "Std. error", "id": "sem", "type": "numeric", "format": num},
+                 {"name": "Per-tree SD", "id": "std", "type": "numeric", "format": num}]
+    cols.append({"name": "Share (normalised)", "id": "normalised", "type": "numeric",
+                 "format": Format(precision=2, scheme=Scheme.percentage)})
+    if exact:
+        cols += [{"name": "Exact (bits)", "id": "exact", "type": "numeric", "format": num},
+                 {"name": "Bar \u2212 exact", "id": "difference", "type": "numeric",
+                  "format": Format(precision=4, scheme=Scheme.fixed, sign="+")}]
+    return cols
+
+
+def _number(v) -> float | None:
+    v = float(v)
+    return v if math.isfinite(v) else None
+
+
+def table_rows(result: ImportanceResult, exact: ImportanceResult | None = None) -> list[dict]:
+    """One row per variable, with the exact numbers of the result (not rounded)."""
+    sem, std = result.importances_sem, result.importances_std
+    rows = []
+    for i, name in enumerate(result.variables):
+        row = {"variable": name, "importance": _number(result.importances[i]),
+               "normalised": _number(result.normalised[i])}
+        if sem is not None:
+            row["sem"], row["std"] = _number(sem[i]), _number(std[i])
+        if exact is not None:
+            row["exact"] = _number(exact.importances[i])
+            row["difference"] = _number(result.importances[i] - exact.importances[i])
+        rows.append(row)
+    return rows
+
+
+def csv_text(result: ImportanceResult, exact: ImportanceResult | None = None) -> str:
+    """CSV of ``result.to_frame()`` (plus the exact column), safe to open in a spreadsheet."""
+    df = result.to_frame()
+    if exact is not None:
+        df["exact_importance"] = exact.importances
+    df.columns = [neutralise_cell(str(c)) for c in df.columns]
+    for c in df.columns:
+        if df[c].dtype == object or pd.api.types.is_string_dtype(df[c]):
+            df[c] = df[c].map(neutralise_cell)
+    return df.to_csv(index=False, lineterminator="\n")
+
+
+def csv_filename(data: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
+    """``varimp-importances-<data>-<method>-K<k>.csv`` with only safe characters."""
+    data = datasource.canonical_params(data)
+    what = data.get("problem") if data["source"] == "problem" else (data.get("file") or "upload")
+    what = re.sub(r"\.csv$", "", str(what), flags=re.I)
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{what}-{settings['method']}-K{settings['K']}")
+    return f"varimp-importances-{slug.strip('-.')[:80]}.csv"
+
+
+def render(view: Mapping[str, Any]) -> dict:
+    """Figures, texts and table of a computed view.
+
+    Returns
+    -------
+    out : dict
+        ``figure``, ``theorem2_figure``, ``theorem2`` (text), ``note`` (text),
+        ``columns`` and ``rows`` of the table.
+    """
+    result, exact = view["result"], view["exact"]
+    info = view.get("information")
+    shown = result
+    if result.information is None and info is not None:
+        shown = ImportanceResult(**{**result.__dict__, "information": info})
+    figure = make_importance_figure(result, exact)
+    figure.update_layout(height=None)  # the page sizes it (taller in presentation mode)
+    return {
+        "figure": figure,
+        "theorem2_figure": make_theorem2_figure(shown),
+        "theorem2": theorem2_text(result, info),
+        "note": exact_note(view),
+        "columns": table_columns(result.units, exact=exact is not None,
+                                 sampled=result.importances_sem is not None),
+        "rows": table_rows(result, exact),
+    }
