@@ -19,6 +19,10 @@ The functions here return long tables ready for plotting and for CSV export:
 * :func:`add_noisy_copy` -- a table transform adding a noisy copy of a variable,
   the textbook way to watch one variable mask another.
 
+The table checks, ranks and table builder live in :mod:`varimp_core._masking_tables`
+and the noisy copy in :mod:`varimp_core._masking_copy`; both public functions are
+re-exported here.
+
 References
 ----------
 .. [1] G. Louppe, L. Wehenkel, A. Sutera and P. Geurts, "Understanding variable
@@ -30,14 +34,16 @@ References
 from __future__ import annotations
 
 import math
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable
 
 import numpy as np
 import pandas as pd
 
+from ._masking_copy import add_noisy_copy
+from ._masking_tables import _check_table, _depths, _frame, _ks, rank_importances
 from .exact import exact_importances_path
 from .forest import MAX_TREES, grow_forest
-from .splitting import TIE_TOLERANCE, validate_max_features, validate_semantics
+from .splitting import validate_max_features, validate_semantics
 from .table import DiscreteTable
 from .theory import validate_max_depth
 
@@ -50,63 +56,8 @@ __all__ = [
     "add_noisy_copy",
 ]
 
-#: Decimals kept when ranking: importances closer than TIE_TOLERANCE tie.
-_RANK_DECIMALS = int(round(-math.log10(TIE_TOLERANCE)))
 
-
-# -- validation -----------------------------------------------------------------
-def _check_table(table) -> DiscreteTable:
-    if not isinstance(table, DiscreteTable):
-        raise ValueError(f"Expected a DiscreteTable, got {type(table).__name__}.")
-    if table.n_rows == 0 or table.total_weight <= 0:
-        raise ValueError("The table is empty: it has no rows with positive weight.")
-    return table
-
-
-def _ks(ks, p: int) -> list[int]:
-    if ks is None:
-        return list(range(1, p + 1))
-    if isinstance(ks, (int, np.integer)) and not isinstance(ks, bool):
-        ks = [ks]
-    out = sorted({validate_max_features(k, p) for k in ks})
-    if not out:
-        raise ValueError("Give at least one value of K.")
-    return out
-
-
-def _depths(depths, p: int) -> list[int]:
-    if depths is None:
-        return list(range(1, p + 1))
-    if isinstance(depths, (int, np.integer)) and not isinstance(depths, bool):
-        depths = [depths]
-    out = sorted({validate_max_depth(d, p) for d in depths})
-    if not out:
-        raise ValueError("Give at least one depth.")
-    return out
-
-
-# -- ranks and changes -------------------------------------------------------------
-def rank_importances(df: pd.DataFrame, *, by: str, column: str = "importance") -> pd.Series:
-    """Rank of each variable within each value of ``by``: 1 = most important.
-
-    Parameters
-    ----------
-    df : DataFrame
-        Long table with ``by`` and ``column``.
-    by : str
-        Grouping column (``"K"`` or ``"depth"``).
-    column : str, default="importance"
-
-    Returns
-    -------
-    ranks : Series of float
-        Ties (values closer than ``TIE_TOLERANCE``) share the average of their
-        ranks, so two variables tied for first both get 1.5.
-    """
-    values = df[column].astype(float).round(_RANK_DECIMALS)
-    return values.groupby(df[by]).rank(ascending=False, method="average")
-
-
+# -- changes ---------------------------------------------------------------------
 def importance_change(df: pd.DataFrame, *, x: str | None = None, reference=None) -> pd.DataFrame:
     """Add the change of each importance from a reference K (or depth).
 
@@ -147,21 +98,6 @@ def _x_column(df: pd.DataFrame, x: str | None) -> str:
         if name in df.columns:
             return name
     raise ValueError("The table needs a 'K' or a 'depth' column.")
-
-
-def _frame(variables: Sequence[str], xs: Sequence[int], values: np.ndarray, x: str,
-           extra: dict | None = None) -> pd.DataFrame:
-    """Long table from a (len(xs), p) array of importances."""
-    p = len(variables)
-    df = pd.DataFrame({
-        "variable": np.tile(np.asarray(variables, dtype=object), len(xs)),
-        x: np.repeat(np.asarray(xs, dtype=int), p),
-        "importance": np.asarray(values, dtype=float).ravel(),
-    })
-    for name, col in (extra or {}).items():
-        df[name] = np.asarray(col, dtype=float).ravel()
-    df["rank"] = rank_importances(df, by=x)
-    return df
 
 
 # -- exact -----------------------------------------------------------------------
@@ -363,93 +299,3 @@ def sampled_vs_k(table: DiscreteTable, ks: Iterable[int] | None = None, *,
     df.attrs = {"exact": False, "variables": list(table.variables), "k_semantics": k_semantics,
                 "max_depth": max_depth, "random_state": int(random_state)}
     return df
-
-
-# -- noisy copies -------------------------------------------------------------------
-def add_noisy_copy(table: DiscreteTable, variable, flip: float = 0.0, *,
-                   name: str | None = None, position: int | None = None) -> DiscreteTable:
-    """Add a copy of one input whose value is changed with probability ``flip``.
-
-    Parameters
-    ----------
-    table : DiscreteTable
-    variable : str or int
-        Name or index of the input to copy.
-    flip : float, default=0.0
-        Probability, in [0, 1), that the copy differs from the original; the
-        changed value is uniform over the other levels (for a binary input:
-        the other value).  0 gives an exact copy; for a binary input 0.5 gives
-        an independent fair bit.
-    name : str, optional
-        Name of the copy; default the original's name with a prime, ``"X5'"``.
-    position : int, optional
-        Column index of the copy; default last.
-
-    Returns
-    -------
-    DiscreteTable
-        Each row is split into one row per value of the copy, with weight
-        ``w (1 - flip)`` for the unchanged value and ``w flip / (L - 1)`` for
-        each other value (L levels).  The noise is integrated out, not drawn:
-        for an exact table the result is the exact joint distribution (joint
-        probabilities multiply); for a sample, the expected counts.
-
-    Notes
-    -----
-    Louppe et al. (2013, section 5.3): with :math:`X_2` a slightly noisy copy
-    of :math:`X_1`, totally randomized trees give both nearly half of
-    :math:`I(X_1;Y)`, while at K=2 :math:`X_1` always wins the root and the
-    copy's importance drops to :math:`I(X_2;Y \\mid X_1) = 0` -- it is masked.
-
-    Examples
-    --------
-    >>> from varimp_core.problems import get_problem
-    >>> t = add_noisy_copy(get_problem("xor").exact_table(), "X1", 0.1)
-    >>> t.variables, t.n_rows
-    (('X1', 'X2', "X1'"), 8)
-    """
-    table = _check_table(table)
-    if isinstance(variable, str):
-        if variable not in table.variables:
-            raise ValueError(f"Unknown variable {variable!r}; choose one of: "
-                             f"{', '.join(table.variables)}.")
-        j = table.variables.index(variable)
-    elif isinstance(variable, (int, np.integer)) and not isinstance(variable, bool) \
-            and 0 <= variable < table.n_features:
-        j = int(variable)
-    else:
-        raise ValueError(f"The variable to copy must be a name or an index in "
-                         f"0..{table.n_features - 1}, got {variable!r}.")
-    try:
-        flip = float(flip)
-    except (TypeError, ValueError):
-        raise ValueError(f"The copy's noise must be a probability, got {flip!r}.") from None
-    if not 0.0 <= flip < 1.0:
-        raise ValueError(f"The copy's noise must be a probability from 0 to below 1, got {flip:g}.")
-    levels = int(table.n_levels[j])
-    if flip > 0 and levels < 2:
-        raise ValueError(f"{table.variables[j]} is constant, so a noisy copy cannot differ "
-                         "from it.")
-    if name is None:
-        name = table.variables[j] + "'"
-        while name in table.variables:
-            name += "'"
-    elif name in table.variables:
-        raise ValueError(f"There is already a variable named {name!r}.")
-    p = table.n_features
-    pos = p if position is None else int(position)
-    if not 0 <= pos <= p:
-        raise ValueError(f"The copy's position must be from 0 to {p}, got {position!r}.")
-
-    n = table.n_rows
-    values = np.arange(levels)
-    copy = np.tile(values, n)                                  # (n * L,)
-    original = np.repeat(table.X[:, j], levels)
-    per_level = flip / (levels - 1) if levels > 1 else 0.0
-    factor = np.where(copy == original, 1.0 - flip, per_level)
-    weight = np.repeat(table.weight, levels) * factor
-    X = np.insert(np.repeat(table.X, levels, axis=0), pos, copy, axis=1)
-    variables = table.variables[:pos] + (name,) + table.variables[pos:]
-    x_labels = table.x_labels[:pos] + (table.x_labels[j],) + table.x_labels[pos:]
-    return DiscreteTable(X, np.repeat(table.y, levels), weight, variables, table.target,
-                         x_labels, table.y_labels, table.exact).compressed()
