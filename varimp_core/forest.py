@@ -34,8 +34,8 @@ TREES_PER_CHUNK = 64
 
 def _xlogx(a):
     out = np.zeros_like(a)
-    pos = a > 0
-    out[pos] = a[pos] * np.log2(a[pos])
+    np.log2(a, out=out, where=a > 0)     # no boolean gather/scatter: most cells are 0
+    out *= a
     return out
 
 
@@ -49,10 +49,14 @@ def _wimp(counts, criterion):
 
 
 def _pair_counts(node, xcol, ye, w, pair_slot, width, cmax, ny, n_nodes):
-    """Class weights of every (node, candidate slot, value): (n_nodes, width, cmax, ny)."""
+    """Class weights of every (node, candidate slot, value): (n_nodes, width, cmax, ny).
+
+    Arguments broadcast together (entries x candidate slots).
+    """
     flat = ((node * width + pair_slot) * cmax + xcol) * ny + ye
+    w = np.broadcast_to(w, flat.shape)
     # float even when no entry has a candidate (bincount of nothing is int64)
-    return np.bincount(flat, weights=w, minlength=n_nodes * width * cmax * ny).astype(
+    return np.bincount(flat.ravel(), weights=w.ravel(), minlength=n_nodes * width * cmax * ny).astype(
         float, copy=False).reshape(n_nodes, width, cmax, ny)
 
 
@@ -149,12 +153,12 @@ def _grow_chunk(table, weights, rng, max_features, depth, k_semantics, criterion
         valid = cand >= 0
         splittable = ~pure & valid.any(axis=1)
         # class weights of the candidate splits only: cost entries x K, not entries x p
-        slots = np.repeat(np.arange(width)[None, :], node.size, axis=0)
+        # (entries, width) arrays by broadcasting; a padded slot (-1) reads column -1
+        # with weight 0, which adds exactly nothing
         vars_e = cand[node]
-        ok = vars_e >= 0
-        e_idx = np.repeat(np.arange(node.size), width).reshape(node.size, width)
-        counts = _pair_counts(node[e_idx[ok]], X[row[e_idx[ok]], vars_e[ok]], ye[e_idx[ok]],
-                              w[e_idx[ok]], slots[ok], width, cmax, ny, n_nodes)
+        w_e = np.where(vars_e >= 0, w[:, None], 0.0)
+        counts = _pair_counts(node[:, None], X[row[:, None], vars_e], ye[:, None], w_e,
+                              np.arange(width)[None, :], width, cmax, ny, n_nodes)
         child_imp = _wimp(counts, criterion).sum(axis=2)          # (nodes, width)
         delta = np.maximum(node_imp[:, None] - child_imp, 0.0) / \
             np.where(n_node > 0, n_node, 1)[:, None]
