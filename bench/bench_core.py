@@ -11,30 +11,18 @@ ExtraTreesClassifier at 1e5 samples and not slower at 500.
 
 from __future__ import annotations
 
-import argparse
 import sys
-import time
 from pathlib import Path
 
-import numpy as np
 from sklearn.ensemble import ExtraTreesClassifier
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._timing import quick_parser, timed  # noqa: E402
 from varimp_core.api import load_data  # noqa: E402
 from varimp_core.exact import exact_importances, exact_importances_path  # noqa: E402
 from varimp_core.forest import grow_forest  # noqa: E402
 from varimp_core.theory import eqn3_importances  # noqa: E402
-
-
-def timed(fn, repeat=1):
-    best = float("inf")
-    out = None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def et(X, y, n, k=1):
@@ -48,9 +36,7 @@ def line(name, ours, theirs, what, goal):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true", help="smaller scikit-learn comparisons")
-    args = ap.parse_args(argv)
+    args = quick_parser("smaller scikit-learn comparisons").parse_args(argv)
     n_ref = 1000 if args.quick else 10000
 
     led = load_data(problem="led").table

@@ -10,15 +10,14 @@ their ratio (fit / ours: how many local-importance tables fit in one fit).
 
 from __future__ import annotations
 
-import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._timing import quick_parser, timed  # noqa: E402
 from varimp_core.dependence import partial_dependence  # noqa: E402
 from varimp_core.interactions import (importance_over_labels, interaction_importance,  # noqa: E402
                                       interactions, partial_importance)
@@ -32,24 +31,13 @@ from varimp_core.sklearn_forests import fit_sklearn_forest  # noqa: E402
 GOAL = 2.0
 
 
-def timed(fn, repeat=1):
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
-
-
 def line(name, fit, ours, goal=""):
     print(f"{name:<52} fit {fit:7.3f} s   local {ours:7.3f} s   fit/local {fit / ours:6.1f}x"
           f"   {goal}")
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true", help="100 trees instead of 500")
-    args = ap.parse_args(argv)
+    args = quick_parser("100 trees instead of 500").parse_args(argv)
     n_trees = 100 if args.quick else 500
     n_obs = 1000
 

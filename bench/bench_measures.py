@@ -11,9 +11,7 @@ measure / fit.  Goal (issue "Beyond MDI", part 1): MDI-oob for 500 trees on
 
 from __future__ import annotations
 
-import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -21,17 +19,9 @@ from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._timing import quick_parser, timed  # noqa: E402
 from varimp_core.measures import (mda_holdout, mda_oob, mdi, mdi_oob,  # noqa: E402
                                   naive_oob)
-
-
-def timed(fn, repeat=1):
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def data(task, n=1000, p=50, seed=0):
@@ -43,9 +33,7 @@ def data(task, n=1000, p=50, seed=0):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true", help="100 trees instead of 500")
-    args = ap.parse_args(argv)
+    args = quick_parser("100 trees instead of 500").parse_args(argv)
     n_trees = 100 if args.quick else 500
     ok = True
     for task, cls in (("classification", RandomForestClassifier),

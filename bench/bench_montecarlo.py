@@ -13,14 +13,13 @@ faster).  Times include starting the worker processes.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._timing import quick_parser, timed  # noqa: E402
 from varimp_core.montecarlo import monte_carlo  # noqa: E402
 
 SPEC = "xor:relevant=2,irrelevant=2"
@@ -29,15 +28,13 @@ THESIS = {"X1": (0.4959, 0.0414), "X3": (0.0020, 0.0015)}
 
 
 def run(method, R, n_jobs):
-    t0 = time.perf_counter()
-    r = monte_carlo(SPEC, n_replicates=R, n_samples=500, n_estimators=100, max_features=1,
-                    criterion="entropy", method=method, n_jobs=n_jobs, random_state=0)
-    return time.perf_counter() - t0, r
+    return timed(lambda: monte_carlo(SPEC, n_replicates=R, n_samples=500, n_estimators=100,
+                                     max_features=1, criterion="entropy", method=method,
+                                     n_jobs=n_jobs, random_state=0))
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="100 data sets instead of 1000")
+    ap = quick_parser("100 data sets instead of 1000", description=__doc__.splitlines()[0])
     ap.add_argument("--n-jobs", type=int, default=2)
     args = ap.parse_args(argv)
     R = 100 if args.quick else 1000

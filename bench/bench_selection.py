@@ -16,10 +16,8 @@ number of trees.
 
 from __future__ import annotations
 
-import argparse
 import resource
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +26,7 @@ from sklearn.metrics import average_precision_score
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._timing import quick_parser, timed  # noqa: E402
 from varimp_core.problems import get_problem  # noqa: E402
 from varimp_core.selection import madelon_curves, subspace_selection  # noqa: E402
 from varimp_core.sklearn_forests import forest_mdi  # noqa: E402
@@ -40,15 +39,8 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def timed(fn):
-    t0 = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t0, out
-
-
 def main(argv=None):
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true", help="200 trees instead of 1000")
+    ap = quick_parser("200 trees instead of 1000")
     ap.add_argument("--curves", action="store_true", help="also run the Madelon RS/SRS curves")
     ap.add_argument("--seeds", type=int, default=3, help="seeds for --curves")
     ap.add_argument("--curve-trees", type=int, default=2000, help="trees per run for --curves")

@@ -33,7 +33,11 @@ def check_forest(estimator, *, what: str) -> None:
                          f"{estimator.n_outputs_} outputs.")
 
 
-def variable_names(X, p: int, variables=None) -> tuple[str, ...]:
+def variable_names(X, p: int, variables=None, *, width: str = "X has {p} columns") -> tuple[str, ...]:
+    """Names of the p inputs: ``variables``, else X's columns, else ``x1 ... xp``.
+
+    ``width`` ends the error sentence when the count is wrong (``{p}`` is filled in).
+    """
     if variables is None:
         if hasattr(X, "columns"):
             variables = [str(c) for c in X.columns]
@@ -41,7 +45,7 @@ def variable_names(X, p: int, variables=None) -> tuple[str, ...]:
             variables = [f"x{i + 1}" for i in range(p)]
     variables = tuple(str(v) for v in variables)
     if len(variables) != p:
-        raise ValueError(f"variables has {len(variables)} names but X has {p} columns.")
+        raise ValueError(f"variables has {len(variables)} names but {width.format(p=p)}.")
     return variables
 
 
@@ -130,9 +134,12 @@ def constant_columns(Xa: np.ndarray, variables) -> None:
                          "a tree can never split on it; drop it first.")
 
 
-def check_int(name: str, value, *, low: int) -> int:
+def check_int(name: str, value, *, low: int, allow_none: bool = False) -> int | None:
+    if value is None and allow_none:
+        return None
     if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
-        raise ValueError(f"{name}={value!r} is not allowed: use an integer >= {low}.")
+        extra = " or None" if allow_none else ""
+        raise ValueError(f"{name}={value!r} is not allowed: use an integer >= {low}{extra}.")
     return int(value)
 
 

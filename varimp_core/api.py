@@ -3,7 +3,7 @@
 >>> from varimp_core.api import load_data, compute_importances
 >>> data = load_data(problem="xor:relevant=2,irrelevant=1")
 >>> r = compute_importances(data, method="exact", max_features=1)
->>> [round(v, 3) for v in r.importances]
+>>> [round(float(v), 3) for v in r.importances]
 [0.5, 0.5, 0.0]
 """
 

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import is_classifier
 
+from ._measure_input import variable_names
 from .sklearn_forests import fit_sklearn_forest
 
 __all__ = ["LocalImportance", "fit_uniform_forest", "local_importance"]
@@ -153,16 +154,9 @@ def _prepare_X(estimator, X, variables):
         raise ValueError(f"X has {Xa.shape[1]} columns but the forest was fitted on {p} inputs.")
     if not np.all(np.isfinite(Xa)):
         raise ValueError("X contains NaN or infinite values: impute or drop them first.")
-    if variables is None:
-        if fitted_names is not None:
-            variables = [str(v) for v in fitted_names]
-        elif hasattr(X, "columns"):
-            variables = [str(c) for c in X.columns]
-        else:
-            variables = [f"x{j + 1}" for j in range(p)]
-    variables = tuple(str(v) for v in variables)
-    if len(variables) != p:
-        raise ValueError(f"variables has {len(variables)} names but the forest has {p} inputs.")
+    if variables is None and fitted_names is not None:
+        variables = [str(v) for v in fitted_names]
+    variables = variable_names(X, p, variables, width="the forest has {p} inputs")
     if len(set(variables)) != p:
         raise ValueError("variables must be distinct names.")
     if fitted_names is not None:

@@ -90,6 +90,14 @@ def importance_change(df: pd.DataFrame, *, x: str | None = None, reference=None)
 
 
 def _x_column(df: pd.DataFrame, x: str | None) -> str:
+    """The varying column (``x``, else ``"K"`` or ``"depth"``) of a masking table, checked."""
+    if not isinstance(df, pd.DataFrame):
+        raise ValueError(f"Expected a DataFrame from importance_vs_k, importance_vs_depth or "
+                         f"sampled_vs_k, got {type(df).__name__}.")
+    missing = [c for c in ("variable", "importance") if c not in df.columns]
+    if missing:
+        raise ValueError(f"The table has no column {missing[0]!r}; pass a table from "
+                         "importance_vs_k, importance_vs_depth or sampled_vs_k.")
     if x is not None:
         if x not in df.columns:
             raise ValueError(f"The table has no column {x!r}; its columns are {list(df.columns)}.")

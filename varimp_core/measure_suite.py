@@ -118,6 +118,7 @@ def compute_measures(X, y, *, kind="rf", task="classification", measures=DEFAULT
     ya = chk.check_target(y, n, task)
     chk.constant_columns(Xa, variables)
     n_estimators = chk.check_int("n_estimators", n_estimators, low=1)
+    random_state = chk.check_int("random_state", random_state, low=0, allow_none=True)
     if n_estimators < 2:
         raise ValueError("n_estimators=1: compute_measures reports the spread over trees, which "
                          "needs at least 2 trees.")

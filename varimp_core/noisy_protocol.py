@@ -24,6 +24,7 @@ References
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -87,8 +88,16 @@ def _summarise(scores: pd.DataFrame, keys: list[str], value: str) -> pd.DataFram
     return out
 
 
+def _check_grid(name, values) -> list:
+    """A list of the values of an iterable option; a lone value gets a sentence, not a TypeError."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise ValueError(f"{name}={values!r} is not allowed: give a list of values, e.g. "
+                         f"[{values!r}].")
+    return list(values)
+
+
 def _check_seeds(seeds) -> list[int]:
-    seeds = list(seeds)
+    seeds = _check_grid("seeds", seeds)
     if not seeds:
         raise ValueError("seeds is empty: give at least one seed.")
     return [chk.check_int("seed", s, low=0) for s in seeds]
@@ -97,6 +106,19 @@ def _check_seeds(seeds) -> list[int]:
 def _check_callable(name, f):
     if f is not None and not callable(f):
         raise ValueError(f"{name} must be a callable or None, got {type(f).__name__}.")
+
+
+def _run_steps(steps, total, progress, should_stop) -> tuple[list, bool]:
+    """Call each step (it returns rows) until done or ``should_stop()``; ``progress`` after each."""
+    rows, done = [], 0
+    for step in steps:
+        if should_stop is not None and should_stop():
+            return rows, True
+        rows.extend(step())
+        done += 1
+        if progress is not None:
+            progress(done, total)
+    return rows, False
 
 
 def _seeded_problem(spec: str, seed: int):
@@ -169,24 +191,12 @@ def noisy_feature_auc(*, problems=PROTOCOL_PROBLEMS, depth_settings=("shallow", 
         if get_problem(spec).relevant is None:
             raise ValueError(f"Problem {spec!r} has no known relevant features, so no AUC; "
                              "use strobl, madelon or another synthetic problem.")
-    rows, done, cancelled = [], 0, False
+    steps = (partial(_one_auc_run, spec, depth, seed, measures, n_estimators=n_estimators,
+                     max_features=max_features, n_samples=n_samples, kind=kind,
+                     test_size=test_size)
+             for spec in problems for depth in depth_settings for seed in seeds)
     total = len(problems) * len(depth_settings) * len(seeds)
-    for spec in problems:
-        for depth in depth_settings:
-            for seed in seeds:
-                if should_stop is not None and should_stop():
-                    cancelled = True
-                    break
-                rows.extend(_one_auc_run(spec, depth, seed, measures, n_estimators=n_estimators,
-                                         max_features=max_features, n_samples=n_samples,
-                                         kind=kind, test_size=test_size))
-                done += 1
-                if progress is not None:
-                    progress(done, total)
-            if cancelled:
-                break
-        if cancelled:
-            break
+    rows, cancelled = _run_steps(steps, total, progress, should_stop)
     scores = pd.DataFrame(rows, columns=["problem", "task", "depth_setting", "min_samples_leaf",
                                          "measure", "seed", "auc"])
     summary = _summarise(scores, ["problem", "task", "depth_setting", "measure"], "auc")
@@ -225,7 +235,7 @@ def li_five_feature_sample(n_samples=200, random_state=0) -> pd.DataFrame:
         Bernoulli((1 + X2) / 3).  Only X2 is relevant.
     """
     n = chk.check_int("n_samples", n_samples, low=2)
-    rng = np.random.default_rng(random_state)
+    rng = np.random.default_rng(chk.check_int("random_state", random_state, low=0, allow_none=True))
     x2 = rng.integers(0, 2, n)
     frame = pd.DataFrame({"X1": rng.normal(size=n), "X2": x2, "X3": rng.integers(0, 4, n),
                           "X4": rng.integers(0, 10, n), "X5": rng.integers(0, 20, n)})
@@ -270,36 +280,32 @@ def mdi_bias_curves(*, min_samples_leaf=range(1, 51), max_depth=range(1, 21), n_
     stays near 0 for the noisy X1, X3, X4, X5.
     """
     grids = [("min_samples_leaf", [chk.check_int("min_samples_leaf", v, low=1)
-                                   for v in min_samples_leaf]),
-             ("max_depth", [chk.check_int("max_depth", v, low=1) for v in max_depth])]
+                                   for v in _check_grid("min_samples_leaf", min_samples_leaf)]),
+             ("max_depth", [chk.check_int("max_depth", v, low=1)
+                            for v in _check_grid("max_depth", max_depth)])]
     seeds = _check_seeds(seeds)
     _check_callable("progress", progress)
     _check_callable("should_stop", should_stop)
     total = len(seeds) * sum(len(g) for _, g in grids)
-    rows, done, cancelled = [], 0, False
-    for seed in seeds:
-        frame = li_five_feature_sample(n_samples, random_state=seed)
-        X, y = frame[["X1", "X2", "X3", "X4", "X5"]], frame["Y"].to_numpy()
-        for parameter, grid in grids:
-            for value in grid:
-                if should_stop is not None and should_stop():
-                    cancelled = True
-                    break
-                tree_options = {"min_samples_leaf": value if parameter == "min_samples_leaf" else 1,
-                                "max_depth": value if parameter == "max_depth" else None}
-                results = compute_measures(X, y, measures=measures, n_estimators=n_estimators,
-                                           max_features=max_features, random_state=seed,
-                                           problem="li2019-five-features", **tree_options)
-                for m, r in results.items():
-                    rows.extend((parameter, value, m, v, v == "X2", seed, float(imp))
-                                for v, imp in zip(r.variables, r.importances))
-                done += 1
-                if progress is not None:
-                    progress(done, total)
-            if cancelled:
-                break
-        if cancelled:
-            break
+
+    def one_curve_point(X, y, seed, parameter, value):
+        tree_options = {"min_samples_leaf": value if parameter == "min_samples_leaf" else 1,
+                        "max_depth": value if parameter == "max_depth" else None}
+        results = compute_measures(X, y, measures=measures, n_estimators=n_estimators,
+                                   max_features=max_features, random_state=seed,
+                                   problem="li2019-five-features", **tree_options)
+        return [(parameter, value, m, v, v == "X2", seed, float(imp))
+                for m, r in results.items() for v, imp in zip(r.variables, r.importances)]
+
+    def steps():
+        for seed in seeds:
+            frame = li_five_feature_sample(n_samples, random_state=seed)
+            X, y = frame[["X1", "X2", "X3", "X4", "X5"]], frame["Y"].to_numpy()
+            for parameter, grid in grids:
+                for value in grid:
+                    yield partial(one_curve_point, X, y, seed, parameter, value)
+
+    rows, cancelled = _run_steps(steps(), total, progress, should_stop)
     scores = pd.DataFrame(rows, columns=["parameter", "value", "measure", "variable", "relevant",
                                          "seed", "importance"])
     summary = _summarise(scores, ["parameter", "value", "measure", "variable"], "importance")

@@ -30,9 +30,8 @@ def mda_oob(estimator, X, y, *, random_state=0, variables=None, problem=None) ->
     Parameters
     ----------
     estimator : fitted RandomForest* or ExtraTrees* with ``bootstrap=True``
-    X : array-like of shape (n_samples, n_features)
-        The training inputs (the rows ``estimators_samples_`` refers to).
-    y : array-like of shape (n_samples,)
+    X, y : array-like of shape (n_samples, n_features) and (n_samples,)
+        The training data, as for :func:`~varimp_core.measures.mdi_oob`.
     random_state : int or None, default=0
         Seed of the permutations.
     variables : sequence of str, optional
@@ -70,6 +69,7 @@ def mda_oob(estimator, X, y, *, random_state=0, variables=None, problem=None) ->
     chk.check_forest(estimator, what="mda_oob")
     chk.check_has_oob(estimator, what="Breiman's out-of-bag permutation importance (mda_oob)")
     p, X32, _, target, in_bag = chk.prepare(estimator, X, y, "mda_oob")
+    random_state = chk.check_int("random_state", random_state, low=0, allow_none=True)
     classification = chk.is_classifier_forest(estimator)
     rng = np.random.default_rng(random_state)
     rows = []
@@ -146,6 +146,7 @@ def mda_holdout(estimator, X_test, y_test, *, n_repeats=5, random_state=0, varia
     if classification:
         ya = estimator.classes_[chk.encode_target(estimator, ya)[1]]   # labels known to the forest
     n_repeats = chk.check_int("n_repeats", n_repeats, low=1)
+    random_state = chk.check_int("random_state", random_state, low=0, allow_none=True)
     variables = chk.variable_names(X_test, p, variables)
     pi = permutation_importance(estimator, Xa, ya, scoring=_forest_score, n_repeats=n_repeats,
                                 random_state=random_state)
@@ -193,6 +194,7 @@ def impurity_corrected(X, y, *, kind="rf", task="classification", n_estimators=1
     Xa = chk.check_X(X)
     p = Xa.shape[1]
     variables = chk.variable_names(X, p, variables)
+    random_state = chk.check_int("random_state", random_state, low=0, allow_none=True)
     perm = np.random.default_rng(random_state).permutation(Xa.shape[0])
     augmented = np.hstack([Xa, Xa[perm]])
     k = chk.resolve_max_features(max_features, p)

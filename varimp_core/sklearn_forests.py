@@ -15,6 +15,7 @@ import numpy as np
 from sklearn.ensemble import (ExtraTreesClassifier, ExtraTreesRegressor, RandomForestClassifier,
                               RandomForestRegressor)
 
+from varimp_core._measure_input import check_int, check_X
 from varimp_core.result import ImportanceResult
 
 __all__ = ["sklearn_importances", "fit_sklearn_forest", "forest_mdi", "tree_mdi_by_depth"]
@@ -33,15 +34,6 @@ def _is_int(value) -> bool:
     return isinstance(value, Integral) and not isinstance(value, bool)
 
 
-def _check_int(name, value, *, low, allow_none=False):
-    if value is None and allow_none:
-        return None
-    if not _is_int(value) or value < low:
-        extra = " or None" if allow_none else ""
-        raise ValueError(f"{name}={value!r} is not allowed: use an integer >= {low}{extra}.")
-    return int(value)
-
-
 def _check_options(kind, task, criterion):
     if kind not in ("rf", "et"):
         raise ValueError(f"kind={kind!r} is not allowed: use 'rf' (random forest) or 'et' (extra trees).")
@@ -57,14 +49,7 @@ def _check_options(kind, task, criterion):
 
 
 def _check_data(X, y, task):
-    try:
-        Xa = np.asarray(X, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError("X must be numeric: encode categorical columns as numbers first.") from None
-    if Xa.ndim != 2 or Xa.shape[0] < 1 or Xa.shape[1] < 1:
-        raise ValueError(f"X has shape {Xa.shape}: it must be 2-D with at least one row and one column.")
-    if not np.all(np.isfinite(Xa)):
-        raise ValueError("X contains NaN or infinite values: impute or drop them first.")
+    Xa = check_X(X)
     ya = np.asarray(y)
     ya = ya[:, 0] if ya.ndim == 2 and ya.shape[1] == 1 else ya
     if ya.ndim != 1 or ya.shape[0] != Xa.shape[0]:
@@ -85,17 +70,17 @@ def _forest_params(X, *, kind, task, n_estimators, max_features, max_depth, min_
     """Validate every option; return the canonical parameter dict."""
     criterion = _check_options(kind, task, criterion)
     n_features = np.shape(X)[1]
-    n_estimators = _check_int("n_estimators", n_estimators, low=1)
-    max_features = min(_check_int("max_features", max_features, low=1, allow_none=True) or n_features,
+    n_estimators = check_int("n_estimators", n_estimators, low=1)
+    max_features = min(check_int("max_features", max_features, low=1, allow_none=True) or n_features,
                        n_features)
-    max_depth = _check_int("max_depth", max_depth, low=1, allow_none=True)
-    min_samples_leaf = _check_int("min_samples_leaf", min_samples_leaf, low=1)
+    max_depth = check_int("max_depth", max_depth, low=1, allow_none=True)
+    min_samples_leaf = check_int("min_samples_leaf", min_samples_leaf, low=1)
     if bootstrap is None:
         bootstrap = kind == "rf"
     elif not isinstance(bootstrap, (bool, np.bool_)):
         raise ValueError(f"bootstrap={bootstrap!r} is not allowed: use True, False or None "
                          "(True for 'rf', False for 'et').")
-    random_state = _check_int("random_state", random_state, low=0, allow_none=True)
+    random_state = check_int("random_state", random_state, low=0, allow_none=True)
     return {"kind": kind, "task": task, "criterion": criterion, "n_estimators": n_estimators,
             "max_features": max_features, "max_depth": max_depth,
             "min_samples_leaf": min_samples_leaf, "bootstrap": bool(bootstrap),

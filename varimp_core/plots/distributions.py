@@ -31,7 +31,7 @@ from scipy.stats import rankdata
 
 from ..montecarlo import MonteCarloResult
 from ..nulls import PermutationNull, density_curves, fit_null_distributions, plugin_bias_overlay
-from .style import EXACT_COLOR, SAMPLED_OPACITY, base_layout, variable_color
+from .style import EXACT_COLOR, SAMPLED_OPACITY, base_layout, empty_figure, variable_color
 
 __all__ = ["make_distribution_figure", "make_sweep_figure", "make_summary_table_frame",
            "sweep_statistics", "parameter_label", "MAX_PANELS", "MAX_VIOLINS"]
@@ -183,7 +183,7 @@ def make_distribution_figure(mc_result, fits: pd.DataFrame | None = None, *,
     variables = list(mc_result.variables)
     units = _units(mc_result)
     if values.shape[0] == 0:
-        return _empty("No replicate finished; nothing to draw yet.", height or 300)
+        return empty_figure("No replicate finished; nothing to draw yet.", height or 300)
     if fits is None:
         fits = _default_fits(mc_result, values)
     bias = _bias_positions(mc_result, overlay)
@@ -323,15 +323,6 @@ def _violins(values, variables, reference, ref_name, bias, relevance, units, *, 
                      ticktext=[_panel_title(v, relevance[variables.index(v)]).replace(
                          " \u00b7 ", "<br>") for v in shown],
                      tickvals=shown)
-    return fig
-
-
-def _empty(text: str, height: int) -> go.Figure:
-    fig = go.Figure()
-    fig.update_layout(template="plotly_white", height=height, xaxis=dict(visible=False),
-                      yaxis=dict(visible=False),
-                      annotations=[dict(text=text, showarrow=False, x=0.5, y=0.5, xref="paper",
-                                        yref="paper", font=dict(size=15, color="#5b6477"))])
     return fig
 
 
@@ -475,7 +466,7 @@ def make_sweep_figure(df: pd.DataFrame, parameter: str, log_x: bool = False, *,
     stats = df if "stability" in df.columns and "importance" not in df.columns else \
         sweep_statistics(df)
     if stats.empty:
-        return _empty("The sweep has no finished value yet.", height or 300)
+        return empty_figure("The sweep has no finished value yet.", height or 300)
     has_stability = bool(np.isfinite(stats["stability"].to_numpy(float)).any())
     n_rows = 3 if has_stability else 2
     titles = ["mean importance \u00b1 standard deviation", "standard deviation over data sets"]

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..masking import importance_change
+from ..masking import _x_column, importance_change
 from .style import BITS, DIVERGING_SCALE, SAMPLED_OPACITY, base_layout, variable_color
 
 __all__ = ["make_k_lines", "make_rank_bump", "make_delta_heatmap", "axis_title"]
@@ -31,17 +31,6 @@ ERROR_BAR_SE = 2
 def axis_title(x: str) -> str:
     """Axis title of the varying parameter (``"K"`` or ``"depth"``)."""
     return _AXIS.get(x, x)
-
-
-def _x(df: pd.DataFrame, x: str | None) -> str:
-    if x is not None:
-        if x not in df.columns:
-            raise ValueError(f"The table has no column {x!r}; its columns are {list(df.columns)}.")
-        return x
-    for name in ("K", "depth"):
-        if name in df.columns:
-            return name
-    raise ValueError("The table needs a 'K' or a 'depth' column.")
 
 
 def _variables(df: pd.DataFrame) -> list[str]:
@@ -101,7 +90,7 @@ def make_k_lines(df_exact: pd.DataFrame, df_sampled: pd.DataFrame | None = None,
         holding the rank (exact) or the standard error and tree count
         (sampled).
     """
-    x = _x(df_exact, x)
+    x = _x_column(df_exact, x)
     fig = go.Figure()
     variables = _variables(df_exact)
     widths = _widths(df_exact, x, "importance", variables)
@@ -118,7 +107,7 @@ def make_k_lines(df_exact: pd.DataFrame, df_sampled: pd.DataFrame | None = None,
                            "<extra>exact</extra>"),
         ))
     if df_sampled is not None and len(df_sampled):
-        xs = _x(df_sampled, x)
+        xs = _x_column(df_sampled, x)
         for i, v in enumerate(variables):
             d = df_sampled[df_sampled["variable"] == v].sort_values(xs)
             if d.empty:
@@ -180,7 +169,7 @@ def make_rank_bump(df: pd.DataFrame, *, x: str | None = None, title: str | None 
         their average rank) and the importance in ``customdata``; the y axis
         is reversed so rank 1 is at the top.
     """
-    x = _x(df, x)
+    x = _x_column(df, x)
     fig = go.Figure()
     variables = _variables(df)
     widths = _widths(df, x, "rank", variables, base=3.0)
@@ -244,7 +233,7 @@ def make_delta_heatmap(df: pd.DataFrame, *, x: str | None = None, reference=None
         a diverging scale centred at 0 (``zmid=0``); ``customdata`` holds the
         importance and the reference importance.
     """
-    x = _x(df, x)
+    x = _x_column(df, x)
     changed = importance_change(df, x=x, reference=reference)
     ref = changed.attrs["reference"]
     variables = _variables(df)

@@ -27,9 +27,9 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..noisy_protocol import DEPTH_SETTINGS, LI2019_TABLE1, StudyResult
+from ..noisy_protocol import DEPTH_SETTINGS, LI2019_TABLE1, StudyResult, _summarise
 from ..result import ImportanceResult
-from .style import EXACT_COLOR, base_layout, variable_color
+from .style import EXACT_COLOR, base_layout, empty_figure, variable_color
 
 __all__ = ["MEASURE_LABELS", "MEASURE_COLORS", "SCALES", "measure_label", "scale_values",
            "make_measures_figure", "make_auc_figure", "make_bias_curves"]
@@ -213,7 +213,16 @@ def _scores(study) -> pd.DataFrame:
     scores = study.scores if isinstance(study, StudyResult) else study
     if not isinstance(scores, pd.DataFrame):
         raise ValueError("study must be a StudyResult or its scores DataFrame.")
+    _require_columns(scores, ("problem", "task", "depth_setting", "measure", "seed", "auc"),
+                     "noisy_feature_auc")
     return scores
+
+
+def _require_columns(df: pd.DataFrame, columns, source: str) -> None:
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ValueError(f"The table has no column {missing[0]!r}; pass the result of {source} "
+                         "or its table.")
 
 
 def _setting_title(problem: str, task: str, depth: str) -> str:
@@ -251,12 +260,7 @@ def make_auc_figure(study, *, paper: Mapping | None = None, height: int = 440) -
     scores = _scores(study)
     paper = LI2019_TABLE1 if paper is None else paper
     if scores.empty:
-        fig = base_layout(go.Figure(), height=height)
-        fig.add_annotation(text="No repetition has finished yet.", showarrow=False,
-                           xref="paper", yref="paper", x=0.5, y=0.5)
-        fig.update_xaxes(visible=False)
-        fig.update_yaxes(visible=False)
-        return fig
+        return empty_figure("No repetition has finished yet.", height)
     panels = list(dict.fromkeys(zip(scores["problem"], scores["task"], scores["depth_setting"])))
     measures = list(dict.fromkeys(scores["measure"]))
     fig = make_subplots(rows=1, cols=len(panels), shared_yaxes=True, horizontal_spacing=0.04,
@@ -307,12 +311,11 @@ def _curve_means(df) -> pd.DataFrame:
     if not isinstance(df, pd.DataFrame):
         raise ValueError("df must be a StudyResult or a DataFrame from mdi_bias_curves.")
     if "mean" in df.columns:
+        _require_columns(df, ("parameter", "value", "measure", "variable"), "mdi_bias_curves")
         return df
-    keys = ["parameter", "value", "measure", "variable"]
-    g = df.groupby(keys, sort=False)["importance"]
-    out = g.agg(mean="mean", std="std", n="count").reset_index()
-    out["sem"] = out["std"] / np.sqrt(out["n"])
-    return out
+    _require_columns(df, ("parameter", "value", "measure", "variable", "importance"),
+                     "mdi_bias_curves")
+    return _summarise(df, ["parameter", "value", "measure", "variable"], "importance")
 
 
 def make_bias_curves(df, *, relevant=("X2",), height: int = 560) -> go.Figure:
@@ -344,12 +347,7 @@ def make_bias_curves(df, *, relevant=("X2",), height: int = 560) -> go.Figure:
     """
     means = _curve_means(df)
     if means.empty:
-        fig = base_layout(go.Figure(), height=height)
-        fig.add_annotation(text="No forest has finished yet.", showarrow=False,
-                           xref="paper", yref="paper", x=0.5, y=0.5)
-        fig.update_xaxes(visible=False)
-        fig.update_yaxes(visible=False)
-        return fig
+        return empty_figure("No forest has finished yet.", height)
     measures = [m for m in ("mdi", "mdi_oob") if m in set(means["measure"])]
     measures += [m for m in dict.fromkeys(means["measure"]) if m not in measures]
     parameters = [p for p in ("min_samples_leaf", "max_depth") if p in set(means["parameter"])]

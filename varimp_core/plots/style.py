@@ -13,7 +13,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 __all__ = ["variable_color", "variable_colors", "HEATMAP_SCALE", "DIVERGING_SCALE",
-           "EXACT_COLOR", "SAMPLED_OPACITY", "base_layout", "BITS"]
+           "EXACT_COLOR", "SAMPLED_OPACITY", "base_layout", "empty_figure", "BITS"]
 
 _PALETTE = (
     "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#8C510A",
@@ -43,4 +43,14 @@ def base_layout(fig: go.Figure, *, title: str | None = None, height: int = 420) 
                       margin=dict(l=60, r=20, t=50 if title else 20, b=50),
                       hoverlabel=dict(namelength=-1), font=dict(size=13),
                       legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+    return fig
+
+
+def empty_figure(text: str, height: int) -> go.Figure:
+    """A blank figure of ``height`` pixels that only says ``text`` (nothing to draw yet)."""
+    fig = go.Figure()
+    fig.update_layout(template="plotly_white", height=height, xaxis=dict(visible=False),
+                      yaxis=dict(visible=False),
+                      annotations=[dict(text=text, showarrow=False, x=0.5, y=0.5, xref="paper",
+                                        yref="paper", font=dict(size=15, color="#5b6477"))])
     return fig
