@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dash
-from dash import ALL, Input, Output, State, callback, clientside_callback, dcc, html, no_update
+from dash import (ALL, Input, Output, State, callback, clientside_callback, ctx, dcc, html,
+                  no_update)
 
 from pages._ui import controls as ui
 from pages._ui import datasource, dataviews, jobs, limits, state
+from pages._ui.page_frame import page_frame
 
 dash.register_page(__name__, path="/", name="Data", order=0, title="varimp \u2014 Data")
 
@@ -79,38 +81,31 @@ def layout(vi_data=None, **query):
             help="Checked columns are binned into quantile bins; the others are discrete."),
         id="data-upload-card", className="" if is_upload else "vi-hidden",
     )
-    return html.Div([
-        state.query_store(PREFIX, datasource.data_query(params)),
-        dcc.Store(id="data-upload-info", data=upload_info),
-        html.H1("Data", className="vi-page-title"),
-        html.P("Pick a built-in problem with a known distribution, or upload a table. "
-               "Every other page uses the data chosen here.", className="vi-page-lead"),
-        html.Div(className="vi-layout", children=[
-            html.Aside(className="vi-controls", children=[html.Fieldset(
-                id="data-fieldset", className="vi-fieldset", children=[
-                    ui.card("Source", dcc.RadioItems(
-                        id="data-source", value=params["source"], className="vi-radio",
-                        options=[{"label": "Built-in problem", "value": "problem"},
-                                 {"label": "Upload CSV", "value": "upload"}])),
-                    problem_card,
-                    upload_card,
-                    ui.card("Binning", ui.field(
-                        "Bins per numeric variable",
-                        ui.number_input("data-bins", params.get("bins", 5), min=2,
-                                        max=datasource.MAX_BINS),
-                        help="Quantile bins; equal quantiles are merged.")),
-                ]), html.P(limits.limits_text(), id="data-limits",
-                           className="vi-help vi-limits")]),
-            html.Div(className="vi-content", children=[
-                state.notes_box(notes, id="data-link-notes"),
-                dataviews.error_box(None, id="data-error"),
-                jobs.job_panel(PREFIX),
-                ui.card("Summary", html.Div(id="data-summary", children=html.Span(
-                    "Loading\u2026", className="vi-muted"))),
-                ui.card("Preview", html.Div(id="data-preview")),
-            ]),
-        ]),
-    ], className="vi-page")
+    fieldset = html.Fieldset(id="data-fieldset", className="vi-fieldset", children=[
+        ui.card("Source", dcc.RadioItems(
+            id="data-source", value=params["source"], className="vi-radio",
+            options=[{"label": "Built-in problem", "value": "problem"},
+                     {"label": "Upload CSV", "value": "upload"}])),
+        problem_card,
+        upload_card,
+        ui.card("Binning", ui.field(
+            "Bins per numeric variable",
+            ui.number_input("data-bins", params.get("bins", 5), min=2, max=datasource.MAX_BINS),
+            help="Quantile bins; equal quantiles are merged.")),
+    ])
+    return page_frame(
+        PREFIX, title="Data", notes=notes,
+        lead="Pick a built-in problem with a known distribution, or upload a table. "
+             "Every other page uses the data chosen here.",
+        stores=[state.query_store(PREFIX, datasource.data_query(params)),
+                dcc.Store(id="data-upload-info", data=upload_info)],
+        controls=[fieldset, html.P(limits.limits_text(), id="data-limits",
+                                   className="vi-help vi-limits")],
+        content=[
+            ui.card("Summary", html.Div(id="data-summary", children=html.Span(
+                "Loading\u2026", className="vi-muted"))),
+            ui.card("Preview", html.Div(id="data-preview")),
+        ])
 
 
 clientside_callback(
@@ -126,46 +121,28 @@ clientside_callback(
 )
 
 
-@callback(
-    Output("data-options", "children"),
-    Output("data-problem-help", "children"),
-    Output("data-sampling", "options"),
-    Output("data-sampling", "value"),
-    Input("data-problem", "value"),
-    State("data-sampling", "value"),
-    prevent_initial_call=True,
-)
-def show_problem_options(name, sampling):
+@callback(Output("data-options", "children"), Output("data-problem-help", "children"),
+          Output("data-sampling", "options"), Output("data-sampling", "value"),
+          Output("data-n-field", "className"), Output("data-seed-field", "className"),
+          Output("data-n", "placeholder"),
+          Input("data-problem", "value"), Input("data-sampling", "value"),
+          prevent_initial_call=True)
+def show_problem_form(name, sampling):
+    """The problem's option fields (when the problem changed) and its sampling fields."""
     form = dataviews.problem_form(name, sampling)
-    return (ui.problem_option_fields(PREFIX, name), form["description"],
-            form["sampling_options"], form["sampling"])
-
-
-@callback(
-    Output("data-n-field", "className"),
-    Output("data-seed-field", "className"),
-    Output("data-n", "placeholder"),
-    Input("data-sampling", "value"),
-    Input("data-problem", "value"),
-    prevent_initial_call=True,
-)
-def show_sample_fields(sampling, name):
-    form = dataviews.problem_form(name, sampling)
-    return ("vi-field" if form["show_n"] else "vi-field vi-hidden",
+    fields = ui.problem_option_fields(PREFIX, name) if ctx.triggered_id == "data-problem" \
+        else no_update
+    return (fields, form["description"], form["sampling_options"],
+            no_update if form["sampling"] == sampling else form["sampling"],
+            "vi-field" if form["show_n"] else "vi-field vi-hidden",
             "" if form["show_seed"] else "vi-hidden", form["n_placeholder"])
 
 
-@callback(
-    Output("data-upload-info", "data"),
-    Output("data-target", "options"),
-    Output("data-target", "value"),
-    Output("data-numeric", "value"),
-    Output("data-upload-note", "children"),
-    Output("data-upload-note", "className"),
-    Input("data-upload", "contents"),
-    State("data-upload", "filename"),
-    prevent_initial_call=True,
-)
+@callback(Output("data-upload-info", "data"), Output("data-target", "options"),
+          Output("data-target", "value"), Output("data-numeric", "value"),
+          Output("data-upload-note", "children"), Output("data-upload-note", "className"),
+          Input("data-upload", "contents"), State("data-upload", "filename"),
+          prevent_initial_call=True)
 def receive_upload(contents, filename):
     try:
         info = datasource.store_upload(contents, filename)
@@ -176,12 +153,8 @@ def receive_upload(contents, filename):
     return info, info["columns"], info["target"], info["numeric"] or [], note, "vi-help"
 
 
-@callback(
-    Output("data-numeric", "options"),
-    Input("data-target", "value"),
-    State("data-upload-info", "data"),
-    prevent_initial_call=True,
-)
+@callback(Output("data-numeric", "options"), Input("data-target", "value"),
+          State("data-upload-info", "data"), prevent_initial_call=True)
 def numeric_choices(target, info):
     return [c for c in (info or {}).get("number_columns", []) if c != target]
 

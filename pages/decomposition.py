@@ -9,6 +9,7 @@ from pages._ui import controls as ui
 from pages._ui import dataviews, jobs, state
 from pages._ui import decomposition_logic as logic
 from pages._ui.importances_logic import SEMANTICS_OPTIONS, data_feature_count
+from pages._ui.page_frame import page_frame, table_style
 
 dash.register_page(__name__, path="/decomposition", name="Decomposition", order=2,
                    title="varimp \u2014 Decomposition")
@@ -17,14 +18,7 @@ PREFIX = logic.PREFIX
 TERMS = f"{PREFIX}-terms"  # second job panel: the terms of the clicked cell
 state.register_url_sync(PREFIX)
 _CONTROLS = ["decomp-k", "decomp-depth", "decomp-semantics"]
-_TABLE_STYLE = dict(
-    style_as_list_view=True, style_table={"overflowX": "auto"},
-    style_cell={"fontFamily": "var(--vi-font)", "fontSize": "0.88rem",
-                "padding": "0.3rem 0.6rem", "whiteSpace": "normal"},
-    style_header={"fontWeight": 650, "backgroundColor": "#f0f3f8"},
-    style_cell_conditional=[{"if": {"column_id": c}, "textAlign": "left"}
-                            for c in ("variable", "B")],
-)
+_TABLE_STYLE = table_style(["variable", "B"])
 
 
 def layout(vi_data=None, **query):
@@ -45,43 +39,36 @@ def layout(vi_data=None, **query):
                 className="vi-radio", labelStyle={"display": "flex"})),
         ),
     ])
-    return html.Div([
-        state.query_store(PREFIX, start["query"]),
-        dcc.Store(id="decomp-data-params", data=start["data"]),
-        dcc.Store(id="decomp-cell", data=start["cell"]),
-        html.H1("Decomposition", className="vi-page-title"),
-        html.P("Each importance split by the degree k of interaction: the size of the "
-               "conditioning set B (Figure 2 of Louppe et al. 2013). Left: totally randomized "
-               "trees (K = 1), where every term of Eqn 3 counts with its weight. Right: the "
-               "chosen K, where masking moves importance between cells. Both use one colour "
-               "scale, in bits. Click a cell to list its conditioning sets.",
-               className="vi-page-lead"),
-        html.Div(className="vi-layout", children=[
-            html.Aside(settings, className="vi-controls"),
-            html.Div(className="vi-content", children=[
-                state.notes_box(start["notes"], id="decomp-link-notes"),
-                dataviews.error_box(None, id="decomp-error"),
-                jobs.job_panel(PREFIX),
-                ui.card("By degree k",
-                        dcc.Graph(id="decomp-graph", config={"displaylogo": False},
-                                  className="vi-figure",
-                                  style={"height": f"{logic.figure_height(p)}px"}),
-                        html.P(id="decomp-summary", className="vi-help")),
-                ui.card("Totals",
-                        dash_table.DataTable(id="decomp-totals", columns=[], data=[],
-                                             **_TABLE_STYLE)),
-                ui.card("Terms of the selected cell",
-                        jobs.job_panel(TERMS),
-                        dataviews.error_box(None, id="decomp-terms-error"),
-                        html.P("Click a cell of a heatmap to list its conditioning sets B.",
-                               id="decomp-terms-note", className="vi-help"),
-                        html.Div(id="decomp-terms-figure"),
-                        dash_table.DataTable(id="decomp-terms-table", columns=[], data=[],
-                                             sort_action="native", page_size=15,
-                                             **_TABLE_STYLE)),
-            ]),
-        ]),
-    ], className="vi-page")
+    return page_frame(
+        PREFIX, title="Decomposition", notes=start["notes"],
+        lead="Each importance split by the degree k of interaction: the size of the "
+             "conditioning set B (Figure 2 of Louppe et al. 2013). Left: totally randomized "
+             "trees (K = 1), where every term of Eqn 3 counts with its weight. Right: the "
+             "chosen K, where masking moves importance between cells. Both use one colour "
+             "scale, in bits. Click a cell to list its conditioning sets.",
+        stores=[state.query_store(PREFIX, start["query"]),
+                dcc.Store(id="decomp-data-params", data=start["data"]),
+                dcc.Store(id="decomp-cell", data=start["cell"])],
+        controls=settings,
+        content=[
+            ui.card("By degree k",
+                    dcc.Graph(id="decomp-graph", config={"displaylogo": False},
+                              className="vi-figure",
+                              style={"height": f"{logic.figure_height(p)}px"}),
+                    html.P(id="decomp-summary", className="vi-help")),
+            ui.card("Totals",
+                    dash_table.DataTable(id="decomp-totals", columns=[], data=[],
+                                         **_TABLE_STYLE)),
+            ui.card("Terms of the selected cell",
+                    jobs.job_panel(TERMS),
+                    dataviews.error_box(None, id="decomp-terms-error"),
+                    html.P("Click a cell of a heatmap to list its conditioning sets B.",
+                           id="decomp-terms-note", className="vi-help"),
+                    html.Div(id="decomp-terms-figure"),
+                    dash_table.DataTable(id="decomp-terms-table", columns=[], data=[],
+                                         sort_action="native", page_size=15,
+                                         **_TABLE_STYLE)),
+        ])
 
 
 @callback(
@@ -99,12 +86,8 @@ def write_query(k, depth, semantics, cell, data):
     return logic.page_query(data, settings, cell)
 
 
-@callback(
-    Output("decomp-cell", "data"),
-    Input("decomp-graph", "clickData"),
-    State("decomp-graph", "figure"),
-    prevent_initial_call=True,
-)
+@callback(Output("decomp-cell", "data"), Input("decomp-graph", "clickData"),
+          State("decomp-graph", "figure"), prevent_initial_call=True)
 def select_cell(click, figure):
     cell = logic.cell_from_click(click, figure)
     return cell if cell is not None else no_update

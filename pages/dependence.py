@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import dash
-from dash import Input, Output, State, callback, ctx, dcc, html, no_update
+from dash import Input, Output, State, callback, dcc, html, no_update
 
 from pages._ui import controls as ui
 from pages._ui import dependence_logic as logic
 from pages._ui import local_forest as forest
 from pages._ui import jobs, state
-from pages._ui.dataviews import error_box
+from pages._ui.page_frame import (figure_config, job_outputs, page_frame, register_csv_downloads,
+                                  store_job)
 
 dash.register_page(__name__, path="/dependence", name="Dependence", order=6,
                    title="varimp \u2014 Dependence")
@@ -23,16 +24,9 @@ _VIEW = [f"{PREFIX}-{n}" for n in ("label", "positions")]
 NONE = "none"
 
 
-def _config(name: str) -> dict:
-    return {"displaylogo": False,
-            "modeBarButtonsToRemove": ["select2d", "lasso2d", "zoomIn2d", "zoomOut2d",
-                                       "autoScale2d"],
-            "toImageButtonOptions": {"format": "png", "filename": f"varimp-{name}"}}
-
-
 def _graph(name: str, height: str, hidden: bool = False) -> html.Div:
     return html.Div(dcc.Graph(id=f"{PREFIX}-{name}", figure=forest.placeholder_figure(),
-                              config=_config(f"{PREFIX}-{name}"), className="vi-figure",
+                              config=figure_config(f"{PREFIX}-{name}"), className="vi-figure",
                               style={"height": height}),
                     id=f"{PREFIX}-{name}-wrap", className="vi-hidden" if hidden else "")
 
@@ -81,58 +75,45 @@ def layout(vi_data=None, **query):
             id=f"{PREFIX}-positions", options=logic.POSITION_OPTIONS, value=v["positions"],
             className="vi-radio")),
     )
-    return html.Div([
-        state.query_store(PREFIX, st["query"]),
-        dcc.Store(id=f"{PREFIX}-data-params", data=st["data"]),
-        dcc.Store(id=f"{PREFIX}-page-data", data=st["page_data"]),
-        dcc.Store(id=f"{PREFIX}-current"),
-        dcc.Download(id=f"{PREFIX}-download"),
-        html.H1("Dependence", className="vi-page-title"),
-        html.P("Two different answers to \u201chow do the predictions depend on this "
-               "variable?\u201d. Friedman's partial dependence sets the variable to each grid "
-               "value in every row and averages the forest's answers (ICE lines: one row "
-               "each), so it also asks about rows that never occur. Ciss's dependence over "
-               "responses sets nothing: it plots the observed values against the forest's "
-               "predictions, for the observations where the variable is locally important.",
-               className="vi-page-lead"),
-        html.Div(className="vi-layout", children=[
-            html.Aside(className="vi-controls", children=[
-                html.Fieldset([choose, grid_card], id=f"{PREFIX}-fieldset",
-                              className="vi-fieldset"),
-                view_card,
-                html.Fieldset(forest.forest_cards(PREFIX, v, forest.SKLEARN_KINDS),
-                              id=f"{PREFIX}-forest-fieldset",
-                              className="vi-fieldset"),
-            ]),
-            html.Div(className="vi-content", children=[
-                state.notes_box(notes, id=f"{PREFIX}-link-notes"),
-                error_box(None, id=f"{PREFIX}-error"),
-                jobs.job_panel(PREFIX),
-                html.Div(id=f"{PREFIX}-messages", className="vi-hidden", role="status"),
-                ui.card("Partial dependence and ICE (Friedman)",
-                        _graph("pd", "420px"), _graph("pd-b", "420px", hidden=True),
-                        html.P("Thick line: the partial dependence, the average over all rows "
-                               "of their ICE lines; thin lines: the ICE lines of a seeded "
-                               "subset of the rows.", className="vi-help"),
-                        html.P(id=f"{PREFIX}-summary", className="vi-description"),
-                        html.Button("Download partial dependence (CSV)",
-                                    id=f"{PREFIX}-download-pd", n_clicks=0,
-                                    className="vi-button vi-button-secondary",
-                                    style={"marginTop": "0.75rem"})),
-                ui.card("2-D partial dependence", _graph("pd2", "480px"),
-                        id=f"{PREFIX}-pd2-card", className="vi-hidden"),
-                ui.card("Dependence over responses (Ciss) \u2014 not a partial dependence",
-                        _graph("dor", "420px"), _graph("dor-b", "420px", hidden=True),
-                        html.P("Each point is an observation: its observed value and the "
-                               "forest's prediction, kept when the variable stands at the "
-                               "chosen position of its local importance.", className="vi-help"),
-                        html.Button("Download dependence over responses (CSV)",
-                                    id=f"{PREFIX}-download-dor", n_clicks=0,
-                                    className="vi-button vi-button-secondary",
-                                    style={"marginTop": "0.75rem"})),
-            ]),
-        ]),
-    ], className="vi-page")
+    return page_frame(
+        PREFIX, title="Dependence", notes=notes,
+        lead="Two different answers to \u201chow do the predictions depend on this "
+             "variable?\u201d. Friedman's partial dependence sets the variable to each grid "
+             "value in every row and averages the forest's answers (ICE lines: one row "
+             "each), so it also asks about rows that never occur. Ciss's dependence over "
+             "responses sets nothing: it plots the observed values against the forest's "
+             "predictions, for the observations where the variable is locally important.",
+        stores=forest.page_stores(PREFIX, st),
+        controls=[
+            html.Fieldset([choose, grid_card], id=f"{PREFIX}-fieldset", className="vi-fieldset"),
+            view_card,
+            html.Fieldset(forest.forest_cards(PREFIX, v, forest.SKLEARN_KINDS),
+                          id=f"{PREFIX}-forest-fieldset", className="vi-fieldset"),
+        ],
+        content=[
+            html.Div(id=f"{PREFIX}-messages", className="vi-hidden", role="status"),
+            ui.card("Partial dependence and ICE (Friedman)",
+                    _graph("pd", "420px"), _graph("pd-b", "420px", hidden=True),
+                    html.P("Thick line: the partial dependence, the average over all rows "
+                           "of their ICE lines; thin lines: the ICE lines of a seeded "
+                           "subset of the rows.", className="vi-help"),
+                    html.P(id=f"{PREFIX}-summary", className="vi-description"),
+                    html.Button("Download partial dependence (CSV)",
+                                id=f"{PREFIX}-download-pd", n_clicks=0,
+                                className="vi-button vi-button-secondary",
+                                style={"marginTop": "0.75rem"})),
+            ui.card("2-D partial dependence", _graph("pd2", "480px"),
+                    id=f"{PREFIX}-pd2-card", className="vi-hidden"),
+            ui.card("Dependence over responses (Ciss) \u2014 not a partial dependence",
+                    _graph("dor", "420px"), _graph("dor-b", "420px", hidden=True),
+                    html.P("Each point is an observation: its observed value and the "
+                           "forest's prediction, kept when the variable stands at the "
+                           "chosen position of its local importance.", className="vi-help"),
+                    html.Button("Download dependence over responses (CSV)",
+                                id=f"{PREFIX}-download-dor", n_clicks=0,
+                                className="vi-button vi-button-secondary",
+                                style={"marginTop": "0.75rem"})),
+        ])
 
 
 def _settings(forest_kind, trees, k, seed, rows, feature, feature2, grid, percentiles, ice):
@@ -145,53 +126,26 @@ def _settings(forest_kind, trees, k, seed, rows, feature, feature2, grid, percen
     return settings, dep
 
 
-@callback(
-    Output(f"{PREFIX}-current", "data"),
-    Output(f"{PREFIX}-error", "children"),
-    Output(f"{PREFIX}-error", "className"),
-    jobs.status_output(PREFIX),
-    *(Input(i, "value") for i in _FOREST + _PD),
-    State(f"{PREFIX}-page-data", "data"),
-    State(f"{PREFIX}-current", "data"),
-    **jobs.background_options(PREFIX, disable=[f"{PREFIX}-fieldset", f"{PREFIX}-forest-fieldset",
-                                               f"{PREFIX}-download-pd", f"{PREFIX}-download-dor"]),
-)
-def compute(set_progress, forest_kind, trees, k, seed, rows, feature, feature2, grid,
-            percentiles, ice, data, shown):
-    progress = jobs.Progress(set_progress)
-    try:
-        settings, dep = _settings(forest_kind, trees, k, seed, rows, feature, feature2, grid,
-                                  percentiles, ice)
-        store = logic.compute(data, settings, dep, progress=progress)
-    except Exception as exc:  # a sentence on the page, never a traceback
-        keep = bool(shown) and not shown.get("error")
-        message = jobs.failure_message(exc, keep)
-        if keep:
-            return no_update, message, "vi-error", ""
-        return {"error": True}, message, "vi-error", ""
-    return store, "", "vi-hidden", jobs.done_message(progress)
+@callback(*job_outputs(PREFIX), *(Input(i, "value") for i in _FOREST + _PD),
+          State(f"{PREFIX}-page-data", "data"), State(f"{PREFIX}-current", "data"),
+          **jobs.background_options(PREFIX, disable=[
+              f"{PREFIX}-fieldset", f"{PREFIX}-forest-fieldset", f"{PREFIX}-download-pd",
+              f"{PREFIX}-download-dor"]))
+def compute(set_progress, *values):
+    *controls, data, shown = values
+    return store_job(set_progress, shown, lambda progress: logic.compute(
+        data, *_settings(*controls), progress=progress))
 
 
-@callback(
-    Output(f"{PREFIX}-pd", "figure"),
-    Output(f"{PREFIX}-pd", "style"),
-    Output(f"{PREFIX}-pd-b", "figure"),
-    Output(f"{PREFIX}-pd-b", "style"),
-    Output(f"{PREFIX}-pd-b-wrap", "className"),
-    Output(f"{PREFIX}-pd2", "figure"),
-    Output(f"{PREFIX}-pd2-card", "className"),
-    Output(f"{PREFIX}-dor", "figure"),
-    Output(f"{PREFIX}-dor-b", "figure"),
-    Output(f"{PREFIX}-dor-b-wrap", "className"),
-    Output(f"{PREFIX}-messages", "children"),
-    Output(f"{PREFIX}-messages", "className"),
-    Output(f"{PREFIX}-summary", "children"),
-    Output(f"{PREFIX}-label", "options"),
-    Output(f"{PREFIX}-label", "value"),
-    Output(f"{PREFIX}-label-field", "className"),
-    Input(f"{PREFIX}-current", "data"),
-    *(Input(i, "value") for i in _VIEW),
-)
+_DRAWN = [("pd", "figure"), ("pd", "style"), ("pd-b", "figure"), ("pd-b", "style"),
+          ("pd-b-wrap", "className"), ("pd2", "figure"), ("pd2-card", "className"),
+          ("dor", "figure"), ("dor-b", "figure"), ("dor-b-wrap", "className"),
+          ("messages", "children"), ("messages", "className"), ("summary", "children"),
+          ("label", "options"), ("label", "value"), ("label-field", "className")]
+
+
+@callback(*(Output(f"{PREFIX}-{name}", prop) for name, prop in _DRAWN),
+          Input(f"{PREFIX}-current", "data"), *(Input(i, "value") for i in _VIEW))
 def draw(store, label, positions):
     if not store:
         return [no_update] * 16
@@ -223,17 +177,12 @@ def draw(store, label, positions):
             "vi-field" if classification else "vi-field vi-hidden")
 
 
-@callback(
-    Output(f"{PREFIX}-query", "data"),
-    *(Input(i, "value") for i in _FOREST + _PD + _VIEW),
-    State(f"{PREFIX}-data-params", "data"),
-    prevent_initial_call=True,
-)
-def sync_url(forest_kind, trees, k, seed, rows, feature, feature2, grid, percentiles, ice,
-             label, positions, data):
+@callback(Output(f"{PREFIX}-query", "data"), *(Input(i, "value") for i in _FOREST + _PD + _VIEW),
+          State(f"{PREFIX}-data-params", "data"), prevent_initial_call=True)
+def sync_url(*values):
+    *controls, label, positions, data = values
     try:
-        settings, dep = _settings(forest_kind, trees, k, seed, rows, feature, feature2, grid,
-                                  percentiles, ice)
+        settings, dep = _settings(*controls)
     except ValueError:
         return no_update
     values = {**settings, "feature": dep["feature"], "feature2": dep["feature2"],
@@ -242,23 +191,10 @@ def sync_url(forest_kind, trees, k, seed, rows, feature, feature2, grid, percent
     return logic.page_query(data, values)
 
 
-@callback(
-    Output(f"{PREFIX}-download", "data"),
-    Input(f"{PREFIX}-download-pd", "n_clicks"),
-    Input(f"{PREFIX}-download-dor", "n_clicks"),
-    State(f"{PREFIX}-current", "data"),
-    State(f"{PREFIX}-positions", "value"),
-    prevent_initial_call=True,
-)
-def download(n_pd, n_dor, store, positions):
-    if not store or not (n_pd or n_dor):
-        return no_update
-    try:
-        if ctx.triggered_id == f"{PREFIX}-download-pd":
-            text, name = logic.pd_csv(store), logic.csv_filename(store, "partial-dependence")
-        else:
-            text = logic.dor_csv(store, positions)
-            name = logic.csv_filename(store, "dependence-over-responses")
-    except ValueError:
-        return no_update
-    return dict(content=text, filename=name, type="text/csv")
+register_csv_downloads(PREFIX, {
+    f"{PREFIX}-download-pd": lambda store, positions: (
+        logic.pd_csv(store), logic.csv_filename(store, "partial-dependence")),
+    f"{PREFIX}-download-dor": lambda store, positions: (
+        logic.dor_csv(store, positions),
+        logic.csv_filename(store, "dependence-over-responses")),
+}, view=f"{PREFIX}-positions")

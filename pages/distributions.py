@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import uuid
-
 import dash
-from dash import Input, Output, State, callback, ctx, dash_table, dcc, html, no_update
+from dash import Input, Output, State, callback, dash_table, dcc, html, no_update
 
-from pages._ui import common
 from pages._ui import controls as ui
 from pages._ui import distributions_logic as logic
-from pages._ui import jobs, state
-from pages._ui.dataviews import error_box
+from pages._ui import jobpage, state
 
 dash.register_page(__name__, path="/distributions", name="Distributions", order=7,
                    title="varimp \u2014 Distributions")
@@ -23,26 +19,12 @@ state.register_url_sync(PREFIX)
 _RUN = [f"{PREFIX}-{n}" for n in ("problem", "mode", "method", "n", "trees", "k", "depth",
                                   "replicates", "seed")]
 _RUN_INPUTS = [Input(i, "value") for i in _RUN]
-_GRAPH_CONFIG = {"displaylogo": False,
-                 "toImageButtonOptions": {"format": "png", "filename": "varimp-distributions",
-                                          "scale": 2}}
-_TABLE_STYLE = dict(
-    sort_action="native", page_size=20, style_as_list_view=True,
-    style_table={"overflowX": "auto"},
-    style_cell={"fontFamily": "var(--vi-font)", "fontSize": "0.88rem",
-                "padding": "0.3rem 0.6rem", "whiteSpace": "normal"},
-    style_header={"fontWeight": 650, "backgroundColor": "#f0f3f8"},
-    style_cell_conditional=[{"if": {"column_id": c}, "textAlign": "left"}
-                            for c in ("variable", "relevance", "law", "parameters")],
-)
-
-
-def _job_options(prefix: str, disable: list[str]) -> dict:
-    opts = jobs.background_options(prefix, disable=disable)
-    # Cancel asks the job to stop between chunks (should_stop) instead of killing it, so
-    # the replicates finished so far come back and are shown with a note.
-    opts.pop("cancel")
-    return opts
+_SWEEP_INPUTS = [Input(f"{SWEEP}-param", "value"), Input(f"{SWEEP}-values", "value")]
+_DOWNLOADS = {"summary": f"{PREFIX}-download-summary",
+              "replicates": f"{PREFIX}-download-replicates", "sweep": f"{SWEEP}-download"}
+_GRAPH_CONFIG = jobpage.graph_config("varimp-distributions")
+_TABLE_STYLE = jobpage.table_style(page_size=20, wrap=True,
+                                   left=("variable", "relevance", "law", "parameters"))
 
 
 def _controls(v: dict, start: dict) -> html.Div:
@@ -109,94 +91,69 @@ def _controls(v: dict, start: dict) -> html.Div:
     ])
 
 
+def _results(v: dict) -> list:
+    """The main column: the run's figure and tables, then the sweep."""
+    return [
+        *jobpage.job_status(PREFIX),
+        ui.card(
+            "Importance over the replicates",
+            dcc.RadioItems(id=f"{PREFIX}-view", value=v["view"], className="vi-radio",
+                           inline=True,
+                           options=[{"label": "Histograms with fits", "value": "histogram"},
+                                    {"label": "Violins", "value": "violin"}]),
+            jobpage.graph(f"{PREFIX}-graph", _GRAPH_CONFIG),
+            html.Div(id=f"{PREFIX}-summary", className="vi-description"),
+        ),
+        ui.card(
+            "Mean \u00b1 standard deviation (as in Sutera 2013, Tables 3.2\u20133.33)",
+            dash_table.DataTable(id=f"{PREFIX}-table", columns=[], data=[],
+                                 **_TABLE_STYLE),
+            jobpage.button_row(
+                ("Download table (CSV)", f"{PREFIX}-download-summary"),
+                ("Download replicates (CSV)", f"{PREFIX}-download-replicates")),
+        ),
+        ui.card(
+            "Goodness of fit",
+            dash_table.DataTable(id=f"{PREFIX}-fit-table", columns=[], data=[],
+                                 **_TABLE_STYLE),
+            html.P("Kolmogorov\u2013Smirnov distance D between the replicates and each "
+                   "fitted law (smaller is closer). The laws are fitted to the same "
+                   "values, so the p-values are too large (Lilliefors 1967): read D as "
+                   "a distance, not as a test.", className="vi-help",
+                   style={"marginTop": "0.5rem"}),
+        ),
+        ui.card(
+            "Sweep",
+            *jobpage.job_status(SWEEP, partial=False),
+            jobpage.graph(f"{SWEEP}-graph", _GRAPH_CONFIG),
+            html.P(id=f"{SWEEP}-note", className="vi-help"),
+            jobpage.button_row(("Download sweep (CSV)", f"{SWEEP}-download")),
+        ),
+    ]
+
+
 def layout(vi_data=None, **query):
     start = logic.initial_state(query, vi_data)
     v = start["values"]
-    return html.Div([
-        state.query_store(PREFIX, start["query"]),
-        dcc.Store(id=f"{PREFIX}-data-params", data=start["data"]),
-        dcc.Store(id=f"{PREFIX}-instance", data=uuid.uuid4().hex),
-        dcc.Store(id=f"{PREFIX}-current"),
-        dcc.Store(id=f"{SWEEP}-current"),
-        dcc.Store(id=f"{PREFIX}-stop-ack"),
-        dcc.Store(id=f"{SWEEP}-stop-ack"),
-        dcc.Download(id=f"{PREFIX}-download"),
-        html.H1("Distributions", className="vi-page-title"),
-        html.P("One forest on one data set gives one number per variable; another data set, or "
-               "other trees, give another. Here R data sets are drawn, a forest is grown on "
-               "each, and every variable's importance is looked at as a random variable "
-               "(Sutera 2013, ch. 3): its histogram against the exact value, a scaled "
-               "\u03c7\u00b2 law for irrelevant variables and a normal law for relevant ones, "
-               "the plug-in bias that lifts irrelevant variables above zero (Geurts 2016), and "
-               "how all of it moves when one setting is swept.", className="vi-page-lead"),
-        html.Div(className="vi-layout", children=[
-            _controls(v, start),
-            html.Div(className="vi-content", children=[
-                state.notes_box(start["notes"], id=f"{PREFIX}-link-notes"),
-                error_box(None, id=f"{PREFIX}-error"),
-                jobs.job_panel(PREFIX),
-                html.Div(id=f"{PREFIX}-partial", className="vi-hidden"),
-                ui.card(
-                    "Importance over the replicates",
-                    dcc.RadioItems(id=f"{PREFIX}-view", value=v["view"], className="vi-radio",
-                                   inline=True,
-                                   options=[{"label": "Histograms with fits", "value": "histogram"},
-                                            {"label": "Violins", "value": "violin"}]),
-                    dcc.Graph(id=f"{PREFIX}-graph", figure=logic.placeholder_figure(),
-                              config=_GRAPH_CONFIG, className="vi-figure"),
-                    html.Div(id=f"{PREFIX}-summary", className="vi-description"),
-                ),
-                ui.card(
-                    "Mean \u00b1 standard deviation (as in Sutera 2013, Tables 3.2\u20133.33)",
-                    dash_table.DataTable(id=f"{PREFIX}-table", columns=[], data=[],
-                                         **_TABLE_STYLE),
-                    html.Div(style={"marginTop": "0.75rem", "display": "flex",
-                                    "gap": "0.6rem", "flexWrap": "wrap"}, children=[
-                        html.Button("Download table (CSV)", id=f"{PREFIX}-download-summary",
-                                    n_clicks=0, className="vi-button vi-button-secondary"),
-                        html.Button("Download replicates (CSV)",
-                                    id=f"{PREFIX}-download-replicates", n_clicks=0,
-                                    className="vi-button vi-button-secondary"),
-                    ]),
-                ),
-                ui.card(
-                    "Goodness of fit",
-                    dash_table.DataTable(id=f"{PREFIX}-fit-table", columns=[], data=[],
-                                         **_TABLE_STYLE),
-                    html.P("Kolmogorov\u2013Smirnov distance D between the replicates and each "
-                           "fitted law (smaller is closer). The laws are fitted to the same "
-                           "values, so the p-values are too large (Lilliefors 1967): read D as "
-                           "a distance, not as a test.", className="vi-help",
-                           style={"marginTop": "0.5rem"}),
-                ),
-                ui.card(
-                    "Sweep",
-                    error_box(None, id=f"{SWEEP}-error"),
-                    jobs.job_panel(SWEEP),
-                    dcc.Graph(id=f"{SWEEP}-graph", figure=logic.placeholder_figure(),
-                              config=_GRAPH_CONFIG, className="vi-figure"),
-                    html.P(id=f"{SWEEP}-note", className="vi-help"),
-                    html.Button("Download sweep (CSV)", id=f"{SWEEP}-download", n_clicks=0,
-                                className="vi-button vi-button-secondary",
-                                style={"marginTop": "0.75rem"}),
-                ),
-            ]),
-        ]),
-    ], className="vi-page")
+    return jobpage.job_page(
+        PREFIX, start, (PREFIX, SWEEP), title="Distributions", controls=_controls(v, start),
+        lead="One forest on one data set gives one number per variable; another data set, or "
+             "other trees, give another. Here R data sets are drawn, a forest is grown on "
+             "each, and every variable's importance is looked at as a random variable "
+             "(Sutera 2013, ch. 3): its histogram against the exact value, a scaled "
+             "\u03c7\u00b2 law for irrelevant variables and a normal law for relevant ones, "
+             "the plug-in bias that lifts irrelevant variables above zero (Geurts 2016), and "
+             "how all of it moves when one setting is swept.",
+        content=_results(v))
 
 
 @callback(
-    Output(f"{PREFIX}-mode", "options"),
-    Output(f"{PREFIX}-mode", "value"),
-    Output(f"{PREFIX}-k", "max"),
-    Output(f"{PREFIX}-k", "value"),
-    Output(f"{PREFIX}-problem-help", "children"),
-    Output(f"{PREFIX}-n", "placeholder"),
+    Output(f"{PREFIX}-mode", "options"), Output(f"{PREFIX}-mode", "value"),
+    Output(f"{PREFIX}-k", "max"), Output(f"{PREFIX}-k", "value"),
+    Output(f"{PREFIX}-problem-help", "children"), Output(f"{PREFIX}-n", "placeholder"),
     Output(f"{SWEEP}-param", "options"),
-    Input(f"{PREFIX}-problem", "value"),
-    Input(f"{PREFIX}-mode", "value"),
-    State(f"{PREFIX}-data-params", "data"),
-    State(f"{PREFIX}-k", "value"),
+    Input(f"{PREFIX}-problem", "value"), Input(f"{PREFIX}-mode", "value"),
+    State(f"{PREFIX}-data-params", "data"), State(f"{PREFIX}-k", "value"),
     prevent_initial_call=True,
 )
 def show_problem(problem, mode, data, k):
@@ -205,129 +162,67 @@ def show_problem(problem, mode, data, k):
             f["description"], f["n_placeholder"], f["sweep_options"])
 
 
-@callback(
-    Output(f"{SWEEP}-param", "value"),
-    Input(f"{SWEEP}-param", "options"),
-    State(f"{SWEEP}-param", "value"),
-    prevent_initial_call=True,
-)
+@callback(Output(f"{SWEEP}-param", "value"), Input(f"{SWEEP}-param", "options"),
+          State(f"{SWEEP}-param", "value"), prevent_initial_call=True)
 def keep_sweep_param(options, value):
     allowed = {o["value"] for o in options or [] if not o.get("disabled")}
     return no_update if value in allowed else "none"
 
 
-@callback(
-    Output(f"{SWEEP}-values", "value"),
-    Input(f"{SWEEP}-param", "value"),
-    State(f"{PREFIX}-k", "max"),
-    prevent_initial_call=True,
-)
+@callback(Output(f"{SWEEP}-values", "value"), Input(f"{SWEEP}-param", "value"),
+          State(f"{PREFIX}-k", "max"), prevent_initial_call=True)
 def default_values(parameter, p):
     return logic.default_values(parameter, p) if parameter not in (None, "none") else ""
 
 
-@callback(
-    Output(f"{PREFIX}-query", "data"),
-    *_RUN_INPUTS,
-    Input(f"{PREFIX}-view", "value"),
-    Input(f"{SWEEP}-param", "value"),
-    Input(f"{SWEEP}-values", "value"),
-    State(f"{PREFIX}-data-params", "data"),
-    prevent_initial_call=True,
-)
-def sync_url(problem, mode, method, n, trees, k, depth, replicates, seed, view, sweep, values,
-             data):
-    query = logic.query_from_controls(
-        dict(problem=problem, data=data, mode=mode, R=replicates, N=n, T=trees, K=k,
-             depth=depth, method=method, mc_seed=seed),
-        view=view, sweep_param=sweep, values_text=values)
+@callback(Output(f"{PREFIX}-query", "data"), *_RUN_INPUTS, Input(f"{PREFIX}-view", "value"),
+          *_SWEEP_INPUTS, State(f"{PREFIX}-data-params", "data"), prevent_initial_call=True)
+def sync_url(*values):
+    *run_values, view, sweep, text, data = values
+    query = logic.query_from_controls(_run_controls(*run_values, data), view=view,
+                                      sweep_param=sweep, values_text=text)
     return no_update if query is None else query
 
 
-@callback(
-    Output(f"{PREFIX}-current", "data"),
-    Output(f"{PREFIX}-error", "children"),
-    Output(f"{PREFIX}-error", "className"),
-    jobs.status_output(PREFIX),
-    *_RUN_INPUTS,
-    State(f"{PREFIX}-data-params", "data"),
-    State(f"{PREFIX}-instance", "data"),
-    State(f"{PREFIX}-current", "data"),
-    **_job_options(PREFIX, disable=[f"{PREFIX}-fieldset", f"{PREFIX}-problem",
-                                    f"{PREFIX}-download-summary",
-                                    f"{PREFIX}-download-replicates"]),
-)
-def run(set_progress, problem, mode, method, n, trees, k, depth, replicates, seed, data,
-        instance, shown):
-    progress = jobs.Progress(set_progress)
-    try:
-        settings = logic.settings_from_controls(
-            problem=problem, data=data, mode=mode, R=replicates, N=n, T=trees, K=k,
-            depth=depth, method=method, mc_seed=seed)
-        out = logic.run_monte_carlo(settings, instance=instance, progress=progress)
-    except Exception as exc:  # a sentence on the page, never a traceback
-        message = jobs.failure_message(exc, bool(shown), "The figures")
-        return no_update, message, "vi-error", ""
-    current = out["current"] if out["current"] is not None else no_update
-    return current, "", "vi-hidden", out["status"]
+def _run_controls(problem, mode, method, n, trees, k, depth, replicates, seed, data) -> dict:
+    """The run's control values (in the order of ``_RUN``) by their settings' names."""
+    return dict(problem=problem, data=data, mode=mode, R=replicates, N=n, T=trees, K=k,
+                depth=depth, method=method, mc_seed=seed)
 
 
-common.register_cancel(PREFIX, f"{PREFIX}-instance", "run")  # Cancel keeps what finished
+def _settings(*values):
+    return logic.settings_from_controls(**_run_controls(*values))
 
 
-@callback(
-    Output(f"{PREFIX}-graph", "figure"),
-    Output(f"{PREFIX}-table", "columns"),
-    Output(f"{PREFIX}-table", "data"),
-    Output(f"{PREFIX}-fit-table", "columns"),
-    Output(f"{PREFIX}-fit-table", "data"),
-    Output(f"{PREFIX}-summary", "children"),
-    Output(f"{PREFIX}-partial", "children"),
-    Output(f"{PREFIX}-partial", "className"),
-    Input(f"{PREFIX}-current", "data"),
-    Input(f"{PREFIX}-view", "value"),
-)
+# Cancel keeps what finished: it sets the flag "run" (or "sweep") of this page view.
+@jobpage.stoppable_job(PREFIX, _RUN_INPUTS, page_prefix=PREFIX, job="run", disable=[
+    f"{PREFIX}-fieldset", f"{PREFIX}-problem", _DOWNLOADS["summary"], _DOWNLOADS["replicates"]])
+def run(*values, data, instance, shown, progress):
+    return logic.run_monte_carlo(_settings(*values, data), instance=instance, progress=progress)
+
+
+@jobpage.stoppable_job(SWEEP, [*_RUN_INPUTS, *_SWEEP_INPUTS], page_prefix=PREFIX, job="sweep",
+                       keep_note=None,
+                       disable=[f"{SWEEP}-fieldset", f"{SWEEP}-param", _DOWNLOADS["sweep"]])
+def run_sweep(*values, data, instance, shown, progress):
+    *run_values, parameter, text = values
+    spec = logic.sweep_settings(_settings(*run_values, data), parameter, text)
+    return None if spec is None else logic.run_sweep(spec, instance=instance, progress=progress)
+
+
+jobpage.register_downloads(
+    PREFIX, {i: (what, f"{SWEEP if what == 'sweep' else PREFIX}-current")
+             for what, i in _DOWNLOADS.items()}, logic.csv_text, logic.csv_filename)
+
+
+@jobpage.result_view(PREFIX, [Output(f"{PREFIX}-{i}", p) for i, p in (
+    ("graph", "figure"), ("table", "columns"), ("table", "data"), ("fit-table", "columns"),
+    ("fit-table", "data"), ("summary", "children"))],
+    [Input(f"{PREFIX}-current", "data"), Input(f"{PREFIX}-view", "value")])
 def draw(current, view):
-    try:
-        out = logic.render(current, view)
-    except ValueError as exc:
-        return (*[no_update] * 6, str(exc), "vi-error")
-    note = out["partial_note"]
+    out = logic.render(current, view)
     return (out["figure"], out["table_columns"], out["table_rows"], out["fit_columns"],
-            out["fit_rows"], [html.P(t) for t in out["sentences"]], note,
-            "vi-notes" if note else "vi-hidden")
-
-
-@callback(
-    Output(f"{SWEEP}-current", "data"),
-    Output(f"{SWEEP}-error", "children"),
-    Output(f"{SWEEP}-error", "className"),
-    jobs.status_output(SWEEP),
-    *_RUN_INPUTS,
-    Input(f"{SWEEP}-param", "value"),
-    Input(f"{SWEEP}-values", "value"),
-    State(f"{PREFIX}-data-params", "data"),
-    State(f"{PREFIX}-instance", "data"),
-    **_job_options(SWEEP, disable=[f"{SWEEP}-fieldset", f"{SWEEP}-param", f"{SWEEP}-download"]),
-)
-def run_sweep(set_progress, problem, mode, method, n, trees, k, depth, replicates, seed,
-              parameter, values, data, instance):
-    progress = jobs.Progress(set_progress)
-    try:
-        settings = logic.settings_from_controls(
-            problem=problem, data=data, mode=mode, R=replicates, N=n, T=trees, K=k,
-            depth=depth, method=method, mc_seed=seed)
-        spec = logic.sweep_settings(settings, parameter, values)
-        if spec is None:
-            return None, "", "vi-hidden", ""
-        out = logic.run_sweep(spec, instance=instance, progress=progress)
-    except Exception as exc:  # a sentence on the page, never a traceback
-        return no_update, jobs.error_message(exc), "vi-error", ""
-    current = out["current"] if out["current"] is not None else no_update
-    return current, "", "vi-hidden", out["status"]
-
-
-common.register_cancel(SWEEP, f"{PREFIX}-instance", "sweep")  # Cancel keeps what finished
+            out["fit_rows"], [html.P(t) for t in out["sentences"]], out["partial_note"])
 
 
 @callback(
@@ -341,25 +236,3 @@ def draw_sweep(current):
     except ValueError as exc:
         return logic.placeholder_figure("No sweep to show."), str(exc)
     return out["figure"], out["note"]
-
-
-@callback(
-    Output(f"{PREFIX}-download", "data"),
-    Input(f"{PREFIX}-download-summary", "n_clicks"),
-    Input(f"{PREFIX}-download-replicates", "n_clicks"),
-    Input(f"{SWEEP}-download", "n_clicks"),
-    State(f"{PREFIX}-current", "data"),
-    State(f"{SWEEP}-current", "data"),
-    prevent_initial_call=True,
-)
-def download(_summary, _replicates, _sweep, current, sweep_current):
-    what = {f"{PREFIX}-download-summary": "summary", f"{PREFIX}-download-replicates": "replicates",
-            f"{SWEEP}-download": "sweep"}.get(ctx.triggered_id)
-    source = sweep_current if what == "sweep" else current
-    if what is None or not source:
-        return no_update
-    try:
-        return dict(content=logic.csv_text(what, source),
-                    filename=logic.csv_filename(what, source), type="text/csv")
-    except ValueError:
-        return no_update

@@ -6,8 +6,9 @@ import dash
 from dash import Input, Output, State, callback, dash_table, dcc, html, no_update
 
 from pages._ui import controls as ui
-from pages._ui import dataviews, jobs, limits, state
+from pages._ui import jobs, limits, state
 from pages._ui import importances_logic as logic
+from pages._ui.page_frame import page_frame, table_style
 
 dash.register_page(__name__, path="/importances", name="Importances", order=1,
                    title="varimp \u2014 Importances")
@@ -54,63 +55,44 @@ def layout(vi_data=None, **query):
             id="imp-sampled", className=classes["sampled"],
         ),
     ])
-    return html.Div([
-        state.query_store(PREFIX, start["query"]),
-        dcc.Store(id="imp-data-params", data=start["data"]),
-        dcc.Store(id="imp-current"),
-        dcc.Store(id="imp-miss"),
-        dcc.Download(id="imp-download"),
-        html.H1("Importances", className="vi-page-title"),
-        html.P([
+    return page_frame(
+        PREFIX, title="Importances", notes=start["notes"],
+        lead=[
             "Mean decrease of impurity (MDI) of each variable, unnormalised and in bits: the "
             "sum over the nodes that split on it of p(t)\u00b7\u0394i, averaged over trees. "
             "scikit-learn's own ", html.Code("feature_importances_"), " is normalised (each "
             "tree's importances are divided by their sum, so they add up to 1); the Share "
             "column of the table gives that view. In bits, the importances of fully grown "
             "totally randomized trees add up to I(X;Y) (Theorem 2)."],
-            className="vi-page-lead"),
-        html.Div(className="vi-layout", children=[
-            html.Aside(settings, className="vi-controls"),
-            html.Div(className="vi-content", children=[
-                state.notes_box(start["notes"], id="imp-link-notes"),
-                dataviews.error_box(None, id="imp-error"),
-                jobs.job_panel(PREFIX),
-                ui.card("Importances",
-                        dcc.Graph(id="imp-graph", config={"displaylogo": False},
-                                  className="vi-figure", style={"height": "440px"}),
-                        html.P(id="imp-note", className="vi-help")),
-                ui.card("Theorem 2",
-                        html.P(id="imp-theorem2", style={"margin": "0 0 0.5rem", "fontWeight": 600}),
-                        dcc.Graph(id="imp-theorem2-graph", config={"displayModeBar": False},
-                                  style={"height": "170px"})),
-                ui.card("Table",
-                        dash_table.DataTable(
-                            id="imp-table", columns=[], data=[], sort_action="native",
-                            page_size=20,
-                            style_as_list_view=True, style_table={"overflowX": "auto"},
-                            style_cell={"fontFamily": "var(--vi-font)", "fontSize": "0.88rem",
-                                        "padding": "0.3rem 0.6rem", "whiteSpace": "normal"},
-                            style_header={"fontWeight": 650, "backgroundColor": "#f0f3f8"},
-                            style_cell_conditional=[{"if": {"column_id": "variable"},
-                                                     "textAlign": "left"}]),
-                        html.P("The CSV has the same rows, with the importance split by "
-                               "degree k (by-degree columns).", className="vi-help"),
-                        html.Button("Download CSV", id="imp-download-button", n_clicks=0,
-                                    className="vi-button vi-button-secondary",
-                                    style={"marginTop": "0.75rem"})),
-            ]),
-        ]),
-    ], className="vi-page")
+        stores=[state.query_store(PREFIX, start["query"]),
+                dcc.Store(id="imp-data-params", data=start["data"]),
+                dcc.Store(id="imp-current"), dcc.Store(id="imp-miss"),
+                dcc.Download(id="imp-download")],
+        controls=settings,
+        content=[
+            ui.card("Importances",
+                    dcc.Graph(id="imp-graph", config={"displaylogo": False},
+                              className="vi-figure", style={"height": "440px"}),
+                    html.P(id="imp-note", className="vi-help")),
+            ui.card("Theorem 2",
+                    html.P(id="imp-theorem2", style={"margin": "0 0 0.5rem", "fontWeight": 600}),
+                    dcc.Graph(id="imp-theorem2-graph", config={"displayModeBar": False},
+                              style={"height": "170px"})),
+            ui.card("Table",
+                    dash_table.DataTable(
+                        id="imp-table", columns=[], data=[], sort_action="native",
+                        page_size=20, **table_style(["variable"])),
+                    html.P("The CSV has the same rows, with the importance split by "
+                           "degree k (by-degree columns).", className="vi-help"),
+                    html.Button("Download CSV", id="imp-download-button", n_clicks=0,
+                                className="vi-button vi-button-secondary",
+                                style={"marginTop": "0.75rem"})),
+        ])
 
 
-@callback(
-    Output("imp-sampled", "className"),
-    Output("imp-semantics-field", "className"),
-    Output("imp-bootstrap", "value"),
-    Input("imp-method", "value"),
-    State("imp-bootstrap", "value"),
-    prevent_initial_call=True,
-)
+@callback(Output("imp-sampled", "className"), Output("imp-semantics-field", "className"),
+          Output("imp-bootstrap", "value"), Input("imp-method", "value"),
+          State("imp-bootstrap", "value"), prevent_initial_call=True)
 def show_method_fields(method, bootstrap):
     classes = logic.field_classes(method)
     default = ["on"] if logic.DEFAULT_BOOTSTRAP.get(method) else []
@@ -178,14 +160,9 @@ def answer_from_cache(method, k, depth, trees, bootstrap, semantics, seed, data,
         return (*_failed(exc, shown), "", no_update)
 
 
-@callback(
-    *(Output(i, p) for i, p in _VIEW),
-    jobs.status_output(PREFIX),
-    Input("imp-miss", "data"),
-    State("imp-current", "data"),
-    prevent_initial_call=True,
-    **jobs.background_options(PREFIX, disable=["imp-fieldset", "imp-download-button"]),
-)
+@callback(*(Output(i, p) for i, p in _VIEW), jobs.status_output(PREFIX),
+          Input("imp-miss", "data"), State("imp-current", "data"), prevent_initial_call=True,
+          **jobs.background_options(PREFIX, disable=["imp-fieldset", "imp-download-button"]))
 def compute(set_progress, miss, shown):
     progress = jobs.Progress(set_progress)
     try:

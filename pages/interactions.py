@@ -8,7 +8,9 @@ from dash import Input, Output, State, callback, ctx, dash_table, dcc, html, no_
 from pages._ui import controls as ui
 from pages._ui import jobs, state
 from pages._ui import interactions_logic as logic
-from pages._ui.dataviews import error_box
+from pages._ui.local_forest import page_stores
+from pages._ui.page_frame import (figure_config, job_outputs, page_frame,
+                                  register_csv_downloads, store_job, table_style)
 
 dash.register_page(__name__, path="/interactions", name="Interactions", order=5,
                    title="varimp \u2014 Interactions")
@@ -21,19 +23,12 @@ _VIEW = [f"{PREFIX}-{n}" for n in ("other", "label", "threshold", "direction")]
 _PARTS = ("mosaic", "vii", "partial", "over")
 
 
-def _config(name: str) -> dict:
-    return {"displaylogo": False,
-            "modeBarButtonsToRemove": ["select2d", "lasso2d", "zoomIn2d", "zoomOut2d",
-                                       "autoScale2d"],
-            "toImageButtonOptions": {"format": "png", "filename": f"varimp-{name}"}}
-
-
 def _part(name: str, height: str) -> html.Div:
     """A figure with a message line that replaces it when the view does not apply."""
     return html.Div([
         html.Div(id=f"{PREFIX}-{name}-msg", className="vi-hidden", role="status"),
         html.Div(dcc.Graph(id=f"{PREFIX}-{name}", figure=logic.placeholder_figure(),
-                           config=_config(f"{PREFIX}-{name}"), className="vi-figure",
+                           config=figure_config(f"{PREFIX}-{name}"), className="vi-figure",
                            style={"height": height}),
                  id=f"{PREFIX}-{name}-wrap"),
     ])
@@ -65,98 +60,70 @@ def layout(vi_data=None, **query):
                      help="Blank: the median prediction."),
         ]),
     )
-    return html.Div([
-        state.query_store(PREFIX, st["query"]),
-        dcc.Store(id=f"{PREFIX}-data-params", data=st["data"]),
-        dcc.Store(id=f"{PREFIX}-page-data", data=st["page_data"]),
-        dcc.Store(id=f"{PREFIX}-current"),
-        dcc.Download(id=f"{PREFIX}-download"),
-        html.H1("Interactions", className="vi-page-title"),
-        html.P("Ciss (2015) follows every observation down every tree and notes the variable "
-               "of the node just above its leaf: the last question asked before the answer. "
-               "Ranked by how many trees ask it, these give each observation a variable at "
-               "position 1, 2, \u2026 Two variables interact when they come first and second "
-               "for the same observation. No label is used, only the forest and the rows.",
-               className="vi-page-lead"),
-        html.Div(className="vi-layout", children=[
-            html.Aside(className="vi-controls", children=[
-                html.Fieldset(logic.forest_cards(PREFIX, v), id=f"{PREFIX}-fieldset",
-                              className="vi-fieldset"),
-                view_card,
-            ]),
-            html.Div(className="vi-content", children=[
-                state.notes_box(st["notes"], id=f"{PREFIX}-link-notes"),
-                error_box(None, id=f"{PREFIX}-error"),
-                jobs.job_panel(PREFIX),
-                ui.card("Position 1 \u00d7 position 2",
-                        _part("mosaic", "480px"),
-                        html.P("Column width: the share of observations with that variable at "
-                               "position 1. Within a column, tile heights: which variable "
-                               "comes second for them. Click a tile to list its observations.",
-                               className="vi-help"),
-                        html.P(id=f"{PREFIX}-summary", className="vi-description"),
-                        html.Button("Download pairs (CSV)", id=f"{PREFIX}-download-pairs",
-                                    n_clicks=0, className="vi-button vi-button-secondary",
-                                    style={"marginTop": "0.75rem"})),
-                ui.card("Observations behind a tile",
-                        html.P("Click a tile of the mosaic.", id=f"{PREFIX}-tile-caption",
-                               className="vi-help"),
-                        dash_table.DataTable(
-                            id=f"{PREFIX}-tile-table", columns=[], data=[], page_size=10,
-                            sort_action="native", style_as_list_view=True,
-                            style_table={"overflowX": "auto"},
-                            style_cell={"fontFamily": "var(--vi-font)", "fontSize": "0.85rem",
-                                        "padding": "0.25rem 0.5rem"},
-                            style_header={"fontWeight": 650, "backgroundColor": "#f0f3f8"})),
-                html.Div(style={"display": "grid", "gap": "1rem",
-                                "gridTemplateColumns": "repeat(auto-fit, minmax(380px, 1fr))"},
-                         children=[
-                             ui.card("Importance based on interactions", _part("vii", "400px"),
-                                     html.P("Ciss's VII(j,\u00b7): grows with how often the "
-                                            "variable is first or second. His formula gives "
-                                            "every variable the same floor, 1/(2p) when every "
-                                            "observation has two positions, so a variable "
-                                            "never first or second sits at that floor.",
-                                            className="vi-help"),
-                                     html.Button("Download variables (CSV)",
-                                                 id=f"{PREFIX}-download-variables", n_clicks=0,
-                                                 className="vi-button vi-button-secondary",
-                                                 style={"marginTop": "0.75rem"})),
-                             ui.card("Partial importance", _part("partial", "400px"),
-                                     html.P("Share of the chosen observations with each "
-                                            "variable at position 1.", className="vi-help")),
-                         ]),
-                ui.card("Importance over labels", _part("over", "360px")),
-            ]),
-        ]),
-    ], className="vi-page")
+    return page_frame(
+        PREFIX, title="Interactions", notes=st["notes"],
+        lead="Ciss (2015) follows every observation down every tree and notes the variable "
+             "of the node just above its leaf: the last question asked before the answer. "
+             "Ranked by how many trees ask it, these give each observation a variable at "
+             "position 1, 2, \u2026 Two variables interact when they come first and second "
+             "for the same observation. No label is used, only the forest and the rows.",
+        stores=page_stores(PREFIX, st),
+        controls=[html.Fieldset(logic.forest_cards(PREFIX, v), id=f"{PREFIX}-fieldset",
+                                className="vi-fieldset"),
+                  view_card],
+        content=[
+            ui.card("Position 1 \u00d7 position 2",
+                    _part("mosaic", "480px"),
+                    html.P("Column width: the share of observations with that variable at "
+                           "position 1. Within a column, tile heights: which variable "
+                           "comes second for them. Click a tile to list its observations.",
+                           className="vi-help"),
+                    html.P(id=f"{PREFIX}-summary", className="vi-description"),
+                    html.Button("Download pairs (CSV)", id=f"{PREFIX}-download-pairs",
+                                n_clicks=0, className="vi-button vi-button-secondary",
+                                style={"marginTop": "0.75rem"})),
+            ui.card("Observations behind a tile",
+                    html.P("Click a tile of the mosaic.", id=f"{PREFIX}-tile-caption",
+                           className="vi-help"),
+                    dash_table.DataTable(
+                        id=f"{PREFIX}-tile-table", columns=[], data=[], page_size=10,
+                        sort_action="native",
+                        **table_style(font_size="0.85rem", padding="0.25rem 0.5rem",
+                                      wrap=False))),
+            html.Div(style={"display": "grid", "gap": "1rem",
+                            "gridTemplateColumns": "repeat(auto-fit, minmax(380px, 1fr))"},
+                     children=[
+                         ui.card("Importance based on interactions", _part("vii", "400px"),
+                                 html.P("Ciss's VII(j,\u00b7): grows with how often the "
+                                        "variable is first or second. His formula gives "
+                                        "every variable the same floor, 1/(2p) when every "
+                                        "observation has two positions, so a variable "
+                                        "never first or second sits at that floor.",
+                                        className="vi-help"),
+                                 html.Button("Download variables (CSV)",
+                                             id=f"{PREFIX}-download-variables", n_clicks=0,
+                                             className="vi-button vi-button-secondary",
+                                             style={"marginTop": "0.75rem"})),
+                         ui.card("Partial importance", _part("partial", "400px"),
+                                 html.P("Share of the chosen observations with each "
+                                        "variable at position 1.", className="vi-help")),
+                     ]),
+            ui.card("Importance over labels", _part("over", "360px")),
+        ])
 
 
-@callback(
-    Output(f"{PREFIX}-current", "data"),
-    Output(f"{PREFIX}-error", "children"),
-    Output(f"{PREFIX}-error", "className"),
-    jobs.status_output(PREFIX),
-    *(Input(i, "value") for i in _FOREST),
-    State(f"{PREFIX}-page-data", "data"),
-    State(f"{PREFIX}-current", "data"),
-    **jobs.background_options(PREFIX, disable=[f"{PREFIX}-fieldset",
-                                               f"{PREFIX}-download-pairs",
-                                               f"{PREFIX}-download-variables"]),
-)
-def compute(set_progress, forest, trees, k, seed, rows, data, shown):
-    progress = jobs.Progress(set_progress)
-    try:
-        settings = logic.forest_settings(forest=forest, trees=trees, K=k, tree_seed=seed,
-                                         rows=rows)
-        store = logic.compute(data, settings, progress=progress)
-    except Exception as exc:  # a sentence on the page, never a traceback
-        keep = bool(shown) and not shown.get("error")
-        message = jobs.failure_message(exc, keep)
-        if keep:
-            return no_update, message, "vi-error", ""
-        return {"error": True}, message, "vi-error", ""
-    return store, "", "vi-hidden", jobs.done_message(progress)
+def _forest(forest, trees, k, seed, rows) -> dict:
+    return logic.forest_settings(forest=forest, trees=trees, K=k, tree_seed=seed, rows=rows)
+
+
+@callback(*job_outputs(PREFIX), *(Input(i, "value") for i in _FOREST),
+          State(f"{PREFIX}-page-data", "data"), State(f"{PREFIX}-current", "data"),
+          **jobs.background_options(PREFIX, disable=[
+              f"{PREFIX}-fieldset", f"{PREFIX}-download-pairs", f"{PREFIX}-download-variables"]))
+def compute(set_progress, *values):
+    *controls, data, shown = values
+    return store_job(set_progress, shown, lambda progress: logic.compute(
+        data, _forest(*controls), progress=progress))
 
 
 @callback(
@@ -164,12 +131,10 @@ def compute(set_progress, forest, trees, k, seed, rows, data, shown):
                                      Output(f"{PREFIX}-{name}-wrap", "className"),
                                      Output(f"{PREFIX}-{name}-msg", "children"),
                                      Output(f"{PREFIX}-{name}-msg", "className"))),
-    Output(f"{PREFIX}-summary", "children"),
-    Output(f"{PREFIX}-label", "options"),
-    Output(f"{PREFIX}-label", "value"),
-    Output(f"{PREFIX}-label-field", "className"),
-    Output(f"{PREFIX}-threshold-field", "className"),
-    Output(f"{PREFIX}-threshold", "placeholder"),
+    *(Output(f"{PREFIX}-{name}", prop) for name, prop in (
+        ("summary", "children"), ("label", "options"), ("label", "value"),
+        ("label-field", "className"), ("threshold-field", "className"),
+        ("threshold", "placeholder"))),
     Input(f"{PREFIX}-current", "data"),
     *(Input(i, "value") for i in _VIEW),
 )
@@ -202,15 +167,10 @@ def draw(store, other, label, threshold, direction):
                     "vi-hidden" if classification else "", placeholder]
 
 
-@callback(
-    Output(f"{PREFIX}-tile-table", "columns"),
-    Output(f"{PREFIX}-tile-table", "data"),
-    Output(f"{PREFIX}-tile-caption", "children"),
-    Input(f"{PREFIX}-mosaic", "clickData"),
-    Input(f"{PREFIX}-current", "data"),
-    Input(f"{PREFIX}-other", "value"),
-    prevent_initial_call=True,
-)
+@callback(Output(f"{PREFIX}-tile-table", "columns"), Output(f"{PREFIX}-tile-table", "data"),
+          Output(f"{PREFIX}-tile-caption", "children"), Input(f"{PREFIX}-mosaic", "clickData"),
+          Input(f"{PREFIX}-current", "data"), Input(f"{PREFIX}-other", "value"),
+          prevent_initial_call=True)
 def show_tile(click, store, other):
     if ctx.triggered_id != f"{PREFIX}-mosaic" or not click or not store:
         return [], [], "Click a tile of the mosaic."
@@ -224,16 +184,12 @@ def show_tile(click, store, other):
         return [], [], jobs.error_message(exc)
 
 
-@callback(
-    Output(f"{PREFIX}-query", "data"),
-    *(Input(i, "value") for i in _FOREST + _VIEW),
-    State(f"{PREFIX}-data-params", "data"),
-    prevent_initial_call=True,
-)
-def sync_url(forest, trees, k, seed, rows, other, label, threshold, direction, data):
+@callback(Output(f"{PREFIX}-query", "data"), *(Input(i, "value") for i in _FOREST + _VIEW),
+          State(f"{PREFIX}-data-params", "data"), prevent_initial_call=True)
+def sync_url(*values):
+    *controls, other, label, threshold, direction, data = values
     try:
-        values = logic.forest_settings(forest=forest, trees=trees, K=k, tree_seed=seed,
-                                       rows=rows)
+        values = _forest(*controls)
         values.update(logic.view_settings(other=other, label=label, threshold=threshold,
                                           direction=direction))
     except ValueError:
@@ -241,24 +197,10 @@ def sync_url(forest, trees, k, seed, rows, other, label, threshold, direction, d
     return logic.page_query(data, values)
 
 
-@callback(
-    Output(f"{PREFIX}-download", "data"),
-    Input(f"{PREFIX}-download-pairs", "n_clicks"),
-    Input(f"{PREFIX}-download-variables", "n_clicks"),
-    State(f"{PREFIX}-current", "data"),
-    State(f"{PREFIX}-other", "value"),
-    prevent_initial_call=True,
-)
-def download(n_pairs, n_variables, store, other):
-    if not store or not (n_pairs or n_variables):
-        return no_update
-    try:
-        if ctx.triggered_id == f"{PREFIX}-download-pairs":
-            text = logic.pairs_csv(store, logic.view_settings(other=other)["other"])
-            name = logic.csv_filename(store, "pairs")
-        else:
-            text = logic.variables_csv(store)
-            name = logic.csv_filename(store, "variables")
-    except ValueError:
-        return no_update
-    return dict(content=text, filename=name, type="text/csv")
+register_csv_downloads(PREFIX, {
+    f"{PREFIX}-download-pairs": lambda store, other: (
+        logic.pairs_csv(store, logic.view_settings(other=other)["other"]),
+        logic.csv_filename(store, "pairs")),
+    f"{PREFIX}-download-variables": lambda store, other: (
+        logic.variables_csv(store), logic.csv_filename(store, "variables")),
+}, view=f"{PREFIX}-other")

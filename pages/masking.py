@@ -8,7 +8,7 @@ from dash import Input, Output, State, callback, clientside_callback, dcc, html,
 from pages._ui import controls as ui
 from pages._ui import jobs, limits, state
 from pages._ui import masking_logic as logic
-from pages._ui.dataviews import error_box
+from pages._ui.page_frame import job_outputs, page_frame
 from varimp_core.plots.masking import make_delta_heatmap, make_k_lines, make_rank_bump
 
 dash.register_page(__name__, path="/masking", name="Masking", order=3,
@@ -19,6 +19,10 @@ TREES = f"{PREFIX}-trees"          # prefix of the sampled-forest job
 state.register_url_sync(PREFIX)
 
 _CONTROLS = [f"{PREFIX}-{n}" for n in ("problem", "irrelevant", "copy", "flip", "k", "depth")]
+#: The controls of the exact computation and the settings they give.
+_SETTINGS = [f"{PREFIX}-{n}" for n in ("problem", "irrelevant", "copy", "flip", "semantics",
+                                        "axis", "k", "depth")]
+_KEYS = ("base", "irrelevant", "copy", "flip", "semantics", "axis", "k", "depth")
 _GRAPH_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "svg"}}
 
 
@@ -104,68 +108,47 @@ def layout(vi_data=None, **query):
                "distribution, with bars of \u00b12 standard errors.", className="vi-help"),
         jobs.job_panel(TREES),
     )
-    return html.Div([
-        state.query_store(PREFIX, logic.page_query(
-            logic.settings_from_state(s), sampled=s["sampled"], trees=s["trees"],
-            forest_seed=s["forest_seed"], k=s["k"], depth=s["depth"])),
-        dcc.Store(id=f"{PREFIX}-exact"),
-        dcc.Store(id=f"{PREFIX}-sampled-data"),
-        html.H1("Masking", className="vi-page-title"),
-        html.P("Totally randomized trees (K=1) credit every variable with all of its "
-               "conditional information (Eqn 3). With K>1 the best of K drawn variables wins "
-               "each node, so strong variables mask weaker ones that carry the same "
-               "information, and the ranking can change. Values are exact: the infinite "
-               "forest on the exact distribution.", className="vi-page-lead"),
-        html.Div(className="vi-layout", children=[
-            html.Aside(className="vi-controls", children=[
-                html.Fieldset(id=f"{PREFIX}-fieldset", className="vi-fieldset",
-                              children=[settings_card, copy_card, trees_card]),
-                sampled_card,
-            ]),
-            html.Div(className="vi-content", children=[
-                state.notes_box(notes, id=f"{PREFIX}-link-notes"),
-                error_box(None, id=f"{PREFIX}-error"),
-                jobs.job_panel(PREFIX),
-                ui.card("Importance", _graph("lines", "460px"),
-                        html.Div(id=f"{PREFIX}-summary", className="vi-description"),
-                        className="vi-figure"),
-                html.Div(style={"display": "grid", "gap": "1rem",
-                                "gridTemplateColumns": "repeat(auto-fit, minmax(380px, 1fr))"},
-                         children=[
-                             ui.card("Rank", _graph("bump", "420px"), className="vi-figure"),
-                             ui.card("Change from the first column", _graph("delta", "420px"),
-                                     className="vi-figure"),
-                         ]),
-            ]),
-        ]),
-    ], className="vi-page")
+    return page_frame(
+        PREFIX, title="Masking", notes=notes,
+        lead="Totally randomized trees (K=1) credit every variable with all of its "
+             "conditional information (Eqn 3). With K>1 the best of K drawn variables wins "
+             "each node, so strong variables mask weaker ones that carry the same "
+             "information, and the ranking can change. Values are exact: the infinite "
+             "forest on the exact distribution.",
+        stores=[state.query_store(PREFIX, logic.page_query(
+                    logic.settings_from_state(s), sampled=s["sampled"], trees=s["trees"],
+                    forest_seed=s["forest_seed"], k=s["k"], depth=s["depth"])),
+                dcc.Store(id=f"{PREFIX}-exact"), dcc.Store(id=f"{PREFIX}-sampled-data")],
+        controls=[html.Fieldset(id=f"{PREFIX}-fieldset", className="vi-fieldset",
+                                children=[settings_card, copy_card, trees_card]),
+                  sampled_card],
+        content=[
+            ui.card("Importance", _graph("lines", "460px"),
+                    html.Div(id=f"{PREFIX}-summary", className="vi-description"),
+                    className="vi-figure"),
+            html.Div(style={"display": "grid", "gap": "1rem",
+                            "gridTemplateColumns": "repeat(auto-fit, minmax(380px, 1fr))"},
+                     children=[
+                         ui.card("Rank", _graph("bump", "420px"), className="vi-figure"),
+                         ui.card("Change from the first column", _graph("delta", "420px"),
+                                 className="vi-figure"),
+                     ]),
+        ])
 
 
-@callback(
-    Output(f"{PREFIX}-copy", "options"),
-    Output(f"{PREFIX}-copy", "value"),
-    Output(f"{PREFIX}-problem-help", "children"),
-    Input(f"{PREFIX}-problem", "value"),
-    State(f"{PREFIX}-copy", "value"),
-    prevent_initial_call=True,
-)
+@callback(Output(f"{PREFIX}-copy", "options"), Output(f"{PREFIX}-copy", "value"),
+          Output(f"{PREFIX}-problem-help", "children"), Input(f"{PREFIX}-problem", "value"),
+          State(f"{PREFIX}-copy", "value"), prevent_initial_call=True)
 def show_problem(base, copy):
     return logic.problem_controls(base, copy)
 
 
-@callback(
-    Output(f"{PREFIX}-k", "max"),
-    Output(f"{PREFIX}-k", "marks"),
-    Output(f"{PREFIX}-k", "value"),
-    Output(f"{PREFIX}-depth", "options"),
-    Output(f"{PREFIX}-depth", "value"),
-    Input(f"{PREFIX}-problem", "value"),
-    Input(f"{PREFIX}-irrelevant", "value"),
-    Input(f"{PREFIX}-copy", "value"),
-    State(f"{PREFIX}-k", "value"),
-    State(f"{PREFIX}-depth", "value"),
-    prevent_initial_call=True,
-)
+@callback(Output(f"{PREFIX}-k", "max"), Output(f"{PREFIX}-k", "marks"),
+          Output(f"{PREFIX}-k", "value"), Output(f"{PREFIX}-depth", "options"),
+          Output(f"{PREFIX}-depth", "value"),
+          *(Input(f"{PREFIX}-{n}", "value") for n in ("problem", "irrelevant", "copy")),
+          State(f"{PREFIX}-k", "value"), State(f"{PREFIX}-depth", "value"),
+          prevent_initial_call=True)
 def fit_ranges(base, irrelevant, copy, k, depth):
     p = logic.n_inputs_or_default(base, irrelevant, copy)
     depth = depth if depth == "full" or (isinstance(depth, int) and depth < p) else "full"
@@ -188,47 +171,28 @@ clientside_callback(
 
 @callback(
     Output(f"{PREFIX}-query", "data"),
-    Input(f"{PREFIX}-problem", "value"),
-    Input(f"{PREFIX}-irrelevant", "value"),
-    Input(f"{PREFIX}-copy", "value"),
-    Input(f"{PREFIX}-flip", "value"),
-    Input(f"{PREFIX}-semantics", "value"),
-    Input(f"{PREFIX}-axis", "value"),
-    Input(f"{PREFIX}-k", "value"),
-    Input(f"{PREFIX}-depth", "value"),
+    *(Input(i, "value") for i in _SETTINGS),
     Input(f"{PREFIX}-sampled", "value"),
     Input(f"{PREFIX}-trees", "value"),
     Input(f"{PREFIX}-forest-seed", "value"),
     prevent_initial_call=True,
 )
-def sync_url(base, irrelevant, copy, flip, semantics, axis, k, depth, sampled, trees, seed):
-    query = logic.query_from_controls(dict(
-        base=base, irrelevant=irrelevant, copy=copy, flip=flip, semantics=semantics,
-        axis=axis, k=k, depth=depth), sampled=sampled, trees=trees, forest_seed=seed)
+def sync_url(*values):
+    *controls, sampled, trees, seed = values
+    query = logic.query_from_controls(dict(zip(_KEYS, controls)), sampled=sampled,
+                                      trees=trees, forest_seed=seed)
     return no_update if query is None else query
 
 
 @callback(
-    Output(f"{PREFIX}-exact", "data"),
-    Output(f"{PREFIX}-error", "children"),
-    Output(f"{PREFIX}-error", "className"),
-    jobs.status_output(PREFIX),
-    Input(f"{PREFIX}-problem", "value"),
-    Input(f"{PREFIX}-irrelevant", "value"),
-    Input(f"{PREFIX}-copy", "value"),
-    Input(f"{PREFIX}-flip", "value"),
-    Input(f"{PREFIX}-semantics", "value"),
-    Input(f"{PREFIX}-axis", "value"),
-    Input(f"{PREFIX}-k", "value"),
-    Input(f"{PREFIX}-depth", "value"),
+    *job_outputs(PREFIX, "exact"),
+    *(Input(i, "value") for i in _SETTINGS),
     **jobs.background_options(PREFIX, disable=[f"{PREFIX}-fieldset", *_CONTROLS]),
 )
-def compute_exact(set_progress, base, irrelevant, copy, flip, semantics, axis, k, depth):
+def compute_exact(set_progress, *controls):
     progress = jobs.Progress(set_progress)
     try:
-        settings = logic.settings_from_controls(
-            base=base, irrelevant=irrelevant, copy=copy, flip=flip, semantics=semantics,
-            axis=axis, k=k, depth=depth)
+        settings = logic.settings_from_controls(**dict(zip(_KEYS, controls)))
         view = logic.compute_exact(settings, progress)
     except Exception as exc:  # a sentence on the page, never a traceback
         return None, jobs.error_message(exc), "vi-error", ""
@@ -260,14 +224,9 @@ def compute_sampled(set_progress, exact, sampled, trees, seed):
     return view, jobs.done_message(progress, f"{view['trees']:,} trees per K grown")
 
 
-@callback(
-    Output(f"{PREFIX}-lines", "figure"),
-    Output(f"{PREFIX}-bump", "figure"),
-    Output(f"{PREFIX}-delta", "figure"),
-    Output(f"{PREFIX}-summary", "children"),
-    Input(f"{PREFIX}-exact", "data"),
-    Input(f"{PREFIX}-sampled-data", "data"),
-)
+@callback(*(Output(f"{PREFIX}-{name}", "figure") for name in ("lines", "bump", "delta")),
+          Output(f"{PREFIX}-summary", "children"),
+          Input(f"{PREFIX}-exact", "data"), Input(f"{PREFIX}-sampled-data", "data"))
 def draw(exact, sampled):
     df, ds = logic.frames(exact, sampled)
     if df is None:

@@ -10,6 +10,7 @@ from pages._ui import controls as ui
 from pages._ui import jobs, limits, state
 from pages._ui import measures_logic as logic
 from pages._ui.dataviews import error_box
+from pages._ui.page_frame import table_style
 
 dash.register_page(__name__, path="/measures", name="Measures", order=4,
                    title="varimp \u2014 Measures")
@@ -20,13 +21,7 @@ _FOREST = ["meas-kind", "meas-trees", "meas-k", "meas-leaf", "meas-depth", "meas
            "meas-tree-seed", "meas-measures", "meas-criterion"]
 _STUDY = ["meas-study", "meas-study-depth", "meas-reps", "meas-study-trees"]
 _BIAS = ["meas-bias-trees", "meas-bias-grid", "meas-bias-reps", "meas-bias-n"]
-_TABLE_STYLE = dict(
-    style_as_list_view=True, style_table={"overflowX": "auto"},
-    style_cell={"fontFamily": "var(--vi-font)", "fontSize": "0.88rem",
-                "padding": "0.3rem 0.6rem", "whiteSpace": "normal"},
-    style_header={"fontWeight": 650, "backgroundColor": "#f0f3f8"},
-    style_cell_conditional=[{"if": {"column_id": c}, "textAlign": "left"}
-                            for c in ("variable", "measure")])
+_TABLE_STYLE = table_style(["variable", "measure"])
 _H2 = {"fontSize": "1.35rem", "margin": "2.2rem 0 0.3rem"}
 
 
@@ -49,6 +44,18 @@ def _check(id_, label, on):
 def _radio(id_, options, value):
     return dcc.RadioItems(id=id_, options=options, value=value, className="vi-radio",
                           labelStyle={"display": "flex"})
+
+
+def _section(heading: str, controls, job: str, cards: list, warning=None) -> list:
+    """A section: its heading, then its controls beside its error box, job panel and cards."""
+    return [html.H2(heading, style=_H2),
+            html.Div(className="vi-layout", children=[
+                html.Aside(controls, className="vi-controls"),
+                html.Div(className="vi-content", children=[
+                    error_box(None, id=f"{job}-error"),
+                    *([] if warning is None else [warning]),  # a Div with no children is falsy
+                    jobs.job_panel(job), *cards]),
+            ])]
 
 
 def layout(vi_data=None, **query):
@@ -135,53 +142,32 @@ def layout(vi_data=None, **query):
                "other measures, on your data and on the paper's experiments.",
                className="vi-page-lead"),
         state.notes_box(start["notes"], id="meas-link-notes"),
-        html.H2("1 \u00b7 The measures side by side", style=_H2),
-        html.Div(className="vi-layout", children=[
-            html.Aside(forest, className="vi-controls"),
-            html.Div(className="vi-content", children=[
-                error_box(None, id="meas-error"),
-                html.Div(id="meas-warning", className="vi-hidden"),
-                jobs.job_panel(P),
-                ui.card("Importance per variable",
-                        _radio("meas-scale", [
-                            {"label": "Each measure scaled to its largest value", "value": "max"},
-                            {"label": "Raw values (each in its own units)", "value": "raw"}],
-                            v["scale"]),
-                        _graph("meas-graph", "460px", "varimp-measures"),
-                        html.P(id="meas-note", className="vi-help")),
-                ui.card("Table",
-                        dash_table.DataTable(id="meas-table", columns=[], data=[],
-                                             sort_action="native", page_size=20, **_TABLE_STYLE),
-                        _download(P)),
-            ]),
-        ]),
-        html.H2("2 \u00b7 Telling noisy from relevant features (Li et al., Table 1)", style=_H2),
-        html.Div(className="vi-layout", children=[
-            html.Aside(study, className="vi-controls"),
-            html.Div(className="vi-content", children=[
-                error_box(None, id="meas-auc-error"),
-                jobs.job_panel(AUC),
-                ui.card("AUC per measure",
-                        dash_table.DataTable(id="meas-auc-table", columns=[], data=[],
-                                             **_TABLE_STYLE),
-                        _graph("meas-auc-graph", "440px", "varimp-measures-auc"),
-                        html.P(id="meas-auc-note", className="vi-help"),
-                        _download(AUC)),
-            ]),
-        ]),
-        html.H2("3 \u00b7 MDI against min leaf size and depth (Li et al., Figs 1\u20133)",
-                style=_H2),
-        html.Div(className="vi-layout", children=[
-            html.Aside(bias, className="vi-controls"),
-            html.Div(className="vi-content", children=[
-                error_box(None, id="meas-bias-error"),
-                jobs.job_panel(BIAS),
-                ui.card("Importance as the trees deepen",
-                        _graph("meas-bias-graph", "580px", "varimp-measures-bias"),
-                        html.P(id="meas-bias-note", className="vi-help"),
-                        _download(BIAS)),
-            ]),
-        ]),
+        *_section("1 \u00b7 The measures side by side", forest, P, [
+            ui.card("Importance per variable",
+                    _radio("meas-scale", [
+                        {"label": "Each measure scaled to its largest value", "value": "max"},
+                        {"label": "Raw values (each in its own units)", "value": "raw"}],
+                        v["scale"]),
+                    _graph("meas-graph", "460px", "varimp-measures"),
+                    html.P(id="meas-note", className="vi-help")),
+            ui.card("Table",
+                    dash_table.DataTable(id="meas-table", columns=[], data=[],
+                                         sort_action="native", page_size=20, **_TABLE_STYLE),
+                    _download(P)),
+        ], warning=html.Div(id="meas-warning", className="vi-hidden")),
+        *_section("2 \u00b7 Telling noisy from relevant features (Li et al., Table 1)", study,
+                  AUC, [ui.card("AUC per measure",
+                                dash_table.DataTable(id="meas-auc-table", columns=[], data=[],
+                                                     **_TABLE_STYLE),
+                                _graph("meas-auc-graph", "440px", "varimp-measures-auc"),
+                                html.P(id="meas-auc-note", className="vi-help"),
+                                _download(AUC))]),
+        *_section("3 \u00b7 MDI against min leaf size and depth (Li et al., Figs 1\u20133)",
+                  bias, BIAS, [ui.card("Importance as the trees deepen",
+                                       _graph("meas-bias-graph", "580px",
+                                              "varimp-measures-bias"),
+                                       html.P(id="meas-bias-note", className="vi-help"),
+                                       _download(BIAS))]),
     ], className="vi-page")
 
 
@@ -195,35 +181,31 @@ def write_query(*args):
     return logic.query_from_controls(*args) or no_update
 
 
+def _job_with_cancel(prefix, outputs, controls, states, disable, outputs_of):
+    """A section's background job, and what its Cancel button shows: the parts that finished."""
+    @callback(*outputs, *(Input(i, "value") for i in controls), *states,
+              **jobs.background_options(prefix, disable=disable))
+    def compute(set_progress, *args):
+        return outputs_of(*args, progress=jobs.Progress(set_progress))
+
+    @callback(*[Output(o.component_id, o.component_property, allow_duplicate=True)
+                for o in outputs],
+              Input(f"{prefix}-job-cancel", "n_clicks"), *(State(i, "value") for i in controls),
+              *states, prevent_initial_call=True)
+    def after_cancel(n_clicks, *args):
+        return outputs_of(*args, compute=False) if n_clicks else no_update
+
+
 # -- 1. side by side ------------------------------------------------------------------
-_MEAS_OUT = [Output("meas-graph", "figure"), Output("meas-table", "columns"),
-             Output("meas-table", "data"), Output("meas-note", "children"),
-             Output("meas-warning", "children"), Output("meas-warning", "className"),
-             Output("meas-current", "data"), Output("meas-error", "children"),
-             Output("meas-error", "className"), jobs.status_output(P)]
-
-
-@callback(
-    *_MEAS_OUT,
-    *(Input(i, "value") for i in _FOREST),
-    State("meas-scale", "value"), State("meas-data-params", "data"),
-    State("meas-current", "data"),
-    **jobs.background_options(P, disable=["meas-fieldset", "meas-download-button"]),
-)
-def compute_measures(set_progress, *args):
-    return logic.measures_outputs(*args, progress=jobs.Progress(set_progress))
-
-
-@callback(
-    *[Output(o.component_id, o.component_property, allow_duplicate=True) for o in _MEAS_OUT],
-    Input("meas-job-cancel", "n_clicks"),
-    *(State(i, "value") for i in _FOREST),
-    State("meas-scale", "value"), State("meas-data-params", "data"),
-    State("meas-current", "data"),
-    prevent_initial_call=True,
-)
-def measures_after_cancel(n_clicks, *args):
-    return logic.measures_outputs(*args, compute=False) if n_clicks else no_update
+_job_with_cancel(
+    P, [Output("meas-graph", "figure"), Output("meas-table", "columns"),
+        Output("meas-table", "data"), Output("meas-note", "children"),
+        Output("meas-warning", "children"), Output("meas-warning", "className"),
+        Output("meas-current", "data"), Output("meas-error", "children"),
+        Output("meas-error", "className"), jobs.status_output(P)],
+    _FOREST, [State("meas-scale", "value"), State("meas-data-params", "data"),
+              State("meas-current", "data")],
+    ["meas-fieldset", "meas-download-button"], logic.measures_outputs)
 
 
 @callback(
@@ -236,53 +218,21 @@ def rescale(scale, current):
 
 
 # -- 2. noisy-feature protocol ---------------------------------------------------------------
-_AUC_OUT = [Output("meas-auc-graph", "figure"), Output("meas-auc-table", "columns"),
-            Output("meas-auc-table", "data"), Output("meas-auc-note", "children"),
-            Output("meas-auc-current", "data"), Output("meas-auc-error", "children"),
-            Output("meas-auc-error", "className"), jobs.status_output(AUC)]
-
-
-@callback(
-    *_AUC_OUT, *(Input(i, "value") for i in _STUDY), State("meas-auc-current", "data"),
-    **jobs.background_options(AUC, disable=["meas-auc-fieldset", "meas-auc-download-button"]),
-)
-def compute_auc(set_progress, *args):
-    return logic.auc_outputs(*args, progress=jobs.Progress(set_progress))
-
-
-@callback(
-    *[Output(o.component_id, o.component_property, allow_duplicate=True) for o in _AUC_OUT],
-    Input("meas-auc-job-cancel", "n_clicks"), *(State(i, "value") for i in _STUDY),
-    State("meas-auc-current", "data"),
-    prevent_initial_call=True,
-)
-def auc_after_cancel(n_clicks, *args):
-    return logic.auc_outputs(*args, compute=False) if n_clicks else no_update
-
+_job_with_cancel(
+    AUC, [Output("meas-auc-graph", "figure"), Output("meas-auc-table", "columns"),
+          Output("meas-auc-table", "data"), Output("meas-auc-note", "children"),
+          Output("meas-auc-current", "data"), Output("meas-auc-error", "children"),
+          Output("meas-auc-error", "className"), jobs.status_output(AUC)],
+    _STUDY, [State("meas-auc-current", "data")],
+    ["meas-auc-fieldset", "meas-auc-download-button"], logic.auc_outputs)
 
 # -- 3. bias curves ----------------------------------------------------------------------------
-_BIAS_OUT = [Output("meas-bias-graph", "figure"), Output("meas-bias-note", "children"),
-             Output("meas-bias-current", "data"), Output("meas-bias-error", "children"),
-             Output("meas-bias-error", "className"), jobs.status_output(BIAS)]
-
-
-@callback(
-    *_BIAS_OUT, *(Input(i, "value") for i in _BIAS), State("meas-bias-current", "data"),
-    **jobs.background_options(BIAS, disable=["meas-bias-fieldset",
-                                             "meas-bias-download-button"]),
-)
-def compute_bias(set_progress, *args):
-    return logic.bias_outputs(*args, progress=jobs.Progress(set_progress))
-
-
-@callback(
-    *[Output(o.component_id, o.component_property, allow_duplicate=True) for o in _BIAS_OUT],
-    Input("meas-bias-job-cancel", "n_clicks"), *(State(i, "value") for i in _BIAS),
-    State("meas-bias-current", "data"),
-    prevent_initial_call=True,
-)
-def bias_after_cancel(n_clicks, *args):
-    return logic.bias_outputs(*args, compute=False) if n_clicks else no_update
+_job_with_cancel(
+    BIAS, [Output("meas-bias-graph", "figure"), Output("meas-bias-note", "children"),
+           Output("meas-bias-current", "data"), Output("meas-bias-error", "children"),
+           Output("meas-bias-error", "className"), jobs.status_output(BIAS)],
+    _BIAS, [State("meas-bias-current", "data")],
+    ["meas-bias-fieldset", "meas-bias-download-button"], logic.bias_outputs)
 
 
 # -- downloads ------------------------------------------------------------------------------------

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import uuid
-
 import dash
 from dash import Input, Output, State, callback, ctx, dash_table, dcc, html, no_update
 
-from pages._ui import common
 from pages._ui import controls as ui
-from pages._ui import jobs, state
+from pages._ui import jobpage, state
 from pages._ui import selection_logic as logic
-from pages._ui.dataviews import error_box
 
 dash.register_page(__name__, path="/selection", name="Selection", order=8,
                    title="varimp \u2014 Selection")
@@ -25,30 +21,13 @@ _NULL_IDS = [f"{NULL}-{n}" for n in ("problem", "tol", "R", "trees", "method", "
 _RS_IDS = [f"{RS}-{n}" for n in ("data", "q", "alpha", "K", "T", "L", "beta", "seeds")]
 _NULL_INPUTS = [Input(i, "value") for i in _NULL_IDS]
 _RS_INPUTS = [Input(i, "value") for i in _RS_IDS]
-_GRAPH_CONFIG = {"displaylogo": False,
-                 "toImageButtonOptions": {"format": "png", "filename": "varimp-selection",
-                                          "scale": 2}}
-_TABLE_STYLE = dict(
-    sort_action="native", page_size=25, style_as_list_view=True,
-    style_table={"overflowX": "auto"},
-    style_cell={"fontFamily": "var(--vi-font)", "fontSize": "0.88rem",
-                "padding": "0.3rem 0.6rem"},
-    style_header={"fontWeight": 650, "backgroundColor": "#f0f3f8"},
-    style_cell_conditional=[{"if": {"column_id": c}, "textAlign": "left"}
-                            for c in ("variable", "relevance")],
-)
+_DOWNLOADS = {what: f"{PREFIX}-download-{what}" for what in ("pvalues", "curves", "selected")}
+_GRAPH_CONFIG = jobpage.graph_config("varimp-selection")
+_TABLE_STYLE = jobpage.table_style(page_size=25, left=("variable", "relevance"))
 _RS_LABELS = {"480": "Madelon, 480 irrelevant (p = 500)",
               "1480": "Madelon, 1,480 irrelevant (p = 1,500)",
               "2980": "Madelon, 2,980 irrelevant (p = 3,000)",
               "5480": "Madelon, 5,480 irrelevant (p = 5,500)", "data": "The data above"}
-
-
-def _job_options(prefix: str, disable: list[str]) -> dict:
-    opts = jobs.background_options(prefix, disable=disable)
-    # Cancel sets a stop flag the core checks between permutations or trees, so the work
-    # finished so far comes back and is shown with a note (instead of killing the job).
-    opts.pop("cancel")
-    return opts
 
 
 def _null_controls(v: dict, start: dict) -> html.Section:
@@ -117,85 +96,61 @@ def _rs_controls(v: dict) -> html.Section:
     )
 
 
+def _results(v: dict) -> list:
+    """The main column: relevance classes, p-values, then the RS/SRS study."""
+    return [
+        *jobpage.job_status(NULL),
+        ui.card(
+            "1. Relevance classes, degrees and the Markov boundary",
+            jobpage.graph(f"{PREFIX}-relevance-graph", _GRAPH_CONFIG),
+            html.Div(id=f"{PREFIX}-relevance-text", className="vi-description"),
+            dash_table.DataTable(
+                id=f"{PREFIX}-relevance-table", data=[], **_TABLE_STYLE,
+                columns=[{"name": "Variable", "id": "variable"},
+                         {"name": "Class", "id": "relevance"},
+                         {"name": "Degree d", "id": "degree"},
+                         {"name": "In the Markov boundary", "id": "in_markov_boundary"}]),
+        ),
+        ui.card(
+            "2. Permutation-null p-values",
+            jobpage.graph(f"{PREFIX}-pvalue-graph", _GRAPH_CONFIG),
+            html.Div(id=f"{PREFIX}-pvalue-text", className="vi-description"),
+            jobpage.button_row(("Download p-values and classes (CSV)",
+                                f"{PREFIX}-download-pvalues")),
+        ),
+        ui.card(
+            "3. Random Subspace against Sequential Random Subspace",
+            *jobpage.job_status(RS),
+            html.P(logic.HONEST_NOTE, className="vi-notes", id=f"{RS}-honest"),
+            jobpage.graph(f"{RS}-graph", _GRAPH_CONFIG),
+            html.Div(id=f"{RS}-text", className="vi-description"),
+            dcc.RadioItems(id=f"{RS}-show", value=v["show"], inline=True,
+                           className="vi-radio",
+                           options=[{"label": "Selected set of SRS", "value": "srs"},
+                                    {"label": "Selected set of RS", "value": "rs"}]),
+            jobpage.graph(f"{RS}-selected-graph", _GRAPH_CONFIG),
+            html.Div(id=f"{RS}-selected-text", className="vi-description"),
+            jobpage.button_row(
+                ("Download curves (CSV)", f"{PREFIX}-download-curves"),
+                ("Download selections (CSV)", f"{PREFIX}-download-selected")),
+        ),
+    ]
+
+
 def layout(vi_data=None, **query):
     start = logic.initial_state(query, vi_data)
     v = start["values"]
-    return html.Div([
-        state.query_store(PREFIX, start["query"]),
-        dcc.Store(id=f"{PREFIX}-data-params", data=start["data"]),
-        dcc.Store(id=f"{PREFIX}-instance", data=uuid.uuid4().hex),
-        dcc.Store(id=f"{NULL}-current"),
-        dcc.Store(id=f"{RS}-current"),
-        dcc.Store(id=f"{NULL}-stop-ack"),
-        dcc.Store(id=f"{RS}-stop-ack"),
-        dcc.Download(id=f"{PREFIX}-download"),
-        html.H1("Selection", className="vi-page-title"),
-        html.P("Which variables matter? Kohavi and John's relevance classes answer it for a "
-               "distribution: strongly relevant variables carry information no other set "
-               "does, weakly relevant ones only some, irrelevant ones none. From data, a "
-               "permutation null tells which importances are above chance, and when no tree "
-               "may see more than q of the p features, Random Subspace (RS) and Sequential "
-               "Random Subspace (SRS) trees look for all relevant ones (Geurts 2016).",
-               className="vi-page-lead"),
-        html.Div(className="vi-layout", children=[
-            html.Aside(className="vi-controls",
-                       children=[_null_controls(v, start), _rs_controls(v)]),
-            html.Div(className="vi-content", children=[
-                state.notes_box(start["notes"], id=f"{PREFIX}-link-notes"),
-                error_box(None, id=f"{NULL}-error"),
-                jobs.job_panel(NULL),
-                html.Div(id=f"{NULL}-partial", className="vi-hidden"),
-                ui.card(
-                    "1. Relevance classes, degrees and the Markov boundary",
-                    dcc.Graph(id=f"{PREFIX}-relevance-graph",
-                              figure=logic.placeholder_figure(), config=_GRAPH_CONFIG,
-                              className="vi-figure"),
-                    html.Div(id=f"{PREFIX}-relevance-text", className="vi-description"),
-                    dash_table.DataTable(
-                        id=f"{PREFIX}-relevance-table", data=[], **_TABLE_STYLE,
-                        columns=[{"name": "Variable", "id": "variable"},
-                                 {"name": "Class", "id": "relevance"},
-                                 {"name": "Degree d", "id": "degree"},
-                                 {"name": "In the Markov boundary", "id": "in_markov_boundary"}]),
-                ),
-                ui.card(
-                    "2. Permutation-null p-values",
-                    dcc.Graph(id=f"{PREFIX}-pvalue-graph", figure=logic.placeholder_figure(),
-                              config=_GRAPH_CONFIG, className="vi-figure"),
-                    html.Div(id=f"{PREFIX}-pvalue-text", className="vi-description"),
-                    html.Button("Download p-values and classes (CSV)",
-                                id=f"{PREFIX}-download-pvalues", n_clicks=0,
-                                className="vi-button vi-button-secondary",
-                                style={"marginTop": "0.75rem"}),
-                ),
-                ui.card(
-                    "3. Random Subspace against Sequential Random Subspace",
-                    error_box(None, id=f"{RS}-error"),
-                    jobs.job_panel(RS),
-                    html.Div(id=f"{RS}-partial", className="vi-hidden"),
-                    html.P(logic.HONEST_NOTE, className="vi-notes", id=f"{RS}-honest"),
-                    dcc.Graph(id=f"{RS}-graph", figure=logic.placeholder_figure(),
-                              config=_GRAPH_CONFIG, className="vi-figure"),
-                    html.Div(id=f"{RS}-text", className="vi-description"),
-                    dcc.RadioItems(id=f"{RS}-show", value=v["show"], inline=True,
-                                   className="vi-radio",
-                                   options=[{"label": "Selected set of SRS", "value": "srs"},
-                                            {"label": "Selected set of RS", "value": "rs"}]),
-                    dcc.Graph(id=f"{RS}-selected-graph", figure=logic.placeholder_figure(),
-                              config=_GRAPH_CONFIG, className="vi-figure"),
-                    html.Div(id=f"{RS}-selected-text", className="vi-description"),
-                    html.Div(style={"marginTop": "0.75rem", "display": "flex",
-                                    "gap": "0.6rem", "flexWrap": "wrap"}, children=[
-                        html.Button("Download curves (CSV)", id=f"{PREFIX}-download-curves",
-                                    n_clicks=0, className="vi-button vi-button-secondary"),
-                        html.Button("Download selections (CSV)",
-                                    id=f"{PREFIX}-download-selected", n_clicks=0,
-                                    className="vi-button vi-button-secondary"),
-                    ]),
-                ),
-            ]),
-        ]),
-    ], className="vi-page")
+    return jobpage.job_page(
+        PREFIX, start, (NULL, RS), title="Selection",
+        controls=html.Aside(className="vi-controls",
+                            children=[_null_controls(v, start), _rs_controls(v)]),
+        lead="Which variables matter? Kohavi and John's relevance classes answer it for a "
+             "distribution: strongly relevant variables carry information no other set "
+             "does, weakly relevant ones only some, irrelevant ones none. From data, a "
+             "permutation null tells which importances are above chance, and when no tree "
+             "may see more than q of the p features, Random Subspace (RS) and Sequential "
+             "Random Subspace (SRS) trees look for all relevant ones (Geurts 2016).",
+        content=_results(v))
 
 
 def _null_controls_dict(problem, tol, R, trees, method, seed, N, data):
@@ -223,126 +178,48 @@ def sync_url(problem, tol, R, trees, method, seed, N, choice, q, alpha, K, T, L,
     return no_update if query is None else query
 
 
-@callback(
-    Output(f"{NULL}-current", "data"),
-    Output(f"{NULL}-error", "children"),
-    Output(f"{NULL}-error", "className"),
-    jobs.status_output(NULL),
-    *_NULL_INPUTS,
-    State(f"{PREFIX}-data-params", "data"),
-    State(f"{PREFIX}-instance", "data"),
-    State(f"{NULL}-current", "data"),
-    **_job_options(NULL, disable=[f"{NULL}-fieldset", f"{NULL}-problem", f"{NULL}-method",
-                                  f"{PREFIX}-download-pvalues"]),
-)
-def run_null(set_progress, problem, tol, R, trees, method, seed, N, data, instance, shown):
-    progress = jobs.Progress(set_progress)
-    try:
-        settings = logic.null_settings(
-            **_null_controls_dict(problem, tol, R, trees, method, seed, N, data))
-        out = logic.run_null(settings, instance=instance, progress=progress)
-    except Exception as exc:  # a sentence on the page, never a traceback
-        message = jobs.failure_message(exc, bool(shown), "The figures")
-        return no_update, message, "vi-error", ""
-    return out["current"], "", "vi-hidden", out["status"]
+# Cancel keeps what finished: it sets the flag "sel-null" (or "sel-rs") of this page view.
+@jobpage.stoppable_job(NULL, _NULL_INPUTS, page_prefix=PREFIX, job="sel-null",
+                       disable=[f"{NULL}-fieldset", f"{NULL}-problem", f"{NULL}-method",
+                                _DOWNLOADS["pvalues"]])
+def run_null(*values, data, instance, shown, progress):
+    settings = logic.null_settings(**_null_controls_dict(*values, data))
+    return logic.run_null(settings, instance=instance, progress=progress)
 
 
-common.register_cancel(NULL, f"{PREFIX}-instance", "sel-null")  # Cancel keeps what finished
+@jobpage.stoppable_job(RS, [*_RS_INPUTS, Input(f"{NULL}-problem", "value")], page_prefix=PREFIX,
+                       job="sel-rs", disable=[f"{RS}-fieldset", f"{RS}-data",
+                                              _DOWNLOADS["curves"], _DOWNLOADS["selected"]])
+def run_rs(*values, data, instance, shown, progress):
+    *rs_values, problem = values
+    if ctx.triggered_id == f"{NULL}-problem" and rs_values[0] != "data" and shown:
+        return jobpage.KEEP                       # Madelon does not follow the data
+    settings = logic.rs_settings(data=logic.data_for_choice(problem, data),
+                                 **_rs_controls_dict(*rs_values))
+    return logic.run_rs(settings, instance=instance, progress=progress)
 
 
-@callback(
-    Output(f"{PREFIX}-relevance-graph", "figure"),
-    Output(f"{PREFIX}-relevance-text", "children"),
-    Output(f"{PREFIX}-relevance-table", "data"),
-    Output(f"{PREFIX}-pvalue-graph", "figure"),
-    Output(f"{PREFIX}-pvalue-text", "children"),
-    Output(f"{NULL}-partial", "children"),
-    Output(f"{NULL}-partial", "className"),
-    Input(f"{NULL}-current", "data"),
-)
+jobpage.register_downloads(
+    PREFIX, {i: (what, f"{NULL if what == 'pvalues' else RS}-current")
+             for what, i in _DOWNLOADS.items()}, logic.csv_text, logic.csv_filename)
+
+
+@jobpage.result_view(NULL, [Output(f"{PREFIX}-{i}", p) for i, p in (
+    ("relevance-graph", "figure"), ("relevance-text", "children"), ("relevance-table", "data"),
+    ("pvalue-graph", "figure"), ("pvalue-text", "children"))],
+    [Input(f"{NULL}-current", "data")])
 def draw_null(current):
-    try:
-        out = logic.render_null(current)
-    except ValueError as exc:
-        return (*[no_update] * 5, str(exc), "vi-error")
-    note = out["partial_note"]
+    out = logic.render_null(current)
     return (out["relevance_figure"], [html.P(t) for t in out["relevance_sentences"]],
             out["relevance_rows"], out["pvalue_figure"],
-            [html.P(t) for t in out["null_sentences"]], note,
-            "vi-notes" if note else "vi-hidden")
+            [html.P(t) for t in out["null_sentences"]], out["partial_note"])
 
 
-@callback(
-    Output(f"{RS}-current", "data"),
-    Output(f"{RS}-error", "children"),
-    Output(f"{RS}-error", "className"),
-    jobs.status_output(RS),
-    *_RS_INPUTS,
-    Input(f"{NULL}-problem", "value"),
-    State(f"{PREFIX}-data-params", "data"),
-    State(f"{PREFIX}-instance", "data"),
-    State(f"{RS}-current", "data"),
-    **_job_options(RS, disable=[f"{RS}-fieldset", f"{RS}-data", f"{PREFIX}-download-curves",
-                                f"{PREFIX}-download-selected"]),
-)
-def run_rs(set_progress, choice, q, alpha, K, T, L, beta, seeds, problem, data, instance,
-           shown):
-    if ctx.triggered_id == f"{NULL}-problem" and choice != "data" and shown:
-        return no_update, no_update, no_update, no_update   # Madelon does not follow the data
-    progress = jobs.Progress(set_progress)
-    try:
-        params = logic.data_for_choice(problem, data)
-        settings = logic.rs_settings(data=params,
-                                     **_rs_controls_dict(choice, q, alpha, K, T, L, beta, seeds))
-        out = logic.run_rs(settings, instance=instance, progress=progress)
-    except Exception as exc:  # a sentence on the page, never a traceback
-        message = jobs.failure_message(exc, bool(shown), "The figures")
-        return no_update, message, "vi-error", ""
-    current = out["current"] if out["current"] is not None else no_update
-    return current, "", "vi-hidden", out["status"]
-
-
-common.register_cancel(RS, f"{PREFIX}-instance", "sel-rs")  # Cancel keeps what finished
-
-
-@callback(
-    Output(f"{RS}-graph", "figure"),
-    Output(f"{RS}-text", "children"),
-    Output(f"{RS}-selected-graph", "figure"),
-    Output(f"{RS}-selected-text", "children"),
-    Output(f"{RS}-partial", "children"),
-    Output(f"{RS}-partial", "className"),
-    Input(f"{RS}-current", "data"),
-    Input(f"{RS}-show", "value"),
-)
+@jobpage.result_view(RS, [Output(f"{RS}-{i}", p) for i, p in (
+    ("graph", "figure"), ("text", "children"), ("selected-graph", "figure"),
+    ("selected-text", "children"))],
+    [Input(f"{RS}-current", "data"), Input(f"{RS}-show", "value")])
 def draw_rs(current, show):
-    try:
-        out = logic.render_rs(current, show)
-    except ValueError as exc:
-        return (*[no_update] * 4, str(exc), "vi-error")
-    note = out["partial_note"]
-    return (out["curves_figure"], [html.P(t) for t in out["sentences"]],
-            out["selected_figure"], [html.P(t) for t in out["selected_sentences"]], note,
-            "vi-notes" if note else "vi-hidden")
-
-
-@callback(
-    Output(f"{PREFIX}-download", "data"),
-    Input(f"{PREFIX}-download-pvalues", "n_clicks"),
-    Input(f"{PREFIX}-download-curves", "n_clicks"),
-    Input(f"{PREFIX}-download-selected", "n_clicks"),
-    State(f"{NULL}-current", "data"),
-    State(f"{RS}-current", "data"),
-    prevent_initial_call=True,
-)
-def download(_pvalues, _curves, _selected, null_current, rs_current):
-    what = {f"{PREFIX}-download-pvalues": "pvalues", f"{PREFIX}-download-curves": "curves",
-            f"{PREFIX}-download-selected": "selected"}.get(ctx.triggered_id)
-    source = null_current if what == "pvalues" else rs_current
-    if what is None or not source:
-        return no_update
-    try:
-        return dict(content=logic.csv_text(what, source),
-                    filename=logic.csv_filename(what, source), type="text/csv")
-    except ValueError:
-        return no_update
+    out = logic.render_rs(current, show)
+    return (out["curves_figure"], [html.P(t) for t in out["sentences"]], out["selected_figure"],
+            [html.P(t) for t in out["selected_sentences"]], out["partial_note"])

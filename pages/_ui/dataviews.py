@@ -15,6 +15,7 @@ from varimp_core.problems import get_problem
 
 from . import datasource
 from .controls import option_values
+from .importances_state import whole_number
 
 __all__ = [
     "params_from_controls",
@@ -48,21 +49,9 @@ def params_from_controls(
         With a sentence, for an invalid option value, sample size, seed or
         number of bins, or an upload source without a file.
     """
-    def whole(value, what, low, high, default):
-        if value is None or value == "":
-            return default
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"The {what} must be a whole number, got {value!r}.") from None
-        if number != int(number) or not low <= number <= high:
-            raise ValueError(f"The {what} must be a whole number from {low:,} to {high:,}, "
-                             f"got {value!r}.")
-        return int(number)
-
-    n = whole(n, "sample size", 1, datasource.MAX_SAMPLES, None)
-    seed = whole(seed, "seed", 0, 2**32 - 1, 0)
-    bins = whole(bins, "number of bins", 2, datasource.MAX_BINS, 5)
+    n = whole_number(n, "sample size", 1, datasource.MAX_SAMPLES, None)
+    seed = whole_number(seed, "seed", 0, 2**32 - 1, 0)
+    bins = whole_number(bins, "number of bins", 2, datasource.MAX_BINS, 5)
     if source == "upload":
         if not upload or not upload.get("key"):
             raise ValueError("Upload a CSV file first (drop it on the upload area or click "

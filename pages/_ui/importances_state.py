@@ -162,8 +162,12 @@ def method_options(p: int | None) -> list[dict]:
 
 
 # -- settings ----------------------------------------------------------------
-def whole_number(value, what: str, low: int, high: int | None, default=None):
+def whole_number(value, what: str, low: int, high: int | None, default=None, *,
+                 grouped: bool = True):
     """A whole number from a control, or ``default`` when blank.
+
+    ``grouped=False`` writes the range without thousands separators
+    ("from 1 to 2000" rather than "from 1 to 2,000").
 
     Raises
     ------
@@ -176,7 +180,9 @@ def whole_number(value, what: str, low: int, high: int | None, default=None):
         number = float(value)
     except (TypeError, ValueError):
         raise ValueError(f"The {what} must be a whole number, got {value!r}.") from None
-    limit = f"from {low:,} to {high:,}" if high is not None else f"of at least {low:,}"
+    fmt = "," if grouped else ""
+    limit = (f"from {low:{fmt}} to {high:{fmt}}" if high is not None
+             else f"of at least {low:{fmt}}")
     if not math.isfinite(number) or number != int(number) or number < low \
             or (high is not None and number > high):
         raise ValueError(f"The {what} must be a whole number {limit}, got {value!r}.")

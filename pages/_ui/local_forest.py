@@ -31,14 +31,14 @@ from . import cache, datasource, limits
 from . import controls as ui
 from .common import placeholder_figure
 from .importances_logic import whole_number
-from .state import Param, choice_parser, int_parser
+from .state import Param, choice_parser, int_parser, query_store
 
 __all__ = [
     "FOREST_KINDS", "FOREST_OPTIONS", "FOREST_NAMES", "FOREST_PARAMS", "SKLEARN_KINDS",
     "MAX_TREES_UI", "MAX_ROWS", "TEST_SHARE",
     "forest_params", "page_data", "data_variables", "forest_settings", "split_rows",
     "fit_forest", "multiway_table", "make_forest_loader", "local_key", "local_view",
-    "local_from_json", "forest_cards", "placeholder_figure",
+    "local_from_json", "forest_cards", "page_stores", "placeholder_figure",
 ]
 
 #: Forests the Interactions page fits; the scikit-learn ones also serve partial dependence.
@@ -384,3 +384,11 @@ def forest_cards(prefix: str, v: dict, kinds: Sequence[str] = FOREST_KINDS) -> l
                    "their labels, so it works on new rows too.", className="vi-help"),
         ),
     ]
+
+
+def page_stores(prefix: str, start: Mapping[str, Any]) -> list:
+    """Stores of a page on this forest: its query, data choice, page data, result, download."""
+    return [query_store(prefix, start["query"]),
+            dcc.Store(id=f"{prefix}-data-params", data=start["data"]),
+            dcc.Store(id=f"{prefix}-page-data", data=start["page_data"]),
+            dcc.Store(id=f"{prefix}-current"), dcc.Download(id=f"{prefix}-download")]

@@ -25,6 +25,7 @@ from varimp_core.problems import get_problem, parse_spec
 
 from . import cache, limits
 from .common import placeholder_figure
+from .importances_state import whole_number
 from .masking_state import (DEFAULT_PROBLEM, MAX_FLIP, MAX_IRRELEVANT, MAX_TREES, NO_COPY,
                             PARAMS, PREFIX, PROBLEMS, copy_options, full_spec, initial_state,
                             n_inputs, page_query, problem_controls, problem_description,
@@ -142,15 +143,7 @@ def query_from_controls(controls: Mapping[str, Any], *, sampled, trees, forest_s
 
 
 def _whole(value, what, low, high, default):
-    if value is None or value == "":
-        return default
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"The {what} must be a whole number, got {value!r}.") from None
-    if number != int(number) or not low <= number <= high:
-        raise ValueError(f"The {what} must be a whole number from {low} to {high}, got {value!r}.")
-    return int(number)
+    return whole_number(value, what, low, high, default, grouped=False)
 
 
 # -- computing --------------------------------------------------------------------------

@@ -155,36 +155,40 @@ def rescaled_figure(current: Mapping[str, Any] | None, scale: str):
         return None
 
 
+def _study_outputs(values, *, keys, settings_of, view_of, render, shows, cancelled,
+                   progress, compute) -> tuple:
+    """Outputs of a study job (or of Cancel): the ``shows`` parts of the rendered view,
+    the current settings, error and its class, status."""
+    *controls, shown = values
+    try:
+        settings = settings_of(**dict(zip(keys, controls)))
+        view = view_of(settings, progress=progress, compute=compute)
+        if not view["done"]:
+            raise ValueError(cancelled)
+        out = render(view, settings)
+    except Exception as exc:  # a sentence on the page, never a traceback
+        return _failed(exc, len(shows) + 1, shown)
+    return (*(out[k] for k in shows), settings, "", "vi-hidden",
+            _status(progress, compute, view["done"] == view["total"]))
+
+
 def auc_outputs(*values, progress=None, compute: bool = True) -> tuple:
     """Outputs of the protocol job (or of Cancel): figure, table columns and rows, note,
     current settings, error and its class, status."""
-    *controls, shown = values
-    try:
-        settings = study_settings(**dict(zip(STUDY_KEYS, controls)))
-        view = auc_view(settings, progress=progress, compute=compute)
-        if not view["done"]:
-            raise ValueError("Cancelled before the first repetition finished.")
-        out = render_auc(view, settings)
-    except Exception as exc:
-        return _failed(exc, 5, shown)
-    return (out["figure"], out["columns"], out["rows"], out["note"], settings, "",
-            "vi-hidden", _status(progress, compute, view["done"] == view["total"]))
+    return _study_outputs(values, keys=STUDY_KEYS, settings_of=study_settings,
+                          view_of=auc_view, render=render_auc,
+                          shows=("figure", "columns", "rows", "note"),
+                          cancelled="Cancelled before the first repetition finished.",
+                          progress=progress, compute=compute)
 
 
 def bias_outputs(*values, progress=None, compute: bool = True) -> tuple:
     """Outputs of the bias-curve job (or of Cancel): figure, note, current settings, error
     and its class, status."""
-    *controls, shown = values
-    try:
-        settings = bias_settings(**dict(zip(BIAS_KEYS, controls)))
-        view = bias_view(settings, progress=progress, compute=compute)
-        if not view["done"]:
-            raise ValueError("Cancelled before the first forest finished.")
-        out = render_bias(view, settings)
-    except Exception as exc:
-        return _failed(exc, 3, shown)
-    return (out["figure"], out["note"], settings, "", "vi-hidden",
-            _status(progress, compute, view["done"] == view["total"]))
+    return _study_outputs(values, keys=BIAS_KEYS, settings_of=bias_settings,
+                          view_of=bias_view, render=render_bias, shows=("figure", "note"),
+                          cancelled="Cancelled before the first forest finished.",
+                          progress=progress, compute=compute)
 
 
 def download(what: str, current: Mapping[str, Any] | None) -> dict | None:

@@ -1,0 +1,123 @@
+"""Page pieces several pages share: the frame of a page, figure and table styles, a job.
+
+* :func:`page_frame`: title, lead, the stores, then the controls beside the
+  content, which starts with the link notes, the error box and the job panel
+  (ids ``{prefix}-link-notes``, ``{prefix}-error``, ``{prefix}-job``...);
+* :func:`figure_config` and :func:`table_style`: the options of a page's
+  ``dcc.Graph`` and ``DataTable``;
+* :func:`job_outputs` and :func:`store_job`: a background job that computes a
+  store (the Interactions and Dependence pages), keeping the last result on
+  failure;
+* :func:`register_csv_downloads`: the buttons that fill a page's one
+  ``dcc.Download`` with a CSV of the shown result.
+
+Nothing here holds user data: every function builds components or answers
+from its arguments.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Sequence
+
+from dash import Input, Output, State, callback, ctx, html, no_update
+
+from . import jobs, state
+from .dataviews import error_box
+
+__all__ = ["page_frame", "figure_config", "table_style", "job_outputs", "store_job",
+           "register_csv_downloads"]
+
+
+def page_frame(prefix: str, *, title: str, lead, stores: Sequence, controls, content: Sequence,
+               notes: Sequence[str] = ()) -> html.Div:
+    """A page: ``stores``, title and lead, then ``controls`` beside the content.
+
+    The content column starts with the notes about the link (``{prefix}-link-notes``),
+    the error box (``{prefix}-error``) and the job panel of ``prefix``; ``content``
+    follows.
+    """
+    return html.Div([
+        *stores,
+        html.H1(title, className="vi-page-title"),
+        html.P(lead, className="vi-page-lead"),
+        html.Div(className="vi-layout", children=[
+            html.Aside(controls, className="vi-controls"),
+            html.Div(className="vi-content", children=[
+                state.notes_box(notes, id=f"{prefix}-link-notes"),
+                error_box(None, id=f"{prefix}-error"),
+                jobs.job_panel(prefix),
+                *content,
+            ]),
+        ]),
+    ], className="vi-page")
+
+
+def figure_config(name: str) -> dict:
+    """``dcc.Graph`` config: no logo, no selection tools, PNG download ``varimp-{name}``."""
+    return {"displaylogo": False,
+            "modeBarButtonsToRemove": ["select2d", "lasso2d", "zoomIn2d", "zoomOut2d",
+                                       "autoScale2d"],
+            "toImageButtonOptions": {"format": "png", "filename": f"varimp-{name}"}}
+
+
+def table_style(left: Sequence[str] = (), *, font_size: str = "0.88rem",
+                padding: str = "0.3rem 0.6rem", wrap: bool = True) -> dict:
+    """Keyword arguments of a ``DataTable`` in the app's style; ``left``: left-aligned columns."""
+    cell = {"fontFamily": "var(--vi-font)", "fontSize": font_size, "padding": padding}
+    if wrap:
+        cell["whiteSpace"] = "normal"
+    out: dict[str, Any] = dict(
+        style_as_list_view=True, style_table={"overflowX": "auto"}, style_cell=cell,
+        style_header={"fontWeight": 650, "backgroundColor": "#f0f3f8"})
+    if left:
+        out["style_cell_conditional"] = [{"if": {"column_id": c}, "textAlign": "left"}
+                                         for c in left]
+    return out
+
+
+def job_outputs(prefix: str, store: str = "current") -> list[Output]:
+    """Outputs of a job computing a store: ``{prefix}-{store}``, the error box, the status."""
+    return [Output(f"{prefix}-{store}", "data"), Output(f"{prefix}-error", "children"),
+            Output(f"{prefix}-error", "className"), jobs.status_output(prefix)]
+
+
+def store_job(set_progress, shown: dict | None, compute: Callable[[jobs.Progress], dict]
+              ) -> tuple:
+    """Run ``compute(progress)`` for :func:`job_outputs`: store, error, its class, status.
+
+    On failure the error is a sentence (never a traceback); the last good store
+    ``shown`` stays (and the sentence says so), else the store becomes
+    ``{"error": True}`` so the figures say there is nothing to show.
+    """
+    progress = jobs.Progress(set_progress)
+    try:
+        store = compute(progress)
+    except Exception as exc:  # a sentence on the page, never a traceback
+        keep = bool(shown) and not shown.get("error")
+        message = jobs.failure_message(exc, keep)
+        return (no_update if keep else {"error": True}), message, "vi-error", ""
+    return store, "", "vi-hidden", jobs.done_message(progress)
+
+
+def register_csv_downloads(prefix: str, makers: Mapping[str, Callable[[dict, Any], tuple]],
+                           view: str) -> None:
+    """Buttons filling ``{prefix}-download`` with a CSV of the result in ``{prefix}-current``.
+
+    ``makers`` maps a button id to ``make(store, value) -> (text, filename)``,
+    ``value`` being the ``value`` of the control ``view``.  Nothing is sent
+    before a result is shown, or when ``make`` refuses with a ValueError.
+    """
+    @callback(Output(f"{prefix}-download", "data"),
+              *(Input(button, "n_clicks") for button in makers),
+              State(f"{prefix}-current", "data"), State(view, "value"),
+              prevent_initial_call=True)
+    def download(*args):
+        *clicks, store, value = args
+        make = makers.get(ctx.triggered_id)
+        if not store or not any(clicks) or make is None:
+            return no_update
+        try:
+            text, name = make(store, value)
+        except ValueError:
+            return no_update
+        return dict(content=text, filename=name, type="text/csv")
