@@ -177,8 +177,11 @@ class DashCallbackClient:
         assert status == 200, (status, str(answer)[:500])
         return answer
 
-    def run(self, values: dict, changed: str, *, timeout: float):
-        """Start the background job and poll it to its end: (first answer, progress, last)."""
+    def run(self, values: dict, changed: str, *, timeout: float, on_poll=None):
+        """Start the background job and poll it to its end: (first answer, progress, last).
+
+        ``on_poll(first, progress)`` runs after each poll that did not end the job.
+        """
         body = self.body(values, changed)
         first = self.post(body)
         assert {"cacheKey", "job"} <= set(first), first
@@ -190,4 +193,6 @@ class DashCallbackClient:
                 progress.append(answer["progress"])
             if "response" in answer or "sideUpdate" in answer:
                 return first, progress, answer
+            if on_poll is not None:
+                on_poll(first, progress)
         pytest.fail(f"The job did not end within {timeout:g} s (progress: {progress[-3:]}).")

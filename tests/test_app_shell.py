@@ -10,6 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 import numpy as np
 import pandas as pd
 import pytest
+from _browser import open_page, visit
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -269,12 +270,12 @@ def test_data_page_switches_problem_and_shared_link_reproduces_it(dash_duo, dash
     assert query["problem"] == ["strobl"]
 
     # Without a query the page restores the session's choice.
-    dash_duo.driver.get(dash_duo.server_url)
+    visit(dash_duo, "")
     dash_duo.wait_for_text_to_equal("#data-summary-p", str(len(strobl.variables)), timeout=20)
 
     # A shared link, opened in a fresh session, shows the same summary.
     dash_duo.driver.execute_script("window.sessionStorage.clear()")
-    dash_duo.driver.get(dash_duo.server_url)
+    visit(dash_duo, "")
     dash_duo.wait_for_text_to_equal("#data-summary-p", str(len(get_problem("led").variables)),
                                     timeout=20)
     dash_duo.driver.get(url)
@@ -286,8 +287,7 @@ def test_data_page_switches_problem_and_shared_link_reproduces_it(dash_duo, dash
 
 @pytest.mark.browser
 def test_presentation_flag_and_bad_link(dash_duo, dash_app):
-    dash_duo.start_server(dash_app)
-    dash_duo.driver.get(dash_duo.server_url + "/?problem=xor:relevant=3&bins=999&present=1")
+    open_page(dash_duo, dash_app, "/?problem=xor:relevant=3&bins=999&present=1")
     dash_duo.wait_for_text_to_equal("#data-summary-p", "3", timeout=20)
     assert "vi-present" in dash_duo.find_element("#vi-root").get_attribute("class")
     assert "number of bins was ignored" in dash_duo.find_element("#data-link-notes").text

@@ -7,6 +7,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 import pytest
+from _browser import open_page, set_number
 from dash.testing.wait import until
 
 from varimp_core.exact import exact_importances
@@ -225,24 +226,14 @@ def _click_cell(dash_duo, panel: int, k: int, row: int):
     actions.perform()
 
 
-def _set_number(dash_duo, selector, value):
-    from selenium.webdriver.common.keys import Keys
-
-    box = dash_duo.find_element(selector)
-    box.send_keys(Keys.CONTROL, "a")
-    box.send_keys(Keys.BACKSPACE)
-    box.send_keys(str(value), Keys.ENTER)
-
-
 @pytest.mark.browser
 def test_heatmaps_follow_k_and_clicks_list_terms(dash_duo, dash_app, led_table):
-    dash_duo.start_server(dash_app)
-    dash_duo.driver.get(dash_duo.server_url + "/decomposition?problem=led")
+    open_page(dash_duo, dash_app, "/decomposition?problem=led")
     k1 = eqn3_importances(led_table).by_degree
     _wait_for_heatmaps(dash_duo, k1, exact_importances(led_table, max_features=7).by_degree)
     assert dash_duo.get_logs() == []
 
-    _set_number(dash_duo, "#decomp-k", 3)
+    set_number(dash_duo, "#decomp-k", 3)
     _wait_for_heatmaps(dash_duo, k1, exact_importances(led_table, max_features=3).by_degree)
     until(lambda: parse_qs(urlsplit(dash_duo.driver.current_url).query).get("K") == ["3"], 10)
 
@@ -265,9 +256,8 @@ def test_heatmaps_follow_k_and_clicks_list_terms(dash_duo, dash_app, led_table):
 
 @pytest.mark.browser
 def test_shared_link_reproduces_depth_and_cell(dash_duo, dash_app, led_table):
-    dash_duo.start_server(dash_app)
-    dash_duo.driver.get(dash_duo.server_url + "/decomposition?problem=led&K=7&depth=2"
-                        "&var=X2&degree=1&panel=K1")
+    open_page(dash_duo, dash_app, "/decomposition?problem=led&K=7&depth=2"
+              "&var=X2&degree=1&panel=K1")
     k1 = eqn3_importances(led_table).by_degree
     k7 = exact_importances(led_table, max_features=7).by_degree
     _wait_for_heatmaps(dash_duo, np.where(np.arange(7) < 2, k1, 0.0),

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import time
-from urllib.parse import parse_qs, urlsplit
-
 import numpy as np
 import pandas as pd
 import pytest
+from _browser import figure as _figure
+from _browser import open_page, set_number, url_query, visit, wait_for
+from _pages import query_dict as _query
+from _pages import constant_column_frame, registered_page, upload_frame
 
 from pages._ui import cache, datasource
 from pages._ui import dependence_logic as logic
@@ -20,10 +21,6 @@ XOR = {"source": "problem", "problem": "xor:irrelevant=3", "sampling": "sample",
 XOR_URL = "problem=xor:relevant=2,irrelevant=3&sampling=sample&n=500&trees=50"
 
 
-def _query(query: str) -> dict:
-    return {k: v[-1] for k, v in parse_qs(query, keep_blank_values=True).items()}
-
-
 def _forest(**kw):
     return forest.forest_settings(**{"forest": "uniform", "trees": 30, **kw})
 
@@ -32,17 +29,12 @@ def _dep(**kw):
     return logic.dependence_settings(**{"feature": "X1", "grid": 10, "ice": 20, **kw})
 
 
-def _upload(df: pd.DataFrame, target: str = "y") -> dict:
-    key = cache.put_table(df)
-    return datasource.canonical_params({"source": "upload", "upload": key, "file": "c.csv",
-                                        "target": target})
+def _upload(df: pd.DataFrame) -> dict:
+    return upload_frame(df, "c.csv")
 
 
 def _with_constant(n=200, seed=0):
-    rng = np.random.default_rng(seed)
-    x1, x2 = rng.normal(size=n), rng.normal(size=n)
-    return pd.DataFrame({"x1": x1, "const": np.zeros(n), "x2": x2,
-                         "y": (x1 + x2 + 0.5 * rng.normal(size=n) > 0).astype(int)})
+    return constant_column_frame("x2", 0.0, n, seed)
 
 
 # -- state and URL ----------------------------------------------------------------------
@@ -160,43 +152,11 @@ def test_cached_results_are_reused():
 
 
 def test_page_is_registered(dash_app):
-    import dash
-
-    page = next(p for p in dash.page_registry.values() if p["module"] == "pages.dependence")
+    page = registered_page("pages.dependence")
     assert (page["path"], page["name"], page["order"]) == ("/dependence", "Dependence", 6)
 
 
 # -- in the browser ------------------------------------------------------------------------
-_FIGURE = ("var g = document.querySelector('#' + arguments[0] + ' .js-plotly-plot');"
-           "if (!g || !g.data) { return null; }"
-           "var a = v => v == null ? null : Array.from(v._inputArray || v);"
-           "return g.data.map(t => ({meta: t.meta || null, name: t.name || null,"
-           " x: a(t.x) || [], y: a(t.y) || []}));")
-
-
-def _figure(dash_duo, graph_id):
-    return dash_duo.driver.execute_script(_FIGURE, graph_id) or []
-
-
-def _wait(condition, timeout=60, what="the figure"):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.25)
-    raise AssertionError(f"Timed out waiting for {what}.")
-
-
-def _set_number(dash_duo, selector, value):
-    from selenium.webdriver.common.keys import Keys
-
-    box = dash_duo.find_element(selector)
-    box.send_keys(Keys.CONTROL, "a")
-    box.send_keys(Keys.BACKSPACE)
-    box.send_keys(str(value), Keys.ENTER)
-
-
 def _ice_lines(dash_duo):
     ice = [t for t in _figure(dash_duo, "dep-pd") if t["meta"] == "ice"]
     return sum(v is None for v in ice[0]["y"]) if ice else None
@@ -204,25 +164,24 @@ def _ice_lines(dash_duo):
 
 @pytest.mark.browser
 def test_dependence_page_loads_and_controls_update_the_figures(dash_duo, dash_app):
-    dash_duo.start_server(dash_app)
-    dash_duo.driver.get(dash_duo.server_url + "/dependence?" + XOR_URL + "&ice=20&grid=10")
-    _wait(lambda: _ice_lines(dash_duo) == 20, what="20 ICE lines")
+    open_page(dash_duo, dash_app, "/dependence?" + XOR_URL + "&ice=20&grid=10")
+    wait_for(lambda: _ice_lines(dash_duo) == 20, what="20 ICE lines")
     pd_traces = [t for t in _figure(dash_duo, "dep-pd") if t["meta"] == "pd"]
     assert len(pd_traces) == 1 and pd_traces[0]["x"] == [0.0, 1.0]    # a binary input
-    _wait(lambda: _figure(dash_duo, "dep-dor"), what="the dependence over responses")
+    wait_for(lambda: _figure(dash_duo, "dep-dor"), what="the dependence over responses")
     assert "not Friedman" in dash_duo.find_element("#dep-dor").text
     assert "vi-hidden" in dash_duo.find_element("#dep-pd2-card").get_attribute("class")
     assert dash_duo.get_logs() == []
 
-    _set_number(dash_duo, "#dep-ice", 7)
-    _wait(lambda: _ice_lines(dash_duo) == 7, what="7 ICE lines")
+    set_number(dash_duo, "#dep-ice", 7)
+    wait_for(lambda: _ice_lines(dash_duo) == 7, what="7 ICE lines")
     dash_duo.select_dcc_dropdown("#dep-feature2", value="X2")
-    _wait(lambda: _figure(dash_duo, "dep-pd2"), what="the 2-D partial dependence")
-    _wait(lambda: "vi-hidden" not in dash_duo.find_element("#dep-pd2-card")
-          .get_attribute("class"), what="the 2-D card")
-    _wait(lambda: [t for t in _figure(dash_duo, "dep-pd-b") if t["meta"] == "pd"],
-          what="the second variable's curve")
-    query = _query(urlsplit(dash_duo.driver.current_url).query)
+    wait_for(lambda: _figure(dash_duo, "dep-pd2"), what="the 2-D partial dependence")
+    wait_for(lambda: "vi-hidden" not in dash_duo.find_element("#dep-pd2-card")
+             .get_attribute("class"), what="the 2-D card")
+    wait_for(lambda: [t for t in _figure(dash_duo, "dep-pd-b") if t["meta"] == "pd"],
+             what="the second variable's curve")
+    query = url_query(dash_duo)
     assert (query["ice"], query["feature2"]) == ("7", "X2")
     assert dash_duo.get_logs() == []
 
@@ -232,21 +191,19 @@ def test_regression_constant_columns_and_single_tree(dash_duo, dash_app):
     data = _upload(_with_constant(seed=9))
     dash_duo.start_server(dash_app)
     # a regression target: no class control, a link's class is ignored
-    dash_duo.driver.get(dash_duo.server_url + "/dependence?problem=diabetes&feature=bmi"
-                        "&forest=rf&trees=10&ice=5&grid=8&label=2")
-    _wait(lambda: [t for t in _figure(dash_duo, "dep-pd") if t["meta"] == "pd"],
-          what="the regression partial dependence")
+    visit(dash_duo, "/dependence?problem=diabetes&feature=bmi"
+          "&forest=rf&trees=10&ice=5&grid=8&label=2")
+    wait_for(lambda: [t for t in _figure(dash_duo, "dep-pd") if t["meta"] == "pd"],
+             what="the regression partial dependence")
     assert "vi-hidden" in dash_duo.find_element("#dep-label-field").get_attribute("class")
     assert dash_duo.get_logs() == []
 
     # a constant column: a sentence, never a traceback
-    dash_duo.driver.get(dash_duo.server_url + "/dependence?forest=rf&feature=const&" +
-                        datasource.data_query(data))
+    visit(dash_duo, "/dependence?forest=rf&feature=const&" + datasource.data_query(data))
     dash_duo.wait_for_contains_text("#dep-error", "'const' is constant", timeout=60)
     assert "Traceback" not in dash_duo.find_element("#dep-error").text
 
     # a single tree still has a partial dependence
-    dash_duo.driver.get(dash_duo.server_url + "/dependence?" +
-                        XOR_URL.replace("trees=50", "trees=1") + "&ice=3&grid=5")
-    _wait(lambda: _ice_lines(dash_duo) == 3, what="the single tree's curves")
+    visit(dash_duo, "/dependence?" + XOR_URL.replace("trees=50", "trees=1") + "&ice=3&grid=5")
+    wait_for(lambda: _ice_lines(dash_duo) == 3, what="the single tree's curves")
     assert dash_duo.get_logs() == []

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import base64
 import csv
 import io
-import time
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 import numpy as np
 import pytest
-from selenium.webdriver.common.keys import Keys
+from _browser import (image_format, open_link_with_note, open_page, set_number, traces_by_meta,
+                      url_query, wait_for)
+from _pages import FORMULA_CSV
+from _pages import query_dict as _query
+from _pages import problem_settings, registered_page, store_csv, upload_csv
 
 from pages._ui import cache, datasource
 from pages._ui import distributions_logic as logic
@@ -21,16 +23,10 @@ from varimp_core.plots.distributions import sweep_statistics
 XOR = "xor:irrelevant=2"            # Sutera (2013): 2 relevant and 2 irrelevant bits
 
 
-def _query(query: str) -> dict:
-    return {k: v[-1] for k, v in parse_qs(query, keep_blank_values=True).items()}
-
-
 def _settings(problem=XOR, **kw):
-    data = logic.initial_state({"problem": problem})["data"]
-    controls = dict(problem=problem, data=data, mode="samples", R=20, N=200, T=5, K=1,
-                    depth=None, method="forest", mc_seed=0)
-    controls.update(kw)
-    return logic.settings_from_controls(**controls)
+    controls = dict(mode="samples", R=20, N=200, T=5, K=1, depth=None, method="forest",
+                    mc_seed=0)
+    return problem_settings(logic, logic.settings_from_controls, problem, **{**controls, **kw})
 
 
 # -- state and URL --------------------------------------------------------------------
@@ -48,9 +44,7 @@ def test_the_session_data_is_the_default_and_an_upload_means_bootstrap():
     vi_data = {"params": {"source": "problem", "problem": XOR}}
     assert logic.initial_state({}, vi_data)["values"]["problem"] == XOR
     rows = "\n".join(f"{i % 3},{i % 2},{(i + i // 3) % 2}" for i in range(60))
-    info = datasource.store_upload(
-        "data:text/csv;base64," + base64.b64encode(("a,b,y\n" + rows).encode()).decode(),
-        "t.csv")
+    info = store_csv("a,b,y\n" + rows, "t.csv")
     up = {"params": {"source": "upload", "upload": info["key"], "file": "t.csv", "target": "y"}}
     s = logic.initial_state({}, up)
     assert (s["values"]["problem"], s["values"]["mode"], s["values"]["N"]) == \
@@ -293,12 +287,7 @@ def test_expired_results_are_a_sentence():
 
 
 def test_csv_exports_are_safe_to_open():
-    rows = "\n".join(f"{i % 3},{i % 2},{(i % 3 + i % 2) % 2}" for i in range(60))
-    text = "=cmd|' /C calc'!A0,@x,y\n" + rows
-    info = datasource.store_upload(
-        "data:text/csv;base64," + base64.b64encode(text.encode()).decode(), "evil.csv")
-    data = datasource.canonical_params({"source": "upload", "upload": info["key"],
-                                        "file": info["file"], "target": "y"})
+    data = upload_csv(FORMULA_CSV, "evil.csv")
     s = logic.settings_from_controls(problem="upload", data=data, mode="bootstrap", R=5, N=None,
                                      T=2, K=1, depth=None, method="forest", mc_seed=0)
     current = logic.run_monte_carlo(s, instance="e" * 32)["current"]
@@ -315,50 +304,26 @@ def test_csv_exports_are_safe_to_open():
 
 
 def test_page_is_registered(dash_app):
-    import dash
-
-    page = next(p for p in dash.page_registry.values() if p["module"] == "pages.distributions")
+    page = registered_page("pages.distributions")
     assert (page["path"], page["name"], page["order"]) == ("/distributions", "Distributions", 7)
 
 
 # -- in the browser ------------------------------------------------------------------
 _SMALL = f"/distributions?problem={XOR}&R=20&T=10&N=200"
-_DATA = ("var g = document.querySelector(arguments[0] + ' .js-plotly-plot');"
-         "if (!g || !g.data) { return null; }"
-         "return g.data.filter(t => t.meta === arguments[1])"
-         ".map(t => [t.name, Array.from(t.x || []), Array.from(t.y || [])]);")
 
 
 def _traces(dash_duo, meta="replicates", graph="#dist-graph"):
-    return dash_duo.driver.execute_script(_DATA, graph, meta) or []
-
-
-def _wait(condition, timeout=60, what="the figure"):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.25)
-    raise AssertionError(f"Timed out waiting for {what}.")
+    return traces_by_meta(dash_duo, graph, meta)
 
 
 def _histograms(dash_duo, n):
-    return _wait(lambda: (lambda t: t if len(t) == 4 and len(t[0][1]) == n else None)(
+    return wait_for(lambda: (lambda t: t if len(t) == 4 and len(t[0][1]) == n else None)(
         _traces(dash_duo)), what=f"histograms of {n} replicates")
-
-
-def _type(dash_duo, selector, text):
-    box = dash_duo.find_element(selector)
-    box.send_keys(Keys.CONTROL, "a")
-    box.send_keys(Keys.BACK_SPACE)
-    box.send_keys(text, Keys.ENTER)
 
 
 @pytest.mark.browser
 def test_page_loads_and_a_small_job_updates_the_figure(dash_duo, dash_app):
-    dash_duo.start_server(dash_app)
-    dash_duo.driver.get(dash_duo.server_url + _SMALL + "&sweep=none")
+    open_page(dash_duo, dash_app, _SMALL + "&sweep=none")
     first = _histograms(dash_duo, 20)
     exact = _traces(dash_duo, "exact")
     assert [e[1][0] for e in exact] == pytest.approx([0.5, 0.5, 0.0, 0.0], abs=1e-12)  # Eqn 3
@@ -367,57 +332,49 @@ def test_page_loads_and_a_small_job_updates_the_figure(dash_duo, dash_app):
     assert dash_duo.find_element("#dist-table").text.count("irrelevant") == 2
     assert dash_duo.get_logs() == []
 
-    _type(dash_duo, "#dist-replicates", "30")
+    set_number(dash_duo, "#dist-replicates", "30")
     after = _histograms(dash_duo, 30)
     # replicate r is seeded by child r of the seed: the first 20 of 30 are the 20 shown before
     assert after[0][1][:20] == first[0][1]
-    _wait(lambda: _query(urlsplit(dash_duo.driver.current_url).query).get("R") == "30",
-          what="R=30 in the address bar")
-    config = dash_duo.driver.execute_script(
-        "return document.querySelector('#dist-graph .js-plotly-plot')._context"
-        ".toImageButtonOptions.format")
-    assert config == "png"
+    wait_for(lambda: url_query(dash_duo).get("R") == "30", what="R=30 in the address bar")
+    assert image_format(dash_duo, "#dist-graph") == "png"
     assert dash_duo.get_logs() == []
 
 
 @pytest.mark.browser
 def test_cancel_stops_the_run_and_shows_the_partial_result(dash_duo, dash_app):
-    dash_duo.start_server(dash_app)
-    dash_duo.driver.get(dash_duo.server_url +
-                        f"/distributions?problem={XOR}&R=2000&T=200&N=200&sweep=none")
-    _wait(lambda: "of 2,000 replicates" in dash_duo.find_element("#dist-job-message").text,
-          what="the progress of the long run")
+    open_page(dash_duo, dash_app, f"/distributions?problem={XOR}&R=2000&T=200&N=200&sweep=none")
+    wait_for(lambda: "of 2,000 replicates" in dash_duo.find_element("#dist-job-message").text,
+             what="the progress of the long run")
     assert dash_duo.find_element("#dist-fieldset").get_attribute("disabled") == "true"
     dash_duo.find_element("#dist-job-cancel").click()
     dash_duo.wait_for_contains_text("#dist-job-status", "Cancelled after", timeout=30)
     dash_duo.wait_for_contains_text("#dist-partial", "Partial result", timeout=10)
-    done = len(_wait(lambda: _traces(dash_duo), what="the partial histograms")[0][1])
+    done = len(wait_for(lambda: _traces(dash_duo), what="the partial histograms")[0][1])
     assert 0 < done < 2000
-    _wait(lambda: dash_duo.find_element("#dist-fieldset").get_attribute("disabled") is None,
-          what="the controls to come back")
+    wait_for(lambda: dash_duo.find_element("#dist-fieldset").get_attribute("disabled") is None,
+             what="the controls to come back")
     assert dash_duo.get_logs() == []
 
 
 @pytest.mark.browser
 def test_bad_input_shows_a_sentence(dash_duo, dash_app):
-    dash_duo.start_server(dash_app)
-    dash_duo.driver.get(dash_duo.server_url + _SMALL + "&sweep=none&T=9999")
-    dash_duo.wait_for_contains_text("#dist-link-notes", "number of trees T was ignored",
-                                    timeout=20)
+    open_link_with_note(dash_duo, dash_app, _SMALL + "&sweep=none&T=9999", "#dist-link-notes",
+                        "number of trees T was ignored")
     _histograms(dash_duo, 20)
-    _type(dash_duo, "#dist-k", "9")
+    set_number(dash_duo, "#dist-k", "9")
     # the browser reports an out-of-range number as blank: the sentence names the range
     dash_duo.wait_for_contains_text("#dist-error", "(1 to 4)", timeout=20)
     assert "Traceback" not in dash_duo.find_element("#dist-error").text
     dash_duo.select_dcc_dropdown("#dist-sweep-param", value="N (samples per data set)")
-    _type(dash_duo, "#dist-k", "1")
-    _wait(lambda: "N (samples" in dash_duo.find_element("#dist-sweep-param").text
-          and dash_duo.find_element("#dist-sweep-fieldset").get_attribute("disabled") is None
-          and dash_duo.find_element("#dist-sweep-values").get_attribute("value")
-          == "50,200,1000", what="the sweep controls")
-    _wait(lambda: "Sweep of 3 values" in dash_duo.find_element("#dist-sweep-job-status").text,
-          what="the default N sweep")
-    _type(dash_duo, "#dist-sweep-values", "50, lots")
+    set_number(dash_duo, "#dist-k", "1")
+    wait_for(lambda: "N (samples" in dash_duo.find_element("#dist-sweep-param").text
+             and dash_duo.find_element("#dist-sweep-fieldset").get_attribute("disabled") is None
+             and dash_duo.find_element("#dist-sweep-values").get_attribute("value")
+             == "50,200,1000", what="the sweep controls")
+    wait_for(lambda: "Sweep of 3 values" in dash_duo.find_element("#dist-sweep-job-status").text,
+             what="the default N sweep")
+    set_number(dash_duo, "#dist-sweep-values", "50, lots")
     dash_duo.wait_for_contains_text("#dist-sweep-error", "'lots' is not a number", timeout=20)
     assert dash_duo.get_logs() == []
 
@@ -439,19 +396,18 @@ def test_a_shared_link_reproduces_the_view(dash_duo, dash_app):
                 and all(np.allclose(t[2], m, rtol=1e-12, atol=0)
                         for t, m in zip(sweep_means, means)))
 
-    dash_duo.start_server(dash_app)
-    dash_duo.driver.get(dash_duo.server_url + _SMALL.replace(XOR, sym)
-                        + "&view=violin&sweep=n_samples&values=50,200")
-    _wait(lambda: len(_traces(dash_duo)) == 4, what="the violins")
-    _type(dash_duo, "#dist-seed", "7")
-    _wait(lambda: "mc_seed=7" in dash_duo.driver.current_url, what="the seed in the URL")
-    _wait(shows_the_link_view, what="the view of seed 7")
+    open_page(dash_duo, dash_app, _SMALL.replace(XOR, sym)
+              + "&view=violin&sweep=n_samples&values=50,200")
+    wait_for(lambda: len(_traces(dash_duo)) == 4, what="the violins")
+    set_number(dash_duo, "#dist-seed", "7")
+    wait_for(lambda: "mc_seed=7" in dash_duo.driver.current_url, what="the seed in the URL")
+    wait_for(shows_the_link_view, what="the view of seed 7")
     link = dash_duo.driver.current_url
     assert _query(urlsplit(link).query)["view"] == "violin"
 
     dash_duo.driver.get("about:blank")
     dash_duo.driver.get(link)
-    _wait(shows_the_link_view, what="the same view from the link")
+    wait_for(shows_the_link_view, what="the same view from the link")
     assert dash_duo.find_element("#dist-seed").get_attribute("value") == "7"
     assert dash_duo.find_element("#dist-sweep-values").get_attribute("value") == "50,200"
     assert dash_duo.get_logs() == []

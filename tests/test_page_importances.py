@@ -10,6 +10,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 import pytest
+from _browser import full_traces, open_page, set_number, wait_for_trace
+from _pages import FORMULA_CSV, upload_csv
 from dash.testing.wait import until
 
 from varimp_core.api import compute_importances, load_data
@@ -213,49 +215,24 @@ def test_page_is_registered_and_explains_normalisation(dash_app):
 
 
 # -- in the browser ---------------------------------------------------------------------------
-_BARS = """
-const gd = document.querySelector('#imp-graph .js-plotly-plot');
-if (!gd || !gd._fullData || !gd._fullData.length) { return null; }
-return gd._fullData.map(t => [t.type, t.y ? Array.from(t.y) : null]);
-"""
-
-
 def _traces(dash_duo):
-    return dash_duo.driver.execute_script(_BARS)
+    return full_traces(dash_duo, "#imp-graph")
 
 
-def _wait_for_bars(dash_duo, expected, *, trace=0, timeout=30):
-    def match():
-        traces = _traces(dash_duo)
-        if not traces or len(traces) <= trace or traces[trace][1] is None:
-            return False
-        y = traces[trace][1]
-        return len(y) == len(expected) and np.allclose(y, expected, atol=1e-12)
-
-    until(match, timeout)
-    return _traces(dash_duo)
-
-
-def _set_number(dash_duo, selector, value):
-    from selenium.webdriver.common.keys import Keys
-
-    box = dash_duo.find_element(selector)
-    box.send_keys(Keys.CONTROL, "a")
-    box.send_keys(Keys.BACKSPACE)
-    box.send_keys(str(value), Keys.ENTER)
+def _wait_for_bars(dash_duo, expected):
+    return wait_for_trace(dash_duo, "#imp-graph", expected)
 
 
 @pytest.mark.browser
 def test_importances_page_follows_k(dash_duo, dash_app):
-    dash_duo.start_server(dash_app)
-    dash_duo.driver.get(dash_duo.server_url + "/importances?problem=led")
+    open_page(dash_duo, dash_app, "/importances?problem=led")
     led = get_problem("led").exact_table()
     _wait_for_bars(dash_duo, eqn3_importances(led).importances)
     dash_duo.wait_for_contains_text("#imp-theorem2", "sum = 3.3219 bits, I(X;Y) = 3.3219 bits",
                                     timeout=10)
     assert dash_duo.get_logs() == []
 
-    _set_number(dash_duo, "#imp-k", 3)
+    set_number(dash_duo, "#imp-k", 3)
     _wait_for_bars(dash_duo, exact_importances(led, max_features=3).importances)
     until(lambda: parse_qs(urlsplit(dash_duo.driver.current_url).query).get("K") == ["3"], 10)
     # The table shows the same numbers (4 decimals).
@@ -263,7 +240,7 @@ def test_importances_page_follows_k(dash_duo, dash_app):
     assert first == f"{exact_importances(led, max_features=3).importances[0]:.4f}"
 
     # A bad K is a sentence on the page, and the figure keeps the last good view.
-    _set_number(dash_duo, "#imp-k", 9)
+    set_number(dash_duo, "#imp-k", 9)
     dash_duo.wait_for_contains_text("#imp-error", "from 1 to 7", timeout=20)
     assert "Traceback" not in dash_duo.find_element("#vi-root").text
     assert np.allclose(_traces(dash_duo)[0][1], exact_importances(led, max_features=3).importances)
@@ -280,8 +257,7 @@ def test_shared_link_reproduces_a_sampled_view(dash_duo, dash_app):
                                  random_state=3)
     exact = exact_importances(data.table, max_features=2, max_depth=2, k_semantics="sklearn")
 
-    dash_duo.start_server(dash_app)
-    dash_duo.driver.get(dash_duo.server_url + "/importances?" + query)
+    open_page(dash_duo, dash_app, "/importances?" + query)
     traces = _wait_for_bars(dash_duo, forest.importances)
     assert [t[0] for t in traces] == ["bar", "box", "scatter"]
     assert np.allclose(traces[-1][1], exact.importances, atol=1e-12)
@@ -306,12 +282,11 @@ def test_shared_link_reproduces_a_sampled_view(dash_duo, dash_app):
 def test_long_job_disables_controls_and_cancels(dash_duo, dash_app):
     quick = compute_importances(load_data(problem="led"), method="sklearn-rf", max_features=2,
                                 n_estimators=20, random_state=0)
-    dash_duo.start_server(dash_app)
-    dash_duo.driver.get(dash_duo.server_url + "/importances?problem=led&method=sklearn-rf&K=2"
-                        "&trees=20&bootstrap=1&tree_seed=0")
+    open_page(dash_duo, dash_app, "/importances?problem=led&method=sklearn-rf&K=2"
+              "&trees=20&bootstrap=1&tree_seed=0")
     _wait_for_bars(dash_duo, quick.importances)
     # 10,000 scikit-learn trees take far longer than the test waits.
-    _set_number(dash_duo, "#imp-trees", 10000)
+    set_number(dash_duo, "#imp-trees", 10000)
     until(lambda: dash_duo.find_element("#imp-fieldset").get_attribute("disabled") is not None,
           10)
     assert "vi-job-running" in dash_duo.find_element("#imp-job").get_attribute("class")
@@ -326,16 +301,7 @@ def test_long_job_disables_controls_and_cancels(dash_duo, dash_app):
 
 
 def test_uploaded_table_flows_to_a_safe_csv():
-    import base64
-
-    from pages._ui import datasource
-
-    rows = "\n".join(f"{i % 3},{i % 2},{(i % 3 + i % 2) % 2}" for i in range(60))
-    text = "=cmd|' /C calc'!A0,@x,y\n" + rows
-    info = datasource.store_upload(
-        "data:text/csv;base64," + base64.b64encode(text.encode()).decode(), "evil.csv")
-    data = datasource.canonical_params({"source": "upload", "upload": info["key"],
-                                        "file": info["file"], "target": "y"})
+    data = upload_csv(FORMULA_CSV, "evil.csv")
     assert logic.data_feature_count(data) == 2
     settings = logic.settings_from_controls(method="exact", K=1, p=2)
     view = logic.compute_view(data, settings)

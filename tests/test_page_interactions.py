@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import time
-from urllib.parse import parse_qs, urlsplit
-
 import numpy as np
 import pandas as pd
 import pytest
+from _browser import figure as _figure
+from _browser import open_page, set_number, url_query, visit, wait_for
+from _pages import query_dict as _query
+from _pages import constant_column_frame, registered_page, upload_frame
 
 from pages._ui import cache, datasource
 from pages._ui import interactions_logic as logic
@@ -19,25 +20,16 @@ XOR = {"source": "problem", "problem": "xor:irrelevant=3", "sampling": "sample",
 XOR_URL = "problem=xor:relevant=2,irrelevant=3&sampling=sample&n=500&trees=50"
 
 
-def _query(query: str) -> dict:
-    return {k: v[-1] for k, v in parse_qs(query, keep_blank_values=True).items()}
-
-
 def _settings(**kw):
     return logic.forest_settings(**{"forest": "uniform", "trees": 30, **kw})
 
 
-def _upload(df: pd.DataFrame, target: str = "y") -> dict:
-    key = cache.put_table(df)
-    return datasource.canonical_params({"source": "upload", "upload": key, "file": "t.csv",
-                                        "target": target})
+def _upload(df: pd.DataFrame) -> dict:
+    return upload_frame(df, "t.csv")
 
 
 def _with_constant(n=200, seed=0):
-    rng = np.random.default_rng(seed)
-    x1, x3 = rng.normal(size=n), rng.normal(size=n)
-    return pd.DataFrame({"x1": x1, "const": np.ones(n), "=cmd": x3,
-                         "y": (x1 + x3 + 0.5 * rng.normal(size=n) > 0).astype(int)})
+    return constant_column_frame("=cmd", 1.0, n, seed)
 
 
 # -- state and URL --------------------------------------------------------------------
@@ -220,53 +212,19 @@ def test_tile_rows_are_the_observations_of_the_tile():
 
 
 def test_page_is_registered(dash_app):
-    import dash
-
-    page = next(p for p in dash.page_registry.values() if p["module"] == "pages.interactions")
+    page = registered_page("pages.interactions")
     assert (page["path"], page["name"], page["order"]) == ("/interactions", "Interactions", 5)
 
 
 # -- in the browser ------------------------------------------------------------------------
-# Plotly sends numpy arrays as typed-array specs; plotly.js decodes them into _inputArray.
-_FIGURE = ("var g = document.querySelector('#' + arguments[0] + ' .js-plotly-plot');"
-           "if (!g || !g.data) { return null; }"
-           "var a = v => v == null ? null : Array.from(v._inputArray || v);"
-           "return g.data.map(t => ({meta: t.meta || null, name: t.name || null,"
-           " x: a(t.x) || [], y: a(t.y) || [], width: a(t.width)}));")
-
-
-def _figure(dash_duo, graph_id):
-    return dash_duo.driver.execute_script(_FIGURE, graph_id) or []
-
-
-def _wait(condition, timeout=60, what="the figure"):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.25)
-    raise AssertionError(f"Timed out waiting for {what}.")
-
-
-def _set_number(dash_duo, selector, value):
-    from selenium.webdriver.common.keys import Keys
-
-    box = dash_duo.find_element(selector)
-    box.send_keys(Keys.CONTROL, "a")
-    box.send_keys(Keys.BACKSPACE)
-    box.send_keys(str(value), Keys.ENTER)
-
-
 def _tiles(dash_duo):
     return [t for t in _figure(dash_duo, "inter-mosaic") if t["meta"] == "tile"]
 
 
 @pytest.mark.browser
 def test_interactions_page_loads_updates_and_lists_a_tile(dash_duo, dash_app):
-    dash_duo.start_server(dash_app)
-    dash_duo.driver.get(dash_duo.server_url + "/interactions?" + XOR_URL)
-    tiles = _wait(lambda: _tiles(dash_duo), what="the mosaic")
+    open_page(dash_duo, dash_app, "/interactions?" + XOR_URL)
+    tiles = wait_for(lambda: _tiles(dash_duo), what="the mosaic")
     # uniform forest with every input a candidate: the XOR trees of this sample end on X1
     assert [t["name"] for t in tiles] == ["X2"] and tiles[0]["width"] == [1.0]
     dash_duo.wait_for_contains_text("#inter-summary", "random uniform forest of 50 trees",
@@ -278,24 +236,24 @@ def test_interactions_page_loads_updates_and_lists_a_tile(dash_duo, dash_app):
     dash_duo.find_element("#inter-forest input[value='et']").click()
     dash_duo.wait_for_contains_text("#inter-mosaic-msg", "No observation has a second",
                                     timeout=60)
-    _set_number(dash_duo, "#inter-k", 1)
+    set_number(dash_duo, "#inter-k", 1)
     # K = 1 draws X1 or X2 at random: both come first for some observations
-    tiles = _wait(lambda: (lambda t: t if t and len(t[0]["width"]) >= 2 else None)(
+    tiles = wait_for(lambda: (lambda t: t if t and len(t[0]["width"]) >= 2 else None)(
         _tiles(dash_duo)), what="the K = 1 mosaic")
     assert sum(tiles[0]["width"]) == pytest.approx(1.0)
     assert "vi-hidden" in dash_duo.find_element("#inter-mosaic-msg").get_attribute("class")
     dash_duo.wait_for_contains_text("#inter-summary", "extra-trees of 50 trees (K = 1)",
                                     timeout=20)
-    vii = _wait(lambda: _figure(dash_duo, "inter-vii"))[0]["x"]
+    vii = wait_for(lambda: _figure(dash_duo, "inter-vii"))[0]["x"]
     assert sum(vii) == pytest.approx(2.0)            # every observation has two positions
-    query = _query(urlsplit(dash_duo.driver.current_url).query)
+    query = url_query(dash_duo)
     assert (query["forest"], query["K"], query["trees"]) == ("et", "1", "50")
 
     # varimp's multiway forest, K = 1: every branch ends on X1 or X2, both in the mosaic
     dash_duo.find_element("#inter-forest input[value='multiway']").click()
     dash_duo.wait_for_contains_text("#inter-summary", "multiway forest of 50 trees (K = 1)",
                                     timeout=60)
-    tiles = _wait(lambda: _tiles(dash_duo), what="the multiway mosaic")
+    tiles = wait_for(lambda: _tiles(dash_duo), what="the multiway mosaic")
     assert {t["name"] for t in tiles} == {"X1", "X2"}
     dash_duo.find_element("#inter-forest input[value='et']").click()
     dash_duo.wait_for_contains_text("#inter-summary", "extra-trees of 50 trees (K = 1)",
@@ -315,16 +273,15 @@ def test_interactions_page_loads_updates_and_lists_a_tile(dash_duo, dash_app):
 
 @pytest.mark.browser
 def test_single_tree_and_regression_targets_get_sentences(dash_duo, dash_app):
-    dash_duo.start_server(dash_app)
-    dash_duo.driver.get(dash_duo.server_url + "/interactions?" +
-                        XOR_URL.replace("trees=50", "trees=1"))
+    open_page(dash_duo, dash_app, "/interactions?" +
+              XOR_URL.replace("trees=50", "trees=1"))
     dash_duo.wait_for_contains_text("#inter-mosaic-msg", "at least two trees", timeout=60)
     assert "vi-hidden" in dash_duo.find_element("#inter-mosaic-wrap").get_attribute("class")
-    _wait(lambda: _figure(dash_duo, "inter-partial")[0]["x"], what="the partial importance")
+    wait_for(lambda: _figure(dash_duo, "inter-partial")[0]["x"], what="the partial importance")
     assert dash_duo.get_logs() == []
 
-    dash_duo.driver.get(dash_duo.server_url + "/interactions?problem=diabetes&forest=rf"
-                        "&trees=20&label=3")
+    visit(dash_duo, "/interactions?problem=diabetes&forest=rf"
+          "&trees=20&label=3")
     dash_duo.wait_for_contains_text("#inter-over-msg", "regression", timeout=60)
     assert "Traceback" not in dash_duo.find_element("#inter-over-msg").text
     assert "vi-hidden" in dash_duo.find_element("#inter-label-field").get_attribute("class")
@@ -336,13 +293,12 @@ def test_single_tree_and_regression_targets_get_sentences(dash_duo, dash_app):
 def test_constant_columns_and_no_held_out_rows(dash_duo, dash_app):
     data = _upload(_with_constant(seed=5))
     tiny = _upload(pd.DataFrame({"a": [1.0, 2.0, 4.0], "b": [0, 1, 0], "y": [0, 1, 1]}))
-    dash_duo.start_server(dash_app)
-    dash_duo.driver.get(dash_duo.server_url + "/interactions?" + datasource.data_query(data))
+    open_page(dash_duo, dash_app, "/interactions?" + datasource.data_query(data))
     dash_duo.wait_for_contains_text("#inter-error", "'const' is constant", timeout=60)
     assert "Traceback" not in dash_duo.find_element("#inter-error").text
     dash_duo.wait_for_contains_text("#inter-mosaic", "see the message above", timeout=20)
-    dash_duo.driver.get(dash_duo.server_url + "/interactions?forest=rf&rows=test&" +
-                        datasource.data_query(tiny))
+    visit(dash_duo, "/interactions?forest=rf&rows=test&" +
+          datasource.data_query(tiny))
     dash_duo.wait_for_contains_text("#inter-error", "no held-out rows", timeout=60)
     assert dash_duo.get_logs() == []
 

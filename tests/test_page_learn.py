@@ -6,6 +6,7 @@ import time
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from _browser import open_page, visit, wait_for
 
 from pages._ui import datasource, state
 
@@ -91,19 +92,9 @@ _VISIBLE_TEXT = ("return Array.from(document.querySelectorAll(arguments[0]))"
                  ".map(e => e.innerText.trim());")
 
 
-def _wait(driver, script, timeout=60):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if driver.execute_script(script):
-            return
-        time.sleep(0.25)
-    raise AssertionError(f"Timed out on {driver.current_url}.")
-
-
 @pytest.mark.browser
 def test_learn_renders_mathjax_and_every_preset_opens_cleanly(dash_duo, dash_app):
-    dash_duo.start_server(dash_app)
-    dash_duo.driver.get(dash_duo.server_url + "/learn")
+    open_page(dash_duo, dash_app, "/learn")
     dash_duo.wait_for_element("mjx-container", timeout=30)
     n_math = len(dash_duo.driver.find_elements("css selector", "mjx-container"))
     assert n_math >= 7
@@ -115,14 +106,15 @@ def test_learn_renders_mathjax_and_every_preset_opens_cleanly(dash_duo, dash_app
     for href in hrefs:
         dash_duo.driver.get(href)
         dash_duo.wait_for_element("h1.vi-page-title", timeout=30)
-        _wait(dash_duo.driver, _SETTLED, timeout=90)
+        wait_for(lambda: dash_duo.driver.execute_script(_SETTLED), timeout=90,
+                 what=f"{href} to settle")
         time.sleep(0.5)
         errors = dash_duo.driver.execute_script(_VISIBLE_TEXT, ".vi-error, .vi-notes")
         assert errors == [], (href, errors)
         assert dash_duo.get_logs() == [], href
 
     # a click on a preset navigates inside the app
-    dash_duo.driver.get(dash_duo.server_url + "/learn")
+    visit(dash_duo, "/learn")
     dash_duo.wait_for_element("#learn-preset-2-0", timeout=20).click()
     dash_duo.wait_for_element("#masking-lines", timeout=20)
     assert urlsplit(dash_duo.driver.current_url).path == "/masking"

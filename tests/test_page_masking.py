@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import math
-import time
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from _browser import open_link_with_note, open_page, url_query, wait_for
+from _pages import query_dict as _query
+from _pages import registered_page
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
 from pages._ui import masking_logic as logic
 
 EQN3_X1 = 0.412   # Louppe et al. (2013), Table 2, Eqn 3 column (truncated)
-
-
-def _query(query: str) -> dict:
-    return {k: v[-1] for k, v in parse_qs(query, keep_blank_values=True).items()}
 
 
 # -- state and URL ----------------------------------------------------------------
@@ -164,9 +161,7 @@ def test_problem_controls_keep_a_valid_copy():
 
 
 def test_page_is_registered(dash_app):
-    import dash
-
-    page = next(p for p in dash.page_registry.values() if p["module"] == "pages.masking")
+    page = registered_page("pages.masking")
     assert (page["path"], page["name"], page["order"]) == ("/masking", "Masking", 3)
 
 
@@ -181,21 +176,10 @@ def _lines(dash_duo, meta="exact"):
     return dash_duo.driver.execute_script(_EXACT, meta) or {}
 
 
-def _wait(condition, timeout=60, what="the figure"):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.25)
-    raise AssertionError(f"Timed out waiting for {what}.")
-
-
 @pytest.mark.browser
 def test_masking_page_loads_and_theorem5_holds_when_the_slider_moves(dash_duo, dash_app):
-    dash_duo.start_server(dash_app)
-    dash_duo.driver.get(dash_duo.server_url + "/masking?problem=led")
-    before = _wait(lambda: (lambda d: d if len(d) == 7 else None)(_lines(dash_duo)))
+    open_page(dash_duo, dash_app, "/masking?problem=led")
+    before = wait_for(lambda: (lambda d: d if len(d) == 7 else None)(_lines(dash_duo)))
     assert math.floor(before["X1"][0] * 1000) / 1000 == EQN3_X1
     dash_duo.wait_for_contains_text("#masking-summary", "Theorem 2", timeout=10)
     assert dash_duo.get_logs() == []
@@ -203,41 +187,39 @@ def test_masking_page_loads_and_theorem5_holds_when_the_slider_moves(dash_duo, d
     thumb = dash_duo.find_element("#masking-irrelevant [role=slider]")
     ActionChains(dash_duo.driver).click(thumb).send_keys(Keys.ARROW_RIGHT) \
         .send_keys(Keys.ARROW_RIGHT).perform()
-    after = _wait(lambda: (lambda d: d if len(d) == 9 else None)(_lines(dash_duo)),
-                  what="the figure with two irrelevant variables")
+    after = wait_for(lambda: (lambda d: d if len(d) == 9 else None)(_lines(dash_duo)),
+                     what="the figure with two irrelevant variables")
     for v in [f"X{j}" for j in range(1, 8)]:
         assert after[v][0] == pytest.approx(before[v][0], abs=1e-12)   # K = 1: Theorem 5
     assert abs(after["X1"][1] - before["X1"][1]) > 1e-3                 # K = 2: changes
     assert max(abs(after["X8"][0]), abs(after["X9"][0])) < 1e-12        # Theorem 3
-    query = _query(urlsplit(dash_duo.driver.current_url).query)
+    query = url_query(dash_duo)
     assert query["problem"] == "led:irrelevant=2"
     assert dash_duo.get_logs() == []
 
     # another problem keeps the irrelevant bits; XOR's K = 1 values are 1/2 (Eqn 3)
     dash_duo.select_dcc_dropdown("#masking-problem", value="XOR of 2 bits")
-    xor = _wait(lambda: (lambda d: d if set(d) == {"X1", "X2", "X3", "X4"} else None)(
+    xor = wait_for(lambda: (lambda d: d if set(d) == {"X1", "X2", "X3", "X4"} else None)(
         _lines(dash_duo)), what="the XOR figure")
     assert xor["X1"][0] == pytest.approx(0.5, abs=1e-12)
-    assert _query(urlsplit(dash_duo.driver.current_url).query)["problem"] == "xor:irrelevant=2"
+    assert url_query(dash_duo)["problem"] == "xor:irrelevant=2"
     assert dash_duo.get_logs() == []
 
 
 @pytest.mark.browser
 def test_sampled_points_depth_view_and_bad_link(dash_duo, dash_app):
-    dash_duo.start_server(dash_app)
-    dash_duo.driver.get(dash_duo.server_url + "/masking?problem=xor:irrelevant=1&copy=X9")
-    dash_duo.wait_for_contains_text("#masking-link-notes", "noisy copy of X9 was ignored",
-                                    timeout=20)
-    _wait(lambda: len(_lines(dash_duo)) == 3)
+    open_link_with_note(dash_duo, dash_app, "/masking?problem=xor:irrelevant=1&copy=X9",
+                        "#masking-link-notes", "noisy copy of X9 was ignored")
+    wait_for(lambda: len(_lines(dash_duo)) == 3)
     dash_duo.find_element("#masking-sampled input[type=checkbox]").click()
-    sampled = _wait(lambda: _lines(dash_duo, "sampled"), what="the sampled points")
+    sampled = wait_for(lambda: _lines(dash_duo, "sampled"), what="the sampled points")
     assert set(sampled) == {"X1 (sampled)", "X2 (sampled)", "X3 (sampled)"}
     dash_duo.wait_for_contains_text(f"#{logic.PREFIX}-trees-job-status", "trees per K",
                                     timeout=30)
     assert "sampled=1" in dash_duo.driver.current_url
 
     dash_duo.find_element("#masking-axis input[value='depth']").click()
-    _wait(lambda: "depth" in dash_duo.driver.execute_script(
+    wait_for(lambda: "depth" in dash_duo.driver.execute_script(
         "return document.querySelector('#masking-lines .js-plotly-plot')"
         ".layout.xaxis.title.text"), what="the depth axis")
     depth = _lines(dash_duo)
@@ -248,8 +230,7 @@ def test_sampled_points_depth_view_and_bad_link(dash_duo, dash_app):
 
 @pytest.mark.browser
 def test_over_budget_settings_show_a_sentence(dash_duo, dash_app):
-    dash_duo.start_server(dash_app)
-    dash_duo.driver.get(dash_duo.server_url + "/masking?problem=led:irrelevant=6,noise=0.1")
+    open_page(dash_duo, dash_app, "/masking?problem=led:irrelevant=6,noise=0.1")
     dash_duo.wait_for_contains_text("#masking-error", "exact method", timeout=30)
     assert "Traceback" not in dash_duo.find_element("#masking-error").text
     assert dash_duo.get_logs() == []

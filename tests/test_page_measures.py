@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import csv
 import io
 from pathlib import Path
@@ -11,6 +10,8 @@ from urllib.parse import parse_qs, urlsplit
 import numpy as np
 import pandas as pd
 import pytest
+from _browser import full_traces, open_page, set_number, visit, wait_for_trace
+from _pages import upload_csv
 from dash.testing.wait import until
 
 from varimp_core.api import compute_importances, load_data
@@ -33,11 +34,7 @@ def _forest(**kw):
     return logic.forest_settings(**{**base, **kw})
 
 
-def _upload(text: str, name: str = "table.csv") -> dict:
-    info = datasource.store_upload(
-        "data:text/csv;base64," + base64.b64encode(text.encode()).decode(), name)
-    return datasource.canonical_params({"source": "upload", "upload": info["key"],
-                                        "file": info["file"], "target": "y"})
+_upload = upload_csv
 
 
 # -- settings and URL -------------------------------------------------------------------------
@@ -334,36 +331,12 @@ def test_page_is_registered(dash_app):
 #: Light settings for the two studies, so every page load stays quick.
 LIGHT = ("&study_depth=deep&reps=2&study_trees=4&bias_trees=3&bias_n=40")
 
-_TRACES = """
-const gd = document.querySelector('%s .js-plotly-plot');
-if (!gd || !gd._fullData || !gd._fullData.length) { return null; }
-return gd._fullData.map(t => [t.type, t.y ? Array.from(t.y) : null, t.legendgroup || null]);
-"""
-
-
 def _traces(dash_duo, graph="#meas-graph"):
-    return dash_duo.driver.execute_script(_TRACES % graph)
+    return full_traces(dash_duo, graph)
 
 
-def _wait_for_trace(dash_duo, expected, *, graph="#meas-graph", trace=0, timeout=40):
-    def match():
-        traces = _traces(dash_duo, graph)
-        if not traces or len(traces) <= trace or traces[trace][1] is None:
-            return False
-        y = traces[trace][1]
-        return len(y) == len(expected) and np.allclose(y, expected, atol=1e-12)
-
-    until(match, timeout)
-    return _traces(dash_duo, graph)
-
-
-def _set_number(dash_duo, selector, value):
-    from selenium.webdriver.common.keys import Keys
-
-    box = dash_duo.find_element(selector)
-    box.send_keys(Keys.CONTROL, "a")
-    box.send_keys(Keys.BACKSPACE)
-    box.send_keys(str(value), Keys.ENTER)
+def _wait_for_trace(dash_duo, expected):
+    return wait_for_trace(dash_duo, "#meas-graph", expected, timeout=40)
 
 
 def _expected(K, *, trees=6, measures=("mdi", "mdi_oob"), seed=0, scale=True, **kw):
@@ -377,9 +350,8 @@ def _expected(K, *, trees=6, measures=("mdi", "mdi_oob"), seed=0, scale=True, **
 
 @pytest.mark.browser
 def test_page_loads_and_follows_k(dash_duo, dash_app):
-    dash_duo.start_server(dash_app)
-    dash_duo.driver.get(dash_duo.server_url + "/measures?problem=led&trees=6"
-                        "&measures=mdi&measures=mdi_oob" + LIGHT)
+    open_page(dash_duo, dash_app, "/measures?problem=led&trees=6"
+              "&measures=mdi&measures=mdi_oob" + LIGHT)
     _wait_for_trace(dash_duo, _expected(2)["mdi"])        # K blank: sqrt(7) -> 2
     dash_duo.wait_for_contains_text("#meas-note", "Black diamonds", timeout=10)
     # the studies load too: AUC table with the paper's deep MDI, and the curves
@@ -387,7 +359,7 @@ def test_page_loads_and_follows_k(dash_duo, dash_app):
     until(lambda: len(_traces(dash_duo, "#meas-bias-graph") or []) == 20, 60)
     assert dash_duo.get_logs() == []
 
-    _set_number(dash_duo, "#meas-k", 3)
+    set_number(dash_duo, "#meas-k", 3)
     expected = _expected(3)
     traces = _wait_for_trace(dash_duo, expected["mdi"])
     assert np.allclose(traces[1][1], expected["mdi_oob"], atol=1e-12)
@@ -406,17 +378,16 @@ def test_page_loads_and_follows_k(dash_duo, dash_app):
 
 @pytest.mark.browser
 def test_bad_input_is_a_sentence_on_the_page(dash_duo, dash_app):
-    dash_duo.start_server(dash_app)
-    dash_duo.driver.get(dash_duo.server_url + "/measures?problem=led&trees=6"
-                        "&measures=mdi&measures=mdi_oob" + LIGHT)
+    open_page(dash_duo, dash_app, "/measures?problem=led&trees=6"
+              "&measures=mdi&measures=mdi_oob" + LIGHT)
     first = _expected(2)["mdi"]
     _wait_for_trace(dash_duo, first)
 
     # a single tree
-    _set_number(dash_duo, "#meas-trees", 1)
+    set_number(dash_duo, "#meas-trees", 1)
     dash_duo.wait_for_contains_text("#meas-error", "One tree is not enough", timeout=30)
     assert np.allclose(_traces(dash_duo)[0][1], first)     # the last good view stays
-    _set_number(dash_duo, "#meas-trees", 6)
+    set_number(dash_duo, "#meas-trees", 6)
     until(lambda: "vi-hidden" in dash_duo.find_element("#meas-error").get_attribute("class"), 30)
 
     # no out-of-bag rows: MDI-oob is left out, with a sentence
@@ -427,15 +398,15 @@ def test_bad_input_is_a_sentence_on_the_page(dash_duo, dash_app):
     assert dash_duo.get_logs() == []
 
     # a regression target with a classification-only impurity
-    dash_duo.driver.get(dash_duo.server_url + "/measures?problem=diabetes&trees=6"
-                        "&measures=mdi&criterion=gini" + LIGHT)
+    visit(dash_duo, "/measures?problem=diabetes&trees=6"
+          "&measures=mdi&criterion=gini" + LIGHT)
     dash_duo.wait_for_contains_text("#meas-error", "is a regression target", timeout=40)
 
     # a constant column
     rows = "\n".join(f"{i % 3},7,{i % 2}" for i in range(60))
     data = _upload("a,c,y\n" + rows, "const.csv")
-    dash_duo.driver.get(dash_duo.server_url + "/measures?" + datasource.data_query(data)
-                        + "&trees=6&measures=mdi" + LIGHT)
+    visit(dash_duo, "/measures?" + datasource.data_query(data)
+          + "&trees=6&measures=mdi" + LIGHT)
     dash_duo.wait_for_contains_text("#meas-error", "'c' has a single value", timeout=40)
     assert "Traceback" not in dash_duo.find_element("#vi-root").text
     assert dash_duo.get_logs() == []
@@ -453,8 +424,7 @@ def test_shared_link_reproduces_the_view(dash_duo, dash_app):
                            criterion="entropy", random_state=5, variables=list(sample.variables))
     exact = compute_importances(load_data(problem="led"), method="exact", max_features=2,
                                 max_depth=5, k_semantics="sklearn", criterion="entropy")
-    dash_duo.start_server(dash_app)
-    dash_duo.driver.get(dash_duo.server_url + "/measures?" + query)
+    open_page(dash_duo, dash_app, "/measures?" + query)
     traces = _wait_for_trace(dash_duo, res["mdi"].importances)
     assert np.allclose(traces[1][1], res["ranger"].importances, atol=1e-12)
     assert np.allclose(traces[2][1], exact.importances, atol=1e-12)
@@ -484,10 +454,9 @@ def test_shared_link_reproduces_the_view(dash_duo, dash_app):
 
 @pytest.mark.browser
 def test_cancel_keeps_the_finished_forests(dash_duo, dash_app):
-    dash_duo.start_server(dash_app)
-    dash_duo.driver.get(dash_duo.server_url + "/measures?problem=led&trees=6&measures=mdi"
-                        "&study_depth=deep&reps=1&study_trees=4"
-                        "&bias_trees=600&bias_grid=full&bias_n=3000")
+    open_page(dash_duo, dash_app, "/measures?problem=led&trees=6&measures=mdi"
+              "&study_depth=deep&reps=1&study_trees=4"
+              "&bias_trees=600&bias_grid=full&bias_n=3000")
     # 70 forests of 600 trees on 3,000 rows take far longer than the test waits.
     message = "#meas-bias-job-message"
     until(lambda: "Forest 3 of 70" in dash_duo.find_element(message).text, 120)

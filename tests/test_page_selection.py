@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import base64
-import time
-from urllib.parse import parse_qs, urlsplit
-
 import numpy as np
 import pytest
-from selenium.webdriver.common.keys import Keys
+from _browser import image_format, open_link_with_note, open_page, set_number, url_query, wait_for
+from _browser import traces_by_meta as _traces
+from _pages import query_dict as _query
+from _pages import problem_settings, registered_page, store_csv
 
 from pages._ui import cache, datasource
 from pages._ui import selection_logic as logic
@@ -20,16 +19,9 @@ from varimp_core.selection import madelon_curves
 XOR = "xor:irrelevant=2"
 
 
-def _query(query: str) -> dict:
-    return {k: v[-1] for k, v in parse_qs(query, keep_blank_values=True).items()}
-
-
 def _null(problem=XOR, **kw):
-    data = logic.initial_state({"problem": problem})["data"]
-    controls = dict(problem=problem, data=data, tol=None, R=19, trees=10, method="forest",
-                    seed=0, N=300)
-    controls.update(kw)
-    return logic.null_settings(**controls)
+    controls = dict(tol=None, R=19, trees=10, method="forest", seed=0, N=300)
+    return problem_settings(logic, logic.null_settings, problem, **{**controls, **kw})
 
 
 def _rs(choice="480", data=None, **kw):
@@ -197,9 +189,7 @@ def test_null_cancel_shows_a_partial_note():
 
 def test_csv_exports_are_safe_to_open():
     rows = "\n".join(f"{i % 3},{i % 2},{(i + i // 3) % 2}" for i in range(60))
-    info = datasource.store_upload(
-        "data:text/csv;base64," + base64.b64encode(("=evil,b,y\n" + rows).encode()).decode(),
-        "t.csv")
+    info = store_csv("=evil,b,y\n" + rows, "t.csv")
     data = datasource.canonical_params({"source": "upload", "upload": info["key"],
                                         "file": "t.csv", "target": "y"})
     settings = logic.null_settings(problem="upload", data=data, tol=None, R=5, trees=3,
@@ -222,39 +212,12 @@ def test_expired_results_are_a_sentence():
 
 
 def test_page_is_registered(dash_app):
-    import dash
-
-    page = next(p for p in dash.page_registry.values() if p["module"] == "pages.selection")
+    page = registered_page("pages.selection")
     assert (page["path"], page["name"], page["order"]) == ("/selection", "Selection", 8)
 
 
 # -- in the browser ----------------------------------------------------------------------
 _SMALL = f"/selection?problem={XOR}&R=19&trees=10&T=20&q=20"
-_DATA = ("var g = document.querySelector(arguments[0] + ' .js-plotly-plot');"
-         "if (!g || !g.data) { return null; }"
-         "return g.data.filter(t => t.meta === arguments[1])"
-         ".map(t => [t.name, Array.from(t.x || []), Array.from(t.y || [])]);")
-
-
-def _traces(dash_duo, graph, meta):
-    return dash_duo.driver.execute_script(_DATA, graph, meta) or []
-
-
-def _wait(condition, timeout=60, what="the figure"):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.25)
-    raise AssertionError(f"Timed out waiting for {what}.")
-
-
-def _type(dash_duo, selector, text):
-    box = dash_duo.find_element(selector)
-    box.send_keys(Keys.CONTROL, "a")
-    box.send_keys(Keys.BACK_SPACE)
-    box.send_keys(text, Keys.ENTER)
 
 
 def _pvalues(dash_duo):
@@ -264,36 +227,29 @@ def _pvalues(dash_duo):
 
 @pytest.mark.browser
 def test_page_loads_and_a_control_change_updates_the_figure(dash_duo, dash_app):
-    dash_duo.start_server(dash_app)
-    dash_duo.driver.get(dash_duo.server_url + _SMALL)
-    strong = _wait(lambda: _traces(dash_duo, "#sel-relevance-graph", "class-strong"),
-                   what="the relevance classes")
+    open_page(dash_duo, dash_app, _SMALL)
+    strong = wait_for(lambda: _traces(dash_duo, "#sel-relevance-graph", "class-strong"),
+                      what="the relevance classes")
     assert strong[0][1] == ["X1", "X2"]
-    assert _wait(lambda: (lambda p: p if p and p[0] == pytest.approx(1 / 20) else None)(
+    assert wait_for(lambda: (lambda p: p if p and p[0] == pytest.approx(1 / 20) else None)(
         _pvalues(dash_duo)), what="p-values of R = 19")
-    _wait(lambda: _traces(dash_duo, "#sel-rs-graph", "mean"), what="the RS/SRS curves")
+    wait_for(lambda: _traces(dash_duo, "#sel-rs-graph", "mean"), what="the RS/SRS curves")
     assert dash_duo.get_logs() == []
 
-    _type(dash_duo, "#sel-null-R", "39")
-    _wait(lambda: (lambda p: p and p[0] == pytest.approx(1 / 40))(_pvalues(dash_duo)),
-          what="p-values of R = 39")
-    _wait(lambda: _query(urlsplit(dash_duo.driver.current_url).query).get("R") == "39",
-          what="R=39 in the address bar")
-    config = dash_duo.driver.execute_script(
-        "return document.querySelector('#sel-pvalue-graph .js-plotly-plot')._context"
-        ".toImageButtonOptions.format")
-    assert config == "png"
+    set_number(dash_duo, "#sel-null-R", "39")
+    wait_for(lambda: (lambda p: p and p[0] == pytest.approx(1 / 40))(_pvalues(dash_duo)),
+             what="p-values of R = 39")
+    wait_for(lambda: url_query(dash_duo).get("R") == "39", what="R=39 in the address bar")
+    assert image_format(dash_duo, "#sel-pvalue-graph") == "png"
     assert dash_duo.get_logs() == []
 
 
 @pytest.mark.browser
 def test_bad_input_shows_a_sentence(dash_duo, dash_app):
-    dash_duo.start_server(dash_app)
-    dash_duo.driver.get(dash_duo.server_url + _SMALL + "&seeds=99")
-    dash_duo.wait_for_contains_text("#sel-link-notes", "number of seeds was ignored",
-                                    timeout=20)
-    _wait(lambda: _traces(dash_duo, "#sel-rs-graph", "mean"), what="the RS/SRS curves")
-    _type(dash_duo, "#sel-rs-q", "9999")
+    open_link_with_note(dash_duo, dash_app, _SMALL + "&seeds=99", "#sel-link-notes",
+                        "number of seeds was ignored")
+    wait_for(lambda: _traces(dash_duo, "#sel-rs-graph", "mean"), what="the RS/SRS curves")
+    set_number(dash_duo, "#sel-rs-q", "9999")
     dash_duo.wait_for_contains_text("#sel-rs-error", "from 1 to 500", timeout=20)
     assert "Traceback" not in dash_duo.find_element("#sel-rs-error").text
     assert dash_duo.get_logs() == []
@@ -301,24 +257,23 @@ def test_bad_input_shows_a_sentence(dash_duo, dash_app):
 
 @pytest.mark.browser
 def test_a_shared_link_reproduces_the_view(dash_duo, dash_app):
-    dash_duo.start_server(dash_app)
-    dash_duo.driver.get(dash_duo.server_url + _SMALL)
-    _wait(lambda: _traces(dash_duo, "#sel-rs-graph", "mean"), what="the RS/SRS curves")
-    _type(dash_duo, "#sel-null-seed", "5")
-    _wait(lambda: "null_seed=5" in dash_duo.driver.current_url, what="the seed in the URL")
+    open_page(dash_duo, dash_app, _SMALL)
+    wait_for(lambda: _traces(dash_duo, "#sel-rs-graph", "mean"), what="the RS/SRS curves")
+    set_number(dash_duo, "#sel-null-seed", "5")
+    wait_for(lambda: "null_seed=5" in dash_duo.driver.current_url, what="the seed in the URL")
     settings = _null(R=19, trees=10, seed=5, N=500)
-    _wait(lambda: cache.get_json(logic.null_key(settings)) is not None,
-          what="the seed-5 null")
+    wait_for(lambda: cache.get_json(logic.null_key(settings)) is not None,
+             what="the seed-5 null")
     expected = logic.render_null({"key": logic.null_key(settings), "settings": settings,
                                   "relevance_key": logic.relevance_key(settings)})
     want = list(next(t for t in expected["pvalue_figure"].data if t.meta == "p-value").y)
-    _wait(lambda: _pvalues(dash_duo) == pytest.approx(want), what="the seed-5 p-values")
+    wait_for(lambda: _pvalues(dash_duo) == pytest.approx(want), what="the seed-5 p-values")
     curves = _traces(dash_duo, "#sel-rs-graph", "mean")
     link = dash_duo.driver.current_url
 
     dash_duo.driver.get("about:blank")
     dash_duo.driver.get(link)
-    _wait(lambda: _pvalues(dash_duo) == pytest.approx(want), what="the same p-values")
-    _wait(lambda: _traces(dash_duo, "#sel-rs-graph", "mean") == curves, what="the same curves")
+    wait_for(lambda: _pvalues(dash_duo) == pytest.approx(want), what="the same p-values")
+    wait_for(lambda: _traces(dash_duo, "#sel-rs-graph", "mean") == curves, what="the same curves")
     assert dash_duo.find_element("#sel-null-seed").get_attribute("value") == "5"
     assert dash_duo.get_logs() == []

@@ -12,7 +12,6 @@ kill.  Jobs go through Dash's background callback HTTP protocol
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -25,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _servers import BIN, ROOT, Processes, die_with_parent, free_port, wait
+from _servers import BIN, ROOT, DashCallbackClient, Processes, die_with_parent, free_port, wait
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 LOST_AFTER = 3  # seconds without a heartbeat before a job counts as lost (workers' setting)
 IMPORTANCES = "imp-graph.figure"  # an output of the importances page's background callback
@@ -142,57 +141,10 @@ class _Cluster:
         assert replies, f"worker {name} did not answer"
 
 
-# -- Dash's background callback protocol ----------------------------------------------
-class _DashClient:
-    """Drives one background callback over HTTP as dash-renderer does."""
-
-    def __init__(self, base: str, output_part: str):
-        import requests
-
-        self.base, self.http = base, requests.Session()
-        page = self.http.get(base + "/importances", timeout=10).text
-        config = re.search(r'<script id="_dash-config" type="application/json">(.*?)</script>',
-                           page, re.S)
-        self.end_id = json.loads(config.group(1))["end_id"]
-        deps = self.http.get(base + "/_dash-dependencies", timeout=10).json()
-        # the page answers cache hits with a plain callback; the job is the background one
-        self.dep = next(d for d in deps if output_part in d["output"] and d.get("background"))
-
-    def body(self, values: dict, changed: str) -> dict:
-        outputs = []
-        for part in self.dep["output"].strip(".").split("..."):
-            cid, _, prop = part.rpartition(".")
-            outputs.append({"id": cid, "property": prop.split("@")[0]})
-
-        def fill(items):
-            return [{**i, "value": values.get(f"{i['id']}.{i['property']}")} for i in items]
-        return {"output": self.dep["output"], "outputs": outputs,
-                "inputs": fill(self.dep["inputs"]), "state": fill(self.dep["state"]),
-                "changedPropIds": [changed]}
-
-    def post(self, body: dict, **handles):
-        params = {"endId": self.end_id, **handles}
-        r = self.http.post(self.base + "/_dash-update-component", params=params, json=body,
-                           timeout=15)
-        assert r.status_code == 200, (r.status_code, r.text[:500])
-        return r.json()
-
-    def run(self, values: dict, changed: str, *, timeout: float, on_poll=None):
-        """Start the job and poll it to its end: (first answer, progress list, last answer)."""
-        body = self.body(values, changed)
-        first = self.post(body)
-        assert {"cacheKey", "job"} <= set(first), first
-        progress, deadline = [], time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            time.sleep(0.2)
-            answer = self.post(body, cacheKey=first["cacheKey"], job=first["job"])
-            if "progress" in answer:
-                progress.append(answer["progress"])
-            if "response" in answer:
-                return first, progress, answer
-            if on_poll is not None:
-                on_poll(first, progress)
-        pytest.fail(f"The job did not end within {timeout:g} s (progress: {progress[-3:]}).")
+# -- Dash's background callback protocol (tests/_servers.py) ----------------------------
+def _client(cluster, output_part: str) -> DashCallbackClient:
+    """Drives the background callback with ``output_part`` over HTTP, as dash-renderer does."""
+    return DashCallbackClient.over_http(cluster.base, output_part, "/importances")
 
 
 def _importances_values(trees: int, seed: int) -> dict:
@@ -323,7 +275,7 @@ def test_selection_page_job_shares_its_runs_with_the_other_worker(cluster, monke
     cluster.ensure_worker("a")
     cluster.ensure_worker("b")
     cluster.consume("b", True)
-    client = _DashClient(cluster.base, "sel-rs-current.data")
+    client = _client(cluster, "sel-rs-current.data")
     start = logic.initial_state({})
     controls = {"data": "480", "q": 50, "alpha": 0.5, "K": None, "T": 120, "L": 5,
                 "beta": 0.95, "seeds": 2}
@@ -352,7 +304,7 @@ def test_selection_page_job_shares_its_runs_with_the_other_worker(cluster, monke
 
 def test_web_job_runs_on_a_worker_with_progress(cluster):
     cluster.ensure_worker("a")
-    client = _DashClient(cluster.base, IMPORTANCES)
+    client = _client(cluster, IMPORTANCES)
     first, progress, last = client.run(_importances_values(2000, 11), "imp-miss.data",
                                        timeout=40)
     status = last["response"]["imp-job-status"]["children"]
@@ -368,7 +320,7 @@ def test_web_job_runs_on_a_worker_with_progress(cluster):
 
 def test_killed_worker_ends_the_job_with_an_error_sentence(cluster):
     cluster.ensure_worker("a")
-    client = _DashClient(cluster.base, IMPORTANCES)
+    client = _client(cluster, IMPORTANCES)
     killed = {}
 
     def kill_when_running(first, progress):

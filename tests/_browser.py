@@ -1,0 +1,115 @@
+"""Helpers shared by the browser tests (``dash_duo`` in headless Chromium).
+
+Opening a page, waiting for a condition, typing into a number box, and reading
+what a ``dcc.Graph`` draws (plotly.js decodes numpy's typed-array specs into
+``_inputArray``; the readers turn them back into lists).
+"""
+
+from __future__ import annotations
+
+import time
+from urllib.parse import urlsplit
+
+import numpy as np
+from dash.testing.wait import until
+from selenium.webdriver.common.keys import Keys
+
+from _pages import query_dict
+
+__all__ = ["open_page", "open_link_with_note", "visit", "url_query", "wait_for", "set_number",
+           "image_format", "figure", "traces_by_meta", "full_traces", "wait_for_trace"]
+
+
+def open_page(dash_duo, dash_app, path: str = "") -> None:
+    """Start the app's server and open ``path`` (e.g. ``"/masking?problem=led"``)."""
+    dash_duo.start_server(dash_app)
+    visit(dash_duo, path)
+
+
+def open_link_with_note(dash_duo, dash_app, path: str, notes: str, words: str) -> None:
+    """Open the link ``path`` and wait until its notes box ``notes`` says ``words``."""
+    open_page(dash_duo, dash_app, path)
+    dash_duo.wait_for_contains_text(notes, words, timeout=20)
+
+
+def visit(dash_duo, path: str) -> None:
+    """Open ``path`` of the running app."""
+    dash_duo.driver.get(dash_duo.server_url + path)
+
+
+def url_query(dash_duo) -> dict:
+    """The address bar's query as ``{name: last value}``."""
+    return query_dict(urlsplit(dash_duo.driver.current_url).query)
+
+
+def wait_for(condition, timeout: float = 60, what: str = "the figure"):
+    """Poll ``condition`` until it returns something true; return that value."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.25)
+    raise AssertionError(f"Timed out waiting for {what}.")
+
+
+def set_number(dash_duo, selector: str, value) -> None:
+    """Replace the text of the input ``selector`` with ``value`` and press Enter."""
+    box = dash_duo.find_element(selector)
+    box.send_keys(Keys.CONTROL, "a")
+    box.send_keys(Keys.BACKSPACE)
+    box.send_keys(str(value), Keys.ENTER)
+
+
+# -- what a graph draws ------------------------------------------------------------------
+_FIGURE = ("var g = document.querySelector('#' + arguments[0] + ' .js-plotly-plot');"
+           "if (!g || !g.data) { return null; }"
+           "var a = v => v == null ? null : Array.from(v._inputArray || v);"
+           "return g.data.map(t => ({meta: t.meta || null, name: t.name || null,"
+           " x: a(t.x) || [], y: a(t.y) || [], width: a(t.width)}));")
+
+_BY_META = ("var g = document.querySelector(arguments[0] + ' .js-plotly-plot');"
+            "if (!g || !g.data) { return null; }"
+            "return g.data.filter(t => t.meta === arguments[1])"
+            ".map(t => [t.name, Array.from(t.x || []), Array.from(t.y || [])]);")
+
+_FULL = """
+const gd = document.querySelector(arguments[0] + ' .js-plotly-plot');
+if (!gd || !gd._fullData || !gd._fullData.length) { return null; }
+return gd._fullData.map(t => [t.type, t.y ? Array.from(t.y) : null, t.legendgroup || null]);
+"""
+
+
+def image_format(dash_duo, graph: str) -> str:
+    """The format of the camera button's download of ``graph`` (a selector)."""
+    return dash_duo.driver.execute_script(
+        "return document.querySelector(arguments[0] + ' .js-plotly-plot')._context"
+        ".toImageButtonOptions.format", graph)
+
+
+def figure(dash_duo, graph_id: str) -> list[dict]:
+    """Traces of graph ``graph_id`` (an id without ``#``): meta, name, x, y and width."""
+    return dash_duo.driver.execute_script(_FIGURE, graph_id) or []
+
+
+def traces_by_meta(dash_duo, graph: str, meta: str) -> list:
+    """``[name, x, y]`` of the traces of ``graph`` (a selector) whose meta is ``meta``."""
+    return dash_duo.driver.execute_script(_BY_META, graph, meta) or []
+
+
+def full_traces(dash_duo, graph: str):
+    """``[type, y, legendgroup]`` of each drawn trace of ``graph`` (a selector), or None."""
+    return dash_duo.driver.execute_script(_FULL, graph)
+
+
+def wait_for_trace(dash_duo, graph: str, expected, *, trace: int = 0, timeout: float = 30):
+    """Wait until trace ``trace`` of ``graph`` draws ``expected`` as y; all traces then."""
+    def match():
+        traces = full_traces(dash_duo, graph)
+        if not traces or len(traces) <= trace or traces[trace][1] is None:
+            return False
+        y = traces[trace][1]
+        return len(y) == len(expected) and np.allclose(y, expected, atol=1e-12)
+
+    until(match, timeout)
+    return full_traces(dash_duo, graph)

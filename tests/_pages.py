@@ -1,0 +1,75 @@
+"""Helpers shared by the page tests (``test_page_*.py``): links, the page registry, uploads."""
+
+from __future__ import annotations
+
+import base64
+from urllib.parse import parse_qs
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["query_dict", "registered_page", "store_csv", "upload_csv", "upload_frame",
+           "problem_settings", "constant_column_frame", "FORMULA_CSV"]
+
+#: A small uploaded table whose column names a spreadsheet would run as formulas.
+FORMULA_CSV = ("=cmd|' /C calc'!A0,@x,y\n"
+               + "\n".join(f"{i % 3},{i % 2},{(i % 3 + i % 2) % 2}" for i in range(60)))
+
+
+def query_dict(query: str) -> dict:
+    """A URL query as ``{name: last value}`` (blank values kept)."""
+    return {k: v[-1] for k, v in parse_qs(query, keep_blank_values=True).items()}
+
+
+def registered_page(module: str) -> dict:
+    """The ``dash.page_registry`` entry of ``module`` (e.g. ``"pages.masking"``)."""
+    import dash
+
+    return next(p for p in dash.page_registry.values() if p["module"] == module)
+
+
+def problem_settings(logic, build, problem: str, **controls):
+    """``build(problem=problem, data=..., **controls)`` with the page's data for ``problem``.
+
+    ``logic`` is the page's logic module (its ``initial_state`` gives the data).
+    """
+    data = logic.initial_state({"problem": problem})["data"]
+    return build(problem=problem, data=data, **controls)
+
+
+def store_csv(text: str, name: str) -> dict:
+    """Upload CSV ``text`` as the Data page does; the page's ``info`` about it."""
+    from pages._ui import datasource
+
+    return datasource.store_upload(
+        "data:text/csv;base64," + base64.b64encode(text.encode()).decode(), name)
+
+
+def upload_csv(text: str, name: str = "table.csv", target: str = "y") -> dict:
+    """Upload CSV ``text``; the data parameters that choose it (target ``target``)."""
+    from pages._ui import datasource
+
+    info = store_csv(text, name)
+    return datasource.canonical_params({"source": "upload", "upload": info["key"],
+                                        "file": info["file"], "target": target})
+
+
+def upload_frame(df, name: str, target: str = "y") -> dict:
+    """Store a DataFrame as an upload named ``name``; the data parameters that choose it."""
+    from pages._ui import cache, datasource
+
+    key = cache.put_table(df)
+    return datasource.canonical_params({"source": "upload", "upload": key, "file": name,
+                                        "target": target})
+
+
+def constant_column_frame(second: str, constant: float, n: int = 200, seed: int = 0):
+    """Columns ``x1``, ``const`` (all ``constant``), ``second`` and a binary target ``y``.
+
+    ``x1`` and ``second`` are standard normal; ``y`` is 1 where
+    ``x1 + second + 0.5 * noise > 0``.
+    """
+    rng = np.random.default_rng(seed)
+    x1, x2 = rng.normal(size=n), rng.normal(size=n)
+    return pd.DataFrame({"x1": x1, "const": np.full(n, float(constant)), second: x2,
+                         "y": (x1 + x2 + 0.5 * rng.normal(size=n) > 0).astype(int)})
