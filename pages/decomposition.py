@@ -8,7 +8,7 @@ from dash import Input, Output, State, callback, dash_table, dcc, html, no_updat
 from pages._ui import controls as ui
 from pages._ui import dataviews, jobs, state
 from pages._ui import decomposition_logic as logic
-from pages._ui.importances_logic import SEMANTICS_OPTIONS, data_feature_count
+from pages._ui.datasource import data_feature_count
 from pages._ui.page_frame import page_frame, table_style
 
 dash.register_page(__name__, path="/decomposition", name="Decomposition", order=2,
@@ -35,7 +35,7 @@ def layout(vi_data=None, **query):
                      help="Blank grows the trees fully. A depth q keeps the degrees k < q "
                           "(Proposition 6); the others are greyed."),
             ui.field("K semantics", dcc.RadioItems(
-                id="decomp-semantics", options=SEMANTICS_OPTIONS, value=v["semantics"],
+                id="decomp-semantics", options=logic.SEMANTICS_OPTIONS, value=v["semantics"],
                 className="vi-radio", labelStyle={"display": "flex"})),
         ),
     ])

@@ -6,57 +6,150 @@ import dash
 from dash import Input, Output, State, callback, dash_table, dcc, html, no_update
 
 from pages._ui import controls as ui
-from pages._ui import jobs, limits, state
-from pages._ui import importances_logic as logic
+from pages._ui import importances_render as draw
+from pages._ui import limits, results, state
+from pages._ui.datachoice import DataChoice
 from pages._ui.page_frame import page_frame, table_style
+from pages._ui.params import Context, Param, ParamSet
+from pages._ui.view import JobView, context_for
+from varimp_core.api import METHODS
+from varimp_core.forest import MAX_TREES
+from varimp_core.information import joint_information
 
 dash.register_page(__name__, path="/importances", name="Importances", order=1,
                    title="varimp \u2014 Importances")
 
-PREFIX = logic.PREFIX
+PREFIX = "imp"
+#: At most this many trees from the page; the server's VARIMP_MAX_TREES may lower it.
+MAX_TREES_UI = min(10_000, MAX_TREES)
+SAMPLED = results.SAMPLED
+#: scikit-learn's and the core's bootstrap defaults per method.
+DEFAULT_BOOTSTRAP = {"exact": False, "forest": False, "sklearn-rf": True, "sklearn-et": False}
+METHOD_OPTIONS = [("exact", "Exact (infinite forest)"), ("forest", "Multiway forest (sampled)"),
+                  ("sklearn-rf", "scikit-learn random forest"),
+                  ("sklearn-et", "scikit-learn extra-trees")]
+SEMANTICS_OPTIONS = [("id3", "id3: K of the unused variables"),
+                     ("sklearn", "sklearn: K of all p, constant ones skipped")]
+
+
+def method_options(ctx: Context) -> list[dict]:
+    """Method choices; the exact method is disabled above the server's limit of inputs."""
+    most = limits.max_exact_features()
+    over = ctx.p is not None and ctx.p > most
+    return [{"label": f"{label} \u2014 at most {most} inputs" if over and v == "exact" else label,
+             "value": v, "disabled": over and v == "exact"} for v, label in METHOD_OPTIONS]
+
+
+def default_method(p: int | None) -> str:
+    """Exact up to the server's limit of inputs, else scikit-learn's extra-trees."""
+    return "exact" if p is None or p <= limits.max_exact_features() else "sklearn-et"
+
+
+def _sampled(s) -> bool:
+    return s.get("method") in SAMPLED
+
+
+PARAMS = ParamSet(PREFIX, [
+    Param("method", "Method", "choice", "exact", choices=method_options),
+    Param("max_features", "K", default=1, key="K", low=1, high=lambda c: c.p or 10_000,
+          help=lambda c: f"Variables drawn at each node, 1 to {c.p}." if c.p
+          else "Variables drawn at each node."),
+    Param("max_depth", "Max depth", default=None, key="depth", low=1, blank="full",
+          help="Blank grows the trees fully."),
+    Param("k_semantics", "K semantics", "choice", "id3", key="semantics",
+          choices=SEMANTICS_OPTIONS, applies=lambda s: s.get("method") in ("exact", "forest")),
+    Param("n_estimators", "Number of trees", default=100, key="trees", low=1,
+          high=lambda c: limits.max_trees(MAX_TREES_UI), applies=_sampled,
+          help=lambda c: limits.at_most_help(limits.max_trees(MAX_TREES_UI))),
+    Param("bootstrap", "Bootstrap", "bool", None, applies=_sampled,
+          help="Draw a bootstrap sample per tree"),
+    Param("random_state", "Seed", default=0, key="tree_seed", low=0, high=2**32 - 1,
+          applies=_sampled, help="Seeds the trees; the same seed grows the same forest."),
+])
+
+
+def compute(settings, data: DataChoice, progress) -> dict:
+    """The method's importances, the exact reference of a sampled method, and I(X;Y)."""
+    load = results.make_loader(data.as_dict, progress)
+    p = data.n_features()
+    p = load().table.n_features if p is None else p
+    method, most = settings["method"], limits.max_exact_features()
+    if settings["max_features"] > p:
+        raise ValueError(f"K must be a whole number from 1 to {p} (this data has {p} inputs), "
+                         f"not {settings['max_features']}.")
+    if method == "exact" and p > most:
+        raise ValueError(f"The exact method accepts at most {most} input variables on this "
+                         f"server and this data has {p}; choose a sampled method.")
+    kwargs = {**settings, "criterion": "entropy"}
+    if method in SAMPLED and kwargs.get("bootstrap") is None:
+        kwargs["bootstrap"] = DEFAULT_BOOTSTRAP[method]
+    progress(0, 1, "Computing the importances\u2026")
+    result = results.cached_importances(
+        data.as_dict, kwargs, load,
+        (lambda d, t: progress(d, t, f"{int(d):,} of {int(t):,} trees")) if method in SAMPLED
+        else None)
+    notes, exact = [], None
+    if method != "exact":
+        if p > most:
+            notes.append(f"No exact values are drawn: the exact method handles at most "
+                         f"{most} inputs and this data has {p}.")
+        elif result.units != "bits":
+            notes.append(f"No exact values are drawn: this forest measures {result.units} "
+                         "while the exact values are in bits (entropy of the binned target).")
+        else:
+            progress(1, 1, "Computing the exact values\u2026")
+            try:
+                exact = results.cached_importances(data.as_dict,
+                                                   results.exact_reference(kwargs), load)
+            except ValueError as exc:
+                notes.append(f"No exact values are drawn: {exc}")
+    information = result.information if result.information is not None else (
+        exact.information if exact is not None else None)
+    if information is None and result.units == "bits":
+        information = float(joint_information(load().table))
+    return {"result": result.to_dict(), "exact": None if exact is None else exact.to_dict(),
+            "information": information, "notes": notes, "p": p}
+
+
+def render(out, settings, data):
+    view = draw.view_from_dict(out)
+    r = draw.render(view)
+    return (r["figure"], r["theorem2"], r["theorem2_figure"], r["columns"], r["rows"], r["note"])
+
+
+VIEW = JobView(PREFIX, PARAMS, compute=compute, render=render, data_store="imp-data",
+               outputs=[("imp-graph", "figure"), ("imp-theorem2", "children"),
+                        ("imp-theorem2-graph", "figure"), ("imp-table", "columns"),
+                        ("imp-table", "data"), ("imp-note", "children")],
+               query_store="imp-query",
+               url=lambda s, data: "&".join(q for q in (data.query(), PARAMS.query(s)) if q),
+               disable=["imp-fieldset", "imp-download-button"], what="The figure")
+VIEW.register()
 state.register_url_sync(PREFIX)
-_CONTROLS = ["imp-method", "imp-k", "imp-depth", "imp-trees", "imp-bootstrap",
-             "imp-semantics", "imp-tree-seed"]
+
+
+def initial_values(query, data: DataChoice, ctx: Context) -> tuple[dict, list[str]]:
+    """Control values of a fresh page: the link's (with notes), the method's defaults."""
+    values, notes = PARAMS.from_url(query, ctx)
+    if "method" not in query:
+        values["method"] = default_method(ctx.p)
+    if values["bootstrap"] is None:
+        values["bootstrap"] = DEFAULT_BOOTSTRAP[values["method"]]
+    return values, notes
 
 
 def layout(vi_data=None, **query):
-    start = logic.initial_state(query, vi_data)
-    v, p = start["values"], start["p"]
-    classes = logic.field_classes(v["method"])
-    most_trees = limits.max_trees(logic.MAX_TREES_UI)
-    k_help = f"Variables drawn at each node, 1 to {p}." if p else "Variables drawn at each node."
+    data, notes = DataChoice.from_page(query, vi_data)
+    ctx = context_for(data)
+    values, more = initial_values(query, data, ctx)
+    f = dict(zip(PARAMS.names, PARAMS.fields(values, ctx)))
     settings = html.Fieldset(id="imp-fieldset", className="vi-fieldset", children=[
-        ui.card("Method", dcc.RadioItems(id="imp-method", options=logic.method_options(p),
-                                         value=v["method"], className="vi-radio",
-                                         labelStyle={"display": "flex"})),
-        ui.card(
-            "Trees",
-            ui.field("K", ui.number_input("imp-k", v["K"], min=1, max=p), help=k_help),
-            ui.field("Max depth", ui.number_input("imp-depth", v["depth"], min=1,
-                                                  placeholder="full"),
-                     help="Blank grows the trees fully."),
-            ui.field("K semantics", dcc.RadioItems(
-                id="imp-semantics", options=logic.SEMANTICS_OPTIONS, value=v["semantics"],
-                className="vi-radio", labelStyle={"display": "flex"}),
-                id="imp-semantics-field",
-                className=classes["semantics"]),
-        ),
-        ui.card(
-            "Sampling",
-            ui.field("Number of trees", ui.number_input("imp-trees", v["trees"], min=1,
-                                                        max=most_trees),
-                     help=limits.at_most_help(most_trees)),
-            ui.field("Bootstrap", dcc.Checklist(
-                id="imp-bootstrap", options=[{"label": "Draw a bootstrap sample per tree",
-                                              "value": "on"}],
-                value=["on"] if v["bootstrap"] else [], className="vi-check")),
-            ui.seed_field("imp-tree", v["tree_seed"],
-                          help="Seeds the trees; the same seed grows the same forest."),
-            id="imp-sampled", className=classes["sampled"],
-        ),
+        ui.card("Method", f["method"]),
+        ui.card("Trees", f["max_features"], f["max_depth"], f["k_semantics"]),
+        ui.card("Sampling", f["n_estimators"], f["bootstrap"], f["random_state"]),
     ])
     return page_frame(
-        PREFIX, title="Importances", notes=start["notes"],
+        PREFIX, title="Importances", notes=notes + more, data_label=data.label(),
         lead=[
             "Mean decrease of impurity (MDI) of each variable, unnormalised and in bits: the "
             "sum over the nodes that split on it of p(t)\u00b7\u0394i, averaged over trees. "
@@ -64,11 +157,10 @@ def layout(vi_data=None, **query):
             "tree's importances are divided by their sum, so they add up to 1); the Share "
             "column of the table gives that view. In bits, the importances of fully grown "
             "totally randomized trees add up to I(X;Y) (Theorem 2)."],
-        stores=[state.query_store(PREFIX, start["query"]),
-                dcc.Store(id="imp-data-params", data=start["data"]),
-                dcc.Store(id="imp-current"), dcc.Store(id="imp-miss"),
-                dcc.Download(id="imp-download")],
-        controls=settings,
+        stores=[state.query_store(PREFIX, data.query()),
+                dcc.Store(id="imp-data", data=data.to_store()),
+                *VIEW.stores(), dcc.Download(id="imp-download")],
+        controls=settings, status=VIEW.status(),
         content=[
             ui.card("Importances",
                     dcc.Graph(id="imp-graph", config={"displaylogo": False},
@@ -86,102 +178,37 @@ def layout(vi_data=None, **query):
                            "degree k (by-degree columns).", className="vi-help"),
                     html.Button("Download CSV", id="imp-download-button", n_clicks=0,
                                 className="vi-button vi-button-secondary",
-                                style={"marginTop": "0.75rem"})),
+                                style={"marginTop": "0.75rem"}),
+                    html.P(id="imp-download-note", className="vi-field-error")),
         ])
 
 
-@callback(Output("imp-sampled", "className"), Output("imp-semantics-field", "className"),
-          Output("imp-bootstrap", "value"), Input("imp-method", "value"),
-          State("imp-bootstrap", "value"), prevent_initial_call=True)
+@callback([Output(f"{PARAMS.id(n)}-field", "className") for n in PARAMS.names],
+          Output(PARAMS.id("bootstrap"), "value"), Input(PARAMS.id("method"), "value"),
+          State(PARAMS.id("bootstrap"), "value"), prevent_initial_call=True)
 def show_method_fields(method, bootstrap):
-    classes = logic.field_classes(method)
-    default = ["on"] if logic.DEFAULT_BOOTSTRAP.get(method) else []
-    return classes["sampled"], classes["semantics"], \
+    default = ["on"] if DEFAULT_BOOTSTRAP.get(method) else []
+    return PARAMS.field_classes({"method": method}), \
         no_update if default == (bootstrap or []) else default
 
 
-@callback(
-    Output("imp-query", "data"),
-    *(Input(i, "value") for i in _CONTROLS),
-    State("imp-data-params", "data"),
-    prevent_initial_call=True,
-)
-def write_query(method, k, depth, trees, bootstrap, semantics, seed, data):
+@callback(Output("imp-download", "data"), Output("imp-download-note", "children"),
+          Input("imp-download-button", "n_clicks"), *[State(i.component_id, "value")
+                                                       for i in PARAMS.inputs()],
+          State("imp-data", "data"), prevent_initial_call=True)
+def download(n_clicks, *args):
+    """The CSV of the shown result, from the cache only: nothing is computed here."""
+    if not n_clicks:
+        return no_update, no_update
+    values, store = dict(zip(PARAMS.names, args[:-1])), args[-1]
     try:
-        settings = logic.settings_from_controls(method=method, K=k, depth=depth, trees=trees,
-                                                bootstrap=bootstrap, semantics=semantics,
-                                                tree_seed=seed)
-    except ValueError:
-        return no_update
-    return logic.page_query(data, settings)
-
-
-_VIEW = [("imp-graph", "figure"), ("imp-theorem2", "children"),
-         ("imp-theorem2-graph", "figure"), ("imp-table", "columns"), ("imp-table", "data"),
-         ("imp-note", "children"), ("imp-current", "data"), ("imp-error", "children"),
-         ("imp-error", "className")]
-
-
-def _settings(method, k, depth, trees, bootstrap, semantics, seed, data):
-    return logic.settings_from_controls(
-        method=method, K=k, depth=depth, trees=trees, bootstrap=bootstrap, semantics=semantics,
-        tree_seed=seed, p=logic.data_feature_count(data))
-
-
-def _view(data, settings, progress=None, peek=False):
-    out = logic.cached_render(data, settings, progress=progress, peek=peek)
-    return (out["figure"], out["theorem2"], out["theorem2_figure"], out["columns"], out["rows"],
-            out["note"], {"data": data, "settings": settings}, "", "vi-hidden")
-
-
-def _failed(exc, shown):
-    message = jobs.failure_message(exc, bool(shown), "The figure")  # never a traceback
-    return (*[no_update] * 7, message, "vi-error")
-
-
-# A control change first asks this plain callback, which answers from the cache within
-# the request (no job process, no polling); only a miss starts the background job below.
-@callback(
-    *(Output(i, p, allow_duplicate=True) for i, p in _VIEW),
-    Output(f"{PREFIX}-job-status", "children", allow_duplicate=True),
-    Output("imp-miss", "data"),
-    *(Input(i, "value") for i in _CONTROLS),
-    State("imp-data-params", "data"),
-    State("imp-current", "data"),
-    prevent_initial_call="initial_duplicate",
-)
-def answer_from_cache(method, k, depth, trees, bootstrap, semantics, seed, data, shown):
-    try:
-        settings = _settings(method, k, depth, trees, bootstrap, semantics, seed, data)
-        return (*_view(data, settings, peek=True), "Done (cached).", no_update)
-    except logic.CacheMiss:
-        return (*[no_update] * len(_VIEW), no_update, {"data": data, "settings": settings})
-    except Exception as exc:
-        return (*_failed(exc, shown), "", no_update)
-
-
-@callback(*(Output(i, p) for i, p in _VIEW), jobs.status_output(PREFIX),
-          Input("imp-miss", "data"), State("imp-current", "data"), prevent_initial_call=True,
-          **jobs.background_options(PREFIX, disable=["imp-fieldset", "imp-download-button"]))
-def compute(set_progress, miss, shown):
-    progress = jobs.Progress(set_progress)
-    try:
-        out = _view(miss["data"], miss["settings"], progress=progress)
-    except Exception as exc:
-        return (*_failed(exc, shown), "")
-    return (*out, jobs.done_message(progress))
-
-
-@callback(
-    Output("imp-download", "data"),
-    Input("imp-download-button", "n_clicks"),
-    State("imp-current", "data"),
-    prevent_initial_call=True,
-)
-def download(n_clicks, current):
-    if not n_clicks or not current:
-        return no_update
-    view = logic.compute_view(current["data"], current["settings"])  # cached
-    return dict(content=logic.csv_text(view["result"], view["exact"]),
-                filename=logic.csv_filename(current["data"], current["settings"]),
-                type="text/csv")
+        data, settings = VIEW.check(values, store)
+        out = VIEW.cached(data, settings)
+    except ValueError as exc:
+        return no_update, str(exc)
+    if out is None:
+        return no_update, ("This result is no longer in the server's cache; change a control "
+                           "and back to compute it again, then download.")
+    view = draw.view_from_dict(out)
+    return dict(content=draw.csv_text(view["result"], view["exact"]),
+                filename=draw.csv_filename(data.as_dict, settings), type="text/csv"), ""

@@ -36,7 +36,7 @@ from varimp_core.result import ImportanceResult
 
 from hostile.make_corpus import CATEGORIES, generate, label, upload_limit
 from pages._ui import datasource
-from pages._ui import importances_logic as logic
+from pages._ui import importances_render as logic
 
 UPDATE = "/_dash-update-component"
 UNCHANGED = " Your current data is unchanged."
@@ -478,8 +478,14 @@ def test_uploaded_formula_names_are_neutralised_in_the_export(http_results):
         info = r["info"]
         data = datasource.canonical_params({"source": "upload", "upload": info["key"],
                                             "file": info["file"], "target": "y"})
-        settings = logic.settings_from_controls(method="exact", K=1, p=2)
-        result = logic.compute_view(data, settings)["result"]
+        import pages.importances as page
+        from pages._ui.datachoice import DataChoice
+        from pages._ui.jobs import Progress
+
+        settings = {"method": "exact", "max_features": 1, "max_depth": None,
+                    "k_semantics": "id3"}
+        out = page.compute(settings, DataChoice.from_params(data), Progress(None))
+        result = logic.view_from_dict(out)["result"]
         cells = [row[0] for row in csv.reader(io.StringIO(logic.csv_text(result)))][1:]
         for variable, cell in zip(result.variables, cells):
             if variable.startswith(("=", "+", "-", "@")):

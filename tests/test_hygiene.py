@@ -311,8 +311,8 @@ def test_limits_are_shown_before_the_click(dash_app, five_thousand_trees):
     page = {name: importlib.import_module(f"pages.{name}")  # loaded by Dash with the app
             for name in ("data", "importances", "masking", "measures")}
     imp = page["importances"].layout(problem="xor")
-    assert _by_id(imp, "imp-trees").max == 5000
-    assert "At most 5,000 trees on this server." in _text(imp)
+    # The page shows the bound beside the control; the server checks it (test_page_importances).
+    assert "At most 5,000 trees on this server." in _text(_by_id(imp, "imp-trees-field"))
     meas = page["measures"].layout(problem="xor")
     assert _by_id(meas, "meas-trees").max == 2000  # the page's own cap is lower
     assert _by_id(meas, "meas-reps").max == 10
@@ -327,21 +327,31 @@ def test_limits_are_shown_before_the_click(dash_app, five_thousand_trees):
 
 
 def test_over_a_limit_is_refused_with_a_sentence(dash_app, five_thousand_trees):
+    import pages.importances as imp
     from pages._ui import datasource, decomposition_logic, masking_logic, measures_logic
-    from pages._ui import importances_logic as imp
+    from pages._ui.datachoice import DataChoice
+    from pages._ui.jobs import Progress
+    from pages._ui.params import Context
 
-    with pytest.raises(ValueError, match=r"number of trees must be a whole number from 1 to 5,000"):
-        imp.settings_from_controls(method="forest", K=1, trees=6000)
-    assert imp.settings_from_controls(method="forest", K=1, trees=5000)["trees"] == 5000
-    start = imp.initial_state({"problem": "xor", "method": "forest", "trees": "6000"})
-    assert start["values"]["trees"] == 100
-    assert any("number of trees" in n and "5000" in n for n in start["notes"])
+    controls = {"method": "forest", "max_features": 1, "max_depth": None, "k_semantics": "id3",
+                "n_estimators": 6000, "bootstrap": [], "random_state": 0}
+    _, errors = imp.PARAMS.validate(controls, Context(p=3))
+    assert errors["n_estimators"].startswith(
+        "Number of trees must be a whole number from 1 to 5,000")
+    assert imp.PARAMS.settings({**controls, "n_estimators": 5000},
+                               Context(p=3))["n_estimators"] == 5000
+    xor = DataChoice.from_page({"problem": "xor"})[0]
+    values, notes = imp.initial_values({"problem": "xor", "method": "forest", "trees": "6000"},
+                                       xor, Context(p=3))
+    assert values["n_estimators"] == 100
+    assert any("Number of trees" in n and "5,000" in n for n in notes)
     # The exact method stops at VARIMP_MAX_EXACT_FEATURES inputs (LED has 7).
     led = datasource.parse_data_query({"problem": "led"})[0]
     assert imp.default_method(7) == "sklearn-et"
-    assert imp.method_options(7)[0]["disabled"] is True
+    assert imp.method_options(Context(p=7))[0]["disabled"] is True
     with pytest.raises(ValueError, match="at most 6 input variables"):
-        imp.compute_view(led, {"method": "exact", "K": 1, "depth": None, "semantics": "id3"})
+        imp.compute({"method": "exact", "max_features": 1, "max_depth": None,
+                     "k_semantics": "id3"}, DataChoice.from_params(led), Progress(None))
     with pytest.raises(ValueError, match="at most 6 inputs"):
         decomposition_logic.compute_view(led, {"K": 1, "depth": None, "semantics": "id3"})
     with pytest.raises(ValueError, match="repetitions must be a whole number from 1 to 10"):
@@ -419,18 +429,18 @@ def test_job_process_memory_limit_is_a_sentence():
 
 def test_background_job_stops_at_the_time_limit_through_dash(app_module, monkeypatch):
     """The real Importances callback on the app's Diskcache manager, with a 1 s limit."""
-    from pages._ui import importances_logic as logic
+    from pages._ui.datachoice import DataChoice
 
     monkeypatch.setenv("VARIMP_JOB_TIMEOUT", "1")
     client = DashCallbackClient.over_flask(app_module.server.test_client(), "imp-graph.figure",
                                            "/importances")
-    start = logic.initial_state({"problem": "xor:irrelevant=8", "sampling": "sample",
-                                 "n": "5000"})
-    settings = logic.settings_from_controls(method="forest", K=1, trees=10_000, bootstrap=[],
-                                            semantics="id3", tree_seed=99)
+    data = DataChoice.from_page({"problem": "xor:irrelevant=8", "sampling": "sample",
+                                 "n": "5000"})[0]
+    controls = {"method": "forest", "max_features": 1, "max_depth": None, "k_semantics": "id3",
+                "n_estimators": 10_000, "bootstrap": [], "random_state": 99}
     # a cache miss: what the page's plain callback writes to the store that starts the job
-    values = {"imp-miss.data": {"data": start["data"], "settings": settings},
-              "imp-current.data": None}
+    values = {"imp-miss.data": {"values": controls, "extra": {}, "data": data.to_store()},
+              "imp-instance.data": "test"}
     t0 = time.monotonic()
     _, _, last = client.run(values, "imp-miss.data", timeout=60)
     took = time.monotonic() - t0
@@ -439,9 +449,11 @@ def test_background_job_stops_at_the_time_limit_through_dash(app_module, monkeyp
     assert "imp-graph" not in last["response"]  # the figure keeps what it showed
     assert took < 20
     # Nothing was cached for these settings: the timeout is not a result.
-    key = cache.key_for("importances", logic.datasource.canonical_params(start["data"]),
-                        dict(settings))
-    assert cache.get_json(key) is None
+    import pages.importances as page
+    from pages._ui.params import Context
+
+    settings = page.PARAMS.settings(controls, Context(p=10))
+    assert page.VIEW.cached(data, settings) is None
 
 
 def _hold_lock(key):

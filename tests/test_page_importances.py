@@ -1,4 +1,4 @@
-"""The Importances page: its callback logic (plain functions) and runs in the browser."""
+"""The Importances page: its parameters, computing and rendering, and runs in the browser."""
 
 from __future__ import annotations
 
@@ -20,120 +20,169 @@ from varimp_core.problems import get_problem
 from varimp_core.result import ImportanceResult
 from varimp_core.theory import eqn3_importances
 
-from pages._ui import importances_logic as logic
+from pages._ui import importances_render as draw
+from pages._ui.datachoice import DataChoice
+from pages._ui.jobs import Progress
+from pages._ui.params import Context, ParamErrors
 
 LED = {"problem": "led"}
 XOR3 = get_problem("xor:relevant=2,irrelevant=1").spec  # canonical: "xor:irrelevant=1"
 
 
+@pytest.fixture(scope="module")
+def page(app_module):
+    import pages.importances as module
+
+    return module
+
+
 def _data(query=LED):
-    return logic.initial_state(query)["data"]
+    return DataChoice.from_page(query)[0]
+
+
+def _controls(**values):
+    """Control values by parameter name, as the browser sends them."""
+    defaults = {"method": "exact", "max_features": 1, "max_depth": None, "k_semantics": "id3",
+                "n_estimators": 100, "bootstrap": [], "random_state": 0}
+    return {**defaults, **values}
+
+
+def _settings(page, p=7, **values):
+    return page.PARAMS.settings(_controls(**values), Context(p=p))
+
+
+def _view(page, data, **values):
+    settings = _settings(page, data.n_features(), **values)
+    return draw.view_from_dict(page.compute(settings, data, Progress(None)))
 
 
 # -- settings and URL -----------------------------------------------------------------
-def test_settings_keep_only_what_the_method_uses():
-    s = logic.settings_from_controls(method="exact", K=3, depth="", trees=50, bootstrap=["on"],
-                                     semantics="sklearn", tree_seed=4, p=7)
-    assert s == {"method": "exact", "K": 3, "depth": None, "semantics": "sklearn"}
-    s = logic.settings_from_controls(method="sklearn-rf", K="2", depth=4, trees="30",
-                                     bootstrap=None, semantics="id3", tree_seed=None, p=7)
-    assert s == {"method": "sklearn-rf", "K": 2, "depth": 4, "trees": 30, "bootstrap": True,
-                 "tree_seed": 0}
-    s = logic.settings_from_controls(method="forest", K=1, trees=10, bootstrap=[], p=7)
-    assert s["bootstrap"] is False and s["semantics"] == "id3"
+def test_settings_keep_only_what_the_method_uses(page):
+    s = _settings(page, method="exact", max_features=3, max_depth="", n_estimators=50,
+                  bootstrap=["on"], k_semantics="sklearn", random_state=4)
+    assert s == {"method": "exact", "max_features": 3, "max_depth": None,
+                 "k_semantics": "sklearn"}
+    s = _settings(page, method="sklearn-rf", max_features="2", max_depth=4, n_estimators="30",
+                  bootstrap=["on"], k_semantics="id3", random_state=0)
+    assert s == {"method": "sklearn-rf", "max_features": 2, "max_depth": 4,
+                 "n_estimators": 30, "bootstrap": True, "random_state": 0}
+    # A blank seed is a sentence, not a silent 0.
+    _, errors = page.PARAMS.validate(_controls(method="sklearn-rf", random_state=None),
+                                     Context(7))
+    assert errors == {"random_state": "Enter Seed: a whole number from 0 to 4,294,967,295."}
+    s = _settings(page, method="forest", max_features=1, n_estimators=10, bootstrap=[])
+    assert s["bootstrap"] is False and s["k_semantics"] == "id3"
 
 
-@pytest.mark.parametrize("controls,match", [
-    (dict(method="exact", K=9), "from 1 to 7"),
-    (dict(method="exact", K=None), "Enter K"),
-    (dict(method="exact", K=2.5), "whole number"),
-    (dict(method="exact", K=1, depth=0), "max depth"),
-    (dict(method="forest", K=1, trees=0), "number of trees"),
-    (dict(method="forest", K=1, trees=10, tree_seed=-1), "seed"),
-    (dict(method="boosting", K=1), "Choose a method"),
+@pytest.mark.parametrize("controls,name,match", [
+    (dict(method="exact", max_features=9), "max_features", "from 1 to 7"),
+    (dict(method="exact", max_features=None), "max_features", "Enter K"),
+    (dict(method="exact", max_features=2.5), "max_features", "whole number"),
+    (dict(method="exact", max_features=1, max_depth=0), "max_depth", "Max depth"),
+    (dict(method="forest", max_features=1, n_estimators=0), "n_estimators", "Number of trees"),
+    (dict(method="forest", max_features=1, n_estimators=10, random_state=-1), "random_state",
+     "Seed"),
+    (dict(method="boosting", max_features=1), "method", "Method must be one of"),
 ])
-def test_bad_settings_are_sentences(controls, match):
-    with pytest.raises(ValueError, match=match) as err:
-        logic.settings_from_controls(p=7, **controls)
-    assert str(err.value).endswith(".") and "\n" not in str(err.value)
+def test_bad_settings_are_sentences(page, controls, name, match):
+    settings, errors = page.PARAMS.validate(_controls(**controls), Context(p=7))
+    assert settings == {} and list(errors) == [name]
+    assert match in errors[name]
+    assert errors[name].endswith(".") and "\n" not in errors[name]
+    with pytest.raises(ParamErrors):
+        page.PARAMS.settings(_controls(**controls), Context(p=7))
 
 
-def test_query_round_trips_through_the_layout_state():
+def test_out_of_range_numbers_never_fall_back_to_a_default(page):
+    """The issue's examples: N = 0, -7 or 10^8 and depth -1 are sentences, not defaults."""
+    for trees in (0, -7, 10**8):
+        _, errors = page.PARAMS.validate(_controls(method="forest", n_estimators=trees),
+                                         Context(p=7))
+        assert errors["n_estimators"].startswith("Number of trees must be a whole number from 1")
+    _, errors = page.PARAMS.validate(_controls(max_depth=-1), Context(p=7))
+    assert errors == {"max_depth": "Max depth must be a whole number of at least 1, not -1."}
+
+
+def test_query_round_trips_through_the_layout_state(page):
     data = _data({"problem": XOR3})
-    settings = logic.settings_from_controls(method="forest", K=2, depth=2, trees=40,
-                                            bootstrap=["on"], semantics="sklearn",
-                                            tree_seed=7, p=3)
-    query = logic.page_query(data, settings)
+    settings = _settings(page, 3, method="forest", max_features=2, max_depth=2,
+                         n_estimators=40, bootstrap=["on"], k_semantics="sklearn",
+                         random_state=7)
+    query = page.VIEW.url(settings, data)
     parsed = {k: v[-1] for k, v in parse_qs(query).items()}
-    start = logic.initial_state(parsed)
-    assert start["data"] == data and start["notes"] == []
-    again = logic.settings_from_controls(**start["values"], p=start["p"])
-    assert again == settings
-    assert start["query"] == query
+    again_data, notes = DataChoice.from_page(parsed)
+    assert again_data == data and notes == []
+    values, notes = page.initial_values(parsed, again_data, Context(3))
+    assert notes == []
+    assert page.PARAMS.settings({**values, "bootstrap": ["on"] if values["bootstrap"] else []},
+                                Context(3)) == settings
 
 
-def test_link_defaults_and_bad_values():
-    start = logic.initial_state({"problem": "led"})
-    assert start["values"]["method"] == "exact" and start["values"]["K"] == 1
-    start = logic.initial_state({"problem": "madelon"})  # 500 inputs: no exact method
-    assert start["values"]["method"] == "sklearn-et"
-    exact = next(o for o in logic.method_options(start["p"]) if o["value"] == "exact")
+def test_link_defaults_and_bad_values(page):
+    values, _ = page.initial_values({"problem": "led"}, _data(), Context(7))
+    assert values["method"] == "exact" and values["max_features"] == 1
+    madelon = _data({"problem": "madelon"})  # 500 inputs: no exact method
+    values, _ = page.initial_values({"problem": "madelon"}, madelon, Context(500))
+    assert values["method"] == "sklearn-et"
+    exact = next(o for o in page.method_options(Context(500)) if o["value"] == "exact")
     assert exact["disabled"] and "at most 20 inputs" in exact["label"]
-    assert not any(o.get("disabled") for o in logic.method_options(7))
-    start = logic.initial_state({"problem": "led", "K": "12", "trees": "-1"})
-    assert start["values"]["K"] == 1 and start["values"]["trees"] == 100
-    assert len(start["notes"]) == 2 and any("K was ignored" in n for n in start["notes"])
+    assert not any(o.get("disabled") for o in page.method_options(Context(7)))
+    values, notes = page.initial_values({"problem": "led", "K": "12", "trees": "-1"}, _data(),
+                                        Context(7))
+    assert values["max_features"] == 1 and values["n_estimators"] == 100
+    assert len(notes) == 2 and any("K was ignored" in n for n in notes)
 
 
 def test_session_data_is_used_when_the_link_has_none():
     vi_data = {"params": {"source": "problem", "problem": XOR3, "sampling": "exact",
                           "bins": 5}, "p": 3}
-    start = logic.initial_state({"K": "2"}, vi_data)
-    assert start["data"]["problem"] == XOR3 and start["p"] == 3
-    assert start["query"].startswith("problem=xor")
+    data, _ = DataChoice.from_page({"K": "2"}, vi_data)
+    assert data["problem"] == XOR3 and data.n_features() == 3
+    assert data.query().startswith("problem=xor")
+    assert data.label() == "xor:irrelevant=1 (exact, 3 inputs)"
 
 
-def test_field_classes():
-    assert "vi-hidden" in logic.field_classes("exact")["sampled"]
-    assert "vi-hidden" not in logic.field_classes("forest")["sampled"]
-    assert logic.field_classes("sklearn-et")["semantics"] == "vi-hidden"
+def test_field_classes(page):
+    classes = dict(zip(page.PARAMS.names, page.PARAMS.field_classes({"method": "exact"})))
+    assert "vi-hidden" in classes["n_estimators"] and "vi-hidden" not in classes["k_semantics"]
+    classes = dict(zip(page.PARAMS.names, page.PARAMS.field_classes({"method": "forest"})))
+    assert "vi-hidden" not in classes["n_estimators"]
+    classes = dict(zip(page.PARAMS.names, page.PARAMS.field_classes({"method": "sklearn-et"})))
+    assert "vi-hidden" in classes["k_semantics"]
 
 
 # -- computing -------------------------------------------------------------------------
 @pytest.mark.parametrize("k", [1, 3, 7])
-def test_exact_view_is_the_core_value(k):
-    view = logic.compute_view(_data(), {"method": "exact", "K": k, "depth": None,
-                                        "semantics": "id3"})
+def test_exact_view_is_the_core_value(page, k):
+    view = _view(page, _data(), method="exact", max_features=k)
     table = get_problem("led").exact_table()
     expected = exact_importances(table, max_features=k).importances
     np.testing.assert_allclose(view["result"].importances, expected, atol=1e-12)
     assert view["exact"] is None
     # Theorem 2: fully grown trees on LED sum to I(X;Y) = H(Y) = log2(10).
     assert view["result"].total == pytest.approx(math.log2(10), abs=1e-9)
-    text = logic.theorem2_text(view["result"], view["information"])
+    text = draw.theorem2_text(view["result"], view["information"])
     assert text.startswith("sum = 3.3219 bits, I(X;Y) = 3.3219 bits")
 
 
-def test_depth_limit_matches_proposition_6():
-    view = logic.compute_view(_data(), {"method": "exact", "K": 1, "depth": 2,
-                                        "semantics": "id3"})
+def test_depth_limit_matches_proposition_6(page):
+    view = _view(page, _data(), method="exact", max_features=1, max_depth=2)
     table = get_problem("led").exact_table()
     np.testing.assert_allclose(view["result"].importances,
                                eqn3_importances(table, max_depth=2).importances, atol=1e-12)
-    assert "Proposition 6" in logic.theorem2_text(view["result"], view["information"])
+    assert "Proposition 6" in draw.theorem2_text(view["result"], view["information"])
 
 
-def test_sampled_view_carries_the_exact_reference():
-    settings = {"method": "forest", "K": 2, "depth": None, "semantics": "id3", "trees": 32,
-                "bootstrap": False, "tree_seed": 5}
-    view = logic.compute_view(_data(), settings)
+def test_sampled_view_carries_the_exact_reference(page):
+    view = _view(page, _data(), method="forest", max_features=2, n_estimators=32,
+                 bootstrap=[], random_state=5)
     data = load_data(problem="led")
     forest = compute_importances(data, method="forest", max_features=2, n_estimators=32,
                                  random_state=5)
     np.testing.assert_allclose(view["result"].importances, forest.importances, atol=1e-12)
     exact = exact_importances(data.table, max_features=2)
     np.testing.assert_allclose(view["exact"].importances, exact.importances, atol=1e-12)
-    out = logic.render(view)
+    out = draw.render(view)
     np.testing.assert_allclose(out["figure"].data[0].y, forest.importances, atol=1e-12)
     np.testing.assert_allclose(out["figure"].data[-1].y, exact.importances, atol=1e-12)
     rows = out["rows"]
@@ -143,44 +192,43 @@ def test_sampled_view_carries_the_exact_reference():
     assert {c["id"] for c in out["columns"]} >= {"importance", "sem", "exact", "normalised"}
 
 
-def test_sklearn_view_gets_information_from_the_exact_reference():
-    settings = {"method": "sklearn-et", "K": 1, "depth": None, "trees": 20, "bootstrap": False,
-                "tree_seed": 0}
-    view = logic.compute_view(_data(), settings)
+def test_sklearn_view_gets_information_from_the_exact_reference(page):
+    view = _view(page, _data(), method="sklearn-et", max_features=1, n_estimators=20,
+                 bootstrap=[], random_state=0)
     assert view["result"].information is None
     assert view["information"] == pytest.approx(math.log2(10))
     assert view["exact"].parameters["k_semantics"] == "sklearn"
-    assert "binary trees" in logic.exact_note(view)
+    assert "binary trees" in draw.exact_note(view)
 
 
-def test_too_many_inputs_for_exact_is_a_sentence():
+def test_too_many_inputs_for_exact_is_a_sentence(page):
     data = _data({"problem": "madelon"})
     with pytest.raises(ValueError, match="at most 20 input variables"):
-        logic.compute_view(data, {"method": "exact", "K": 1, "depth": None, "semantics": "id3"})
+        page.compute({"method": "exact", "max_features": 1, "max_depth": None,
+                      "k_semantics": "id3"}, data, Progress(None))
 
 
-def test_k_above_p_in_compute_is_a_sentence():
+def test_k_above_p_in_compute_is_a_sentence(page):
     with pytest.raises(ValueError, match="from 1 to 3"):
-        logic.compute_view(_data({"problem": XOR3}),
-                           {"method": "exact", "K": 5, "depth": None, "semantics": "id3"})
+        page.compute({"method": "exact", "max_features": 5, "max_depth": None,
+                      "k_semantics": "id3"}, _data({"problem": XOR3}), Progress(None))
 
 
 def test_theorem2_text_for_other_units():
     r = ImportanceResult(variables=("a", "b"), importances=[0.2, 0.3], by_degree=np.diag([.2, .3]),
                          method="sklearn-rf", units="variance")
-    assert logic.theorem2_text(r).startswith("sum = 0.5000 variance;")
+    assert draw.theorem2_text(r).startswith("sum = 0.5000 variance;")
 
 
 # -- CSV -----------------------------------------------------------------------------------
-def test_csv_is_the_result_frame_plus_exact():
-    view = logic.compute_view(_data(), {"method": "exact", "K": 3, "depth": None,
-                                        "semantics": "id3"})
-    text = logic.csv_text(view["result"])
+def test_csv_is_the_result_frame_plus_exact(page):
+    view = _view(page, _data(), method="exact", max_features=3)
+    text = draw.csv_text(view["result"])
     rows = list(csv.DictReader(io.StringIO(text)))
     frame = view["result"].to_frame()
     assert list(rows[0]) == list(frame.columns)
     np.testing.assert_allclose([float(r["importance"]) for r in rows], frame["importance"])
-    assert "exact_importance" in logic.csv_text(view["result"], view["result"]).splitlines()[0]
+    assert "exact_importance" in draw.csv_text(view["result"], view["result"]).splitlines()[0]
 
 
 def test_csv_neutralises_formula_cells():
@@ -188,7 +236,7 @@ def test_csv_neutralises_formula_cells():
     p = len(names)
     r = ImportanceResult(variables=names, importances=np.linspace(-0.1, 0.5, p),
                          by_degree=np.diag(np.linspace(-0.1, 0.5, p)), method="forest")
-    rows = list(csv.reader(io.StringIO(logic.csv_text(r))))
+    rows = list(csv.reader(io.StringIO(draw.csv_text(r))))
     cells = [row[0] for row in rows[1:]]
     assert cells[:5] == ["'" + n for n in names[:5]]
     assert cells[5:] == ["plain", "a=b"]
@@ -197,15 +245,14 @@ def test_csv_neutralises_formula_cells():
 
 
 def test_csv_filename_is_safe():
-    name = logic.csv_filename(_data({"problem": XOR3}), {"method": "forest", "K": 2})
+    name = draw.csv_filename(_data({"problem": XOR3}).as_dict,
+                             {"method": "forest", "max_features": 2})
     assert name == "varimp-importances-xor-irrelevant-1-forest-K2.csv"
 
 
 # -- the page module -------------------------------------------------------------------------
-def test_page_is_registered_and_explains_normalisation(dash_app):
+def test_page_is_registered_and_explains_normalisation(page):
     import dash
-
-    import pages.importances as page
 
     entry = dash.page_registry["pages.importances"]
     assert entry["path"] == "/importances" and entry["name"] == "Importances"
@@ -241,7 +288,9 @@ def test_importances_page_follows_k(dash_duo, dash_app):
 
     # A bad K is a sentence on the page, and the figure keeps the last good view.
     set_number(dash_duo, "#imp-k", 9)
-    dash_duo.wait_for_contains_text("#imp-error", "from 1 to 7", timeout=20)
+    dash_duo.wait_for_contains_text("#imp-k-error", "K must be a whole number from 1 to 7",
+                                    timeout=20)
+    dash_duo.wait_for_contains_text("#imp-job-status", "Nothing was recomputed", timeout=10)
     assert "Traceback" not in dash_duo.find_element("#vi-root").text
     assert np.allclose(_traces(dash_duo)[0][1], exact_importances(led, max_features=3).importances)
     assert dash_duo.get_logs() == []
@@ -300,12 +349,12 @@ def test_long_job_disables_controls_and_cancels(dash_duo, dash_app):
     assert dash_duo.get_logs() == []
 
 
-def test_uploaded_table_flows_to_a_safe_csv():
-    data = upload_csv(FORMULA_CSV, "evil.csv")
-    assert logic.data_feature_count(data) == 2
-    settings = logic.settings_from_controls(method="exact", K=1, p=2)
-    view = logic.compute_view(data, settings)
+def test_uploaded_table_flows_to_a_safe_csv(page):
+    data = DataChoice.from_params(upload_csv(FORMULA_CSV, "evil.csv"))
+    assert data.n_features() == 2
+    settings = _settings(page, 2, method="exact", max_features=1)
+    view = draw.view_from_dict(page.compute(settings, data, Progress(None)))
     assert view["result"].variables == ("=cmd|' /C calc'!A0", "@x")
-    names = [row[0] for row in csv.reader(io.StringIO(logic.csv_text(view["result"])))][1:]
+    names = [row[0] for row in csv.reader(io.StringIO(draw.csv_text(view["result"])))][1:]
     assert names == ["'=cmd|' /C calc'!A0", "'@x"]
-    assert logic.csv_filename(data, settings) == "varimp-importances-evil-exact-K1.csv"
+    assert draw.csv_filename(data.as_dict, settings) == "varimp-importances-evil-exact-K1.csv"

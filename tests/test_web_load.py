@@ -79,7 +79,7 @@ def test_page_state_from_the_routing_callback(server):
     client = DashClient(server)
     page = client.open_page("/importances", "?problem=xor:relevant=2,irrelevant=1&K=2")
     assert page.value("imp-k", "value") == 2
-    assert page.value("imp-data-params", "data")["problem"] == "xor:irrelevant=1"
+    assert page.value("imp-data", "data")["params"]["problem"] == "xor:irrelevant=1"
     answer = control_change(client, page, 2, values={})
     from varimp_core.api import compute_importances, load_data
 

@@ -22,6 +22,8 @@ import logging
 import os
 import threading
 
+from .job_signals import start_job
+
 __all__ = ["make_celery_app", "submit", "lost_job_error", "lost_job_sentence", "LOST_MARK"]
 
 log = logging.getLogger(__name__)
@@ -124,9 +126,11 @@ def lost_job_sentence(exc: BaseException) -> str | None:
 
 
 # -- worker side -----------------------------------------------------------------
-def _start_heartbeat(sender=None, task_id=None, task=None, **_kwargs):
+def _start_heartbeat(sender=None, task_id=None, task=None, args=None, **_kwargs):
     if task is None or not task.name.startswith(_DASH_TASK):
         return
+    if args:
+        start_job(args[0])  # Dash's result key: polls of it keep the job wanted
     client, key = task.backend.client, _KEY.format(task_id)
     ttl = int(lost_after() * 1000)
     stop = threading.Event()

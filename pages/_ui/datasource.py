@@ -43,6 +43,8 @@ __all__ = [
     "store_upload",
     "upload_columns",
     "spec_from_options",
+    "data_params_for_page",
+    "data_feature_count",
 ]
 
 DEFAULT_PROBLEM = "led"
@@ -431,3 +433,41 @@ def spec_from_options(name: str, options: Mapping[str, Any]) -> str:
     spec = name + (":" + ",".join(items) if items else "")
     parse_spec(spec)  # validates, raises ValueError with a sentence
     return get_problem(spec).spec
+
+
+# -- the data choice of a page ----------------------------------------------------------
+def data_params_for_page(query: Mapping[str, Any], vi_data: Any = None) -> tuple[dict, list[str]]:
+    """The data choice of a page: from its URL, else the session's ``vi-data``.
+
+    Parameters
+    ----------
+    query : mapping
+        What Dash passes to ``layout(**query)``.
+    vi_data : dict or None
+        The ``vi-data`` store (``{"params": ...}``) of the session.
+
+    Returns
+    -------
+    params : dict
+        Canonical data parameters.
+    notes : list of str
+        Sentences about link values that were ignored.
+    """
+    if not {p.name for p in DATA_PARAMS} & set(query) and isinstance(vi_data, dict) and vi_data.get("params"):
+        return parse_data_query(
+            {k: v for k, v in vi_data["params"].items() if v is not None})
+    return parse_data_query(query)
+
+
+def data_feature_count(params: Mapping[str, Any], vi_data: Any = None) -> int | None:
+    """Number of inputs p of a data choice, without loading the data (None if unknown)."""
+    p = canonical_params(params)
+    if isinstance(vi_data, dict) and vi_data.get("params") == p and vi_data.get("p"):
+        return int(vi_data["p"])
+    if p["source"] == "problem":
+        try:
+            return len(get_problem(p["problem"]).variables)
+        except ValueError:
+            return None
+    columns = upload_columns(p.get("upload"))
+    return None if columns is None else max(len(columns["columns"]) - 1, 0)

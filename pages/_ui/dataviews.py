@@ -15,7 +15,7 @@ from varimp_core.problems import get_problem
 
 from . import datasource
 from .controls import option_values
-from .importances_state import whole_number
+from .state import whole_number
 
 __all__ = [
     "params_from_controls",

@@ -20,8 +20,9 @@ from varimp_core.plots.decomposition import (make_degree_pair, make_terms_figure
 from varimp_core.theory import conditional_terms
 
 from . import cache, datasource, limits
-from .importances_logic import (cached_result, data_feature_count, data_params_for_page,
-                                make_loader, whole_number)
+from .datasource import data_feature_count, data_params_for_page
+from .results import cached_importances, make_loader
+from .state import whole_number
 from .state import Param, choice_parser, encode_query, int_parser, parse_query
 
 __all__ = [
@@ -40,6 +41,10 @@ __all__ = [
 ]
 
 PREFIX = "decomp"
+SEMANTICS_OPTIONS = [
+    {"label": "id3: K of the unused variables", "value": "id3"},
+    {"label": "sklearn: K of all p, constant ones skipped", "value": "sklearn"},
+]
 #: Rows of the terms table (the largest terms; the figure and sums use all of them).
 MAX_TERM_ROWS = 500
 _PANELS = ("K1", "K")
@@ -179,7 +184,9 @@ def compute_view(data: Mapping[str, Any], settings: Mapping[str, Any], *,
     for i, (name, s) in enumerate(runs):
         say(i, len(runs), f"Exact importances, K = {s['K']}"
                           + (f", depth {s['depth']}" if s["depth"] else "") + "\u2026")
-        view[name] = cached_result(data, s, load)
+        view[name] = cached_importances(data, {
+            "method": "exact", "max_features": s["K"], "max_depth": s["depth"],
+            "k_semantics": s["semantics"], "criterion": "entropy"}, load)
     say(len(runs), len(runs), "")
     return view
 

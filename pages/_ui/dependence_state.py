@@ -14,7 +14,7 @@ from typing import Any, Mapping, Sequence
 
 from . import datasource
 from . import interactions_logic, local_forest as forest
-from .importances_logic import whole_number
+from .state import whole_number
 from .state import Param, choice_parser, encode_query, float_parser, int_parser
 
 __all__ = [

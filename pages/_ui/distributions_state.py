@@ -20,7 +20,8 @@ from .distributions_choices import (DEFAULTS, MODE_LABELS, VIEWS, _METHOD_WORDS,
                                     _values_query, default_values, is_synthetic,
                                     max_replicates, max_samples, max_total_trees, max_trees,
                                     mode_options, page_params, parse_values, sweep_options)
-from .importances_logic import data_feature_count, data_params_for_page, whole_number as _whole
+from .datasource import data_feature_count, data_params_for_page
+from .state import whole_number as _whole
 from .state import encode_query, parse_query
 
 __all__ = [

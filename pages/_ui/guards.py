@@ -46,10 +46,13 @@ class GuardedJob:
     call it in a web worker: both limits are process-wide.
     """
 
-    def __init__(self, job_fn: Callable):
+    def __init__(self, job_fn: Callable, on_start: Callable[[str], None] | None = None):
         self.job_fn = job_fn
+        self.on_start = on_start
 
     def __call__(self, *args, **kwargs):
+        if self.on_start is not None and args:
+            self.on_start(args[0])  # Dash's result key: the job's heartbeat (jobs.check_heartbeat)
         limit_memory(limits.max_memory_mb())
         timeout = limits.job_timeout()
 

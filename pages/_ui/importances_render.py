@@ -1,7 +1,7 @@
 """What the Importances page shows: figures, texts, table and CSV export.
 
 Every figure comes from :mod:`varimp_core.plots.importances`.
-:mod:`pages._ui.importances_logic` re-exports all of it.
+The Importances page (:mod:`pages.importances`) is its only user.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from varimp_core.result import ImportanceResult
 
 from . import datasource
 from .common import neutralise_cell
-from .importances_state import SAMPLED
+from .results import SAMPLED
 
 __all__ = [
     "theorem2_text",
@@ -29,6 +29,7 @@ __all__ = [
     "csv_text",
     "csv_filename",
     "render",
+    "view_from_dict",
 ]
 
 
@@ -132,8 +133,15 @@ def csv_filename(data: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
     data = datasource.canonical_params(data)
     what = data.get("problem") if data["source"] == "problem" else (data.get("file") or "upload")
     what = re.sub(r"\.csv$", "", str(what), flags=re.I)
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{what}-{settings['method']}-K{settings['K']}")
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-",
+                  f"{what}-{settings['method']}-K{settings['max_features']}")
     return f"varimp-importances-{slug.strip('-.')[:80]}.csv"
+
+
+def view_from_dict(out: Mapping[str, Any]) -> dict:
+    """The page's cached result with its core results rebuilt by the core's ``from_dict``."""
+    return {**out, "result": ImportanceResult.from_dict(out["result"]),
+            "exact": None if out.get("exact") is None else ImportanceResult.from_dict(out["exact"])}
 
 
 def render(view: Mapping[str, Any]) -> dict:

@@ -31,7 +31,7 @@ from varimp_core.plots.interactions import (make_importance_over_labels, make_mo
 
 from . import cache, datasource
 from .common import neutralise_cell, safe_csv
-from .importances_logic import data_params_for_page
+from .datasource import data_params_for_page
 from .local_forest import (FOREST_KINDS, FOREST_NAMES, FOREST_OPTIONS, FOREST_PARAMS,
                            MAX_ROWS, MAX_TREES_UI, SKLEARN_KINDS, TEST_SHARE,
                            data_variables, fit_forest, forest_cards, forest_params,

@@ -57,6 +57,8 @@ from typing import Any, Callable, Iterable
 from dash import CeleryManager, DiskcacheManager, Input, Output, clientside_callback, html
 
 from . import celery_jobs, fanout, guards, limits
+from .job_signals import (JobAbandoned, check_heartbeat, clear_stop, mark_polled, request_stop,
+                          start_job, stop_requested)
 from .cache import cache_dir
 from .guards import JobTimeout
 
@@ -71,6 +73,10 @@ __all__ = [
     "error_message",
     "done_message",
     "make_manager",
+    "JobAbandoned",
+    "request_stop",
+    "clear_stop",
+    "stop_requested",
 ]
 
 log = logging.getLogger(__name__)
@@ -151,7 +157,8 @@ def background_options(
     opts: dict[str, Any] = dict(
         background=True,
         running=running,
-        cancel=[Input(ids["cancel"], "n_clicks")],
+        # Cancel, and leaving the page (the app shell's location changes): the job is killed.
+        cancel=[Input(ids["cancel"], "n_clicks"), Input("vi-url", "pathname")],
         progress=[
             Output(ids["progress"], "value"),
             Output(ids["progress"], "max"),
@@ -228,12 +235,15 @@ class Progress:
     """
 
     def __init__(self, set_progress: Callable | None, *, min_interval: float = 0.2,
-                 timeout: float | None = None):
+                 timeout: float | None = None, stop: tuple[str, str] | None = None):
         self._set = set_progress
         self._min_interval = float(min_interval)
         self._last = -float("inf")
         self.timeout = float(limits.job_timeout() if timeout is None else timeout)
         self.started = time.monotonic()
+        self._stop = stop
+        self._looked = -float("inf")
+        self._stopped = False
 
     def __call__(self, done: float = 0, total: float | None = None,
                  text: str | None = None) -> None:
@@ -243,10 +253,14 @@ class Progress:
         ------
         JobTimeout
             When the job has run longer than its time limit.
+        JobAbandoned
+            When no browser has asked for this job's progress for
+            ``VARIMP_HEARTBEAT_TIMEOUT`` seconds (its page was closed).
         """
         now = time.monotonic()
         if now - self.started > self.timeout:
             raise JobTimeout(self.timeout)
+        check_heartbeat()
         final = bool(total) and done >= total
         if self._set is None or (now - self._last < self._min_interval and not final):
             return
@@ -257,6 +271,16 @@ class Progress:
             self._set((None, "1", text))
         else:
             self._set((str(done), str(total), text))
+
+    def should_stop(self) -> bool:
+        """True once Cancel asked this job to stop (read at most every 0.25 s)."""
+        if self._stop is None or self._stopped:
+            return self._stopped
+        now = time.monotonic()
+        if now - self._looked >= 0.25:
+            self._looked = now
+            self._stopped = stop_requested(*self._stop)
+        return self._stopped
 
     @property
     def elapsed(self) -> float:
@@ -275,6 +299,8 @@ def error_message(exc: BaseException) -> str:
     over_limit = guards.limit_sentence(exc)
     if over_limit is not None:
         return over_limit
+    if isinstance(exc, JobAbandoned):
+        return "This computation was stopped: its page was closed."
     user_errors = USER_ERRORS
     try:
         from varimp_core.data import DataError
@@ -344,6 +370,10 @@ class _KeyPerRequest:
     def build_cache_key(self, fn, args, cache_args_to_ignore, triggered):
         return secrets.token_hex(32)
 
+    def get_progress(self, key):
+        mark_polled(key)  # the page still waits for this job (see check_heartbeat)
+        return super().get_progress(key)
+
 
 class _DiskcacheManager(_KeyPerRequest, DiskcacheManager):
     """``DiskcacheManager`` with per-request keys that does not wait on other workers' jobs.
@@ -352,7 +382,9 @@ class _DiskcacheManager(_KeyPerRequest, DiskcacheManager):
     """
 
     def call_job_fn(self, key, job_fn, args, context):
-        return super().call_job_fn(key, guards.GuardedJob(job_fn), args, context)
+        mark_polled(key)
+        return super().call_job_fn(key, guards.GuardedJob(job_fn, on_start=start_job), args,
+                                    context)
 
     def terminate_job(self, job):
         """Stop a job; one started by another worker process is not waited for.

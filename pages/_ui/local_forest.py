@@ -30,7 +30,7 @@ from dash import dcc, html
 from . import cache, datasource, limits
 from . import controls as ui
 from .common import placeholder_figure
-from .importances_logic import whole_number
+from .state import whole_number
 from .state import Param, choice_parser, int_parser, query_store
 
 __all__ = [

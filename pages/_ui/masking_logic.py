@@ -25,7 +25,7 @@ from varimp_core.problems import get_problem, parse_spec
 
 from . import cache, limits
 from .common import placeholder_figure
-from .importances_state import whole_number
+from .state import whole_number
 from .masking_state import (DEFAULT_PROBLEM, MAX_FLIP, MAX_IRRELEVANT, MAX_TREES, NO_COPY,
                             PARAMS, PREFIX, PROBLEMS, copy_options, full_spec, initial_state,
                             n_inputs, page_query, problem_controls, problem_description,

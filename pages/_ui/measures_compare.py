@@ -21,7 +21,7 @@ from varimp_core.problems import get_problem
 from varimp_core.result import ImportanceResult
 
 from . import cache, datasource, limits
-from .importances_logic import data_feature_count
+from .datasource import data_feature_count
 from .measures_state import MAIN_FOREST, NEEDS_OOB, _cached, _say
 
 __all__ = ["rows_params", "exact_params", "resolve_k", "measures_view", "measures_note",

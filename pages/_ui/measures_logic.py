@@ -26,7 +26,7 @@ from varimp_core.plots.measures import SCALES, scale_values
 
 from . import datasource, jobs
 from .common import neutralise_cell, placeholder_figure, safe_csv
-from .importances_logic import data_feature_count
+from .datasource import data_feature_count
 from .measures_compare import (exact_params, measures_note, measures_table,  # noqa: F401
                                measures_view, measures_warning, render_measures, resolve_k,
                                rows_params)

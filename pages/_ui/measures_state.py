@@ -18,7 +18,8 @@ from varimp_core.noisy_protocol import DEPTH_SETTINGS
 from varimp_core.plots.measures import SCALES, measure_label
 
 from . import cache, datasource, limits
-from .importances_logic import data_feature_count, data_params_for_page, whole_number
+from .datasource import data_feature_count, data_params_for_page
+from .state import whole_number
 from .state import Param, bool_parser, choice_parser, encode_query, int_parser, parse_query
 
 __all__ = [

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Sequence
 
-from dash import Input, Output, State, callback, ctx, html, no_update
+from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 
 from . import jobs, state
 from .dataviews import error_box
@@ -29,8 +29,13 @@ __all__ = ["page_frame", "figure_config", "table_style", "job_outputs", "store_j
 
 
 def page_frame(prefix: str, *, title: str, lead, stores: Sequence, controls, content: Sequence,
-               notes: Sequence[str] = ()) -> html.Div:
-    """A page: ``stores``, title and lead, then ``controls`` beside the content.
+               notes: Sequence[str] = (), data_label: str | None = None,
+               status: Sequence | None = None) -> html.Div:
+    """A page: ``stores``, title, the data it shows, lead, then ``controls`` beside the content.
+
+    ``data_label`` names the dataset the page shows (:meth:`DataChoice.label`),
+    with a link to the Data page.  ``status`` replaces the default error box
+    and job panel of ``prefix`` (a :class:`pages._ui.view.JobView`'s own).
 
     The content column starts with the notes about the link (``{prefix}-link-notes``),
     the error box (``{prefix}-error``) and the job panel of ``prefix``; ``content``
@@ -39,13 +44,16 @@ def page_frame(prefix: str, *, title: str, lead, stores: Sequence, controls, con
     return html.Div([
         *stores,
         html.H1(title, className="vi-page-title"),
+        *([html.P(["Data: ", html.Strong(data_label, id=f"{prefix}-dataset"), " \u00b7 ",
+                   dcc.Link("change", href="/")], className="vi-dataset")]
+          if data_label else []),
         html.P(lead, className="vi-page-lead"),
         html.Div(className="vi-layout", children=[
             html.Aside(controls, className="vi-controls"),
             html.Div(className="vi-content", children=[
                 state.notes_box(notes, id=f"{prefix}-link-notes"),
-                error_box(None, id=f"{prefix}-error"),
-                jobs.job_panel(prefix),
+                *(status if status is not None else
+                  [error_box(None, id=f"{prefix}-error"), jobs.job_panel(prefix)]),
                 *content,
             ]),
         ]),

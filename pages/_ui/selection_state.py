@@ -17,8 +17,8 @@ from varimp_core.selection import MADELON_IRRELEVANT
 
 from . import datasource, limits
 from .distributions_logic import METHOD_OPTIONS, data_for_choice
-from .importances_logic import data_feature_count, data_params_for_page, \
-    whole_number as _whole
+from .datasource import data_feature_count, data_params_for_page
+from .state import whole_number as _whole
 from .state import Param, choice_parser, encode_query, float_parser, int_parser, parse_query
 
 __all__ = [

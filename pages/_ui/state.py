@@ -38,6 +38,7 @@ __all__ = [
     "register_url_sync",
     "notes_box",
     "PRESENT_KEY",
+    "whole_number",
 ]
 
 #: URL flag of the presentation mode; kept on every URL the app writes.
@@ -236,3 +237,30 @@ def notes_box(notes: Sequence[str], *, id: str | None = None) -> html.Div:
     return html.Div(
         [html.P(n) for n in notes], className="vi-notes", role="alert", **kwargs
     )
+
+
+def whole_number(value, what: str, low: int, high: int | None, default=None, *,
+                 grouped: bool = True):
+    """A whole number from a control, or ``default`` when blank.
+
+    ``grouped=False`` writes the range without thousands separators
+    ("from 1 to 2000" rather than "from 1 to 2,000").
+
+    Raises
+    ------
+    ValueError
+        With a sentence naming ``what`` and the allowed range.
+    """
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return default
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"The {what} must be a whole number, got {value!r}.") from None
+    fmt = "," if grouped else ""
+    limit = (f"from {low:{fmt}} to {high:{fmt}}" if high is not None
+             else f"of at least {low:{fmt}}")
+    if not math.isfinite(number) or number != int(number) or number < low \
+            or (high is not None and number > high):
+        raise ValueError(f"The {what} must be a whole number {limit}, got {value!r}.")
+    return int(number)

@@ -1,0 +1,133 @@
+"""The data choice every page works on, typed and parsed once.
+
+A :class:`DataChoice` names the data of a view: a built-in problem (its spec,
+exact or sampled, N, seed) or an uploaded table (its key, file name, target,
+task, numeric columns), and the binning.  It travels in the URL (the Data
+page's query keys, :data:`pages._ui.datasource.DATA_PARAMS`) and in each
+page's ``{prefix}-data`` store, which holds :meth:`DataChoice.to_store`; the
+server parses that store again with :meth:`DataChoice.from_store` before any
+work (a browser can send anything).  :meth:`DataChoice.label` is what the
+page header shows: "LED (exact, 7 inputs)" or "penguins.csv, 333 rows,
+target species".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from varimp_core.data import DataError
+from varimp_core.problems import get_problem
+
+from . import datasource
+
+__all__ = ["DataChoice"]
+
+_DATA_KEYS = frozenset(p.name for p in datasource.DATA_PARAMS)
+
+
+@dataclass(frozen=True)
+class DataChoice:
+    """Canonical data parameters (see :func:`pages._ui.datasource.canonical_params`).
+
+    Build it with :meth:`from_page` (a page's URL, else the session's choice)
+    or :meth:`from_store`; never from a dict the browser sent without parsing.
+    """
+
+    params: tuple[tuple[str, Any], ...]
+
+    # -- construction -----------------------------------------------------------------
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> "DataChoice":
+        canonical = datasource.canonical_params(params)
+        return cls(tuple((k, tuple(v) if isinstance(v, list) else v)
+                         for k, v in canonical.items()))
+
+    @classmethod
+    def from_page(cls, query: Mapping[str, Any], vi_data: Any = None
+                  ) -> tuple["DataChoice", list[str]]:
+        """The data of a page: its URL's data keys, else the session's ``vi-data`` choice.
+
+        Returns the choice and sentences about link values that were ignored.
+        """
+        if not _DATA_KEYS & set(query) and isinstance(vi_data, Mapping) \
+                and isinstance(vi_data.get("params"), Mapping):
+            query = {k: v for k, v in vi_data["params"].items() if v is not None}
+        params, notes = datasource.parse_data_query(query)
+        return cls.from_params(params), notes
+
+    @classmethod
+    def from_store(cls, store: Any) -> "DataChoice":
+        """Parse a page's ``{prefix}-data`` store again (what the browser sent back).
+
+        Raises
+        ------
+        DataError
+            When the store does not name a valid data choice.
+        """
+        params = store.get("params") if isinstance(store, Mapping) else None
+        if not isinstance(params, Mapping):
+            raise DataError("This page lost its data choice; reload the page or choose the "
+                            "data again on the Data page.")
+        parsed, notes = datasource.parse_data_query(
+            {k: (list(v) if isinstance(v, (list, tuple)) else v)
+             for k, v in params.items() if v is not None})
+        if notes:
+            raise DataError(notes[0])
+        return cls.from_params(parsed)
+
+    # -- views ----------------------------------------------------------------------
+    @property
+    def as_dict(self) -> dict:
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.params}
+
+    def __getitem__(self, key: str) -> Any:
+        return self.as_dict.get(key)
+
+    @property
+    def is_upload(self) -> bool:
+        return self["source"] == "upload"
+
+    def query(self) -> str:
+        """The URL query of this choice (no leading ``?``)."""
+        return datasource.data_query(self.as_dict)
+
+    def n_features(self) -> int | None:
+        """Number of inputs p, without preparing the data (None if unknown)."""
+        if not self.is_upload:
+            try:
+                return len(get_problem(self["problem"]).variables)
+            except ValueError:
+                return None
+        columns = datasource.upload_columns(self["upload"])
+        return None if columns is None else max(len(columns["columns"]) - 1, 0)
+
+    def label(self) -> str:
+        """What the page header names: "LED (exact, 7 inputs)" or "file.csv, 333 rows, target y"."""
+        p = self.n_features()
+        inputs = "" if p is None else f", {p:,} input{'s' if p != 1 else ''}"
+        if self.is_upload:
+            columns = datasource.upload_columns(self["upload"])
+            if columns is None:
+                return f"{self['file'] or 'uploaded table'} (no longer on the server)"
+            target = self["target"] or columns["columns"][-1]
+            return f"{self['file'] or 'table.csv'}, {columns['rows']:,} rows, target {target}"
+        spec = self["problem"]
+        how = "exact" if self["sampling"] == "exact" else "sampled"
+        if self["sampling"] == "sample":
+            try:
+                problem = get_problem(spec)
+                n = self["n"] or (None if "samples" in problem.options
+                                  else problem.default_samples)
+            except ValueError:
+                n = self["n"]
+            how = f"N = {n:,}" if n else "sampled"
+        return f"{spec} ({how}{inputs})"
+
+    def load(self):
+        """The core's ``PreparedData`` (cached tables; raises ``DataError`` with a sentence)."""
+        return datasource.load_prepared(self.as_dict)
+
+    def to_store(self) -> dict:
+        """The page's ``{prefix}-data`` store: the parameters, p and the label."""
+        return {"params": self.as_dict, "p": self.n_features(), "label": self.label()}

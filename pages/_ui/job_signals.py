@@ -1,0 +1,87 @@
+"""How a running job learns that nobody wants it any more: a heartbeat and a Cancel flag.
+
+Every poll of a background job's progress (the page still shows it) marks the
+job as wanted (:func:`mark_polled`, called by the managers in
+:mod:`pages._ui.jobs`).  The job's own process or Celery task knows its key
+(:func:`start_job`) and, at each progress report, :func:`check_heartbeat`
+raises :class:`JobAbandoned` when no poll came for
+``VARIMP_HEARTBEAT_TIMEOUT`` seconds (the tab was closed).  Cooperative
+Cancel is a flag per page view and job that the job reads between chunks.
+Both live in the shared cache, so they work with Diskcache and Celery.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import os
+import time
+
+from .cache import get_cache, key_for
+
+__all__ = ["JobAbandoned", "heartbeat_timeout", "mark_polled", "start_job", "check_heartbeat",
+           "request_stop", "clear_stop", "stop_requested"]
+
+log = logging.getLogger(__name__)
+
+_JOB_KEY: contextvars.ContextVar[str | None] = contextvars.ContextVar("varimp_job_key",
+                                                                      default=None)
+
+
+class JobAbandoned(RuntimeError):
+    """No page has polled this job for ``VARIMP_HEARTBEAT_TIMEOUT`` seconds: nobody waits."""
+
+
+def heartbeat_timeout() -> float:
+    """Seconds without a poll after which a job stops (``VARIMP_HEARTBEAT_TIMEOUT``, 20)."""
+    try:
+        value = float(os.environ.get("VARIMP_HEARTBEAT_TIMEOUT", "20"))
+    except ValueError:
+        return 20.0
+    return value if value > 0 else 20.0
+
+
+def _beat_key(job_key: str) -> str:
+    return "job-polled:" + str(job_key)
+
+
+def mark_polled(job_key: str) -> None:
+    """Record that a browser asked for job ``job_key``'s progress now."""
+    get_cache().set(_beat_key(job_key), time.time(), expire=3600, retry=True)
+
+
+def start_job(job_key: str) -> None:
+    """Called in the job's own process or task: its heartbeat starts now."""
+    _JOB_KEY.set(job_key)
+    mark_polled(job_key)
+
+
+def check_heartbeat() -> None:
+    """Raise :class:`JobAbandoned` in a job whose page stopped polling it."""
+    key = _JOB_KEY.get()
+    if key is None:
+        return
+    last = get_cache().get(_beat_key(key), default=None, retry=True)
+    if last is not None and time.time() - float(last) > heartbeat_timeout():
+        log.info("Job %s stopped: its page stopped asking for it", key)
+        raise JobAbandoned(key)
+
+
+# -- cooperative Cancel: a flag per page view and job ------------------------------------
+def _stop_key(instance: str, job: str) -> str:
+    return key_for("job-stop", str(instance or ""), str(job))
+
+
+def request_stop(instance: str, job: str) -> None:
+    """Ask the running job ``job`` of this page view to stop after its current chunk."""
+    get_cache().set(_stop_key(instance, job), "1", expire=3600, retry=True)
+
+
+def clear_stop(instance: str, job: str) -> None:
+    """Forget a Cancel request (a new job is starting)."""
+    get_cache().delete(_stop_key(instance, job), retry=True)
+
+
+def stop_requested(instance: str, job: str) -> bool:
+    """True once :func:`request_stop` was called for this view and job."""
+    return get_cache().get(_stop_key(instance, job), default=None, retry=True) is not None

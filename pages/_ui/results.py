@@ -1,0 +1,81 @@
+"""Core results every page shares, cached by a hash of the data and the settings.
+
+Several pages draw the same importances (Importances, Decomposition, Masking
+...): :func:`cached_importances` computes them once per server cache, under a
+key made of the data choice and the core's own keyword arguments
+(scikit-learn's vocabulary), and :func:`make_loader` loads the data at most
+once per job, only on a miss.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+from varimp_core.api import compute_importances
+from varimp_core.result import ImportanceResult
+
+from . import cache, datasource
+
+__all__ = ["make_loader", "cached_importances", "peek_importances", "exact_reference"]
+
+SAMPLED = ("forest", "sklearn-rf", "sklearn-et")
+
+
+def make_loader(data: Mapping[str, Any], progress: Callable | None = None) -> Callable:
+    """A zero-argument function loading the data once (on its first call)."""
+    loaded: dict[str, Any] = {}
+
+    def load():
+        if "prepared" not in loaded:
+            if progress is not None:
+                progress(0, 1, "Loading the data\u2026")
+            loaded["prepared"] = datasource.load_prepared(data)
+        return loaded["prepared"]
+
+    return load
+
+
+def _key(data: Mapping[str, Any], kwargs: Mapping[str, Any]) -> str:
+    return cache.key_for("importances", datasource.canonical_params(data), dict(kwargs))
+
+
+def cached_importances(data: Mapping[str, Any], kwargs: Mapping[str, Any], load: Callable,
+                       progress: Callable | None = None) -> ImportanceResult:
+    """``compute_importances(load(), **kwargs)`` through the shared cache.
+
+    Parameters
+    ----------
+    data : mapping
+        Canonical data parameters (part of the key).
+    kwargs : mapping
+        Keyword arguments of :func:`varimp_core.api.compute_importances`
+        (``method``, ``max_features``, ``max_depth``, ``k_semantics``,
+        ``n_estimators``, ``bootstrap``, ``random_state``...).
+    load : callable
+        Returns the core's ``PreparedData``; called only on a miss.
+    progress : callable, optional
+        ``progress(done, total)`` of the sampled methods.
+    """
+    return cache.get_or_compute_result(
+        _key(data, kwargs), lambda: compute_importances(load(), progress=progress, **kwargs))
+
+
+def peek_importances(data: Mapping[str, Any], kwargs: Mapping[str, Any]
+                     ) -> ImportanceResult | None:
+    """The cached result of :func:`cached_importances`, or None (nothing is computed)."""
+    stored = cache.get_json(_key(data, kwargs))
+    return None if stored is None else ImportanceResult.from_dict(stored)
+
+
+def exact_reference(kwargs: Mapping[str, Any]) -> dict:
+    """Keyword arguments of the exact values drawn over a sampled method.
+
+    Same K and depth; scikit-learn forests read K their own way, so their
+    reference uses ``sklearn`` semantics.
+    """
+    semantics = kwargs.get("k_semantics", "sklearn")
+    if kwargs["method"] in ("sklearn-rf", "sklearn-et"):
+        semantics = "sklearn"
+    return {"method": "exact", "max_features": kwargs["max_features"],
+            "max_depth": kwargs.get("max_depth"), "k_semantics": semantics,
+            "criterion": "entropy"}

@@ -1,0 +1,238 @@
+"""One job pattern for every page: cached result, else a background job, then draw.
+
+A page describes each computed view once, as a :class:`JobView`: its
+parameters (a :class:`pages._ui.params.ParamSet`), a ``compute(settings,
+data, progress)`` that calls the core and returns a JSON-able result, and a
+``render(result, settings, data)`` that turns the result into the values of
+the view's outputs.  :meth:`JobView.register` wires it the same way for
+every page:
+
+1. a plain callback validates the controls' values (a sentence beside each
+   control whose value cannot be used, and nothing runs), writes the URL,
+   and looks for the result in the server cache under a hash of the data and
+   settings; a hit is drawn at once;
+2. a miss starts the background job (progress bar, Cancel): it parses the
+   data choice and validates the values **again** (the browser can send
+   anything), computes, caches the result and draws it;
+3. a job whose inputs change is replaced by the new one, and a job whose page
+   is left (the app's ``vi-url`` path changes) or whose page stops polling
+   (the tab was closed) is stopped (:mod:`pages._ui.jobs`).
+
+A failure is a sentence in the view's error box; the previous view stays.
+Views with ``partial=True`` stop cooperatively on Cancel: ``compute`` asks
+``progress.should_stop()`` between chunks and returns what it finished, which
+is drawn (with ``result["partial"]`` set) but not cached.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Callable, Mapping, Sequence
+
+from dash import Input, Output, State, callback, dcc, html, no_update
+
+from . import cache, jobs
+from .datachoice import DataChoice
+from .params import Context, ParamSet
+
+__all__ = ["JobView", "context_for"]
+
+_HIDDEN = "vi-hidden"
+
+
+def context_for(data: DataChoice | None, store: Any = None) -> Context:
+    """The validation context of a data choice: its number of inputs p."""
+    if isinstance(store, Mapping) and isinstance(store.get("p"), int):
+        return Context(p=store["p"])
+    return Context(p=None if data is None else data.n_features())
+
+
+class JobView:
+    """One computed view of a page (see the module docstring).
+
+    Parameters
+    ----------
+    prefix : str
+        The view's id prefix: its job panel is ``{prefix}-job``, its error box
+        ``{prefix}-error``, its stores ``{prefix}-miss`` and ``{prefix}-instance``.
+    params : ParamSet
+        The parameters whose controls drive the view.
+    compute : callable
+        ``compute(settings, data, progress, **extra) -> dict`` (JSON-able).
+    render : callable
+        ``render(result, settings, data, **extra) -> tuple`` of output values.
+    outputs : sequence of (id, property)
+    data_store : str
+        Id of the store holding the page's :meth:`DataChoice.to_store`.
+    extra : sequence of (name, Input or State)
+        More inputs, passed to ``compute`` and ``render`` by name (a clicked
+        cell, a checkbox of another view).  ``compute`` must check them.
+    query_store : str, optional
+        Store whose value the page mirrors into the URL; gets
+        ``url(settings, data, **extra)``.
+    url : callable, optional
+    disable : sequence of str
+        Ids disabled while the job runs.
+    partial : bool, default=False
+        Cancel stops the job cooperatively and its partial result is drawn.
+    namespace : str, optional
+        Cache namespace (default ``prefix``).
+    what : str
+        Name of the view in sentences ("The figures").
+    """
+
+    def __init__(self, prefix: str, params: ParamSet, *, compute: Callable, render: Callable,
+                 outputs: Sequence[tuple[str, str]], data_store: str,
+                 extra: Sequence[tuple[str, Any]] = (), query_store: str | None = None,
+                 url: Callable | None = None, disable: Sequence[str] = (),
+                 partial: bool = False, namespace: str | None = None,
+                 what: str = "The figures"):
+        self.prefix, self.params = prefix, params
+        self.compute_fn, self.render_fn = compute, render
+        self.outputs = [tuple(o) for o in outputs]
+        self.data_store = data_store
+        self.extra = list(extra)
+        self.query_store, self.url = query_store, url
+        self.disable = list(disable)
+        self.partial = partial
+        self.namespace = namespace or prefix
+        self.what = what
+
+    # -- layout -----------------------------------------------------------------------
+    def stores(self) -> list:
+        """The view's stores: the pending miss and the page view's instance id."""
+        return [dcc.Store(id=f"{self.prefix}-miss"),
+                dcc.Store(id=f"{self.prefix}-instance", data=uuid.uuid4().hex),
+                dcc.Store(id=f"{self.prefix}-stop-ack")]
+
+    def status(self) -> list:
+        """The view's error box and job panel (progress bar, Cancel, status line)."""
+        return [html.Div(id=f"{self.prefix}-error", className=_HIDDEN),
+                jobs.job_panel(self.prefix)]
+
+    # -- plain functions (tests call them) ---------------------------------------------
+    def key(self, data: DataChoice, settings: Mapping[str, Any], extra: Mapping[str, Any]
+            ) -> str:
+        return cache.key_for(self.namespace, data.as_dict, dict(settings), dict(extra))
+
+    def check(self, values: Mapping[str, Any], store: Any) -> tuple[DataChoice, dict]:
+        """Parse the data store and validate the control values, as the job does.
+
+        Raises
+        ------
+        DataError or ParamErrors
+            With sentences.
+        """
+        data = DataChoice.from_store(store)
+        return data, self.params.settings(values, context_for(data, store))
+
+    def cached(self, data: DataChoice, settings: Mapping[str, Any],
+               extra: Mapping[str, Any] | None = None) -> Any:
+        """The cached result of these inputs, or None: nothing is computed."""
+        return cache.get_json(self.key(data, settings, dict(extra or {})))
+
+    def run(self, values: Mapping[str, Any], store: Any, extra: Mapping[str, Any] | None = None,
+            progress: Any = None) -> tuple[dict, dict, DataChoice]:
+        """The view's result for control values: cached, else computed and cached.
+
+        Returns ``(result, settings, data)``.
+        """
+        extra = dict(extra or {})
+        data, settings = self.check(values, store)
+        key = self.key(data, settings, extra)
+        result = cache.get_json(key)
+        if result is None:
+            progress = progress or jobs.Progress(None)
+            result = self.compute_fn(settings, data, progress, **extra)
+            if not (isinstance(result, Mapping) and result.get("partial")):
+                cache.put_json(key, result)
+        return result, settings, data
+
+    def _request_stop(self, n_clicks, instance):
+        jobs.request_stop(instance, self.prefix)
+        return n_clicks
+
+    def draw(self, result, settings, data, extra) -> tuple:
+        return tuple(self.render_fn(result, settings, data, **extra))
+
+    # -- callbacks ----------------------------------------------------------------------
+    def register(self) -> None:
+        """Register the view's callbacks (once, when the page module is imported)."""
+        n_out, names = len(self.outputs), self.params.names
+        extra_names = [name for name, _ in self.extra]
+        view_out = [Output(i, p, allow_duplicate=True) for i, p in self.outputs]
+        status = Output(jobs.job_ids(self.prefix)["status"], "children", allow_duplicate=True)
+        err = [Output(f"{self.prefix}-error", "children", allow_duplicate=True),
+               Output(f"{self.prefix}-error", "className", allow_duplicate=True)]
+        url_out = [Output(self.query_store, "data", allow_duplicate=True)] \
+            if self.query_store else []
+        inputs = [*self.params.inputs(), *(dep for _, dep in self.extra),
+                  State(self.data_store, "data")]
+
+        def split(args):
+            values = dict(zip(names, args[:len(names)]))
+            extra = dict(zip(extra_names, args[len(names):len(names) + len(extra_names)]))
+            return values, extra, args[-1]
+
+        def peek(*args):
+            values, extra, store = split(args)
+            data, settings, errors = None, {}, {}
+            try:
+                data = DataChoice.from_store(store)
+                settings, errors = self.params.validate(values, context_for(data, store))
+            except Exception as exc:  # a sentence, never a traceback
+                return (*[no_update] * n_out, *[""] * len(names), *[no_update] * len(url_out),
+                        no_update, "", jobs.error_message(exc), "vi-error")
+            texts = [errors.get(n, "") for n in names]
+            if errors:
+                return (*[no_update] * n_out, *texts, *[no_update] * len(url_out), no_update,
+                        "Nothing was recomputed: correct the value marked beside its control.",
+                        "", _HIDDEN)
+            query = [self.url(settings, data, **extra)] if self.query_store else []
+            try:
+                result = cache.get_json(self.key(data, settings, extra))
+                if result is not None:
+                    return (*self.draw(result, settings, data, extra), *texts, *query,
+                            no_update, "Done (cached).", "", _HIDDEN)
+            except Exception as exc:
+                return (*[no_update] * n_out, *texts, *query, no_update, "",
+                        jobs.error_message(exc), "vi-error")
+            miss = {"values": values, "extra": extra, "data": store, "n": uuid.uuid4().hex}
+            return (*[no_update] * n_out, *texts, *query, miss, no_update, "", _HIDDEN)
+
+        callback(*view_out, *self.params.error_outputs(), *url_out,
+                 Output(f"{self.prefix}-miss", "data"), status, *err, *inputs,
+                 prevent_initial_call="initial_duplicate")(peek)
+
+        opts = jobs.background_options(self.prefix, disable=self.disable)
+        if self.partial:  # Cancel asks the job to stop between chunks and keep what it has
+            opts["cancel"] = [Input("vi-url", "pathname")]
+            callback(Output(f"{self.prefix}-stop-ack", "data"),
+                     Input(jobs.job_ids(self.prefix)["cancel"], "n_clicks"),
+                     State(f"{self.prefix}-instance", "data"),
+                     prevent_initial_call=True)(self._request_stop)
+
+        def job(set_progress, miss, instance):
+            if not isinstance(miss, Mapping):
+                return (*[no_update] * n_out, "", no_update, no_update)
+            progress = jobs.Progress(set_progress, stop=(instance, self.prefix)
+                                     if self.partial else None)
+            if self.partial:
+                jobs.clear_stop(instance, self.prefix)
+            extra = dict(miss.get("extra") or {})
+            try:
+                result, settings, data = self.run(miss.get("values") or {}, miss.get("data"),
+                                                  extra, progress)
+                out = self.draw(result, settings, data, extra)
+            except Exception as exc:  # a sentence on the page, never a traceback
+                return (*[no_update] * n_out, "",
+                        jobs.failure_message(exc, True, self.what), "vi-error")
+            done = jobs.done_message(progress)
+            if isinstance(result, Mapping) and result.get("partial"):
+                done = "Cancelled: showing what was finished."
+            return (*out, done, "", _HIDDEN)
+
+        callback(*[Output(i, p, allow_duplicate=True) for i, p in self.outputs],
+                 status, *err, Input(f"{self.prefix}-miss", "data"),
+                 State(f"{self.prefix}-instance", "data"), prevent_initial_call=True,
+                 **opts)(job)
