@@ -358,3 +358,43 @@ def test_uploaded_table_flows_to_a_safe_csv(page):
     names = [row[0] for row in csv.reader(io.StringIO(draw.csv_text(view["result"])))][1:]
     assert names == ["'=cmd|' /C calc'!A0", "'@x"]
     assert draw.csv_filename(data.as_dict, settings) == "varimp-importances-evil-exact-K1.csv"
+
+
+@pytest.mark.browser
+def test_leaving_the_page_mid_job_ends_the_job(dash_duo, dash_app):
+    """The job's process is gone within a few seconds of the user leaving its page."""
+    import os
+
+    import psutil
+
+    def job_processes():
+        return [c for c in psutil.Process(os.getpid()).children(recursive=True)
+                if c.is_running() and c.status() != psutil.STATUS_ZOMBIE
+                and "chrom" not in c.name()]
+
+    before = {c.pid for c in job_processes()}
+    open_page(dash_duo, dash_app, "/importances?problem=led&method=sklearn-rf&K=2"
+              "&trees=10000&bootstrap=1&tree_seed=77")
+    until(lambda: "vi-job-running" in dash_duo.find_element("#imp-job").get_attribute("class"),
+          20)
+    until(lambda: {c.pid for c in job_processes()} - before, 10)
+    dash_duo.driver.find_element("link text", "Decomposition").click()
+    until(lambda: urlsplit(dash_duo.driver.current_url).path == "/decomposition", 10)
+    until(lambda: not ({c.pid for c in job_processes()} - before), 10)
+
+
+def test_a_job_nobody_polls_stops_at_its_next_progress_report(monkeypatch):
+    """The heartbeat: a closed tab stops polling, and the job stops (no page-leave event)."""
+    from pages._ui import job_signals
+
+    monkeypatch.setenv("VARIMP_HEARTBEAT_TIMEOUT", "0.2")
+    job_signals.start_job("test-heartbeat-job")
+    progress = Progress(None)
+    progress(1, 10)  # just polled: runs on
+    job_signals.mark_polled("test-heartbeat-job")
+    import time
+
+    time.sleep(0.3)
+    with pytest.raises(job_signals.JobAbandoned):
+        progress(2, 10)
+    job_signals.start_job(None)

@@ -50,10 +50,11 @@ def mark_polled(job_key: str) -> None:
     get_cache().set(_beat_key(job_key), time.time(), expire=3600, retry=True)
 
 
-def start_job(job_key: str) -> None:
-    """Called in the job's own process or task: its heartbeat starts now."""
+def start_job(job_key: str | None) -> None:
+    """Called in the job's own process or task: its heartbeat starts now (None: no job)."""
     _JOB_KEY.set(job_key)
-    mark_polled(job_key)
+    if job_key is not None:
+        mark_polled(job_key)
 
 
 def check_heartbeat() -> None:
