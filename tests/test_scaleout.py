@@ -184,7 +184,7 @@ def _speedup(cluster, run, what: str) -> float:
 # -- tests ---------------------------------------------------------------------------
 def test_fanned_out_monte_carlo_is_identical_and_faster_with_two_workers(cluster):
     from pages._ui import fanout
-    from varimp_core.montecarlo import monte_carlo
+    from varimp_core.studies.montecarlo import monte_carlo
 
     cluster.ensure_worker("a")
     cluster.ensure_worker("b")

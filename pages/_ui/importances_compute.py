@@ -11,7 +11,7 @@ import json
 from typing import Any, Mapping
 
 from varimp_core.api import compute_importances
-from varimp_core.information import joint_information
+from varimp_core.exact.information import joint_information
 from varimp_core.result import ImportanceResult
 
 from . import cache, datasource, limits

@@ -13,8 +13,8 @@ import math
 from typing import Any, Mapping
 
 from varimp_core.api import METHODS
-from varimp_core.forest import MAX_TREES
-from varimp_core.problems import get_problem
+from varimp_core.forests.multiway import MAX_TREES
+from varimp_core.problems.registry import get_problem
 
 from . import datasource, limits
 from .state import Param, bool_parser, choice_parser, encode_query, int_parser, parse_query

@@ -277,7 +277,7 @@ def error_message(exc: BaseException) -> str:
         return over_limit
     user_errors = USER_ERRORS
     try:
-        from varimp_core.data import DataError
+        from varimp_core.data.prepare import DataError
 
         user_errors = user_errors + (DataError,)
     except ImportError:  # pragma: no cover - while the core is being written
