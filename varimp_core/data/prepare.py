@@ -23,6 +23,7 @@ import pandas as pd
 from varimp_core.data.csvfile import (MAX_UPLOAD_BYTES, DataError, env_limit, quoted_names,
                                       plain_value, decode_upload, load_csv, read_csv_bytes)
 from varimp_core.data.table import DiscreteTable
+from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict
 
 __all__ = ["DataError", "MAX_CELLS", "MAX_CLASSES", "MAX_UPLOAD_BYTES", "PreparedData",
            "decode_upload", "exact_limit_message", "load_csv", "prepare_problem",
@@ -95,6 +96,15 @@ class PreparedData:
             if codes is not None and rows is not None and len(codes) != len(rows):
                 raise ValueError(f"{name} has {len(codes)} rows but the data has {len(rows)}; "
                                  f"set {name}=None when replacing the rows.")
+
+    def to_dict(self) -> dict:
+        """Plain JSON types (see :mod:`varimp_core.serialize`); :meth:`from_dict` reads them back."""
+        return dataclass_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "PreparedData":
+        """The PreparedData that :meth:`to_dict` wrote."""
+        return dataclass_from_dict(cls, d)
 
 
 def _column_values(s: pd.Series) -> tuple[str, np.ndarray, tuple | None]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict
 
 __all__ = ["DiscreteTable", "compress_rows"]
 
@@ -198,3 +199,12 @@ class DiscreteTable:
         data[self.target] = [self.y_labels[c] for c in self.y]
         data["weight"] = self.weight
         return pd.DataFrame(data)
+
+    def to_dict(self) -> dict:
+        """Plain JSON types (see :mod:`varimp_core.serialize`); :meth:`from_dict` reads them back."""
+        return dataclass_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "DiscreteTable":
+        """The DiscreteTable that :meth:`to_dict` wrote."""
+        return dataclass_from_dict(cls, d)

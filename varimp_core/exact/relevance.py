@@ -75,6 +75,16 @@ class RelevanceResult:
             "tol": self.tol,
         }
 
+    @classmethod
+    def from_dict(cls, d: dict) -> "RelevanceResult":
+        """The RelevanceResult that :meth:`to_dict` wrote."""
+        boundary = d["markov_boundary"]
+        return cls(variables=tuple(d["variables"]), relevance=tuple(d["relevance"]),
+                   degree=tuple(d["degree"]),
+                   markov_boundary=None if boundary is None else tuple(boundary),
+                   minimal_boundary=tuple(d["minimal_boundary"]),
+                   strictly_positive=bool(d["strictly_positive"]), tol=float(d["tol"]))
+
     def to_frame(self):
         import pandas as pd
 

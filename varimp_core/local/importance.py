@@ -34,6 +34,7 @@ from sklearn.base import is_classifier
 
 from varimp_core.measures.inputs import variable_names
 from varimp_core.forests.sklearn_mdi import fit_sklearn_forest
+from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict
 
 __all__ = ["LocalImportance", "fit_uniform_forest", "local_importance"]
 
@@ -317,6 +318,15 @@ class LocalImportance:
                              "position": np.tile(np.arange(1, p + 1), p),
                              "count": sli.ravel(),
                              "share": sli.ravel() / self.n_observations})
+
+    def to_dict(self) -> dict:
+        """Plain JSON types (see :mod:`varimp_core.serialize`); :meth:`from_dict` reads them back."""
+        return dataclass_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "LocalImportance":
+        """The LocalImportance that :meth:`to_dict` wrote."""
+        return dataclass_from_dict(cls, d)
 
 
 def check_position(max_position, p):

@@ -38,6 +38,7 @@ import pandas as pd
 
 from varimp_core.local.importance import LocalImportance, check_position
 from varimp_core.result import ImportanceResult
+from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict
 
 __all__ = ["Interactions", "PartialImportance", "ImportanceOverLabels", "OTHER_FEATURES",
            "interactions", "interaction_importance", "partial_importance",
@@ -106,6 +107,15 @@ class Interactions:
                              "second": np.tile(self.labels, m),
                              "joint": self.joint.ravel(),
                              "vii": self.vii.ravel()})
+
+    def to_dict(self) -> dict:
+        """Plain JSON types (see :mod:`varimp_core.serialize`); :meth:`from_dict` reads them back."""
+        return dataclass_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Interactions":
+        """The Interactions that :meth:`to_dict` wrote."""
+        return dataclass_from_dict(cls, d)
 
 
 def _check_forest(local: LocalImportance) -> None:
@@ -271,6 +281,15 @@ class PartialImportance:
         df["subset"] = self.subset
         return df
 
+    def to_dict(self) -> dict:
+        """Plain JSON types (see :mod:`varimp_core.serialize`); :meth:`from_dict` reads them back."""
+        return dataclass_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "PartialImportance":
+        """The PartialImportance that :meth:`to_dict` wrote."""
+        return dataclass_from_dict(cls, d)
+
 
 def _subset_mask(local, label, threshold, direction):
     pred = local.prediction
@@ -384,6 +403,15 @@ class ImportanceOverLabels:
         """Variables (rows, in :attr:`order`) by classes (columns) of shares."""
         m = pd.DataFrame(self.shares, index=list(self.variables), columns=list(self.classes))
         return m.iloc[self.order]
+
+    def to_dict(self) -> dict:
+        """Plain JSON types (see :mod:`varimp_core.serialize`); :meth:`from_dict` reads them back."""
+        return dataclass_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ImportanceOverLabels":
+        """The ImportanceOverLabels that :meth:`to_dict` wrote."""
+        return dataclass_from_dict(cls, d)
 
 
 def importance_over_labels(local: LocalImportance, *, max_position: int = 1) -> ImportanceOverLabels:

@@ -39,6 +39,7 @@ from sklearn.base import is_classifier
 from sklearn.inspection import partial_dependence as _sk_partial_dependence
 
 from varimp_core.local.features import feature_index, is_int
+from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict
 
 __all__ = ["PartialDependence", "PartialDependenceSet", "partial_dependence", "partial_dependences"]
 
@@ -109,6 +110,15 @@ class PartialDependence:
             "value": np.tile(self.grid[0], k * n_lines),
             "output": np.repeat(np.asarray(self.outputs, dtype=object), n_lines * g),
             "prediction": self.individual.reshape(-1)})
+
+    def to_dict(self) -> dict:
+        """Plain JSON types (see :mod:`varimp_core.serialize`); :meth:`from_dict` reads them back."""
+        return dataclass_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "PartialDependence":
+        """The PartialDependence that :meth:`to_dict` wrote."""
+        return dataclass_from_dict(cls, d)
 
 
 def _feature_names(estimator, X, feature_names, p):
@@ -303,6 +313,15 @@ class PartialDependenceSet:
         """The averages of every result, stacked (see :meth:`PartialDependence.to_frame`)."""
         frames = [r.to_frame() for r in self.results]
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+    def to_dict(self) -> dict:
+        """Plain JSON types (see :mod:`varimp_core.serialize`); :meth:`from_dict` reads them back."""
+        return dataclass_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "PartialDependenceSet":
+        """The PartialDependenceSet that :meth:`to_dict` wrote."""
+        return dataclass_from_dict(cls, d)
 
 
 def partial_dependences(estimator, X, features, *, progress: Callable[[int, int], None] | None = None,

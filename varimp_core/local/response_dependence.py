@@ -21,6 +21,7 @@ import pandas as pd
 
 from varimp_core.local.features import feature_index, is_int
 from varimp_core.local.importance import LocalImportance
+from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict
 
 __all__ = ["DependenceOverResponses", "dependence_over_responses"]
 
@@ -71,6 +72,15 @@ class DependenceOverResponses:
                              "to_frame() (value against prediction).")
         df = self.to_frame().groupby("prediction")["value"]
         return df.describe()[["count", "min", "25%", "50%", "75%", "max"]].reset_index()
+
+    def to_dict(self) -> dict:
+        """Plain JSON types (see :mod:`varimp_core.serialize`); :meth:`from_dict` reads them back."""
+        return dataclass_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "DependenceOverResponses":
+        """The DependenceOverResponses that :meth:`to_dict` wrote."""
+        return dataclass_from_dict(cls, d)
 
 
 def dependence_over_responses(local: LocalImportance, feature, *, positions=1) -> DependenceOverResponses:

@@ -16,6 +16,7 @@ import pandas as pd
 from scipy import stats
 
 from varimp_core.studies.montecarlo import MonteCarloResult
+from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict
 
 __all__ = ["DistributionFit", "fit_scaled_chi2", "fit_normal", "fit_null_distributions",
            "density_curves"]
@@ -56,6 +57,15 @@ class DistributionFit:
 
     def cdf(self, x):
         return self.frozen().cdf(x)
+
+    def to_dict(self) -> dict:
+        """Plain JSON types (see :mod:`varimp_core.serialize`); :meth:`from_dict` reads them back."""
+        return dataclass_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "DistributionFit":
+        """The DistributionFit that :meth:`to_dict` wrote."""
+        return dataclass_from_dict(cls, d)
 
 
 def _sample(samples) -> np.ndarray:

@@ -42,6 +42,7 @@ from varimp_core.studies.replicates import (check_int, check_probability, child_
                                             variable_index, root_seed, seed_record, flip_input,
                                             run_replicates)
 from varimp_core.data.table import DiscreteTable
+from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict
 
 __all__ = ["MonteCarloResult", "monte_carlo", "sweep", "sweep_statistics", "QUANTILES", "SWEEP_PARAMETERS",
            "EXACT_MAX_ROWS"]
@@ -171,6 +172,15 @@ class MonteCarloResult:
         return pd.DataFrame({"replicate": np.repeat(np.arange(R), p),
                              "variable": list(self.variables) * R,
                              "importance": self.replicates.ravel()})
+
+    def to_dict(self) -> dict:
+        """Plain JSON types (see :mod:`varimp_core.serialize`); :meth:`from_dict` reads them back."""
+        return dataclass_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "MonteCarloResult":
+        """The MonteCarloResult that :meth:`to_dict` wrote."""
+        return dataclass_from_dict(cls, d)
 
 
 def _qname(q: float) -> str:

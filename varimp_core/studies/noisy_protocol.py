@@ -33,6 +33,7 @@ from sklearn.metrics import roc_auc_score
 from varimp_core.measures import inputs as chk
 from varimp_core.measures.suite import DEFAULT_MEASURES, MEASURES, compute_measures
 from varimp_core.problems.registry import canonical_spec, get_problem, parse_spec
+from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict
 
 __all__ = ["PROTOCOL_PROBLEMS", "DEPTH_SETTINGS", "LI2019_TABLE1", "StudyResult",
            "noisy_feature_auc", "li_five_feature_sample", "mdi_bias_curves", "bias_curve_summary",
@@ -78,6 +79,15 @@ class StudyResult:
     scores: pd.DataFrame
     summary: pd.DataFrame
     cancelled: bool = False
+
+    def to_dict(self) -> dict:
+        """Plain JSON types (see :mod:`varimp_core.serialize`); :meth:`from_dict` reads them back."""
+        return dataclass_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "StudyResult":
+        """The StudyResult that :meth:`to_dict` wrote."""
+        return dataclass_from_dict(cls, d)
 
 
 def summarise(scores: pd.DataFrame, keys: list[str], value: str) -> pd.DataFrame:

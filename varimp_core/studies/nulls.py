@@ -38,6 +38,7 @@ from varimp_core.studies.replicates import (check_int, child_seed, int_seed, roo
                                             seed_record, run_replicates)
 from varimp_core.data.table import DiscreteTable
 from varimp_core.exact.eqn3 import eqn3_weights, validate_max_depth
+from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict
 
 __all__ = ["expected_irrelevant_importance", "plugin_bias_overlay",
            "PermutationNull", "permutation_null", "MAX_BIAS_COST"]
@@ -217,6 +218,15 @@ class PermutationNull:
                              "null_q95": self.null_quantile(0.95), "p_value": self.p_values,
                              "above_null_q95": self.above_null,
                              "n_permutations": self.n_permutations})
+
+    def to_dict(self) -> dict:
+        """Plain JSON types (see :mod:`varimp_core.serialize`); :meth:`from_dict` reads them back."""
+        return dataclass_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "PermutationNull":
+        """The PermutationNull that :meth:`to_dict` wrote."""
+        return dataclass_from_dict(cls, d)
 
 
 @dataclass(frozen=True)

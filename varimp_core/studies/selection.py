@@ -48,6 +48,7 @@ import pandas as pd
 
 from varimp_core.studies import subspace as _s
 from varimp_core.result import ImportanceResult
+from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict
 
 __all__ = ["SubspaceSelection", "draw_subspace", "probe_rule", "subspace_selection",
            "precision_recall", "madelon_curves", "MADELON_IRRELEVANT"]
@@ -227,6 +228,15 @@ class SubspaceSelection:
                                 by_degree=None, method=self.method,
                                 parameters=dict(self.parameters), problem=problem,
                                 units="gini" if self.parameters.get("criterion") == "gini" else "bits")
+
+    def to_dict(self) -> dict:
+        """Plain JSON types (see :mod:`varimp_core.serialize`); :meth:`from_dict` reads them back."""
+        return dataclass_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "SubspaceSelection":
+        """The SubspaceSelection that :meth:`to_dict` wrote."""
+        return dataclass_from_dict(cls, d)
 
 
 def subspace_selection(X, y, *, method: str = "srs", subspace_size: int = 50, alpha: float = 0.5,
