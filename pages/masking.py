@@ -234,5 +234,6 @@ def draw(exact, sampled):
         empty = logic.placeholder_figure("No figure for these settings; see the message above.")
         return empty, empty, empty, ""
     x = exact["x"]
-    return (make_k_lines(df, ds, x=x), make_rank_bump(df, x=x), make_delta_heatmap(importance_change(df, x=x), x=x),
+    return (make_k_lines(df, ds, x=x), make_rank_bump(df, x=x),
+            make_delta_heatmap(importance_change(df, x=x), x=x),
             [html.P(t) for t in logic.summary_sentences(exact)])

@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 
 from _tables import TABLE2_EQN3, led_table, with_irrelevant, xor_table
-from varimp_core.studies.masking import (add_noisy_copy, importance_change, importance_vs_depth,
-                                         importance_vs_k, rank_importances, sampled_vs_k)
+from varimp_core.studies.masking_copy import add_noisy_copy
+from varimp_core.studies.masking import (importance_change, importance_vs_depth, importance_vs_k,
+                                         sampled_vs_k)
+from varimp_core.studies.masking_tables import rank_importances
 from varimp_core.problems.registry import get_problem
 from varimp_core.data.table import DiscreteTable
 

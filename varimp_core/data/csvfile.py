@@ -2,7 +2,7 @@
 
 Every refusal is a :class:`DataError` (a ``ValueError``) whose message is one
 sentence naming the problem and what to do about it.  :mod:`varimp_core.data.prepare`
-re-exports everything here.
+re-exports the reading functions, its callers' entry point.
 """
 
 from __future__ import annotations

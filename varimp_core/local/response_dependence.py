@@ -5,7 +5,7 @@ Friedman's sense (:func:`varimp_core.local.partial_dependence.partial_dependence
 is set or averaged; :func:`dependence_over_responses` lists the observed pairs
 (feature value, forest prediction) of the observations for which the feature
 is locally important at the chosen position(s) (:mod:`varimp_core.local.importance`).
-:mod:`varimp_core.local.partial_dependence` re-exports both names.
+Friedman's partial dependence is in :mod:`varimp_core.local.partial_dependence`.
 
 References
 ----------

@@ -1,7 +1,7 @@
 """Validation shared by the importance measures: each bad input fails with a sentence.
 
-Private helpers of :mod:`varimp_core.measures.mdi_oob`; the public functions call them at
-the top, so the work in :mod:`varimp_core.measures.tree_kernels` can assume clean arrays.
+Shared by :mod:`varimp_core.measures` and :mod:`varimp_core.forests.sklearn_mdi`; the
+public functions call them at the top, so the work in :mod:`varimp_core.measures.tree_kernels` can assume clean arrays.
 """
 
 from __future__ import annotations

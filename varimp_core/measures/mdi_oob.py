@@ -1,9 +1,9 @@
-"""Importance measures beyond MDI for scikit-learn random forests and extra-trees.
+"""MDI, MDI-oob, naive-oob and Saabas contributions of scikit-learn random forests.
 
-Each function takes a fitted forest (or data, for :func:`impurity_corrected`)
-and returns an :class:`~varimp_core.result.ImportanceResult` with
-``by_degree=None`` and ``per_tree`` for the spread; :func:`compute_measures`
-fits and runs several at once.
+Each function takes a fitted forest and returns an
+:class:`~varimp_core.result.ImportanceResult` with ``by_degree=None`` and
+``per_tree`` for the spread.  The table names every measure of the package;
+:func:`~varimp_core.measures.suite.compute_measures` fits and runs several at once.
 
 =================  ===========================================================
 ``mdi``            unnormalised mean decrease of impurity (:func:`mdi`)

@@ -1,7 +1,7 @@
 """Options of the built-in problems: one :class:`Option` per ``key=value`` of a spec.
 
-Private to :mod:`varimp_core.problems.registry` (through :mod:`varimp_core.problems.specs`,
-which re-exports :data:`OPTION_SPECS`).  Each option parses and validates its
+Read by :mod:`varimp_core.problems.registry` (which parses specs with
+:data:`OPTION_SPECS`) and by the problem definitions.  Each option parses and validates its
 text into a value; ``copies`` values are kept in a canonical form that
 :func:`copies_pairs` turns back into (segment, count) pairs.
 """

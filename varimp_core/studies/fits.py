@@ -4,7 +4,7 @@
 is a weighted sum of such terms, which a scaled :math:`\\chi^2` approximates
 (Satterthwaite 1946; Sutera 2013, section 3.2.1.5 sees :math:`\\chi^2` shapes
 for irrelevant and Gaussian shapes for relevant variables).  The second view
-of :mod:`varimp_core.studies.nulls`, which re-exports every public name here.
+of :mod:`varimp_core.studies.nulls`.
 """
 
 from __future__ import annotations

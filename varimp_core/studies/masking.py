@@ -16,12 +16,12 @@ The functions here return long tables ready for plotting and for CSV export:
 * :func:`importance_vs_depth` -- exact importances for each depth limit D;
 * :func:`sampled_vs_k` -- finite forests (mean and standard error over trees);
 * :func:`importance_change` -- ``Imp - Imp_ref`` against the first K or depth;
-* :func:`add_noisy_copy` -- a table transform adding a noisy copy of a variable,
-  the textbook way to watch one variable mask another.
+* :func:`~varimp_core.studies.masking_copy.add_noisy_copy` -- a table transform adding a
+  noisy copy of a variable, the textbook way to watch one variable mask another.
 
 The table checks, ranks and table builder live in :mod:`varimp_core.studies.masking_tables`
-and the noisy copy in :mod:`varimp_core.studies.masking_copy`; both public functions are
-re-exported here.
+(:func:`~varimp_core.studies.masking_tables.rank_importances`) and the noisy copy in
+:mod:`varimp_core.studies.masking_copy`.
 
 References
 ----------
@@ -39,9 +39,7 @@ from typing import Callable, Iterable
 import numpy as np
 import pandas as pd
 
-from varimp_core.studies.masking_copy import add_noisy_copy
-from varimp_core.studies.masking_tables import (check_table, check_depths, long_frame, check_ks,
-                                                rank_importances)
+from varimp_core.studies.masking_tables import check_depths, check_ks, check_table, long_frame
 from varimp_core.exact.recursion import exact_importances_path
 from varimp_core.forests.multiway import MAX_TREES, grow_forest
 from varimp_core.exact.splitting import validate_max_features, validate_semantics
@@ -53,8 +51,7 @@ __all__ = [
     "importance_vs_depth",
     "sampled_vs_k",
     "importance_change",
-    "rank_importances",
-    "add_noisy_copy",
+    "grid_column",
 ]
 
 

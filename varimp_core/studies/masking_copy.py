@@ -1,7 +1,8 @@
 """A noisy copy of one input of a :class:`~varimp_core.data.table.DiscreteTable`.
 
 :func:`add_noisy_copy` is the textbook way to watch one variable mask another
-(Louppe et al. 2013, section 5.3); it is re-exported by :mod:`varimp_core.studies.masking`.
+(Louppe et al. 2013, section 5.3), next to the masking studies of
+:mod:`varimp_core.studies.masking`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """Long tables of importances for :mod:`varimp_core.studies.masking`: checks, ranks and builder.
 
 The input checks shared by the masking functions, :func:`rank_importances`
-(ranks within each K or depth, ties averaged, re-exported by
-:mod:`varimp_core.studies.masking`) and the builder of the long ``variable`` / ``K``
+(ranks within each K or depth, ties averaged) and the builder of the long ``variable`` / ``K``
 (or ``depth``) / ``importance`` / ``rank`` tables.
 """
 
