@@ -20,9 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._timing import quick_parser, timed  # noqa: E402
 from varimp_core.api import load_data  # noqa: E402
-from varimp_core.exact import exact_importances, exact_importances_path  # noqa: E402
-from varimp_core.forest import grow_forest  # noqa: E402
-from varimp_core.theory import eqn3_importances  # noqa: E402
+from varimp_core.exact.recursion import exact_importances, exact_importances_path  # noqa: E402
+from varimp_core.forests.multiway import grow_forest  # noqa: E402
+from varimp_core.exact.eqn3 import eqn3_importances  # noqa: E402
 
 
 def et(X, y, n, k=1):

@@ -18,15 +18,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._timing import quick_parser, timed  # noqa: E402
-from varimp_core.dependence import partial_dependence  # noqa: E402
-from varimp_core.interactions import (importance_over_labels, interaction_importance,  # noqa: E402
-                                      interactions, partial_importance)
-from varimp_core.forest import grow_forest  # noqa: E402
-from varimp_core.forest_local import forest_local_importance  # noqa: E402
-from varimp_core.local import fit_uniform_forest, local_importance  # noqa: E402
-from varimp_core.table import DiscreteTable  # noqa: E402
-from varimp_core.problems import get_problem  # noqa: E402
-from varimp_core.sklearn_forests import fit_sklearn_forest  # noqa: E402
+from varimp_core.local.partial_dependence import partial_dependence  # noqa: E402
+from varimp_core.local.interactions import (importance_over_labels, interaction_importance,
+                                            interactions, partial_importance)
+from varimp_core.forests.multiway import grow_forest  # noqa: E402
+from varimp_core.local.multiway import forest_local_importance  # noqa: E402
+from varimp_core.local.importance import fit_uniform_forest, local_importance  # noqa: E402
+from varimp_core.data.table import DiscreteTable  # noqa: E402
+from varimp_core.problems.registry import get_problem  # noqa: E402
+from varimp_core.forests.sklearn_mdi import fit_sklearn_forest  # noqa: E402
 
 GOAL = 2.0
 

@@ -20,8 +20,8 @@ from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._timing import quick_parser, timed  # noqa: E402
-from varimp_core.measures import (mda_holdout, mda_oob, mdi, mdi_oob,  # noqa: E402
-                                  naive_oob)
+from varimp_core.measures.permutation import mda_holdout, mda_oob
+from varimp_core.measures.mdi_oob import mdi, mdi_oob, naive_oob
 
 
 def data(task, n=1000, p=50, seed=0):

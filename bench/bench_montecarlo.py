@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._timing import quick_parser, timed  # noqa: E402
-from varimp_core.montecarlo import monte_carlo  # noqa: E402
+from varimp_core.studies.montecarlo import monte_carlo  # noqa: E402
 
 SPEC = "xor:relevant=2,irrelevant=2"
 # Sutera (2013) Table 3.11, N=500, 100 trees, 1000 data sets: (mean, std) of X1 and X3.

@@ -27,9 +27,9 @@ from sklearn.metrics import average_precision_score
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._timing import quick_parser, timed  # noqa: E402
-from varimp_core.problems import get_problem  # noqa: E402
-from varimp_core.selection import madelon_curves, subspace_selection  # noqa: E402
-from varimp_core.sklearn_forests import forest_mdi  # noqa: E402
+from varimp_core.problems.registry import get_problem  # noqa: E402
+from varimp_core.studies.selection import madelon_curves, subspace_selection  # noqa: E402
+from varimp_core.forests.sklearn_mdi import forest_mdi  # noqa: E402
 
 GOAL_SECONDS = 300.0
 

@@ -13,8 +13,8 @@ from pages._ui.page_frame import page_frame, table_style
 from pages._ui.params import Context, Param, ParamSet
 from pages._ui.view import JobView, context_for
 from varimp_core.api import METHODS
-from varimp_core.forest import MAX_TREES
-from varimp_core.information import joint_information
+from varimp_core.forests.multiway import MAX_TREES
+from varimp_core.exact.information import joint_information
 
 dash.register_page(__name__, path="/importances", name="Importances", order=1,
                    title="varimp \u2014 Importances")

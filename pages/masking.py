@@ -10,6 +10,7 @@ from pages._ui import jobs, limits, state
 from pages._ui import masking_logic as logic
 from pages._ui.page_frame import job_outputs, page_frame
 from varimp_core.plots.masking import make_delta_heatmap, make_k_lines, make_rank_bump
+from varimp_core.studies.masking import importance_change
 
 dash.register_page(__name__, path="/masking", name="Masking", order=3,
                    title="varimp \u2014 Masking")
@@ -233,5 +234,6 @@ def draw(exact, sampled):
         empty = logic.placeholder_figure("No figure for these settings; see the message above.")
         return empty, empty, empty, ""
     x = exact["x"]
-    return (make_k_lines(df, ds, x=x), make_rank_bump(df, x=x), make_delta_heatmap(df, x=x),
+    return (make_k_lines(df, ds, x=x), make_rank_bump(df, x=x),
+            make_delta_heatmap(importance_change(df, x=x), x=x),
             [html.P(t) for t in logic.summary_sentences(exact)])

@@ -4,7 +4,7 @@ import itertools
 
 import numpy as np
 
-from varimp_core.table import DiscreteTable
+from varimp_core.data.table import DiscreteTable
 
 # Louppe et al. (2013), Table 1: segment values for y = 0..9.
 LED_SEGMENTS = ("1011011111", "1000111011", "1111100111", "0011111011", "1010001010",

@@ -14,9 +14,9 @@ from _browser import open_page, visit
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from varimp_core.data import DataError
-from varimp_core.information import output_entropy
-from varimp_core.problems import get_problem, list_problems
+from varimp_core.data.prepare import DataError
+from varimp_core.exact.information import output_entropy
+from varimp_core.problems.registry import get_problem, list_problems
 
 from pages._ui import cache, controls, datasource, dataviews, jobs, state
 

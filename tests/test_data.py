@@ -1,4 +1,4 @@
-"""Tests of varimp_core.data: reading uploads, typing, binning and refusals."""
+"""Tests of varimp_core.data.prepare: reading uploads, typing, binning and refusals."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from varimp_core.data import (MAX_UPLOAD_BYTES, DataError, PreparedData, decode_upload,
-                              exact_limit_message, load_csv, prepare_problem,
-                              prepare_table, read_csv_bytes)
-from varimp_core.problems import get_problem
+from varimp_core.data.prepare import (MAX_UPLOAD_BYTES, DataError, PreparedData, decode_upload,
+                                      exact_limit_message, load_csv, prepare_problem,
+                                      prepare_table, read_csv_bytes)
+from varimp_core.problems.registry import get_problem
 
 
 def _one_sentence(message: str) -> None:
@@ -340,7 +340,7 @@ def test_exact_limit_message():
 def test_prepared_data_keeps_per_sample_codes_in_step_with_its_rows():
     from dataclasses import replace
 
-    from varimp_core.data import prepare_table
+    from varimp_core.data.prepare import prepare_table
     frame = pd.DataFrame({"a": ["x", "y", "x", "z"], "b": [0.5, 1.5, 2.5, 3.5], "t": [0, 1, 1, 0]})
     d = prepare_table(frame, "t", kinds={"b": "numeric"}, bins=2)
     np.testing.assert_array_equal(d.X_codes[:, 0], [0, 1, 0, 2])   # sorted text levels

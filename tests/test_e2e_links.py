@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from dash.testing.wait import until
 
-from varimp_core.problems import get_problem
+from varimp_core.problems.registry import get_problem
 
 from pages._ui import datasource, dataviews
 

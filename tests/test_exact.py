@@ -9,15 +9,15 @@ from hypothesis import strategies as st
 
 from _tables import TABLE2, led_rows, led_table, rows_of, with_irrelevant, xor_table
 from oracle import enumerate_trees
-from test_theory import tables
-from varimp_core.exact import exact_importances, exact_importances_path
-from varimp_core.sklearn_forests import sklearn_importances
-from varimp_core.splitting import sklearn_draw_law, win_probability_table
+from test_eqn3 import tables
+from varimp_core.exact.recursion import exact_importances, exact_importances_path
+from varimp_core.forests.sklearn_mdi import sklearn_importances
+from varimp_core.exact.splitting import sklearn_draw_law, win_probability_table
 
 
 def test_led_table2_within_sampling_error():
     # Table 2 comes from 10,000 trees; the per-tree spread of an importance on LED is
-    # below 0.35 bits (measured independently in test_forest), so 4 SE = 0.014, plus
+    # below 0.35 bits (measured independently in test_multiway_forest), so 4 SE = 0.014, plus
     # 0.001 for the paper's truncation.
     exact = exact_importances_path(led_table(), max_features=range(1, 8))
     for k, r in zip(range(1, 8), exact):

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from varimp_core.data import DataError, prepare_table, read_csv_bytes
+from varimp_core.data.prepare import DataError, prepare_table, read_csv_bytes
 from varimp_core.result import ImportanceResult
 
 from hostile.make_corpus import CATEGORIES, generate, label, upload_limit

@@ -259,8 +259,8 @@ def test_no_pickle_or_eval_in_our_source():
 
 # -- limits ---------------------------------------------------------------------------------------
 def test_limits_follow_the_environment_at_call_time(monkeypatch):
-    from varimp_core.forest import MAX_TREES
-    from varimp_core.information import MAX_SUBSET_FEATURES
+    from varimp_core.forests.multiway import MAX_TREES
+    from varimp_core.exact.information import MAX_SUBSET_FEATURES
 
     for name in limits.LIMITS:
         monkeypatch.delenv(limits.LIMITS[name].env, raising=False)
@@ -286,7 +286,7 @@ def test_upload_limits_agree_with_the_core(monkeypatch):
     import pandas as pd
 
     from pages._ui import datasource
-    from varimp_core.data import DataError, prepare_table
+    from varimp_core.data.prepare import DataError, prepare_table
 
     monkeypatch.setenv("VARIMP_MAX_UPLOAD_BYTES", str(3 << 20))
     assert limits.max_upload_bytes() == datasource.max_upload_bytes() == 3 << 20

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from _tables import led_table
-from varimp_core.information import (_entropies_dense, _entropies_sparse, conditional_mutual_information,
-                                     entropy_of_counts, mask_of, output_entropy, plugin_bias,
-                                     subset_entropies)
-from varimp_core.table import DiscreteTable
+from varimp_core.exact.information import (_entropies_dense, _entropies_sparse,
+                                           conditional_mutual_information, entropy_of_counts,
+                                           mask_of, output_entropy, plugin_bias, subset_entropies)
+from varimp_core.data.table import DiscreteTable
 
 
 def test_entropy_by_hand():

@@ -1,4 +1,4 @@
-"""Tests of varimp_core.local and varimp_core.interactions (Ciss 2015, sections 4 and 6).
+"""Tests of varimp_core.local.importance and varimp_core.local.interactions (Ciss 2015, sections 4 and 6).
 
 Expected values come from hand calculation on trees whose splits are forced
 by the data, from an exact recursion over totally randomized trees on the
@@ -13,13 +13,14 @@ import pytest
 from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
 from sklearn.tree import DecisionTreeClassifier
 
-from varimp_core._problem_specs import LED_SEGMENTS
-from varimp_core.interactions import (OTHER_FEATURES, importance_over_labels,
-                                      interaction_importance, interactions, partial_importance)
-from varimp_core.local import fit_uniform_forest, local_importance
-from varimp_core.problems import get_problem
+from varimp_core.problems.discrete import LED_SEGMENTS
+from varimp_core.local.interactions import (OTHER_FEATURES, importance_over_labels,
+                                            interaction_importance, interactions,
+                                            partial_importance)
+from varimp_core.local.importance import fit_uniform_forest, local_importance
+from varimp_core.problems.registry import get_problem
 from varimp_core.result import ImportanceResult
-from varimp_core.sklearn_forests import fit_sklearn_forest
+from varimp_core.forests.sklearn_mdi import fit_sklearn_forest
 
 # -- hand-made trees ---------------------------------------------------------------------
 # All 8 rows of three fair bits, twice.

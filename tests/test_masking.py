@@ -10,10 +10,12 @@ import numpy as np
 import pytest
 
 from _tables import TABLE2_EQN3, led_table, with_irrelevant, xor_table
-from varimp_core.masking import (add_noisy_copy, importance_change, importance_vs_depth,
-                                 importance_vs_k, rank_importances, sampled_vs_k)
-from varimp_core.problems import get_problem
-from varimp_core.table import DiscreteTable
+from varimp_core.studies.masking_copy import add_noisy_copy
+from varimp_core.studies.masking import (importance_change, importance_vs_depth, importance_vs_k,
+                                         sampled_vs_k)
+from varimp_core.studies.masking_tables import rank_importances
+from varimp_core.problems.registry import get_problem
+from varimp_core.data.table import DiscreteTable
 
 LOG2_10 = math.log2(10)  # I(X1..X7; Y) of the LED: Y is a uniform digit determined by X
 
@@ -207,7 +209,7 @@ def test_pruned_importances_depend_on_irrelevant_variables():
 @pytest.mark.parametrize("k,semantics", [(1, "id3"), (3, "id3"), (3, "sklearn")])
 def test_depth_matches_one_recursion_per_depth(k, semantics):
     # The cumulative by-degree shortcut against exact_importances_path with a list of depths.
-    from varimp_core.exact import exact_importances_path
+    from varimp_core.exact.recursion import exact_importances_path
 
     table = led_table()
     df = importance_vs_depth(table, max_features=k, k_semantics=semantics)

@@ -15,12 +15,12 @@ from sklearn.ensemble import (ExtraTreesClassifier, ExtraTreesRegressor, RandomF
 from sklearn.inspection import permutation_importance
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-from varimp_core import _oob
-from varimp_core.measures import (DEFAULT_MEASURES, MEASURES, compute_measures, impurity_corrected,
-                                  mda_holdout, mda_oob, mdi, mdi_oob, measures_frame, naive_oob,
-                                  saabas_contributions)
+from varimp_core.measures import tree_kernels as _oob
+from varimp_core.measures.suite import DEFAULT_MEASURES, MEASURES, compute_measures, measures_frame
+from varimp_core.measures.permutation import impurity_corrected, mda_holdout, mda_oob
+from varimp_core.measures.mdi_oob import mdi, mdi_oob, naive_oob, saabas_contributions
 from varimp_core.result import ImportanceResult
-from varimp_core.sklearn_forests import forest_mdi
+from varimp_core.forests.sklearn_mdi import forest_mdi
 
 FORESTS = {("rf", "classification"): RandomForestClassifier,
            ("et", "classification"): ExtraTreesClassifier,

@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 from varimp_core.api import compute_importances
-from varimp_core.data import prepare_problem
-from varimp_core.exact import exact_importances
-from varimp_core.montecarlo import MonteCarloResult, _child, flip_input, monte_carlo, sweep
-from varimp_core.nulls import expected_irrelevant_importance
-from varimp_core.problems import get_problem
+from varimp_core.data.prepare import prepare_problem
+from varimp_core.exact.recursion import exact_importances
+from varimp_core.studies.montecarlo import MonteCarloResult, monte_carlo, sweep
+from varimp_core.studies.replicates import child_seed, flip_input
+from varimp_core.studies.nulls import expected_irrelevant_importance
+from varimp_core.problems.registry import get_problem
 
 XOR22 = "xor:relevant=2,irrelevant=2"
 LN2 = math.log(2)
@@ -101,7 +102,7 @@ def test_deterministic_across_n_jobs_and_chunks():
     other = monte_carlo(XOR22, **{**kw, "random_state": 6})
     assert not np.array_equal(a.replicates, other.replicates)
     # replicate r is seeded by SeedSequence(random_state).spawn(R)[r]
-    assert np.array_equal(_child(np.random.SeedSequence(5), 3).generate_state(4),
+    assert np.array_equal(child_seed(np.random.SeedSequence(5), 3).generate_state(4),
                           np.random.SeedSequence(5).spawn(4)[3].generate_state(4))
     # scikit-learn forests are seeded per replicate too
     kw = dict(n_replicates=4, n_samples=100, n_estimators=5, method="sklearn-et", random_state=0)

@@ -1,4 +1,4 @@
-"""Tests of varimp_core.noisy_protocol (Li et al. 2019, section 4).
+"""Tests of varimp_core.studies.noisy_protocol (Li et al. 2019, section 4).
 
 Expected values come from the generator's definition (P(Y=1 | X2) = (1 + X2)/3),
 Theorem 1 of the paper (the MDI of noisy features falls like 1/min_samples_leaf
@@ -9,9 +9,9 @@ strobl simulation with deep trees).
 import numpy as np
 import pytest
 
-from varimp_core.noisy_protocol import (DEPTH_SETTINGS, LI2019_TABLE1, StudyResult,
-                                        li_five_feature_sample, mdi_bias_curves,
-                                        noisy_feature_auc)
+from varimp_core.studies.noisy_protocol import (DEPTH_SETTINGS, LI2019_TABLE1, StudyResult,
+                                                li_five_feature_sample, mdi_bias_curves,
+                                                noisy_feature_auc)
 
 
 def test_five_feature_sample_follows_its_definition():

@@ -6,13 +6,14 @@ import numpy as np
 import pytest
 
 from _tables import with_irrelevant, xor_table
-from varimp_core.data import prepare_problem
-from varimp_core.montecarlo import monte_carlo
-from varimp_core.nulls import (density_curves, expected_irrelevant_importance, fit_normal,
-                               fit_null_distributions, fit_scaled_chi2, permutation_null,
-                               plugin_bias_overlay)
-from varimp_core.problems import get_problem
-from varimp_core.table import DiscreteTable
+from varimp_core.data.prepare import prepare_problem
+from varimp_core.studies.montecarlo import monte_carlo
+from varimp_core.studies.fits import (density_curves, fit_normal, fit_null_distributions,
+                                      fit_scaled_chi2)
+from varimp_core.studies.nulls import (expected_irrelevant_importance, permutation_null,
+                                       plugin_bias_overlay)
+from varimp_core.problems.registry import get_problem
+from varimp_core.data.table import DiscreteTable
 
 XOR22 = "xor:relevant=2,irrelevant=2"
 LN2 = math.log(2)

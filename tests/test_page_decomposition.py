@@ -10,9 +10,9 @@ import pytest
 from _browser import open_page, set_number
 from dash.testing.wait import until
 
-from varimp_core.exact import exact_importances
-from varimp_core.problems import get_problem
-from varimp_core.theory import conditional_terms, eqn3_importances
+from varimp_core.exact.recursion import exact_importances
+from varimp_core.problems.registry import get_problem
+from varimp_core.exact.eqn3 import conditional_terms, eqn3_importances
 
 from pages._ui import decomposition_logic as logic
 

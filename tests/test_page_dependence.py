@@ -13,8 +13,9 @@ from _pages import constant_column_frame, registered_page, upload_frame
 from pages._ui import cache, datasource
 from pages._ui import dependence_logic as logic
 from pages._ui import interactions_logic as forest
-from varimp_core.dependence import dependence_over_responses, partial_dependence
-from varimp_core.local import fit_uniform_forest
+from varimp_core.local.response_dependence import dependence_over_responses
+from varimp_core.local.partial_dependence import partial_dependence
+from varimp_core.local.importance import fit_uniform_forest
 
 XOR = {"source": "problem", "problem": "xor:irrelevant=3", "sampling": "sample", "n": 500,
        "seed": 0, "bins": 5}

@@ -16,9 +16,9 @@ from _pages import problem_settings, registered_page, store_csv, upload_csv
 
 from pages._ui import cache, datasource
 from pages._ui import distributions_logic as logic
-from varimp_core.montecarlo import monte_carlo, sweep
-from varimp_core.nulls import permutation_null
-from varimp_core.plots.distributions import sweep_statistics
+from varimp_core.studies.montecarlo import monte_carlo, sweep
+from varimp_core.studies.nulls import permutation_null
+from varimp_core.studies.montecarlo import sweep_statistics
 
 XOR = "xor:irrelevant=2"            # Sutera (2013): 2 relevant and 2 irrelevant bits
 

@@ -15,10 +15,10 @@ from _pages import FORMULA_CSV, upload_csv
 from dash.testing.wait import until
 
 from varimp_core.api import compute_importances, load_data
-from varimp_core.exact import exact_importances
-from varimp_core.problems import get_problem
+from varimp_core.exact.recursion import exact_importances
+from varimp_core.problems.registry import get_problem
 from varimp_core.result import ImportanceResult
-from varimp_core.theory import eqn3_importances
+from varimp_core.exact.eqn3 import eqn3_importances
 
 from pages._ui import importances_render as draw
 from pages._ui.datachoice import DataChoice

@@ -12,8 +12,8 @@ from _pages import constant_column_frame, registered_page, upload_frame
 
 from pages._ui import cache, datasource
 from pages._ui import interactions_logic as logic
-from varimp_core.interactions import interactions, partial_importance
-from varimp_core.local import fit_uniform_forest, local_importance
+from varimp_core.local.interactions import interactions, partial_importance
+from varimp_core.local.importance import fit_uniform_forest, local_importance
 
 XOR = {"source": "problem", "problem": "xor:irrelevant=3", "sampling": "sample", "n": 500,
        "seed": 0, "bins": 5}
@@ -161,8 +161,8 @@ def test_multiway_forest_is_the_cores_and_pairs_x1_x2():
     assert store["task"] == "classification" and store["classes"] == ["0", "1"]
     local = logic.local_from_json(cache.get_json(store["key"]))
     # the same forest grown by the core on the same coded rows gives the same counts
-    from varimp_core.forest_local import forest_local_importance
-    from varimp_core.table import DiscreteTable
+    from varimp_core.local.multiway import forest_local_importance
+    from varimp_core.data.table import DiscreteTable
     prepared = datasource.load_prepared(XOR)
     fit, assessed = logic.split_rows(500, 0, "train")
     table = DiscreteTable.from_codes(prepared.X_codes[fit], prepared.y_codes[fit],

@@ -15,8 +15,8 @@ from _pages import upload_csv
 from dash.testing.wait import until
 
 from varimp_core.api import compute_importances, load_data
-from varimp_core.measure_suite import compute_measures
-from varimp_core.noisy_protocol import LI2019_TABLE1, mdi_bias_curves, noisy_feature_auc
+from varimp_core.measures.suite import compute_measures
+from varimp_core.studies.noisy_protocol import LI2019_TABLE1, mdi_bias_curves, noisy_feature_auc
 
 from pages._ui import datasource, importances_logic
 from pages._ui import measures_logic as logic

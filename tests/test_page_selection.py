@@ -12,9 +12,9 @@ from _pages import problem_settings, registered_page, store_csv
 from pages._ui import cache, datasource
 from pages._ui import selection_logic as logic
 from varimp_core.api import compute_importances
-from varimp_core.nulls import permutation_null
-from varimp_core.relevance import relevance
-from varimp_core.selection import madelon_curves
+from varimp_core.studies.nulls import permutation_null
+from varimp_core.exact.relevance import relevance
+from varimp_core.studies.selection import madelon_curves
 
 XOR = "xor:irrelevant=2"
 

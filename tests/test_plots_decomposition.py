@@ -12,7 +12,7 @@ from varimp_core.api import compute_importances, load_data
 from varimp_core.plots.decomposition import (CUT_SCALE, make_degree_heatmap, make_degree_pair,
                                              make_terms_figure, set_label)
 from varimp_core.plots.style import HEATMAP_SCALE, variable_color
-from varimp_core.theory import conditional_terms
+from varimp_core.exact.eqn3 import conditional_terms
 
 
 @pytest.fixture(scope="module")

@@ -3,12 +3,13 @@
 import numpy as np
 import pytest
 
-from varimp_core.dependence import dependence_over_responses, partial_dependence
-from varimp_core.local import local_importance
+from varimp_core.local.response_dependence import dependence_over_responses
+from varimp_core.local.partial_dependence import partial_dependence
+from varimp_core.local.importance import local_importance
 from varimp_core.plots.dependence import (ICE_OPACITY, make_dependence_over_responses,
                                           make_pd2_figure, make_pd_figure)
 from varimp_core.plots.style import variable_color
-from varimp_core.sklearn_forests import fit_sklearn_forest
+from varimp_core.forests.sklearn_mdi import fit_sklearn_forest
 
 NAMES = ["A", "B", "C"]
 

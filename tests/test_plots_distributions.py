@@ -7,14 +7,15 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from varimp_core.data import prepare_problem
-from varimp_core.montecarlo import monte_carlo, sweep
-from varimp_core.nulls import fit_null_distributions, permutation_null, plugin_bias_overlay
+from varimp_core.data.prepare import prepare_problem
+from varimp_core.studies.montecarlo import monte_carlo, sweep
+from varimp_core.studies.fits import fit_null_distributions
+from varimp_core.studies.nulls import permutation_null, plugin_bias_overlay
 from varimp_core.plots.distributions import (_bin_edges, make_distribution_figure,
-                                             make_summary_table_frame, make_sweep_figure,
-                                             sweep_statistics)
+                                             make_summary_table_frame, make_sweep_figure)
+from varimp_core.studies.montecarlo import sweep_statistics
 from varimp_core.plots.style import EXACT_COLOR, variable_color
-from varimp_core.problems import get_problem
+from varimp_core.problems.registry import get_problem
 
 XOR = "xor:irrelevant=2"           # Sutera (2013): 2 relevant, 2 irrelevant bits
 
@@ -51,7 +52,7 @@ def test_histograms_are_the_replicates_and_the_lines_the_exact_values(mc):
 
 
 def test_default_fits_are_chi2_for_irrelevant_and_normal_for_relevant(mc):
-    fig = make_distribution_figure(mc)
+    fig = make_distribution_figure(mc, fit_null_distributions(mc))
     fits = fit_null_distributions(mc)
     for meta, dist, variables in [("fit-normal", "normal", ["X1", "X2"]),
                                   ("fit-chi2", "chi2", ["X3", "X4"])]:
@@ -76,7 +77,7 @@ def test_every_given_fit_row_is_drawn_and_an_empty_frame_draws_none(mc):
 
 
 def test_plugin_bias_lines_sit_at_the_closed_form_for_irrelevant_bits(mc):
-    fig = make_distribution_figure(mc)
+    fig = make_distribution_figure(mc, overlay=plugin_bias_overlay(mc))
     bias = _traces(fig, "bias")
     overlay = plugin_bias_overlay(mc).set_index("variable")
     assert len(bias) == 2       # X3 and X4 only: the formula is for irrelevant variables
@@ -103,7 +104,7 @@ def test_histogram_bins_cover_every_replicate_once(mc):
 
 
 def test_violins_hold_the_replicates_and_diamonds_the_exact_values(mc):
-    fig = make_distribution_figure(mc, kind="violin")
+    fig = make_distribution_figure(mc, kind="violin", overlay=plugin_bias_overlay(mc))
     violins = _traces(fig, "replicates")
     for j, t in enumerate(violins):
         assert t.type == "violin" and t.x0 == mc.variables[j]
@@ -196,7 +197,7 @@ def test_sweep_figure_draws_mean_std_stability_and_the_sqrt_t_reference():
     df = sweep(XOR, "n_estimators", [1, 4, 16], n_replicates=20, n_samples=200,
                replicates=True)
     s = sweep_statistics(df)
-    fig = make_sweep_figure(df, "n_estimators", log_x=True)
+    fig = make_sweep_figure(sweep_statistics(df), "n_estimators", log_x=True)
     for meta, column in [("mean", "mean"), ("std", "std"), ("stability", "stability")]:
         traces = _traces(fig, meta)
         assert [t.name for t in traces] == ["X1", "X2", "X3", "X4"]
@@ -218,7 +219,7 @@ def test_sweep_figure_draws_mean_std_stability_and_the_sqrt_t_reference():
 
 def test_sweep_of_a_noise_rate_has_linear_axes_and_no_reference():
     df = sweep(XOR, "noise", [0.0, 0.2], n_replicates=6, n_samples=200, n_estimators=5)
-    fig = make_sweep_figure(df, "noise")
+    fig = make_sweep_figure(sweep_statistics(df), "noise")
     assert not _traces(fig, "reference") and not _traces(fig, "stability")
     assert fig.layout.xaxis.type in (None, "linear", "-")
     assert "noise" in fig.layout.xaxis2.title.text
@@ -233,7 +234,7 @@ def test_a_sweep_over_irrelevant_variables_draws_each_variable_where_it_exists()
     s = sweep_statistics(df)
     assert s.groupby("value")["variable"].apply(list).to_dict() == \
         {0: ["X1", "X2"], 2: ["X1", "X2", "X3", "X4"]}
-    fig = make_sweep_figure(df, "irrelevant")
+    fig = make_sweep_figure(sweep_statistics(df), "irrelevant")
     xs = {t.name: list(t.x) for t in _traces(fig, "mean")}
     assert xs == {"X1": [0, 2], "X2": [0, 2], "X3": [2], "X4": [2]}
     # Theorem 5 (Louppe et al. 2013): at K = 1 the relevant bits keep their 1/2 bit

@@ -3,14 +3,15 @@
 import numpy as np
 import pytest
 
-from varimp_core.interactions import (OTHER_FEATURES, importance_over_labels,
-                                      interaction_importance, interactions, partial_importance)
-from varimp_core.local import fit_uniform_forest, local_importance
+from varimp_core.local.interactions import (OTHER_FEATURES, importance_over_labels,
+                                            interaction_importance, interactions,
+                                            partial_importance)
+from varimp_core.local.importance import fit_uniform_forest, local_importance
 from varimp_core.plots.interactions import (OTHER_COLOR, make_importance_over_labels,
                                             make_mosaic, make_partial_importance_figure,
                                             make_vii_bars, mosaic_geometry)
 from varimp_core.plots.style import variable_color
-from varimp_core.sklearn_forests import fit_sklearn_forest
+from varimp_core.forests.sklearn_mdi import fit_sklearn_forest
 
 VARIABLES = ("A", "B", "C", "D", "E")
 

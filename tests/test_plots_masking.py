@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from _tables import led_table, with_irrelevant, xor_table
-from varimp_core.masking import (importance_change, importance_vs_depth, importance_vs_k,
-                                 sampled_vs_k)
+from varimp_core.studies.masking import (importance_change, importance_vs_depth, importance_vs_k,
+                                         sampled_vs_k)
 from varimp_core.plots.masking import (ERROR_BAR_SE, make_delta_heatmap, make_k_lines,
                                        make_rank_bump)
 from varimp_core.plots.style import variable_color
@@ -93,7 +93,7 @@ def test_rank_bump_shares_one_label_for_ties():
 
 
 def test_delta_heatmap_is_imp_k_minus_imp_1(led_k):
-    fig = make_delta_heatmap(led_k)
+    fig = make_delta_heatmap(importance_change(led_k))
     (h,) = fig.data
     changed = importance_change(led_k)
     assert list(h.y) == [f"X{j}" for j in range(1, 9)]
@@ -113,7 +113,7 @@ def test_delta_heatmap_is_imp_k_minus_imp_1(led_k):
 
 def test_delta_heatmap_against_depth_and_reference():
     df = importance_vs_depth(led_table())
-    fig = make_delta_heatmap(df, reference=7)
+    fig = make_delta_heatmap(importance_change(df, reference=7))
     z = np.asarray(fig.data[0].z)
     np.testing.assert_allclose(z[:, -1], 0.0)
     assert (z[:, 0] <= 0).all()              # K = 1 terms are >= 0: pruning only removes

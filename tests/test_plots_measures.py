@@ -7,8 +7,9 @@ import pandas as pd
 import pytest
 
 from varimp_core.api import compute_importances, load_data
-from varimp_core.measure_suite import compute_measures
-from varimp_core.noisy_protocol import LI2019_TABLE1, mdi_bias_curves, noisy_feature_auc
+from varimp_core.measures.suite import compute_measures
+from varimp_core.studies.noisy_protocol import (LI2019_TABLE1, bias_curve_summary, mdi_bias_curves,
+                                                noisy_feature_auc)
 from varimp_core.plots.measures import (MEASURE_COLORS, make_auc_figure, make_bias_curves,
                                         make_measures_figure, measure_label, scale_values)
 from varimp_core.plots.style import EXACT_COLOR, variable_color
@@ -210,7 +211,7 @@ def test_bias_curves_are_the_core_means(curves):
 
 
 def test_bias_curves_from_scores_average_over_seeds(curves):
-    a, b = make_bias_curves(curves), make_bias_curves(curves.scores)
+    a, b = make_bias_curves(curves), make_bias_curves(bias_curve_summary(curves.scores))
     for s, t in zip(a.data, b.data):
         np.testing.assert_allclose(s.y, t.y, atol=1e-15)
 

@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 from varimp_core.api import compute_importances
-from varimp_core.nulls import permutation_null
+from varimp_core.studies.nulls import permutation_null
 from varimp_core.plots.selection import (make_pvalue_figure, make_relevance_figure,
                                          make_selected_figure, make_subspace_curves)
-from varimp_core.problems import get_problem
-from varimp_core.relevance import relevance
-from varimp_core.selection import madelon_curves, subspace_selection
-from varimp_core.data import prepare_problem
+from varimp_core.problems.registry import get_problem
+from varimp_core.exact.relevance import relevance
+from varimp_core.studies.selection import madelon_curves, subspace_selection
+from varimp_core.data.prepare import prepare_problem
 
 
 def _traces(fig, meta):

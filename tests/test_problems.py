@@ -1,4 +1,4 @@
-"""Tests of varimp_core.problems: exact distributions, samplers and spec parsing.
+"""Tests of varimp_core.problems.registry: exact distributions, samplers and spec parsing.
 
 Expected values come from the papers or from hand calculation, never from the
 code under test.
@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from varimp_core._problem_specs import strobl_signal_variance
-from varimp_core.problems import (MAX_EXACT_ROWS, Problem, get_problem, list_problems,
-                                  parse_spec)
+from varimp_core.problems.sampled import strobl_signal_variance
+from varimp_core.problems.registry import (MAX_EXACT_ROWS, Problem, get_problem, list_problems,
+                                           parse_spec)
 
 # Louppe et al. (2013), Table 1: segment x_j for digits y = 0..9.
 TABLE_1 = ("1011011111", "1000111011", "1111100111", "0011111011",

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from _tables import xor_table
-from varimp_core.problems import get_problem
-from varimp_core.relevance import relevance
-from varimp_core.table import DiscreteTable
+from varimp_core.problems.registry import get_problem
+from varimp_core.exact.relevance import relevance
+from varimp_core.data.table import DiscreteTable
 
 
 def test_xor_strong_degree_one_and_irrelevant():

@@ -183,7 +183,7 @@ def _on_both_workers(cluster, run, task: str) -> None:
 # -- tests ---------------------------------------------------------------------------
 def test_fanned_out_monte_carlo_is_identical_on_one_and_two_workers(cluster):
     from pages._ui import fanout
-    from varimp_core.montecarlo import monte_carlo
+    from varimp_core.studies.montecarlo import monte_carlo
 
     cluster.ensure_worker("a")
     cluster.ensure_worker("b")

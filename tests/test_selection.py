@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 from sklearn.ensemble import ExtraTreesClassifier
 
-from varimp_core.problems import get_problem
-from varimp_core.selection import (draw_subspace, madelon_curves, precision_recall, probe_rule,
-                                   subspace_selection)
-from varimp_core.sklearn_forests import forest_mdi
+from varimp_core.problems.registry import get_problem
+from varimp_core.studies.selection import (draw_subspace, madelon_curves, precision_recall,
+                                           probe_rule, subspace_selection)
+from varimp_core.forests.sklearn_mdi import forest_mdi
 
 
 def _xy(spec, n, seed):

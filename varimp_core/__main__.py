@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 
-from . import __version__
+from varimp_core import __version__
 
 _FORMATS = ("json", "csv", "table")
 
@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _load(args):
-    from .api import load_data
+    from varimp_core.api import load_data
 
     if args.data is not None and not args.target:
         raise ValueError("--data needs --target COL to name the target column")
@@ -81,8 +81,8 @@ def _safe_csv(frame) -> str:
 
 
 def _importances(args) -> str:
-    from .api import compute_importances
-    from .theory import all_terms
+    from varimp_core.api import compute_importances
+    from varimp_core.exact.eqn3 import all_terms
 
     data = _load(args)
     method = args.method
@@ -125,7 +125,7 @@ def _importances(args) -> str:
 
 
 def _relevance(args) -> str:
-    from .relevance import relevance
+    from varimp_core.exact.relevance import relevance
 
     data = _load(args)
     res = relevance(data.table)
@@ -139,7 +139,7 @@ def _relevance(args) -> str:
 
 
 def _problems() -> str:
-    from .problems import list_problems
+    from varimp_core.problems.registry import list_problems
 
     lines = []
     for p in list_problems():

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .data import PreparedData, load_csv, prepare_problem, prepare_table
-from .exact import exact_importances
-from .forest import grow_forest
-from .information import MAX_SUBSET_FEATURES
-from .problems import get_problem
-from .result import ImportanceResult
-from .table import DiscreteTable
-from .theory import eqn3_importances
+from varimp_core.data.prepare import PreparedData, load_csv, prepare_problem, prepare_table
+from varimp_core.exact.recursion import exact_importances
+from varimp_core.forests.multiway import grow_forest
+from varimp_core.exact.information import MAX_SUBSET_FEATURES
+from varimp_core.problems.registry import get_problem
+from varimp_core.result import ImportanceResult
+from varimp_core.data.table import DiscreteTable
+from varimp_core.exact.eqn3 import eqn3_importances
 
 __all__ = ["METHODS", "load_data", "compute_importances", "default_method", "summarize"]
 
@@ -138,7 +138,7 @@ def compute_importances(data: PreparedData | DiscreteTable, *, method: str | Non
                            k_semantics=k_semantics, criterion=criterion,
                            random_state=random_state, n_samples=n_samples, problem=problem,
                            progress=progress)
-    from .sklearn_forests import sklearn_importances
+    from varimp_core.forests.sklearn_mdi import sklearn_importances
 
     X, y, task = _sklearn_inputs(data)
     variables = table.variables
@@ -154,7 +154,7 @@ def compute_importances(data: PreparedData | DiscreteTable, *, method: str | Non
 
 def summarize(data: PreparedData) -> dict:
     """Facts the Data page shows: p, N, classes, H(Y), exact or plug-in."""
-    from .information import output_entropy
+    from varimp_core.exact.information import output_entropy
 
     table = data.table
     return {

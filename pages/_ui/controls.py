@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 from dash import dcc, html
 
-from varimp_core.problems import list_problems, parse_spec
+from varimp_core.problems.registry import list_problems, parse_spec
 
 __all__ = [
     "card",

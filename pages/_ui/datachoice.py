@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from varimp_core.data import DataError
-from varimp_core.problems import get_problem
+from varimp_core.data.prepare import DataError
+from varimp_core.problems.registry import get_problem
 
 from . import datasource
 

@@ -20,9 +20,9 @@ from urllib.parse import parse_qs
 import numpy as np
 import pandas as pd
 
-from varimp_core.data import (MAX_UPLOAD_BYTES, DataError, decode_upload, prepare_problem,
-                              prepare_table, read_csv_bytes)
-from varimp_core.problems import get_problem, parse_spec
+from varimp_core.data.prepare import (MAX_UPLOAD_BYTES, DataError, decode_upload, prepare_problem,
+                                      prepare_table, read_csv_bytes)
+from varimp_core.problems.registry import get_problem, parse_spec
 
 from . import cache
 from .state import Param, choice_parser, encode_query, int_parser, parse_query
@@ -195,9 +195,9 @@ def load_prepared(params: Mapping[str, Any]):
 
 def _entropy(table) -> float | None:
     try:
-        from varimp_core.information import entropy
+        from varimp_core.exact.information import entropy
     except ImportError:
-        from varimp_core.information import output_entropy as entropy
+        from varimp_core.exact.information import output_entropy as entropy
     value = entropy(table)
     return None if value is None else float(value)
 

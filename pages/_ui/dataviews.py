@@ -10,8 +10,8 @@ from typing import Any, Mapping, Sequence
 
 from dash import html
 
-from varimp_core.data import DataError
-from varimp_core.problems import get_problem
+from varimp_core.data.prepare import DataError
+from varimp_core.problems.registry import get_problem
 
 from . import datasource
 from .controls import option_values

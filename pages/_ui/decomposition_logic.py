@@ -17,7 +17,7 @@ from dash.dash_table.Format import Format, Scheme
 
 from varimp_core.plots.decomposition import (make_degree_pair, make_terms_figure, pair_height,
                                              set_label)
-from varimp_core.theory import conditional_terms
+from varimp_core.exact.eqn3 import conditional_terms
 
 from . import cache, datasource, limits
 from .datasource import data_feature_count, data_params_for_page

@@ -29,8 +29,8 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from varimp_core.dependence import (PartialDependence, dependence_over_responses,
-                                    partial_dependence)
+from varimp_core.local.partial_dependence import PartialDependence, partial_dependence
+from varimp_core.local.response_dependence import dependence_over_responses
 from varimp_core.plots.dependence import (make_dependence_over_responses, make_pd2_figure,
                                           make_pd_figure)
 from varimp_core.plots.style import variable_color

@@ -14,10 +14,10 @@ import math
 import re
 from typing import Any, Mapping
 
-from varimp_core.csvfile import _env_limit as _env_int
-from varimp_core.montecarlo import SWEEP_PARAMETERS
+from varimp_core.data.csvfile import env_limit as _env_int
+from varimp_core.studies.montecarlo import SWEEP_PARAMETERS
 from varimp_core.plots.distributions import parameter_label
-from varimp_core.problems import get_problem
+from varimp_core.problems.registry import get_problem
 
 from . import datasource, limits
 from .controls import problem_choices

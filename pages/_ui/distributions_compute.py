@@ -19,10 +19,10 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from varimp_core.montecarlo import MonteCarloResult, monte_carlo, sweep
-from varimp_core.nulls import (PermutationNull, fit_normal, fit_scaled_chi2, permutation_null,
-                               plugin_bias_overlay)
-from varimp_core.plots.distributions import sweep_statistics
+from varimp_core.studies.montecarlo import MonteCarloResult, monte_carlo, sweep
+from varimp_core.studies.nulls import PermutationNull, permutation_null, plugin_bias_overlay
+from varimp_core.studies.fits import fit_normal, fit_scaled_chi2
+from varimp_core.studies.montecarlo import sweep_statistics
 
 from . import cache, datasource, fanout
 from .common import Stopped, cached_view, clear_stop, keep_view, stop_requested

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 from dash.dash_table.Format import Format, Scheme
 
-from varimp_core.nulls import PermutationNull
+from varimp_core.studies.nulls import PermutationNull
 from varimp_core.plots.distributions import (MAX_PANELS, MAX_VIOLINS, make_distribution_figure,
                                              make_summary_table_frame, make_sweep_figure)
 

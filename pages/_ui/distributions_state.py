@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from varimp_core.montecarlo import SWEEP_PARAMETERS
+from varimp_core.studies.montecarlo import SWEEP_PARAMETERS
 from varimp_core.plots.distributions import parameter_label
-from varimp_core.problems import get_problem
+from varimp_core.problems.registry import get_problem
 
 from . import datasource
 from .distributions_choices import (DEFAULTS, MODE_LABELS, VIEWS, _METHOD_WORDS, _default_mode,

@@ -66,7 +66,7 @@ def default_app():
 
 def _replicate_chunk(job: dict, entropy, spawn_keys: list, pool_size: int = 4) -> list:
     """Worker side: the rows of the replicates seeded by ``spawn_keys`` (JSON in, JSON out)."""
-    from varimp_core.montecarlo import job_from_dict
+    from varimp_core.studies.montecarlo_jobs import job_from_dict
 
     fn = job_from_dict(job)
     rows = [fn(np.random.SeedSequence(entropy, spawn_key=tuple(key), pool_size=pool_size))

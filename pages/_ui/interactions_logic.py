@@ -23,9 +23,10 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from varimp_core.interactions import (OTHER_FEATURES, Interactions, importance_over_labels,
-                                      interaction_importance, interactions, partial_importance)
-from varimp_core.local import LocalImportance
+from varimp_core.local.interactions import (OTHER_FEATURES, Interactions, importance_over_labels,
+                                            interaction_importance, interactions,
+                                            partial_importance)
+from varimp_core.local.importance import LocalImportance
 from varimp_core.plots.interactions import (make_importance_over_labels, make_mosaic,
                                             make_partial_importance_figure, make_vii_bars)
 

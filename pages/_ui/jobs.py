@@ -303,7 +303,7 @@ def error_message(exc: BaseException) -> str:
         return "This computation was stopped: its page was closed."
     user_errors = USER_ERRORS
     try:
-        from varimp_core.data import DataError
+        from varimp_core.data.prepare import DataError
 
         user_errors = user_errors + (DataError,)
     except ImportError:  # pragma: no cover - while the core is being written

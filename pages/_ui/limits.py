@@ -35,10 +35,10 @@ import os
 from dataclasses import dataclass
 from typing import Callable
 
-from varimp_core.csvfile import MAX_COLUMNS, MAX_UPLOAD_BYTES
-from varimp_core.data import MAX_CELLS
-from varimp_core.forest import MAX_TREES
-from varimp_core.information import MAX_SUBSET_FEATURES
+from varimp_core.data.csvfile import MAX_COLUMNS, MAX_UPLOAD_BYTES
+from varimp_core.data.prepare import MAX_CELLS
+from varimp_core.forests.multiway import MAX_TREES
+from varimp_core.exact.information import MAX_SUBSET_FEATURES
 
 __all__ = [
     "Limit",

@@ -18,12 +18,12 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from varimp_core.data import DataError
-from varimp_core.forest_local import forest_local_importance
-from varimp_core.local import LocalImportance, fit_uniform_forest, local_importance
-from varimp_core.table import DiscreteTable
-from varimp_core.problems import get_problem
-from varimp_core.sklearn_forests import fit_sklearn_forest
+from varimp_core.data.prepare import DataError
+from varimp_core.local.multiway import forest_local_importance
+from varimp_core.local.importance import LocalImportance, fit_uniform_forest, local_importance
+from varimp_core.data.table import DiscreteTable
+from varimp_core.problems.registry import get_problem
+from varimp_core.forests.sklearn_mdi import fit_sklearn_forest
 
 from dash import dcc, html
 

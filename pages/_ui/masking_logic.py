@@ -19,9 +19,9 @@ from typing import Any, Callable, Mapping
 
 import pandas as pd
 
-from varimp_core.masking import (add_noisy_copy, importance_vs_depth, importance_vs_k,
-                                 sampled_vs_k)
-from varimp_core.problems import get_problem, parse_spec
+from varimp_core.studies.masking_copy import add_noisy_copy
+from varimp_core.studies.masking import importance_vs_depth, importance_vs_k, sampled_vs_k
+from varimp_core.problems.registry import get_problem, parse_spec
 
 from . import cache, limits
 from .common import placeholder_figure

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from varimp_core.problems import get_problem, parse_spec
+from varimp_core.problems.registry import get_problem, parse_spec
 
 from . import datasource, limits
 from .state import (Param, bool_parser, choice_parser, encode_query, float_parser, int_parser,

@@ -15,9 +15,9 @@ import numpy as np
 from dash.dash_table.Format import Format, Scheme
 
 from varimp_core.api import compute_importances
-from varimp_core.measure_suite import compute_measures
+from varimp_core.measures.suite import compute_measures
 from varimp_core.plots.measures import make_measures_figure, measure_label
-from varimp_core.problems import get_problem
+from varimp_core.problems.registry import get_problem
 from varimp_core.result import ImportanceResult
 
 from . import cache, datasource, limits

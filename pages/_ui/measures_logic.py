@@ -21,7 +21,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from varimp_core.measure_suite import measures_frame
+from varimp_core.measures.suite import measures_frame
 from varimp_core.plots.measures import SCALES, scale_values
 
 from . import datasource, jobs

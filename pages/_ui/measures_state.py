@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from varimp_core.measure_suite import DEFAULT_MEASURES, MEASURES
-from varimp_core.noisy_protocol import DEPTH_SETTINGS
+from varimp_core.measures.suite import DEFAULT_MEASURES, MEASURES
+from varimp_core.studies.noisy_protocol import DEPTH_SETTINGS
 from varimp_core.plots.measures import SCALES, measure_label
 
 from . import cache, datasource, limits

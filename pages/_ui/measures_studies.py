@@ -14,11 +14,11 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from varimp_core.measure_suite import DEFAULT_MEASURES
-from varimp_core.noisy_protocol import (DEPTH_SETTINGS, LI2019_TABLE1, mdi_bias_curves,
-                                        noisy_feature_auc)
+from varimp_core.measures.suite import DEFAULT_MEASURES
+from varimp_core.studies.noisy_protocol import (DEPTH_SETTINGS, LI2019_TABLE1, bias_curve_summary,
+                                                mdi_bias_curves, noisy_feature_auc)
 from varimp_core.plots.measures import make_auc_figure, make_bias_curves, measure_label
-from varimp_core.problems import get_problem
+from varimp_core.problems.registry import get_problem
 
 from . import cache
 from .measures_state import BIAS_GRIDS, STUDY_MAX_FEATURES, STUDY_PROBLEMS, _cached, _say
@@ -202,6 +202,6 @@ def bias_note(view: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
 
 def render_bias(view: Mapping[str, Any], settings: Mapping[str, Any]) -> dict:
     """``figure`` and ``note`` of computed curves."""
-    figure = make_bias_curves(view["scores"])
+    figure = make_bias_curves(bias_curve_summary(view["scores"]))
     figure.update_layout(height=None)
     return {"figure": figure, "note": bias_note(view, settings)}

@@ -36,7 +36,7 @@ import pandas as pd
 
 from varimp_core.plots.selection import (make_pvalue_figure, make_relevance_figure,
                                          make_selected_figure, make_subspace_curves)
-from varimp_core.relevance import RelevanceResult
+from varimp_core.exact.relevance import RelevanceResult
 
 from . import cache
 from .common import neutralise_cell, placeholder_figure, request_stop, safe_csv

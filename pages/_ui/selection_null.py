@@ -13,8 +13,8 @@ import math
 from typing import Any, Mapping
 
 from varimp_core.api import compute_importances
-from varimp_core.nulls import permutation_null
-from varimp_core.relevance import relevance
+from varimp_core.studies.nulls import permutation_null
+from varimp_core.exact.relevance import relevance
 
 from . import cache, datasource, limits
 from .common import Stopped, cached_view, clear_stop, keep_view, stop_requested

@@ -13,8 +13,8 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from varimp_core.relevance import RelevanceResult
-from varimp_core.selection import SubspaceSelection
+from varimp_core.exact.relevance import RelevanceResult
+from varimp_core.studies.selection import SubspaceSelection
 
 __all__ = ["relevance_to_dict", "relevance_from_dict", "selection_to_dict",
            "selection_from_dict"]

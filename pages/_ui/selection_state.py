@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from varimp_core.selection import MADELON_IRRELEVANT
+from varimp_core.studies.selection import MADELON_IRRELEVANT
 
 from . import datasource, limits
 from .distributions_logic import METHOD_OPTIONS, data_for_choice

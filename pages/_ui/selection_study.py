@@ -15,8 +15,8 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from varimp_core.problems import get_problem
-from varimp_core.selection import subspace_selection
+from varimp_core.problems.registry import get_problem
+from varimp_core.studies.selection import subspace_selection
 
 from . import cache, datasource, fanout_selection
 from .common import Stopped, cached_view, clear_stop, keep_view, stop_requested

@@ -23,9 +23,9 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..result import ImportanceResult
-from .importances import units_label
-from .style import HEATMAP_SCALE, base_layout, variable_color
+from varimp_core.result import ImportanceResult
+from varimp_core.plots.importances import units_label
+from varimp_core.plots.style import HEATMAP_SCALE, base_layout, variable_color
 
 __all__ = ["make_degree_heatmap", "make_degree_pair", "make_terms_figure", "set_label",
            "pair_height", "CUT_SCALE"]
@@ -236,7 +236,7 @@ def make_terms_figure(terms_df: pd.DataFrame, *, variables=None, max_bars: int =
     Parameters
     ----------
     terms_df : DataFrame
-        From :func:`varimp_core.theory.conditional_terms`: columns
+        From :func:`varimp_core.exact.eqn3.conditional_terms`: columns
         ``variable, conditioning, degree, weight, cmi, term``.
     variables : sequence of str, default=None
         All variable names, to colour the bars in the variable's colour.

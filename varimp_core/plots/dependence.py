@@ -1,6 +1,6 @@
 """Figures of how predictions depend on an input: PD with ICE, 2-D PD, dependence over responses.
 
-Pure functions from the containers of :mod:`varimp_core.dependence` to plotly
+Pure functions from the containers of :mod:`varimp_core.local.partial_dependence` to plotly
 figures; every drawn number is the core's number.
 
 * :func:`make_pd_figure` -- Friedman's partial dependence (thick line) over the
@@ -20,8 +20,9 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..dependence import DependenceOverResponses, PartialDependence
-from .style import HEATMAP_SCALE, base_layout, variable_color
+from varimp_core.local.response_dependence import DependenceOverResponses
+from varimp_core.local.partial_dependence import PartialDependence
+from varimp_core.plots.style import HEATMAP_SCALE, base_layout, variable_color
 
 __all__ = ["ICE_OPACITY", "pd_outputs", "make_pd_figure", "make_pd2_figure",
            "make_dependence_over_responses"]
@@ -100,7 +101,7 @@ def make_pd_figure(result: PartialDependence, *, outputs=None, color: str | None
     Parameters
     ----------
     result : PartialDependence
-        A 1-D result from :func:`varimp_core.dependence.partial_dependence`.
+        A 1-D result from :func:`varimp_core.local.partial_dependence.partial_dependence`.
     outputs : output value or list of them, optional
         Which outputs (classes of a classifier) to draw, one panel each;
         default every output (at most 12).
@@ -226,7 +227,7 @@ def make_dependence_over_responses(result: DependenceOverResponses, *,
     Parameters
     ----------
     result : DependenceOverResponses
-        From :func:`varimp_core.dependence.dependence_over_responses`.
+        From :func:`varimp_core.local.response_dependence.dependence_over_responses`.
     classes : sequence, optional
         Order of the predicted classes (classification); default sorted.
     color : str, optional

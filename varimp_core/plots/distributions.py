@@ -4,9 +4,9 @@ Sutera (2013, ch. 3) grows a forest on each of a thousand data sets and looks
 at every variable's importance as a random variable: its histogram against
 the asymptotic value, its mean and standard deviation (Tables 3.2-3.33), and
 how these move with the number of trees T, the sample size N, the noise ...
-These builders draw the numbers of :func:`varimp_core.montecarlo.monte_carlo`
-(or of :func:`varimp_core.nulls.permutation_null`) and of
-:func:`varimp_core.montecarlo.sweep`; nothing is recomputed except order
+These builders draw the numbers of :func:`varimp_core.studies.montecarlo.monte_carlo`
+(or of :func:`varimp_core.studies.nulls.permutation_null`) and of
+:func:`varimp_core.studies.montecarlo.sweep`; nothing is recomputed except order
 statistics (histogram bins, ranks within a replicate).
 
 Every trace carries a ``meta`` tag saying what it draws: ``"replicates"``
@@ -27,14 +27,15 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
-from scipy.stats import rankdata
 
-from ..montecarlo import MonteCarloResult
-from ..nulls import PermutationNull, density_curves, fit_null_distributions, plugin_bias_overlay
-from .style import EXACT_COLOR, SAMPLED_OPACITY, base_layout, empty_figure, variable_color
+from varimp_core.studies.montecarlo import MonteCarloResult
+from varimp_core.studies.fits import density_curves
+from varimp_core.studies.nulls import PermutationNull
+from varimp_core.plots.style import (EXACT_COLOR, SAMPLED_OPACITY, base_layout, empty_figure,
+                                     variable_color)
 
 __all__ = ["make_distribution_figure", "make_sweep_figure", "make_summary_table_frame",
-           "sweep_statistics", "parameter_label", "MAX_PANELS", "MAX_VIOLINS"]
+           "parameter_label", "MAX_PANELS", "MAX_VIOLINS"]
 
 #: Histogram panels drawn at most (the first variables); violins go further.
 MAX_PANELS = 16
@@ -89,23 +90,10 @@ def _samples(result) -> tuple[np.ndarray, np.ndarray | None, str]:
     return np.asarray(result.replicates, float), reference, name
 
 
-def _default_fits(result, values: np.ndarray) -> pd.DataFrame | None:
-    if isinstance(result, PermutationNull) or values.shape[0] < 3:
-        return None
-    try:
-        return fit_null_distributions(result)
-    except ValueError:
-        return None
-
-
 def _bias_positions(result, overlay: pd.DataFrame | None) -> dict:
     """``{variable: x}`` of the plug-in bias prediction, for known irrelevant variables."""
-    if isinstance(result, PermutationNull):
+    if isinstance(result, PermutationNull) or overlay is None:
         return {}
-    if overlay is None:
-        if result.population is None:
-            return {}
-        overlay = plugin_bias_overlay(result)
     shift = {}
     if result.exact_source == "full sample" and result.exact is not None:
         # the table's own plug-in value already holds its bias (nulls.plugin_bias_overlay)
@@ -142,19 +130,20 @@ def make_distribution_figure(mc_result, fits: pd.DataFrame | None = None, *,
     Parameters
     ----------
     mc_result : MonteCarloResult or PermutationNull
-        From :func:`~varimp_core.montecarlo.monte_carlo` (the replicates, the
-        exact values) or :func:`~varimp_core.nulls.permutation_null` (the null
+        From :func:`~varimp_core.studies.montecarlo.monte_carlo` (the replicates, the
+        exact values) or :func:`~varimp_core.studies.nulls.permutation_null` (the null
         importances, the observed values).
     fits : DataFrame, optional
-        Rows of :func:`~varimp_core.nulls.fit_null_distributions` (one or more
+        Rows of :func:`~varimp_core.studies.fits.fit_null_distributions` (one or more
         per variable: ``variable``, ``distribution``, ``df``, ``scale``,
         ``mean``, ``std``); each row is drawn as a density curve
-        (:func:`~varimp_core.nulls.density_curves`).  None fits the default
-        laws (scaled chi-square for irrelevant variables, normal for relevant
-        ones) for a Monte Carlo result; an empty frame draws no curve.
+        (:func:`~varimp_core.studies.fits.density_curves`).  None or an empty
+        frame draws no curve; the default laws (scaled chi-square for
+        irrelevant variables, normal for relevant ones) are
+        ``fit_null_distributions(mc_result)``.
     overlay : DataFrame, optional
-        :func:`~varimp_core.nulls.plugin_bias_overlay` of the result; None
-        computes it when the result still knows its population.  Its
+        :func:`~varimp_core.studies.nulls.plugin_bias_overlay` of the result; None
+        draws no bias line.  Its
         ``expected`` column is drawn, for known irrelevant variables, as a
         dotted vertical line (shifted by the full-sample value for bootstrap
         replicates, as the overlay's docstring explains).
@@ -184,8 +173,6 @@ def make_distribution_figure(mc_result, fits: pd.DataFrame | None = None, *,
     units = _units(mc_result)
     if values.shape[0] == 0:
         return empty_figure("No replicate finished; nothing to draw yet.", height or 300)
-    if fits is None:
-        fits = _default_fits(mc_result, values)
     bias = _bias_positions(mc_result, overlay)
     relevance = _relevance(mc_result)
     if kind == "violin":
@@ -376,64 +363,6 @@ def make_summary_table_frame(mc_result, *, decimals: int = 4) -> pd.DataFrame:
 
 
 # -- sweeps ---------------------------------------------------------------------
-def _tie_groups(reference: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Lowest and highest rank (1 = most important) of each value's tie group."""
-    r = np.round(-np.asarray(reference, float), 9)
-    return rankdata(r, method="min"), rankdata(r, method="max")
-
-
-def sweep_statistics(df: pd.DataFrame) -> pd.DataFrame:
-    """Per value and variable: mean, std, exact and rank stability of a sweep.
-
-    Parameters
-    ----------
-    df : DataFrame
-        :func:`~varimp_core.montecarlo.sweep` output.  With
-        ``replicates=True`` (columns ``value``, ``replicate``, ``variable``,
-        ``importance``, ``exact``) every statistic is computed here; a summary
-        frame (``replicates=False``, columns ``mean``, ``std`` ...) passes
-        through with ``stability`` NaN.
-
-    Returns
-    -------
-    DataFrame
-        ``value``, ``variable``, ``mean``, ``std`` (ddof=1), ``sem``,
-        ``exact``, ``n_replicates`` and ``stability``: the share of replicates
-        in which the variable's rank (1 = most important, ties averaged) lies
-        in the ranks its tie group takes in the reference order -- the exact
-        values when all are known at that value, else the mean importances.
-    """
-    cols = ["value", "variable", "mean", "std", "sem", "exact", "n_replicates", "stability"]
-    if df is None or df.empty:
-        return pd.DataFrame(columns=cols)
-    if "importance" not in df.columns:
-        out = df[["value", "variable", "mean", "std", "sem", "exact", "n_replicates"]].copy()
-        out["stability"] = np.nan
-        return out[cols]
-    rows = []
-    order = list(dict.fromkeys(df["variable"]))
-    for value, d in df.groupby("value", sort=False):
-        present = [v for v in order if v in set(d["variable"])]   # "irrelevant" adds inputs
-        wide = d.pivot(index="replicate", columns="variable", values="importance")[present]
-        x = wide.to_numpy(float)
-        R = x.shape[0]
-        exact = d.groupby("variable", sort=False)["exact"].first().reindex(present)
-        exact = exact.to_numpy(float)
-        mean = x.mean(axis=0)
-        std = x.std(axis=0, ddof=1) if R > 1 else np.full(len(present), np.nan)
-        reference = exact if np.all(np.isfinite(exact)) else mean
-        low, high = _tie_groups(reference)
-        ranks = np.vstack([rankdata(-row, method="average") for row in x]) if R else \
-            np.zeros((0, len(present)))
-        stable = ((ranks >= low) & (ranks <= high)).mean(axis=0) if R else \
-            np.full(len(present), np.nan)
-        for j, v in enumerate(present):
-            rows.append({"value": value, "variable": v, "mean": mean[j], "std": std[j],
-                         "sem": std[j] / math.sqrt(R) if R else np.nan, "exact": exact[j],
-                         "n_replicates": R, "stability": stable[j]})
-    return pd.DataFrame(rows, columns=cols)
-
-
 def make_sweep_figure(df: pd.DataFrame, parameter: str, log_x: bool = False, *,
                       height: int | None = None, title: str | None = None) -> go.Figure:
     """Mean ± std, std and rank stability of every variable against a swept parameter.
@@ -441,8 +370,9 @@ def make_sweep_figure(df: pd.DataFrame, parameter: str, log_x: bool = False, *,
     Parameters
     ----------
     df : DataFrame
-        :func:`~varimp_core.montecarlo.sweep` output (per replicate or
-        summary), or :func:`sweep_statistics` of it.
+        :func:`~varimp_core.studies.montecarlo.sweep_statistics` of a sweep (or
+        the summary frame of ``sweep(..., replicates=False)``, which has the
+        same columns but ``stability``).
     parameter : str
         The swept parameter (``"n_estimators"``, ``"n_samples"``, ``"noise"`` ...).
     log_x : bool, default=False
@@ -463,8 +393,11 @@ def make_sweep_figure(df: pd.DataFrame, parameter: str, log_x: bool = False, *,
         ``meta="reference"`` line through the largest first standard
         deviation; row 3 (when replicates are available): ``meta="stability"``.
     """
-    stats = df if "stability" in df.columns and "importance" not in df.columns else \
-        sweep_statistics(df)
+    if "importance" in df.columns:
+        raise ValueError("make_sweep_figure draws sweep statistics: pass "
+                         "sweep_statistics(df) (varimp_core.studies.montecarlo), not the "
+                         "per-replicate sweep.")
+    stats = df if "stability" in df.columns else df.assign(stability=np.nan)
     if stats.empty:
         return empty_figure("The sweep has no finished value yet.", height or 300)
     has_stability = bool(np.isfinite(stats["stability"].to_numpy(float)).any())

@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ..result import ImportanceResult
-from .style import EXACT_COLOR, SAMPLED_OPACITY, base_layout, variable_color
+from varimp_core.result import ImportanceResult
+from varimp_core.plots.style import EXACT_COLOR, SAMPLED_OPACITY, base_layout, variable_color
 
 __all__ = ["make_importance_figure", "make_theorem2_figure", "method_label", "units_label"]
 

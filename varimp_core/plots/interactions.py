@@ -1,13 +1,13 @@
 """Figures of Ciss's local importance: interactions, VII, partial importance, over labels.
 
-Pure functions from the containers of :mod:`varimp_core.interactions` to
+Pure functions from the containers of :mod:`varimp_core.local.interactions` to
 plotly figures; nothing is recomputed except the conditional shares of the
 mosaic, which are the rows of ``joint`` divided by their sums.
 
 Colours follow :func:`~varimp_core.plots.style.variable_color` by the
 variable's position in the data (pass ``variables=``, the data's input names,
 so X3 has its usual colour even when the interaction table sorts it first);
-the meta-variable :data:`~varimp_core.interactions.OTHER_FEATURES` is grey.
+the meta-variable :data:`~varimp_core.local.interactions.OTHER_FEATURES` is grey.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from typing import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from ..interactions import OTHER_FEATURES, ImportanceOverLabels, Interactions, PartialImportance
-from ..result import ImportanceResult
-from .style import HEATMAP_SCALE, base_layout, variable_color
+from varimp_core.local.interactions import (OTHER_FEATURES, ImportanceOverLabels, Interactions,
+                                            PartialImportance)
+from varimp_core.result import ImportanceResult
+from varimp_core.plots.style import HEATMAP_SCALE, base_layout, variable_color
 
 __all__ = ["OTHER_COLOR", "label_colors", "mosaic_geometry", "make_mosaic", "make_vii_bars",
            "make_partial_importance_figure", "make_importance_over_labels"]
@@ -83,7 +84,7 @@ def make_mosaic(result: Interactions, *, variables: Sequence[str] | None = None,
     Parameters
     ----------
     result : Interactions
-        From :func:`varimp_core.interactions.interactions`.
+        From :func:`varimp_core.local.interactions.interactions`.
     variables : sequence of str, optional
         The data's input names, which fix the colours; default ``result.labels``.
     title : str, optional
@@ -151,7 +152,7 @@ def make_vii_bars(result: ImportanceResult, *, title: str | None = None,
     Parameters
     ----------
     result : ImportanceResult
-        From :func:`varimp_core.interactions.interaction_importance`.
+        From :func:`varimp_core.local.interactions.interaction_importance`.
     title : str, optional
     height : int, default=400
 
@@ -186,7 +187,7 @@ def make_partial_importance_figure(result: PartialImportance, *,
     Parameters
     ----------
     result : PartialImportance
-        From :func:`varimp_core.interactions.partial_importance`.
+        From :func:`varimp_core.local.interactions.partial_importance`.
     variables : sequence of str, optional
         The data's input names for the colours; default ``result.variables``.
     title : str, optional
@@ -228,7 +229,7 @@ def make_importance_over_labels(result: ImportanceOverLabels, *, title: str | No
     Parameters
     ----------
     result : ImportanceOverLabels
-        From :func:`varimp_core.interactions.importance_over_labels`.
+        From :func:`varimp_core.local.interactions.importance_over_labels`.
     title : str, optional
     height : int, optional
         Default grows with the number of variables.

@@ -1,6 +1,6 @@
 """Figures of masking: importances, ranks and changes against K or the depth.
 
-Pure functions from the long tables of :mod:`varimp_core.masking` to plotly
+Pure functions from the long tables of :mod:`varimp_core.studies.masking` to plotly
 figures.  Every figure takes ``x`` (``"K"`` or ``"depth"``; inferred from the
 table when omitted), colours each variable with
 :func:`~varimp_core.plots.style.variable_color` by its position in the table,
@@ -14,8 +14,9 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..masking import _x_column, importance_change
-from .style import BITS, DIVERGING_SCALE, SAMPLED_OPACITY, base_layout, variable_color
+from varimp_core.studies.masking import grid_column
+from varimp_core.plots.style import (BITS, DIVERGING_SCALE, SAMPLED_OPACITY, base_layout,
+                                     variable_color)
 
 __all__ = ["make_k_lines", "make_rank_bump", "make_delta_heatmap", "axis_title"]
 
@@ -69,11 +70,11 @@ def make_k_lines(df_exact: pd.DataFrame, df_sampled: pd.DataFrame | None = None,
     Parameters
     ----------
     df_exact : DataFrame
-        Output of :func:`~varimp_core.masking.importance_vs_k` or
-        :func:`~varimp_core.masking.importance_vs_depth`: columns
+        Output of :func:`~varimp_core.studies.masking.importance_vs_k` or
+        :func:`~varimp_core.studies.masking.importance_vs_depth`: columns
         ``variable``, ``x``, ``importance``, ``rank``.
     df_sampled : DataFrame, optional
-        Output of :func:`~varimp_core.masking.sampled_vs_k` (columns ``se``,
+        Output of :func:`~varimp_core.studies.masking.sampled_vs_k` (columns ``se``,
         ``n_estimators`` ...); drawn as open diamonds with bars of
         :data:`ERROR_BAR_SE` standard errors, in the variable's colour.
     x : {"K", "depth"}, optional
@@ -90,7 +91,7 @@ def make_k_lines(df_exact: pd.DataFrame, df_sampled: pd.DataFrame | None = None,
         holding the rank (exact) or the standard error and tree count
         (sampled).
     """
-    x = _x_column(df_exact, x)
+    x = grid_column(df_exact, x)
     fig = go.Figure()
     variables = _variables(df_exact)
     widths = _widths(df_exact, x, "importance", variables)
@@ -107,7 +108,7 @@ def make_k_lines(df_exact: pd.DataFrame, df_sampled: pd.DataFrame | None = None,
                            "<extra>exact</extra>"),
         ))
     if df_sampled is not None and len(df_sampled):
-        xs = _x_column(df_sampled, x)
+        xs = grid_column(df_sampled, x)
         for i, v in enumerate(variables):
             d = df_sampled[df_sampled["variable"] == v].sort_values(xs)
             if d.empty:
@@ -169,7 +170,7 @@ def make_rank_bump(df: pd.DataFrame, *, x: str | None = None, title: str | None 
         their average rank) and the importance in ``customdata``; the y axis
         is reversed so rank 1 is at the top.
     """
-    x = _x_column(df, x)
+    x = grid_column(df, x)
     fig = go.Figure()
     variables = _variables(df)
     widths = _widths(df, x, "rank", variables, base=3.0)
@@ -210,17 +211,18 @@ def _cell_text(value: float) -> str:
     return "0" if abs(value) < 0.005 else f"{value:+.2f}"
 
 
-def make_delta_heatmap(df: pd.DataFrame, *, x: str | None = None, reference=None,
+def make_delta_heatmap(df: pd.DataFrame, *, x: str | None = None,
                        title: str | None = None, height: int | None = None) -> go.Figure:
-    """Heatmap of the change of each importance from the first K (or depth).
+    """Heatmap of the change of each importance from a reference K (or depth).
 
     Parameters
     ----------
     df : DataFrame
-        Columns ``variable``, ``x``, ``importance``.
+        :func:`~varimp_core.studies.masking.importance_change` of a masking
+        table: columns ``variable``, ``x``, ``importance``,
+        ``reference_importance`` and ``change``; ``attrs["reference"]`` is the
+        value of ``x`` subtracted (by default the smallest: ``Imp_K - Imp_1``).
     x : {"K", "depth"}, optional
-    reference : int, optional
-        Value of ``x`` to subtract; default the smallest (``Imp_K - Imp_1``).
     title : str, optional
     height : int, optional
         Default grows with the number of variables.
@@ -233,8 +235,11 @@ def make_delta_heatmap(df: pd.DataFrame, *, x: str | None = None, reference=None
         a diverging scale centred at 0 (``zmid=0``); ``customdata`` holds the
         importance and the reference importance.
     """
-    x = _x_column(df, x)
-    changed = importance_change(df, x=x, reference=reference)
+    x = grid_column(df, x)
+    if "change" not in df.columns or "reference" not in df.attrs:
+        raise ValueError("make_delta_heatmap draws changes: pass importance_change(df) "
+                         "(varimp_core.studies.masking), not the masking table itself.")
+    changed = df
     ref = changed.attrs["reference"]
     variables = _variables(df)
     xs = sorted(set(int(v) for v in changed[x]))

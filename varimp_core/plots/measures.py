@@ -3,15 +3,15 @@
 Pure functions from the core's results to plotly figures:
 
 * :func:`make_measures_figure` -- several measures of one forest
-  (:func:`varimp_core.measure_suite.compute_measures`) as grouped bars per
+  (:func:`varimp_core.measures.suite.compute_measures`) as grouped bars per
   variable, each measure scaled to its largest absolute value (or raw), the
   exact asymptotic MDI as black diamonds over the MDI bars;
 * :func:`make_auc_figure` -- the AUC of each measure over repetitions
-  (:func:`varimp_core.noisy_protocol.noisy_feature_auc`) as box plots with
+  (:func:`varimp_core.studies.noisy_protocol.noisy_feature_auc`) as box plots with
   every repetition drawn, and the values of Li et al. (2019), Table 1, marked;
 * :func:`make_bias_curves` -- MDI and MDI-oob of each feature against the
   minimum leaf size and the maximum depth
-  (:func:`varimp_core.noisy_protocol.mdi_bias_curves`, Figs 1-3 of the paper).
+  (:func:`varimp_core.studies.noisy_protocol.mdi_bias_curves`, Figs 1-3 of the paper).
 
 Measures keep one colour each on every figure (:data:`MEASURE_COLORS`); the
 variables of the bias curves keep their usual colours
@@ -27,14 +27,14 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..noisy_protocol import DEPTH_SETTINGS, LI2019_TABLE1, StudyResult, _summarise
-from ..result import ImportanceResult
-from .style import EXACT_COLOR, base_layout, empty_figure, variable_color
+from varimp_core.studies.noisy_protocol import DEPTH_SETTINGS, LI2019_TABLE1, StudyResult
+from varimp_core.result import ImportanceResult
+from varimp_core.plots.style import EXACT_COLOR, base_layout, empty_figure, variable_color
 
 __all__ = ["MEASURE_LABELS", "MEASURE_COLORS", "SCALES", "measure_label", "scale_values",
            "make_measures_figure", "make_auc_figure", "make_bias_curves"]
 
-#: Short names of the measures of :data:`varimp_core.measure_suite.MEASURES`.
+#: Short names of the measures of :data:`varimp_core.measures.suite.MEASURES`.
 MEASURE_LABELS = {
     "mdi": "MDI",
     "mdi_normalised": "MDI, normalised",
@@ -114,7 +114,7 @@ def make_measures_figure(results: Mapping[str, ImportanceResult],
     Parameters
     ----------
     results : dict of str to ImportanceResult
-        As returned by :func:`~varimp_core.measure_suite.compute_measures`: one
+        As returned by :func:`~varimp_core.measures.suite.compute_measures`: one
         entry per measure, all on the same variables, drawn in this order.
     exact : ImportanceResult, default=None
         Exact asymptotic MDI (infinite forest on the exact distribution) on
@@ -237,12 +237,12 @@ def make_auc_figure(study, *, paper: Mapping | None = None, height: int = 440) -
     Parameters
     ----------
     study : StudyResult or pandas.DataFrame
-        From :func:`~varimp_core.noisy_protocol.noisy_feature_auc`, or its
+        From :func:`~varimp_core.studies.noisy_protocol.noisy_feature_auc`, or its
         ``scores`` (columns ``problem``, ``task``, ``depth_setting``,
         ``measure``, ``seed``, ``auc``).
     paper : mapping, default=None
         Reference values keyed by ``(task, depth_setting)`` then measure;
-        None uses :data:`~varimp_core.noisy_protocol.LI2019_TABLE1`.  They are
+        None uses :data:`~varimp_core.studies.noisy_protocol.LI2019_TABLE1`.  They are
         marked on the panels of the ``strobl`` problem (the paper's simulated
         data) only.
     height : int, default=440
@@ -309,13 +309,13 @@ def _curve_means(df) -> pd.DataFrame:
     if isinstance(df, StudyResult):
         df = df.summary
     if not isinstance(df, pd.DataFrame):
-        raise ValueError("df must be a StudyResult or a DataFrame from mdi_bias_curves.")
-    if "mean" in df.columns:
-        _require_columns(df, ("parameter", "value", "measure", "variable"), "mdi_bias_curves")
-        return df
-    _require_columns(df, ("parameter", "value", "measure", "variable", "importance"),
-                     "mdi_bias_curves")
-    return _summarise(df, ["parameter", "value", "measure", "variable"], "importance")
+        raise ValueError("df must be a StudyResult or the summary of mdi_bias_curves.")
+    if "mean" not in df.columns and "importance" in df.columns:
+        raise ValueError("make_bias_curves draws means over seeds: pass the StudyResult or "
+                         "bias_curve_summary(scores) (varimp_core.studies.noisy_protocol), "
+                         "not the per-seed scores.")
+    _require_columns(df, ("parameter", "value", "measure", "variable", "mean"), "mdi_bias_curves")
+    return df
 
 
 def make_bias_curves(df, *, relevant=("X2",), height: int = 560) -> go.Figure:
@@ -328,10 +328,11 @@ def make_bias_curves(df, *, relevant=("X2",), height: int = 560) -> go.Figure:
     Parameters
     ----------
     df : StudyResult or pandas.DataFrame
-        From :func:`~varimp_core.noisy_protocol.mdi_bias_curves`: its
+        From :func:`~varimp_core.studies.noisy_protocol.mdi_bias_curves`: its
         ``summary`` (columns ``parameter``, ``value``, ``measure``,
-        ``variable``, ``mean``, ``sem`` ...) or its ``scores`` (then averaged
-        over seeds).
+        ``variable``, ``mean``, ``sem`` ...), e.g.
+        :func:`~varimp_core.studies.noisy_protocol.bias_curve_summary` of its
+        ``scores``.
     relevant : sequence of str, default=("X2",)
         Variables drawn as thick solid lines (the others dashed); X2 is the
         only relevant feature of the paper's simulation.

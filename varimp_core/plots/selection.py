@@ -1,12 +1,12 @@
 """Relevance classes, permutation p-values and random-subspace selection (Geurts 2016).
 
 Figures for the last part of the slides: which variables are strongly, weakly
-or not relevant (:func:`varimp_core.relevance.relevance`), which ones a
-permutation null finds above chance (:func:`varimp_core.nulls.permutation_null`),
+or not relevant (:func:`varimp_core.exact.relevance.relevance`), which ones a
+permutation null finds above chance (:func:`varimp_core.studies.nulls.permutation_null`),
 and how Random Subspace (RS) and Sequential Random Subspace (SRS) trees find
 the relevant ones when no tree may see more than q features
-(:func:`varimp_core.selection.subspace_selection`,
-:func:`varimp_core.selection.madelon_curves`).
+(:func:`varimp_core.studies.selection.subspace_selection`,
+:func:`varimp_core.studies.selection.madelon_curves`).
 
 The builders draw the core's numbers and compute nothing but means and
 standard deviations over seeds.  Every trace carries a ``meta`` tag:
@@ -25,7 +25,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .style import EXACT_COLOR, base_layout
+from varimp_core.plots.style import EXACT_COLOR, base_layout
 
 __all__ = ["make_relevance_figure", "make_pvalue_figure", "make_subspace_curves",
            "make_selected_figure", "CLASS_COLORS", "METHOD_COLORS", "MAX_SELECTED_BARS"]
@@ -60,7 +60,7 @@ def make_relevance_figure(relevance_result, importances=None, *, units: str = "b
     Parameters
     ----------
     relevance_result : RelevanceResult
-        From :func:`varimp_core.relevance.relevance`.
+        From :func:`varimp_core.exact.relevance.relevance`.
     importances : array-like of shape (n_features,), optional
         Bar heights (e.g. the forest importances of the same data).  Without
         them every bar has height 1 and the figure is a map of the classes.
@@ -122,7 +122,7 @@ def make_pvalue_figure(perm_null, *, units: str = "bits", level: float = 0.05) -
     Parameters
     ----------
     perm_null : PermutationNull
-        From :func:`varimp_core.nulls.permutation_null`.
+        From :func:`varimp_core.studies.nulls.permutation_null`.
     units : str, default="bits"
     level : float, default=0.05
         Where the dotted line of the p-value panel is drawn.
@@ -187,7 +187,7 @@ def make_subspace_curves(df: pd.DataFrame) -> go.Figure:
     Parameters
     ----------
     df : pandas.DataFrame
-        Tidy curves as :func:`varimp_core.selection.madelon_curves` returns
+        Tidy curves as :func:`varimp_core.studies.selection.madelon_curves` returns
         them: ``method``, ``p``, ``seed``, ``n_trees``, ``auprc``, ``accuracy``.
 
     Returns
@@ -246,7 +246,7 @@ def make_selected_figure(selection, *, max_bars: int = MAX_SELECTED_BARS) -> go.
     Parameters
     ----------
     selection : SubspaceSelection
-        From :func:`varimp_core.selection.subspace_selection`.
+        From :func:`varimp_core.studies.selection.subspace_selection`.
     max_bars : int, default=40
         Variables shown at most: every selected one first (by importance),
         then the best-ranked others.
