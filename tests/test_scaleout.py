@@ -166,8 +166,8 @@ def _task_id(signed_job: str) -> str:
 def _on_both_workers(cluster, run, task: str) -> None:
     """Run on worker a alone, then on a and b: the second run's tasks reach both workers.
 
-    Speed-ups are measured by ``bench/bench_fanout.py``, not asserted here: a loaded
-    machine makes a timed assertion fail.
+    Speed-ups are not asserted here: on a loaded machine a timed assertion fails (it did,
+    with ratios of 0.77 to 1.11 against the 1.2 it asked for).
     """
     for n_workers in (1, 2):
         cluster.consume("b", n_workers == 2)
