@@ -35,12 +35,32 @@ def _links(kind: str) -> list[str]:
             if f"learn-{kind}-link" in (getattr(c, "className", "") or "")]
 
 
-def _page_params():
-    from pages._ui import decomposition_logic, importances_logic, masking_logic
+def _old_style(params):
+    """Keys and notes of a page whose URL parameters are ``state.Param``s."""
+    return lambda query: ({p.name for p in params}, state.parse_query(query, params)[1])
 
-    return {"/importances": datasource.DATA_PARAMS + importances_logic.PARAMS,
-            "/decomposition": datasource.DATA_PARAMS + decomposition_logic.PARAMS,
-            "/masking": masking_logic.PARAMS}
+
+def _framework(param_set):
+    """Keys and notes of a page on the framework: the data keys and its ParamSet."""
+    from pages._ui.datachoice import DataChoice
+    from pages._ui.params import Context
+
+    def check(query):
+        data, notes = DataChoice.from_page(query)
+        _, more = param_set.from_url(query, Context(p=data.n_features()))
+        keys = {p.name for p in datasource.DATA_PARAMS} | {p.url_key for p in param_set}
+        return keys, notes + more
+
+    return check
+
+
+def _page_params():
+    import pages.importances as importances
+    from pages._ui import decomposition_logic, masking_logic
+
+    return {"/importances": _framework(importances.PARAMS),
+            "/decomposition": _old_style(datasource.DATA_PARAMS + decomposition_logic.PARAMS),
+            "/masking": _old_style(masking_logic.PARAMS)}
 
 
 def test_page_is_registered(dash_app):
@@ -61,9 +81,8 @@ def test_every_link_points_to_a_registered_page_with_parameters_it_understands(d
         url = urlsplit(href)
         assert url.path in paths, href
         query = parse_qs(url.query, keep_blank_values=True)
-        known = {p.name for p in params[url.path]}
+        known, notes = params[url.path](query)
         assert set(query) <= known, (href, set(query) - known)
-        _, notes = state.parse_query(query, params[url.path])
         assert notes == [], (href, notes)
 
 
