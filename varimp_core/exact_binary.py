@@ -71,11 +71,11 @@ from .splitting import sklearn_draw_law, validate_max_features
 
 __all__ = ["BINARY_METHODS", "MAX_BINARY_NODES", "exact_rf_importances", "exact_et_importances",
            "exact_binary_importances", "exact_binary_depth_profile", "estimate_binary_nodes",
-           "plugin_information", "split_win_probabilities"]
+           "plugin_information", "split_win_probabilities", "binary_inputs"]
 
 BINARY_METHODS = ("exact-rf", "exact-et")
 #: Refuse when the estimated number of distinct nodes exceeds this.
-MAX_BINARY_NODES = 2_000_000
+MAX_BINARY_NODES = 300_000
 #: scikit-learn's FEATURE_THRESHOLD: values closer than this are one value to its splitters.
 FEATURE_THRESHOLD = 1e-7
 _TIE = 1e-10
@@ -305,9 +305,15 @@ class _Solver:
         self.n_split_nodes = 0
 
     # -- one node -------------------------------------------------------
-    def _expand(self, mask):
-        """Candidate splits of an impure node: (gains, probabilities, children)."""
-        d, p, L = self.d, self.p, self.L
+    def _expand(self, mask, h):
+        """Splits of an impure node with horizon h >= 1.
+
+        Returns ``own``, the node's expected weighted decrease per feature
+        (:math:`\\sum_g P(j, g) G(j, g)`), and ``children``, a list of
+        (probability, memo key) of the children that may split further (pure
+        ones, those with too few samples and those at the depth limit are left out).
+        """
+        d, p, L, U = self.d, self.p, self.L, self.U
         sub = self.order[mask[self.order]].reshape(p, -1)       # rows sorted per feature
         n = sub.shape[1]
         R = np.take_along_axis(self.rankT, sub, axis=1)           # (p, n)
@@ -326,65 +332,79 @@ class _Solver:
             if pos.size == 0:
                 continue                                            # constant in the node
             feats.append(f)
-            g = G[f, pos]
-            s = np.where(ok[f, pos], g, -np.inf)
+            s = np.where(ok[f, pos], G[f, pos], -np.inf)
             if self.method == "exact-et":
                 v = d.values[f][R[f]]
-                pr = (v[pos + 1] - v[pos]) / (v[-1] - v[0])
+                probs.append((v[pos + 1] - v[pos]) / (v[-1] - v[0]))
                 scores.append(s)
-                probs.append(pr)
                 gaps.append(pos)
             else:
+                best = 0
                 if np.isfinite(s).any():
-                    best = int(np.flatnonzero(s >= s.max() - tol)[0])
-                    scores.append(s[best:best + 1])
-                    gaps.append(pos[best:best + 1])
-                else:
-                    scores.append(s[:1])
-                    gaps.append(pos[:1])
+                    best = int(np.flatnonzero(s >= s.max() - tol)[0])   # lowest of tied thresholds
+                scores.append(s[best:best + 1])
+                gaps.append(pos[best:best + 1])
                 probs.append(np.ones(1))
         if not feats:
-            return None
+            return np.zeros(p), []
         win = split_win_probabilities(scores, probs, p, self.K, tol)
-        splits = []
-        for f, s, P, pos in zip(feats, scores, win, gaps):
-            for k in np.flatnonzero(P > 0):
-                splits.append((f, float(P[k]), float(s[k]), sub[f, :pos[k] + 1], sub[f, pos[k] + 1:]))
-        return splits
+        fs, ks, Ps, Gs = [], [], [], []
+        for f, P, pos in zip(feats, win, gaps):
+            sel = np.flatnonzero(P > 0)
+            fs.append(np.full(sel.size, f))
+            ks.append(pos[sel])
+            Ps.append(P[sel])
+        fsel, ksel, Psel = np.concatenate(fs), np.concatenate(ks), np.concatenate(Ps)
+        if fsel.size == 0:
+            return np.zeros(p), []
+        Gsel = G[fsel, ksel]
+        # child statistics, both sides at once: rows 0 = left, 1 = right
+        cl = cw[fsel, ksel]                                          # (S, C)
+        ccl = cc[fsel, ksel]
+        n_cls = np.stack([(cl > 0).sum(-1), ((tot - cl) > 0).sum(-1)])
+        n_smp = np.stack([ccl, cc[0, -1] - ccl])
+        n_uni = np.stack([ksel + 1, n - ksel - 1])
+        hh = np.minimum(h - 1, n_uni - 1)
+        leaf = (n_cls <= 1) | (n_smp < max(2, 2 * L)) | (hh <= 0)
+        posm = np.full((p, U), n)
+        np.put_along_axis(posm, sub, np.broadcast_to(np.arange(n), (p, n)), axis=1)
+        pm = posm[fsel]                                              # (S, U); n = outside
+        lm = np.packbits(pm <= ksel[:, None], axis=1)
+        rm = np.packbits((pm > ksel[:, None]) & (pm < n), axis=1)
+        nb = lm.shape[1]
+        lb, rb = lm.tobytes(), rm.tobytes()
+        hh = hh.tolist()
+        leaf = leaf.tolist()
+        own = np.bincount(fsel, weights=Psel * Gsel, minlength=p)
+        children = []
+        for i, P in enumerate(Psel.tolist()):
+            if not leaf[0][i]:
+                children.append((P, (lb[i * nb:(i + 1) * nb], hh[0][i])))
+            if not leaf[1][i]:
+                children.append((P, (rb[i * nb:(i + 1) * nb], hh[1][i])))
+        return own, children
 
-    def _leafy(self, rows):
-        """True when a node with these rows is a leaf whatever the depth."""
+    def _root_is_leaf(self):
         d = self.d
-        if d.count[rows].sum() < max(2, 2 * self.L):
-            return True
-        ys = d.y[rows]
-        return bool(np.all(ys == ys[0]))
+        return d.count.sum() < max(2, 2 * self.L) or bool(np.all(d.y == d.y[0]))
 
     # -- the memoised recursion, with an explicit stack -------------------
     def solve(self):
         U, p, nc = self.U, self.p, self.n_cols
-        root = np.arange(U)
         H0 = np.inf if self.max_depth is None else self.max_depth
-        zeros = np.zeros((p, nc))
-        if self._leafy(root) or H0 == 0:
-            return zeros
+        if self._root_is_leaf():
+            return np.zeros((p, nc))
         memo = self.memo
-
-        def key_of(rows, h):
-            m = np.zeros(U, dtype=bool)
-            m[rows] = True
-            hh = min(h, rows.size - 1)
-            return (np.packbits(m).tobytes(), hh), m
-
-        rk, rm = key_of(root, H0)
+        root = (np.packbits(np.ones(U, dtype=bool)).tobytes(), min(H0, U - 1))
+        if root[1] <= 0:
+            return np.zeros((p, nc))
         expanded = {}
-        stack = [(rk, rm)]
+        stack = [root]
         while stack:
-            key, mask = stack[-1]
+            key = stack[-1]
             if key in memo:
                 stack.pop()
                 continue
-            h = key[1]
             info = expanded.get(key)
             if info is None:
                 if len(memo) + len(expanded) >= self.max_nodes:
@@ -392,35 +412,25 @@ class _Solver:
                         f"The exact binary forest needs more than {self.max_nodes:,} distinct "
                         "nodes on this table; use fewer rows or inputs, a max_depth, a larger "
                         "min_samples_leaf, or a sampled scikit-learn forest.")
-                splits = self._expand(mask)
-                children = []
-                for f, P, g, lrows, rrows in splits or ():
-                    ch = []
-                    for rows in (lrows, rrows):
-                        if h - 1 <= 0 or self._leafy(rows):
-                            ch.append(None)
-                        else:
-                            ch.append(key_of(rows, h - 1))
-                    children.append((f, P, g, ch))
-                info = expanded[key] = children
-            pending = [c for (_, _, _, ch) in info for c in ch
-                       if c is not None and c[0] not in memo]
+                mask = np.unpackbits(np.frombuffer(key[0], dtype=np.uint8), count=U).astype(bool)
+                info = expanded[key] = self._expand(mask, key[1])
+            own, children = info
+            pending = [c for (_, c) in children if c not in memo]
             if pending:
                 stack.extend(pending)
                 continue
             prof = np.zeros((p, nc))
-            for f, P, g, ch in info:
-                prof[f, 0] += P * g
-                for c in ch:
-                    if c is not None:
-                        sub = memo[c[0]]
-                        prof[:, 1:] += P * sub[:, :-1]
-                        prof[:, -1] += P * sub[:, -1]
+            prof[:, 0] = own
+            if children:
+                below = np.tensordot(np.array([P for P, _ in children]),
+                                     np.stack([memo[c] for _, c in children]), axes=1)
+                prof[:, 1:] += below[:, :-1]
+                prof[:, -1] += below[:, -1]
             memo[key] = prof
             del expanded[key]
             self.n_split_nodes += 1
             stack.pop()
-        return memo[rk] / self.d.total_weight
+        return memo[root] / self.d.total_weight
 
 
 def _check_method(method):
@@ -428,47 +438,96 @@ def _check_method(method):
         raise ValueError(f"method must be one of {', '.join(BINARY_METHODS)}, got {method!r}.")
 
 
-def estimate_binary_nodes(X, y=None, *, method="exact-et", max_features=None, max_depth=None,
-                          min_samples_leaf=1) -> float:
-    """Rough number of distinct nodes the exact recursion will visit.
+def estimate_binary_nodes(X, y, *, method="exact-et", max_features=None, max_depth=None,
+                          min_samples_leaf=1, sample_weight=None, n_probes=4000,
+                          random_state=0) -> float:
+    """Estimated number of distinct split nodes of the exact recursion, before any work.
 
-    ``exact-et``: every gap of every feature is a possible split, so nearly
-    every box of the table (product over features of
-    :math:`c_f (c_f + 1)/2`, :math:`c_f` distinct values) holding two classes
-    is reached; the estimate is that product, bounded by the depth limit
-    (:math:`\\sum_{d<D} (2 \\sum_f (c_f - 1))^d`) and by :math:`2^U`.
-    ``exact-rf``: each feature has one best split per node, so at most
-    :math:`2m` children per node; the estimate is
-    :math:`\\min(\\text{boxes}, \\sum_{d<D'} (2p')^d)` with :math:`p'` the
-    number of features K can reach (1 when K = p: one tree, up to ties) and
-    :math:`D' = \\min(D, \\lceil\\log_2 N\\rceil + 2)` the typical depth of a
-    tree that halves its nodes.  The RF figure is an estimate, not a bound:
-    the recursion also stops with a sentence past ``MAX_BINARY_NODES``.
+    A node holds the rows inside its tight bounding box (per feature, an
+    interval of distinct-value ranks whose ends are attained by rows inside).
+    It is split only if it holds two classes and at least
+    ``2 * min_samples_leaf`` samples, and any such box can be reached by
+    ``exact-et`` at K=1 (shrink the root one face at a time; every step is a
+    possible split of an impure node).  The estimate is therefore
+
+    .. math::
+
+        \\#\\{\\text{tight, impure boxes}\\} \\approx
+        \\prod_f \\frac{c_f (c_f + 1)}{2} \\times \\hat{f},
+
+    with :math:`c_f` the number of distinct values of feature f and
+    :math:`\\hat f` the fraction of ``n_probes`` uniformly drawn rank boxes
+    that are tight and impure.  With ``max_depth`` D it is also bounded by
+    :math:`\\sum_{d<D} (2 \\sum_f (c_f - 1))^d`.  This is the exact count
+    for ``exact-et`` at K=1 and full depth (up to sampling error) and an
+    upper estimate for K > 1.
+
+    ``exact-rf`` visits far fewer nodes (one best split per feature per
+    node, and a single tree when K=p up to ties: about 2N), in a number that
+    depends on where the best splits fall and cannot be told from the table
+    beforehand; for it the estimate is :math:`\\min(2N\\,p^{\\,p-K}, \\text{ET
+    estimate})`, a guide only.  The recursion itself stops with a sentence
+    past ``MAX_BINARY_NODES`` nodes whatever the estimate said.
+
+    Parameters
+    ----------
+    X, y, sample_weight
+        The training table.
+    method : {"exact-rf", "exact-et"}
+    max_features, max_depth, min_samples_leaf
+        As in :func:`exact_rf_importances`.
+    n_probes : int, default=4000
+    random_state : int, default=0
+
+    Returns
+    -------
+    float
     """
     _check_method(method)
-    Xa = np.asarray(X, dtype=float)
-    if Xa.ndim != 2:
-        raise ValueError(f"X has shape {Xa.shape}: it must be 2-D.")
-    c = [np.unique(Xa[:, f].astype(np.float32)).size for f in range(Xa.shape[1])]
-    K = Xa.shape[1] if max_features is None else max_features
-    return _estimate(c, Xa.shape[0], method, K, max_depth)
+    d = _Prepared(X, y, sample_weight, "entropy")
+    K = validate_max_features(max_features, d.n_features)
+    return _estimate(d, method, K, max_depth, min_samples_leaf, n_probes, random_state)
 
 
-def _estimate(c, n_rows, method, K, max_depth) -> float:
-    p = len(c)
-    boxes = float(prod(ci * (ci + 1) / 2 for ci in c))
-    subsets = 2.0 ** min(n_rows, 1000)
-    if method == "exact-et":
-        if max_depth is None:
-            return float(min(boxes, subsets))
-        branch = 2.0 * sum(ci - 1 for ci in c)
-        return float(min(boxes, subsets, sum(branch ** k for k in range(max_depth + 1))))
-    if K >= p:
-        return float(min(boxes, 2.0 * n_rows))
-    depth = int(np.ceil(np.log2(max(n_rows, 2)))) + 2
+def _estimate(d: _Prepared, method, K, max_depth, L, n_probes=4000, random_state=0) -> float:
+    c = np.array(d.n_distinct)
+    p = c.size
+    R = d.ranks
+    boxes = float(prod(float(ci) * (ci + 1) / 2 for ci in c))
+    rng = np.random.default_rng(random_state)
+    # uniform rank intervals [lo, hi] per feature: draw two ranks, keep the ordered pair,
+    # (lo == hi) with the right probability 1/(c+1)... use explicit pair sampling
+    lo = np.empty((n_probes, p), dtype=np.int64)
+    hi = np.empty((n_probes, p), dtype=np.int64)
+    for f in range(p):
+        # pair index k in [0, c(c+1)/2) -> (i, j), i <= j
+        k = rng.integers(0, c[f] * (c[f] + 1) // 2, size=n_probes)
+        j = np.floor((np.sqrt(8.0 * k + 1) - 1) / 2).astype(np.int64)
+        j = np.minimum(j, c[f] - 1)
+        j = np.where(j * (j + 1) // 2 > k, j - 1, j)
+        lo[:, f] = k - j * (j + 1) // 2
+        hi[:, f] = j
+    hits = 0
+    chunk = max(1, 2_000_000 // max(1, R.shape[0] * p))
+    for s in range(0, n_probes, chunk):
+        l, h = lo[s:s + chunk, None, :], hi[s:s + chunk, None, :]
+        inside = np.all((R[None] >= l) & (R[None] <= h), axis=2)            # (b, U)
+        big = np.iinfo(np.int64).max
+        rmin = np.where(inside[:, :, None], R[None], big).min(axis=1)
+        rmax = np.where(inside[:, :, None], R[None], -1).max(axis=1)
+        tight = np.all(rmin == l[:, 0, :], axis=1) & np.all(rmax == h[:, 0, :], axis=1)
+        ys = np.where(inside, d.y[None], -1)
+        ymax = ys.max(axis=1)
+        ymin = np.where(inside, d.y[None], big).min(axis=1)
+        samples = (inside * d.count[None]).sum(axis=1)
+        hits += int(np.sum(tight & (ymax > ymin) & (samples >= max(2, 2 * L))))
+    est = max(1.0, boxes * hits / n_probes)
     if max_depth is not None:
-        depth = min(depth, max_depth)
-    return float(min(boxes, subsets, sum((2.0 * p) ** k for k in range(depth + 1))))
+        branch = 2.0 * float(np.sum(c - 1))
+        est = min(est, float(sum(branch ** k for k in range(max_depth))))
+    if method == "exact-rf":
+        est = min(est, 2.0 * d.n_rows * float(p) ** (p - K))
+    return float(est)
 
 
 def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=None,
@@ -505,8 +564,8 @@ def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=Non
     max_depth = _check_int("max_depth", max_depth, 1, allow_none=True)
     L = _check_int("min_samples_leaf", min_samples_leaf, 1)
     n_cols = p if n_cols is None else _check_int("n_cols", n_cols, 1)
-    est = _estimate(d.n_distinct, d.n_rows, method, K, max_depth)
-    if est > max_nodes:
+    est = _estimate(d, method, K, max_depth, L)
+    if method == "exact-et" and est > max_nodes:
         raise ValueError(
             f"The exact {method} forest would visit about {est:.3g} distinct nodes on this "
             f"table, beyond the limit of {max_nodes:,}; use fewer rows or inputs, fewer distinct "
@@ -515,6 +574,34 @@ def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=Non
     prof = solver.solve()
     return prof, {"n_nodes": solver.n_split_nodes, "information": _information(d),
                   "estimated_nodes": est}
+
+
+def binary_inputs(data):
+    """(X, y, sample_weight) of prepared data or a DiscreteTable, as the exact binary methods see it.
+
+    Prepared data with numeric inputs (``X_numeric``, text columns as ordinal
+    codes in sorted label order): those rows, unweighted, as scikit-learn
+    gets them.  Otherwise the table's distinct rows with their codes as
+    floats, and their weights as sample weights when they differ (an exact
+    distribution), none when they are equal.  Regression targets are refused.
+    """
+    from .data import PreparedData
+    from .table import DiscreteTable
+
+    if isinstance(data, PreparedData):
+        if data.task != "classification":
+            raise ValueError("The exact binary forests handle classification targets only; "
+                             "use sklearn-rf or sklearn-et for a numeric target.")
+        if data.X_numeric is not None:
+            return data.X_numeric, data.y, None
+        table = data.table
+    elif isinstance(data, DiscreteTable):
+        table = data
+    else:
+        raise ValueError(f"Expected prepared data or a DiscreteTable, got {type(data).__name__}.")
+    w = table.weight
+    sw = None if np.allclose(w, w[0]) else w
+    return table.X.astype(float), table.y, sw
 
 
 def exact_binary_importances(X, y, *, method, max_features=None, max_depth=None,
