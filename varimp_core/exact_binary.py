@@ -248,6 +248,9 @@ def split_win_probabilities(scores, probs, n_total, max_features, tol=0.0):
     q = sklearn_draw_law(int(n_total), m, int(min(max_features, n_total)))
     # coefficient weights c[h-1] = q(h) / C(m, h)
     cw = np.array([q[h] / comb(m, h) for h in range(1, m + 1)])
+    if m == 1 or q[1] == 1.0:           # one feature evaluated: it wins when its gap is valid
+        return [np.where(np.isfinite(s), pr * (cw[0] if m > 1 else q[1]), 0.0)
+                for s, pr in zip(scores, probs)]
     sorted_s, cum = [], []
     for s, pr in zip(scores, probs):
         o = np.argsort(s, kind="stable")
