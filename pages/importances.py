@@ -12,7 +12,6 @@ from pages._ui.datachoice import DataChoice
 from pages._ui.page_frame import page_frame, table_style
 from pages._ui.params import Context, Param, ParamSet
 from pages._ui.view import JobView, context_for
-from varimp_core.api import METHODS
 from varimp_core.forests.multiway import MAX_TREES
 from varimp_core.exact.information import joint_information
 

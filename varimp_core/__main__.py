@@ -41,10 +41,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     imp = sub.add_parser("importances", help="MDI importances and their decomposition")
     _source_args(imp)
-    imp.add_argument("--method", choices=("exact", "forest", "sklearn-et", "sklearn-rf"))
+    imp.add_argument("--method", choices=("exact", "forest", "sklearn-et", "sklearn-rf",
+                                          "exact-rf", "exact-et"))
     imp.add_argument("--max-features", type=int, default=1, metavar="K")
     imp.add_argument("--max-depth", type=int, default=None, metavar="D")
-    imp.add_argument("--n-estimators", type=int, default=100, metavar="N")
+    imp.add_argument("--n-estimators", type=int, default=None, metavar="N")
     imp.add_argument("--bootstrap", action="store_true")
     imp.add_argument("--k-semantics", choices=("id3", "sklearn"), default="id3")
     imp.add_argument("--criterion", choices=("entropy", "gini"), default="entropy")
@@ -88,9 +89,13 @@ def _importances(args) -> str:
     method = args.method
     if args.terms and (method not in (None, "exact") or args.max_features != 1):
         raise ValueError("--terms lists the terms of Eqn 3: use it with --method exact and K=1")
+    if method in ("exact-rf", "exact-et") and args.n_estimators is not None:
+        sys.stderr.write(f"note: --n-estimators is ignored by {method}, which computes the "
+                         "infinite forest exactly.\n")
     result = compute_importances(
         data, method=method, max_features=args.max_features, max_depth=args.max_depth,
-        n_estimators=args.n_estimators, bootstrap=args.bootstrap or None,
+        n_estimators=100 if args.n_estimators is None else args.n_estimators,
+        bootstrap=args.bootstrap or None,
         k_semantics=args.k_semantics, criterion=args.criterion, random_state=args.random_state,
         n_samples=args.n_samples if args.data else None)
     terms = all_terms(data.table) if args.terms else None

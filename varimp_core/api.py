@@ -22,7 +22,7 @@ from varimp_core.exact.eqn3 import eqn3_importances
 
 __all__ = ["METHODS", "load_data", "compute_importances", "default_method", "summarize"]
 
-METHODS = ("exact", "forest", "sklearn-rf", "sklearn-et")
+METHODS = ("exact", "forest", "sklearn-rf", "sklearn-et", "exact-rf", "exact-et")
 
 
 def load_data(*, problem: str | None = None, data=None, target: str | None = None,
@@ -92,7 +92,9 @@ def compute_importances(data: PreparedData | DiscreteTable, *, method: str | Non
     method : {"exact", "forest", "sklearn-rf", "sklearn-et"}, optional
         ``exact``: infinite ensemble (Eqn 3 when K=1 and fully grown or id3;
         the exact recursion otherwise); ``forest``: sampled multiway trees;
-        ``sklearn-*``: scikit-learn's binary forests on the numeric inputs.
+        ``sklearn-*``: scikit-learn's binary forests on the numeric inputs;
+        ``exact-rf`` / ``exact-et``: what those forests (bootstrap off)
+        converge to, computed exactly (:mod:`varimp_core.exact.binary`).
         Default: :func:`default_method`.
     max_features : int, default=1
         K.
@@ -138,6 +140,14 @@ def compute_importances(data: PreparedData | DiscreteTable, *, method: str | Non
                            k_semantics=k_semantics, criterion=criterion,
                            random_state=random_state, n_samples=n_samples, problem=problem,
                            progress=progress)
+    if method in ("exact-rf", "exact-et"):
+        from varimp_core.exact.binary import binary_inputs, exact_binary_importances
+
+        X, y, sw = binary_inputs(data)
+        return exact_binary_importances(
+            X, y, method=method, max_features=max_features, max_depth=max_depth,
+            min_samples_leaf=min_samples_leaf, criterion=criterion, sample_weight=sw,
+            variables=list(table.variables), problem=problem)
     from varimp_core.forests.sklearn_mdi import sklearn_importances
 
     X, y, task = _sklearn_inputs(data)

@@ -1,0 +1,67 @@
+"""Speed and size of the exact binary forests (exact-rf, exact-et) against scikit-learn.
+
+    python bench/bench_exact_binary.py [--quick]
+
+For N rows and p numeric inputs (standard normal, Y = [x1 + ... + xp + noise > 0])
+and K in {1, p}, each line prints our time, the number of distinct split
+nodes the exact recursion visited, the estimate made before any work
+(:func:`~varimp_core.exact_binary.estimate_binary_nodes`), and the time of
+scikit-learn's RandomForestClassifier / ExtraTreesClassifier with 1000 trees
+(bootstrap off) on the same data.  ``refused`` means the estimate passed
+MAX_BINARY_NODES (ET) or the recursion passed it (RF).  Goals (issue 15):
+N=50, p=3 at K=1 and K=p under 10 s; N=200, p=2 under 30 s.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench._timing import quick_parser, timed  # noqa: E402
+from varimp_core.exact.binary import (MAX_BINARY_NODES, estimate_binary_nodes,  # noqa: E402
+                                      exact_binary_depth_profile)
+
+_SKLEARN = {"exact-rf": RandomForestClassifier, "exact-et": ExtraTreesClassifier}
+
+
+def data(n, p, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p)).round(4)
+    y = (X.sum(axis=1) + rng.normal(size=n) > 0).astype(int)
+    return X, y
+
+
+def main(argv=None):
+    args = quick_parser("a smaller grid, 100 scikit-learn trees").parse_args(argv)
+    ns = (20, 50) if args.quick else (20, 50, 100, 200)
+    ps = (1, 2, 3) if args.quick else (1, 2, 3, 4)
+    n_trees = 100 if args.quick else 1000
+    print(f"node limit MAX_BINARY_NODES = {MAX_BINARY_NODES:,}")
+    print(f"{'method':<9}{'N':>5}{'p':>3}{'K':>3}{'ours s':>10}{'nodes':>10}{'estimate':>11}"
+          f"   sklearn {n_trees} trees s")
+    for method in ("exact-rf", "exact-et"):
+        for p in ps:
+            for n in ns:
+                X, y = data(n, p)
+                for K in sorted({1, p}):
+                    est = estimate_binary_nodes(X, y, method=method, max_features=K)
+                    try:
+                        t, (_, info) = timed(lambda: exact_binary_depth_profile(
+                            X, y, method=method, max_features=K))
+                        ours, nodes = f"{t:10.3f}", f"{info['n_nodes']:10d}"
+                    except ValueError:
+                        ours, nodes = f"{'refused':>10}", f"{'-':>10}"
+                    theirs, _ = timed(lambda: _SKLEARN[method](
+                        n_estimators=n_trees, max_features=K, bootstrap=False,
+                        criterion="entropy", random_state=0, n_jobs=1).fit(X, y))
+                    print(f"{method:<9}{n:>5}{p:>3}{K:>3}{ours}{nodes}{est:11.3g}"
+                          f"   {theirs:8.3f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,302 @@
+"""Exact infinite forests of scikit-learn's binary trees (issue #15).
+
+Expected values come from the brute-force oracle (``tests/binary_oracle.py``),
+from theory (Theorem 2 analogue, the multiway exact method on 0/1 inputs,
+the XOR tree), or from scikit-learn's own forests.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from binary_oracle import brute_force_mdi
+from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+
+from varimp_core.__main__ import main
+from varimp_core.api import compute_importances, load_data
+from varimp_core.exact.recursion import exact_importances
+from varimp_core.exact.binary import (MAX_BINARY_NODES, estimate_binary_nodes,
+                                      exact_binary_depth_profile, exact_et_importances,
+                                      exact_rf_importances, plugin_information,
+                                      split_win_probabilities)
+from varimp_core.exact.splitting import win_probability_table
+from varimp_core.data.table import DiscreteTable
+
+METHODS = {"rf": exact_rf_importances, "et": exact_et_importances}
+
+
+def _random_table(seed):
+    """Tiny table with tied values, duplicate rows and sometimes weights."""
+    rng = np.random.default_rng(seed)
+    n, p = int(rng.integers(3, 9)), int(rng.integers(1, 4))
+    levels = np.array([0.0, 0.5, 2.0, 3.25])
+    X = levels[rng.integers(0, 4, size=(n, p))]
+    X[-1] = X[0]                                  # a duplicate input
+    y = rng.integers(0, 2 + seed % 2, size=n)
+    sw = rng.choice([0.0, 0.5, 1.0, 3.0], size=n) if seed % 3 == 2 else None
+    if sw is not None and not (sw > 0).any():
+        sw[0] = 1.0
+    return X, y, sw
+
+
+# -- the brute-force oracle ------------------------------------------------
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("kind", ["rf", "et"])
+def test_matches_brute_force_every_k_depth_criterion(seed, kind):
+    X, y, sw = _random_table(seed)
+    p = X.shape[1]
+    leaf = 2 if seed % 4 == 3 else 1
+    for K in range(1, p + 1):
+        for depth in (None, 1, 2):
+            for criterion in ("entropy", "gini"):
+                want = brute_force_mdi(X, y, kind=kind, max_features=K, max_depth=depth,
+                                       min_samples_leaf=leaf, criterion=criterion,
+                                       sample_weight=sw)
+                got, _ = exact_binary_depth_profile(
+                    X, y, method=f"exact-{kind}", max_features=K, max_depth=depth,
+                    min_samples_leaf=leaf, criterion=criterion, sample_weight=sw,
+                    n_cols=want.shape[1])
+                np.testing.assert_allclose(got, want, rtol=0, atol=1e-12,
+                                           err_msg=f"K={K} depth={depth} {criterion}")
+
+
+def test_repeated_rows_equal_weights():
+    X, y, _ = _random_table(4)
+    idx = np.array([0, 0, 1, 2, 2, 2] + list(range(3, X.shape[0])))
+    counts = np.bincount(idx, minlength=X.shape[0]).astype(float)
+    for kind in ("rf", "et"):
+        a = METHODS[kind](X[idx], y[idx], max_features=1)
+        b = METHODS[kind](X, y, max_features=1, sample_weight=counts)
+        want = brute_force_mdi(X[idx], y[idx], kind=kind, max_features=1).sum(axis=1)
+        np.testing.assert_allclose(a.importances, want, atol=1e-12)
+        np.testing.assert_allclose(b.importances, want, atol=1e-12)
+
+
+def test_depth_profile_columns_sum_to_depth_limited_result():
+    X, y, _ = _random_table(7)
+    for kind in ("rf", "et"):
+        full = METHODS[kind](X, y, max_features=1)
+        for q in range(1, X.shape[1]):
+            lim = METHODS[kind](X, y, max_features=1, max_depth=q)
+            np.testing.assert_allclose(full.by_degree[:, :q].sum(axis=1), lim.importances,
+                                       atol=1e-13)
+
+
+def test_win_law_with_point_masses_is_the_multiway_sklearn_table():
+    # best splitter: one score per feature; compare with splitting.win_probability_table
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        m = int(rng.integers(1, 5))
+        p = m + int(rng.integers(0, 3))
+        K = int(rng.integers(1, p + 1))
+        s = rng.integers(0, 3, size=m).astype(float)
+        got = split_win_probabilities([np.array([v]) for v in s], [np.ones(1)] * m, p, K)
+        table = win_probability_table(m, K, "sklearn", p)
+        for j in range(m):
+            a = int(np.sum(s > s[j]))
+            t = int(np.sum(s == s[j])) - 1
+            assert got[j][0] == pytest.approx(table[a, t], abs=1e-14)
+
+
+# -- theory ----------------------------------------------------------------
+
+def _entropy(counts):
+    q = np.asarray(counts, float)
+    q = q[q > 0] / q.sum()
+    return float(-(q * np.log2(q)).sum())
+
+
+@pytest.mark.parametrize("kind", ["rf", "et"])
+def test_theorem2_fully_grown_trees_sum_to_information(kind):
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(14, 2)).round(3)          # distinct inputs: I(X;Y) = H(Y)
+    y = rng.integers(0, 3, size=14)
+    h = _entropy(np.bincount(y))
+    gini = 1 - float(((np.bincount(y) / y.size) ** 2).sum())
+    for K in (1, 2):
+        r = METHODS[kind](X, y, max_features=K)
+        assert r.total == pytest.approx(h, abs=1e-12)
+        assert r.information == pytest.approx(h, abs=1e-12)
+        g = METHODS[kind](X, y, max_features=K, criterion="gini")
+        assert g.total == pytest.approx(gini, abs=1e-12)
+        assert g.information is None
+    assert plugin_information(X, y, criterion="gini") == pytest.approx(gini, abs=1e-12)
+
+
+def test_theorem2_with_conflicting_duplicates_is_plugin_information():
+    X = np.array([[0.0, 1], [0, 1], [1, 0], [2, 2], [2, 2], [3, 1]])
+    y = np.array([0, 1, 1, 0, 0, 1])
+    # H(Y) = 1; H(Y|X) = (2/6)*1 (the group {0,1} at x=(0,1)); I = 2/3
+    for kind in ("rf", "et"):
+        r = METHODS[kind](X, y, max_features=1)
+        assert r.total == pytest.approx(2 / 3, abs=1e-12)
+        assert r.information == pytest.approx(2 / 3, abs=1e-12)
+
+
+def test_zero_improvement_split_is_made():
+    # XOR on 4 points: every root split has zero improvement, scikit-learn still splits
+    X = np.array([[0.0, 0], [0, 1], [1, 0], [1, 1]])
+    y = np.array([0, 1, 1, 0])
+    for kind in ("rf", "et"):
+        for K in (1, 2):
+            r = METHODS[kind](X, y, max_features=K)
+            np.testing.assert_allclose(r.by_degree, [[0, 0.5], [0, 0.5]], atol=1e-15)
+            assert METHODS[kind](X, y, max_features=K, max_depth=1).total == 0.0
+    f = RandomForestClassifier(n_estimators=20, bootstrap=False, max_features=2,
+                               criterion="entropy", random_state=0).fit(X, y)
+    assert all(t.tree_.max_depth == 2 for t in f.estimators_)
+
+
+@pytest.mark.parametrize("kind", ["rf", "et"])
+def test_binary_inputs_equal_the_multiway_exact_method(kind):
+    rng = np.random.default_rng(11)
+    Xc = rng.integers(0, 2, size=(40, 3))
+    y = (Xc[:, 0] ^ Xc[:, 1]) | (rng.random(40) < 0.2).astype(int)
+    keys, inv, cnt = np.unique(np.c_[Xc, y], axis=0, return_inverse=True, return_counts=True)
+    table = DiscreteTable(X=keys[:, :3], y=keys[:, 3], weight=cnt.astype(float),
+                          variables=("a", "b", "c"))
+    for K in (1, 2, 3):
+        for depth in (None, 1, 2):
+            for criterion in ("entropy", "gini"):
+                want = exact_importances(table, max_features=K, max_depth=depth,
+                                         k_semantics="sklearn", criterion=criterion)
+                got = METHODS[kind](Xc.astype(float), y, max_features=K, max_depth=depth,
+                                    criterion=criterion)
+                np.testing.assert_allclose(got.importances, want.importances, atol=1e-12)
+                np.testing.assert_allclose(got.by_degree, want.by_degree, atol=1e-12)
+
+
+# -- scikit-learn ----------------------------------------------------------
+
+def _sklearn_mdi(forest, p, depth=None):
+    """Per-tree unnormalised MDI from tree_, counting nodes of depth < ``depth``."""
+    per = np.zeros((len(forest.estimators_), p))
+    for k, est in enumerate(forest.estimators_):
+        t = est.tree_
+        left, right = t.children_left, t.children_right
+        w, imp = t.weighted_n_node_samples, t.impurity
+        node_depth = np.zeros(t.node_count, dtype=int)
+        for i in range(t.node_count):          # parents come before children
+            if left[i] >= 0:
+                node_depth[left[i]] = node_depth[right[i]] = node_depth[i] + 1
+        for i in np.flatnonzero(left >= 0):
+            if depth is None or node_depth[i] < depth:
+                per[k, t.feature[i]] += (w[i] * imp[i] - w[left[i]] * imp[left[i]]
+                                         - w[right[i]] * imp[right[i]]) / w[0]
+    return per.mean(axis=0), per.std(axis=0, ddof=1) / math.sqrt(per.shape[0])
+
+
+def _sk_table():
+    rng = np.random.default_rng(3)
+    X = np.round(rng.normal(size=(10, 3)), 1)
+    X[:, 2] = rng.integers(0, 3, size=10)
+    X[9] = X[0]
+    y = (X[:, 0] + X[:, 1] + rng.normal(size=10) > 0).astype(int)
+    return X, y
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("criterion", ["entropy", "gini"])
+@pytest.mark.parametrize("K", [1, 2, 3])
+@pytest.mark.parametrize("kind", ["rf", "et"])
+def test_agrees_with_sklearn_forest_of_10000_trees(kind, K, criterion):
+    X, y = _sk_table()
+    cls = RandomForestClassifier if kind == "rf" else ExtraTreesClassifier
+    forest = cls(n_estimators=10_000, max_features=K, bootstrap=False, criterion=criterion,
+                 random_state=K, n_jobs=1).fit(X, y)
+    # a depth-D tree is the fully grown tree cut at depth D, in law: one fit serves both
+    for depth in (None, 2):
+        mean, sem = _sklearn_mdi(forest, 3, depth)
+        exact = METHODS[kind](X, y, max_features=K, max_depth=depth, criterion=criterion)
+        assert np.all(np.abs(exact.importances - mean) <= 4.5 * sem + 1e-9), (
+            depth, exact.importances, mean, sem)
+
+
+@pytest.mark.slow
+def test_agrees_with_sklearn_max_depth_min_samples_leaf_and_tied_features():
+    X, y = _sk_table()
+    X = np.c_[X[:, :2], X[:, 0]]               # a copy of x1: tied scores at every node
+    for kind, cls in (("rf", RandomForestClassifier), ("et", ExtraTreesClassifier)):
+        forest = cls(n_estimators=10_000, max_features=2, bootstrap=False, max_depth=2,
+                     min_samples_leaf=2, criterion="entropy", random_state=1,
+                     n_jobs=1).fit(X, y)
+        mean, sem = _sklearn_mdi(forest, 3)
+        exact = METHODS[kind](X, y, max_features=2, max_depth=2, min_samples_leaf=2)
+        assert np.all(np.abs(exact.importances - mean) <= 4.5 * sem + 1e-9), (
+            kind, exact.importances, mean, sem)
+    # best splitter, K = p, tied copies: the first drawn wins, so they share equally
+    r = exact_rf_importances(X, y, max_features=3)
+    assert r.importances[0] == pytest.approx(r.importances[2], abs=1e-14)
+
+
+# -- limits, bad input, integration -----------------------------------------
+
+def test_estimate_counts_et_nodes_and_refuses_with_a_sentence():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(25, 2))
+    y = rng.integers(0, 2, size=25)
+    _, info = exact_binary_depth_profile(X, y, method="exact-et", max_features=1)
+    est = estimate_binary_nodes(X, y, method="exact-et", max_features=1)
+    assert 0.8 < est / info["n_nodes"] < 1.25
+    big = rng.normal(size=(200, 3))
+    with pytest.raises(ValueError, match=r"about .* distinct nodes .* limit of 300,000"):
+        exact_et_importances(big, rng.integers(0, 2, size=200), max_features=1)
+    assert MAX_BINARY_NODES == 300_000
+
+
+def test_rf_stops_with_a_sentence_past_the_node_limit():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(60, 3))
+    y = rng.integers(0, 2, size=60)
+    with pytest.raises(ValueError, match="more than 50 distinct nodes"):
+        exact_binary_depth_profile(X, y, method="exact-rf", max_features=1, max_nodes=50)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"X": [[1.0], [np.nan]]}, "NaN"),
+    ({"X": [1.0, 2.0]}, "2-D"),
+    ({"y": [0, 1, 0]}, "one class label per row"),
+    ({"max_features": 0}, "between 1 and"),
+    ({"max_features": 3}, "between 1 and"),
+    ({"max_features": 1.5}, "whole number"),
+    ({"max_depth": 0}, "max_depth"),
+    ({"min_samples_leaf": 0}, "min_samples_leaf"),
+    ({"criterion": "mse"}, "criterion"),
+    ({"sample_weight": [1.0, -1.0]}, "non-negative"),
+    ({"sample_weight": [0.0, 0.0]}, "zero weight"),
+    ({"X": [["a"], ["b"]]}, "numeric"),
+    ({"X": [[0.0], [1e-9]]}, "closer than"),
+])
+def test_bad_input_gets_a_sentence(kwargs, match):
+    args = {"X": [[0.0], [1.0]], "y": [0, 1], "max_features": 1, **kwargs}
+    with pytest.raises(ValueError, match=match) as info:
+        exact_rf_importances(args.pop("X"), args.pop("y"), **args)
+    assert str(info.value).endswith(".")
+
+
+def test_compute_importances_and_cli():
+    data = load_data(problem="xor:relevant=2,irrelevant=1", n_samples=30, random_state=1)
+    r = compute_importances(data, method="exact-et", max_features=2)
+    direct = exact_et_importances(data.X_numeric, data.y, max_features=2)
+    np.testing.assert_allclose(r.importances, direct.importances, atol=1e-15)
+    assert r.method == "exact-et" and r.variables == data.table.variables
+    exact = load_data(problem="xor:relevant=2,irrelevant=1")      # exact distribution
+    r = compute_importances(exact, method="exact-rf", max_features=1)
+    assert r.total == pytest.approx(1.0, abs=1e-12)
+    with pytest.raises(ValueError, match="classification"):
+        compute_importances(load_data(problem="diabetes"), method="exact-rf")
+
+
+def test_cli_method_and_ignored_n_estimators(capsys):
+    rc = main(["importances", "--problem", "xor:relevant=2,irrelevant=1", "--method",
+               "exact-rf", "--max-features", "2", "--n-estimators", "7", "--format", "json"])
+    out = capsys.readouterr()
+    assert rc == 0 and "ignored" in out.err
+    assert '"method": "exact-rf"' in out.out
+    rc = main(["importances", "--problem", "xor:relevant=2,irrelevant=1", "--method",
+               "exact-et"])
+    out = capsys.readouterr()
+    assert rc == 0 and out.err == ""
