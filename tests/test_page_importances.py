@@ -389,12 +389,13 @@ def test_a_job_nobody_polls_stops_at_its_next_progress_report(monkeypatch):
 
     monkeypatch.setenv("VARIMP_HEARTBEAT_TIMEOUT", "0.2")
     job_signals.start_job("test-heartbeat-job")
-    progress = Progress(None)
-    progress(1, 10)  # just polled: runs on
-    job_signals.mark_polled("test-heartbeat-job")
-    import time
+    try:
+        progress = Progress(None)
+        progress(1, 10)  # just polled: runs on
+        import time
 
-    time.sleep(0.3)
-    with pytest.raises(job_signals.JobAbandoned):
-        progress(2, 10)
-    job_signals.start_job(None)
+        time.sleep(1.1)  # past the timeout, and past Progress's one read a second
+        with pytest.raises(job_signals.JobAbandoned):
+            progress(2, 10)
+    finally:
+        job_signals.start_job(None)  # this test process is no job

@@ -18,7 +18,7 @@ from varimp_core.api import compute_importances, load_data
 from varimp_core.measures.suite import compute_measures
 from varimp_core.studies.noisy_protocol import LI2019_TABLE1, mdi_bias_curves, noisy_feature_auc
 
-from pages._ui import common, datasource, importances_render
+from pages._ui import common, datasource
 from pages._ui import measures_logic as logic
 
 LED = {"problem": "led"}
@@ -218,7 +218,6 @@ def test_outputs_put_errors_in_the_error_box():
 
 def test_csv_is_tidy_and_neutralises_formula_names():
     assert logic.neutralise_cell is common.neutralise_cell   # reused, not copied
-    assert importances_render.neutralise_cell is common.neutralise_cell
     rows = "\n".join(f"{i % 3},{i % 5},{(i % 3 + i % 2) % 2}" for i in range(80))
     data = _upload("=cmd|' /C calc'!A0,@x,y\n" + rows, "evil.csv")
     view = logic.measures_view(data, _forest(measures=["mdi", "mdi_oob"]))

@@ -148,6 +148,7 @@ def _start_heartbeat(sender=None, task_id=None, task=None, args=None, **_kwargs)
 
 
 def _stop_heartbeat(sender=None, task_id=None, task=None, **_kwargs):
+    start_job(None)  # the next task in this process is not that job
     stop = _beats.pop(task_id, None)
     if stop is not None:
         stop.set()

@@ -23,8 +23,6 @@ from . import datasource
 
 __all__ = ["DataChoice"]
 
-_DATA_KEYS = frozenset(p.name for p in datasource.DATA_PARAMS)
-
 
 @dataclass(frozen=True)
 class DataChoice:
@@ -50,10 +48,7 @@ class DataChoice:
 
         Returns the choice and sentences about link values that were ignored.
         """
-        if not _DATA_KEYS & set(query) and isinstance(vi_data, Mapping) \
-                and isinstance(vi_data.get("params"), Mapping):
-            query = {k: v for k, v in vi_data["params"].items() if v is not None}
-        params, notes = datasource.parse_data_query(query)
+        params, notes = datasource.data_params_for_page(query, vi_data)
         return cls.from_params(params), notes
 
     @classmethod
@@ -94,13 +89,7 @@ class DataChoice:
 
     def n_features(self) -> int | None:
         """Number of inputs p, without preparing the data (None if unknown)."""
-        if not self.is_upload:
-            try:
-                return len(get_problem(self["problem"]).variables)
-            except ValueError:
-                return None
-        columns = datasource.upload_columns(self["upload"])
-        return None if columns is None else max(len(columns["columns"]) - 1, 0)
+        return datasource.data_feature_count(self.as_dict)
 
     def label(self) -> str:
         """What the page header names: "LED (exact, 7 inputs)" or "file.csv, 333 rows, target y"."""

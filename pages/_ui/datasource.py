@@ -453,7 +453,9 @@ def data_params_for_page(query: Mapping[str, Any], vi_data: Any = None) -> tuple
     notes : list of str
         Sentences about link values that were ignored.
     """
-    if not {p.name for p in DATA_PARAMS} & set(query) and isinstance(vi_data, dict) and vi_data.get("params"):
+    from_link = {p.name for p in DATA_PARAMS} & set(query)
+    if not from_link and isinstance(vi_data, Mapping) and isinstance(vi_data.get("params"),
+                                                                      Mapping):
         return parse_data_query(
             {k: v for k, v in vi_data["params"].items() if v is not None})
     return parse_data_query(query)
@@ -462,7 +464,7 @@ def data_params_for_page(query: Mapping[str, Any], vi_data: Any = None) -> tuple
 def data_feature_count(params: Mapping[str, Any], vi_data: Any = None) -> int | None:
     """Number of inputs p of a data choice, without loading the data (None if unknown)."""
     p = canonical_params(params)
-    if isinstance(vi_data, dict) and vi_data.get("params") == p and vi_data.get("p"):
+    if isinstance(vi_data, Mapping) and vi_data.get("params") == p and vi_data.get("p"):
         return int(vi_data["p"])
     if p["source"] == "problem":
         try:

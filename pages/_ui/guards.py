@@ -52,7 +52,7 @@ class GuardedJob:
 
     def __call__(self, *args, **kwargs):
         if self.on_start is not None and args:
-            self.on_start(args[0])  # Dash's result key: the job's heartbeat (jobs.check_heartbeat)
+            self.on_start(args[0])  # Dash's result key (job_signals.check_heartbeat)
         limit_memory(limits.max_memory_mb())
         timeout = limits.job_timeout()
 

@@ -10,7 +10,6 @@ import math
 import re
 from typing import Any, Mapping
 
-import pandas as pd
 from dash.dash_table.Format import Format, Scheme
 
 from varimp_core.plots.importances import (make_importance_figure, make_theorem2_figure,
@@ -18,7 +17,7 @@ from varimp_core.plots.importances import (make_importance_figure, make_theorem2
 from varimp_core.result import ImportanceResult
 
 from . import datasource
-from .common import neutralise_cell
+from .common import safe_csv
 from .results import SAMPLED
 
 __all__ = [
@@ -121,11 +120,7 @@ def csv_text(result: ImportanceResult, exact: ImportanceResult | None = None) ->
     df = result.to_frame()
     if exact is not None:
         df["exact_importance"] = exact.importances
-    df.columns = [neutralise_cell(str(c)) for c in df.columns]
-    for c in df.columns:
-        if df[c].dtype == object or pd.api.types.is_string_dtype(df[c]):
-            df[c] = df[c].map(neutralise_cell)
-    return df.to_csv(index=False, lineterminator="\n")
+    return safe_csv(df)
 
 
 def csv_filename(data: Mapping[str, Any], settings: Mapping[str, Any]) -> str:

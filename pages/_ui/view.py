@@ -212,7 +212,7 @@ class JobView:
                      State(f"{self.prefix}-instance", "data"),
                      prevent_initial_call=True)(self._request_stop)
 
-        def job(set_progress, miss, instance):
+        def job(set_progress, miss, instance, shown):
             if not isinstance(miss, Mapping):
                 return (*[no_update] * n_out, "", no_update, no_update)
             progress = jobs.Progress(set_progress, stop=(instance, self.prefix)
@@ -226,7 +226,7 @@ class JobView:
                 out = self.draw(result, settings, data, extra)
             except Exception as exc:  # a sentence on the page, never a traceback
                 return (*[no_update] * n_out, "",
-                        jobs.failure_message(exc, True, self.what), "vi-error")
+                        jobs.failure_message(exc, bool(shown), self.what), "vi-error")
             done = jobs.done_message(progress)
             if isinstance(result, Mapping) and result.get("partial"):
                 done = "Cancelled: showing what was finished."
@@ -234,5 +234,5 @@ class JobView:
 
         callback(*[Output(i, p, allow_duplicate=True) for i, p in self.outputs],
                  status, *err, Input(f"{self.prefix}-miss", "data"),
-                 State(f"{self.prefix}-instance", "data"), prevent_initial_call=True,
-                 **opts)(job)
+                 State(f"{self.prefix}-instance", "data"), State(*self.outputs[0]),
+                 prevent_initial_call=True, **opts)(job)

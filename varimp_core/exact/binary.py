@@ -66,6 +66,7 @@ from math import comb, prod
 
 import numpy as np
 
+from varimp_core.measures.inputs import check_int
 from varimp_core.result import ImportanceResult
 from .splitting import sklearn_draw_law, validate_max_features
 
@@ -85,14 +86,6 @@ _CRITERIA = ("entropy", "gini")
 # ---------------------------------------------------------------------------
 # validation and preparation
 # ---------------------------------------------------------------------------
-
-def _check_int(name, value, low, allow_none=False):
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        extra = " or None" if allow_none else ""
-        raise ValueError(f"{name} must be a whole number >= {low}{extra}, got {value!r}.")
-    return int(value)
 
 
 class _Prepared:
@@ -351,7 +344,7 @@ class _Solver:
         if not feats:
             return np.zeros(p), []
         win = split_win_probabilities(scores, probs, p, self.K, tol)
-        fs, ks, Ps, Gs = [], [], [], []
+        fs, ks, Ps = [], [], []
         for f, P, pos in zip(feats, win, gaps):
             sel = np.flatnonzero(P > 0)
             fs.append(np.full(sel.size, f))
@@ -565,9 +558,9 @@ def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=Non
     d = _Prepared(X, y, sample_weight, criterion)
     p = d.n_features
     K = validate_max_features(max_features, p)
-    max_depth = _check_int("max_depth", max_depth, 1, allow_none=True)
-    L = _check_int("min_samples_leaf", min_samples_leaf, 1)
-    n_cols = p if n_cols is None else _check_int("n_cols", n_cols, 1)
+    max_depth = check_int("max_depth", max_depth, low=1, allow_none=True)
+    L = check_int("min_samples_leaf", min_samples_leaf, low=1)
+    n_cols = p if n_cols is None else check_int("n_cols", n_cols, low=1)
     est = _estimate(d, method, K, max_depth, L)
     if method == "exact-et" and est > max_nodes:
         raise ValueError(
