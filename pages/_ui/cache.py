@@ -56,7 +56,11 @@ _TABLE_FORMAT = "varimp-table/1"
 _LOCK_EXPIRE = 900.0  # seconds a computation may hold its key's lock
 _LOCK_POLL = 0.1
 
-_caches: dict[str, Any] = {}  # one open diskcache.Cache per directory and process (no user data)
+# One open diskcache.Cache per directory and process (no user data).  Keyed by pid too: a
+# background job forked from a web worker must open its own handle, never use the parent's
+# SQLite connection, which another thread of the parent may hold locked at the fork (the
+# child then hangs for ever in diskcache's reconnect).
+_caches: dict[tuple[str, int], Any] = {}
 
 
 def cache_dir() -> str:
@@ -74,11 +78,12 @@ def get_cache():
     import diskcache
 
     path = os.path.join(cache_dir(), "data")
-    cache = _caches.get(path)
+    handle = (path, os.getpid())
+    cache = _caches.get(handle)
     if cache is None:
         size = int(os.environ.get("VARIMP_CACHE_BYTES", str(1 << 30)))
         cache = diskcache.Cache(path, size_limit=size, eviction_policy="least-recently-used")
-        _caches[path] = cache
+        _caches[handle] = cache
     return cache
 
 
