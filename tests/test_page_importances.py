@@ -389,6 +389,7 @@ def test_a_job_nobody_polls_stops_at_its_next_progress_report(monkeypatch):
 
     monkeypatch.setenv("VARIMP_HEARTBEAT_TIMEOUT", "0.2")
     job_signals.start_job("test-heartbeat-job")
+    job_signals.mark_polled("test-heartbeat-job")
     try:
         progress = Progress(None)
         progress(1, 10)  # just polled: runs on

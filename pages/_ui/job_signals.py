@@ -1,7 +1,7 @@
 """How a running job learns that nobody wants it any more: a heartbeat and a Cancel flag.
 
 Every poll of a background job's progress (the page still shows it) marks the
-job as wanted (:func:`mark_polled`, called by the managers in
+job as wanted (a file's modification time) (:func:`mark_polled`, called by the managers in
 :mod:`pages._ui.jobs`).  The job's own process or Celery task knows its key
 (:func:`start_job`) and, at each progress report, :func:`check_heartbeat`
 raises :class:`JobAbandoned` when no poll came for
@@ -17,10 +17,10 @@ import logging
 import os
 import time
 
-from .cache import get_cache, key_for
+from .cache import cache_dir, get_cache, key_for
 
-__all__ = ["JobAbandoned", "heartbeat_timeout", "mark_polled", "start_job", "check_heartbeat",
-           "request_stop", "clear_stop", "stop_requested"]
+__all__ = ["JobAbandoned", "heartbeat_timeout", "mark_polled", "forget_old_beats", "start_job",
+           "check_heartbeat", "request_stop", "clear_stop", "stop_requested"]
 
 log = logging.getLogger(__name__)
 
@@ -41,20 +41,55 @@ def heartbeat_timeout() -> float:
     return value if value > 0 else 20.0
 
 
-def _beat_key(job_key: str) -> str:
-    return "job-polled:" + str(job_key)
+_BEAT_EXPIRE = 3600.0  # heartbeat files older than this are removed
+
+
+def _beat_file(job_key: str) -> str:
+    safe = "".join(c for c in str(job_key) if c.isalnum() or c in "-_")[:128]
+    return os.path.join(cache_dir(), "polled", safe or "job")
 
 
 def mark_polled(job_key: str) -> None:
-    """Record that a browser asked for job ``job_key``'s progress now."""
-    get_cache().set(_beat_key(job_key), time.time(), expire=3600, retry=True)
+    """Record that a browser asked for job ``job_key``'s progress now.
+
+    The heartbeat is a file's modification time, not a cache entry: a job process
+    forked from a web worker reads it with one ``stat``, and never opens SQLite, whose
+    locks another thread of the parent may hold at the fork.
+    """
+    path = _beat_file(job_key)
+    try:
+        os.utime(path)
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        with open(path, "a"):
+            pass
+
+
+def forget_old_beats() -> None:
+    """Remove heartbeat files of jobs nobody polled for an hour (called as a job starts)."""
+    folder = os.path.dirname(_beat_file("x"))
+    now = time.time()
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return
+    for name in names:
+        try:
+            path = os.path.join(folder, name)
+            if now - os.stat(path).st_mtime > _BEAT_EXPIRE:
+                os.remove(path)
+        except OSError:
+            pass  # another worker removed it
 
 
 def start_job(job_key: str | None) -> None:
-    """Called in the job's own process or task: its heartbeat starts now (None: no job)."""
+    """Called in the job's own process or task: this is job ``job_key`` (None: no job).
+
+    It only records the key.  The web worker marked the job as polled before it forked
+    the job's process, and a forked child must not open SQLite (the cache) at once: a
+    lock another thread of the parent held at the fork can hang it for ever.
+    """
     _JOB_KEY.set(job_key)
-    if job_key is not None:
-        mark_polled(job_key)
 
 
 def check_heartbeat() -> None:
@@ -62,8 +97,11 @@ def check_heartbeat() -> None:
     key = _JOB_KEY.get()
     if key is None:
         return
-    last = get_cache().get(_beat_key(key), default=None, retry=True)
-    if last is not None and time.time() - float(last) > heartbeat_timeout():
+    try:
+        last = os.stat(_beat_file(key)).st_mtime
+    except OSError:
+        return  # not marked yet (a Celery job before its first poll)
+    if time.time() - last > heartbeat_timeout():
         log.info("Job %s stopped: its page stopped asking for it", key)
         raise JobAbandoned(key)
 

@@ -57,8 +57,8 @@ from typing import Any, Callable, Iterable
 from dash import CeleryManager, DiskcacheManager, Input, Output, clientside_callback, html
 
 from . import celery_jobs, fanout, guards, limits
-from .job_signals import (JobAbandoned, check_heartbeat, clear_stop, mark_polled, request_stop,
-                          start_job, stop_requested)
+from .job_signals import (JobAbandoned, check_heartbeat, clear_stop, forget_old_beats,
+                          mark_polled, request_stop, start_job, stop_requested)
 from .cache import cache_dir
 from .guards import JobTimeout
 
@@ -385,6 +385,7 @@ class _DiskcacheManager(_KeyPerRequest, DiskcacheManager):
     """
 
     def call_job_fn(self, key, job_fn, args, context):
+        forget_old_beats()
         mark_polled(key)
         return super().call_job_fn(key, guards.GuardedJob(job_fn, on_start=start_job), args,
                                     context)
