@@ -80,3 +80,14 @@ def app_module():
 def dash_app(app_module):
     """The Dash app object of ``app.py``."""
     return app_module.app
+
+
+@pytest.fixture(autouse=True)
+def _own_server_port():
+    """Each browser test's server on a port free now, so two test runs side by side never
+    meet (dash[testing] counts up from a fixed 58050 in every process)."""
+    from dash.testing.application_runners import BaseDashRunner
+    from _servers import free_port
+
+    BaseDashRunner._next_port = free_port()
+    yield
