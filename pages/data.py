@@ -7,25 +7,59 @@ from dash import (ALL, Input, Output, State, callback, clientside_callback, ctx,
                   no_update)
 
 from pages._ui import controls as ui
-from pages._ui import datasource, dataviews, jobs, limits, state
+from pages._ui import datasource, jobs, limits, state
+from pages._ui import dataviews as draw
 from pages._ui.page_frame import page_frame
+from pages._ui.params import Context
+from pages._ui.view import JobView
 
 dash.register_page(__name__, path="/", name="Data", order=0, title="varimp \u2014 Data")
 
 PREFIX = "data"
+PARAMS = draw.CONTROLS
+OPTIONS = {"type": "data-opt", "problem": ALL, "key": ALL}
+
+
+def url(settings, data, options=(), option_ids=(), upload=None) -> str:
+    """The data query of the controls (the URL is left alone while an option is invalid)."""
+    try:
+        params = draw.data_params(settings, options or (), option_ids or (), upload)
+    except ValueError:
+        return no_update
+    return no_update if params is None else datasource.data_query(params)
+
+
+def render(out, settings, data, **extra):
+    if out.get("waiting"):
+        return no_update, html.P(draw.NO_FILE_YET, className="vi-help"), no_update
+    view = out["view"]
+    notes = [html.P(n, className="vi-help") for n in view["notes"]]
+    return (out["store"], [draw.summary_block(view["summary"]), *notes],
+            ui.preview_table(view["preview"]))
+
+
+def no_file_yet(settings, data, upload=None, **extra):
+    """The upload source before a file is chosen: a help line at once, no job, no error."""
+    return {"waiting": True} if settings.get("source") == "upload" and not (
+        isinstance(upload, dict) and upload.get("key")) else None
+
+
+VIEW = JobView(PREFIX, PARAMS, compute=draw.compute, render=render, data_store=None,
+               outputs=[("data-choice", "data"), ("data-summary", "children"),
+                        ("data-preview", "children")],
+               extra=[("options", Input(OPTIONS, "value")), ("option_ids", State(OPTIONS, "id")),
+                      ("upload", Input("data-upload-info", "data"))],
+               query_store="data-query", url=url, what="The summary", instant=no_file_yet,
+               disable=["data-fieldset", "data-problem", "data-target", "data-upload"])
+VIEW.register()
 state.register_url_sync(PREFIX)
-_DATA_KEYS = {p.name for p in datasource.DATA_PARAMS}
 
 
 def layout(vi_data=None, **query):
-    if not _DATA_KEYS & set(query) and isinstance(vi_data, dict) and vi_data.get("params"):
-        params, notes = datasource.parse_data_query(
-            {k: v for k, v in vi_data["params"].items() if v is not None})
-    else:
-        params, notes = datasource.parse_data_query(query)
+    params, notes = datasource.data_params_for_page(query, vi_data)
     is_upload = params["source"] == "upload"
     spec = params["problem"] if not is_upload else datasource.DEFAULT_PROBLEM
-    form = dataviews.problem_form(spec, params.get("sampling"))
+    form = draw.problem_form(spec, params.get("sampling"))
     upload = datasource.upload_columns(params.get("upload")) if is_upload else None
     if is_upload and upload is None:
         notes.append("The uploaded table of this link is no longer on the server; "
@@ -37,26 +71,26 @@ def layout(vi_data=None, **query):
     if upload and numeric is None:  # a hand-written link: show what the core detects
         try:
             numeric = datasource.data_view(params)["summary"]["numeric"]
-        except Exception:  # shown by the apply callback; the layout must not fail
+        except Exception:  # the job says why; the layout must not fail
             numeric = []
+    values = {**PARAMS.defaults(), **params, "problem": spec.split(":")[0],
+              "sampling": form["sampling"], "target": target, "numeric": numeric or []}
+    c = Context(extra={"columns": columns, "number_columns": [
+        n for n in (upload or {}).get("number_columns", []) if n != target]})
+    f = {n: PARAMS.field(n, values[n], c) for n in PARAMS.names}
+    f["n"].className = "vi-field" if form["show_n"] else "vi-field vi-hidden"
+    f["n"].children[1].placeholder = form["n_placeholder"]
+    f["sampling"].children[1].options = form["sampling_options"]
+    f["problem"].children[1] = ui.problem_picker(PREFIX, spec.split(":")[0])
     limit = datasource.max_upload_bytes()
 
     problem_card = ui.card(
-        "Built-in problem",
-        ui.field("Problem", ui.problem_picker(PREFIX, spec.split(":")[0])),
+        "Built-in problem", f["problem"],
         html.P(form["description"], id="data-problem-help", className="vi-help"),
         html.Div(ui.problem_option_fields(PREFIX, spec), id="data-options"),
-        ui.field("Distribution", dcc.RadioItems(
-            id="data-sampling", options=form["sampling_options"], value=form["sampling"],
-            className="vi-radio")),
-        ui.field("Sample size N", ui.number_input("data-n", params.get("n"), min=1,
-                                                  max=datasource.MAX_SAMPLES,
-                                                  placeholder=form["n_placeholder"]),
-                 id="data-n-field", className="" if form["show_n"] else "vi-hidden"),
-        html.Div(ui.seed_field(PREFIX, params.get("seed", 0)), id="data-seed-field",
-                 className="" if form["show_seed"] else "vi-hidden"),
-        id="data-problem-card", className="vi-hidden" if is_upload else "",
-    )
+        f["sampling"], f["n"],
+        html.Div(f["seed"], id="data-seed-box", className="" if form["show_seed"] else "vi-hidden"),
+        id="data-problem-card", className="vi-hidden" if is_upload else "")
     upload_card = ui.card(
         "Your table",
         html.Div(
@@ -67,46 +101,35 @@ def layout(vi_data=None, **query):
             **{"data-max-bytes": str(limit), "data-note-id": "data-upload-note"}),
         html.P(f"CSV with a header row, at most {limit / 2**20:g} MiB.", className="vi-help"),
         html.Div(id="data-upload-note", className="vi-hidden"),
-        ui.field("Target", dcc.Dropdown(id="data-target", options=columns, value=target,
-                                        clearable=False)),
-        ui.field("Task", dcc.RadioItems(
-            id="data-task", value=params.get("task", "auto"), className="vi-radio",
-            options=[{"label": "Auto", "value": "auto"},
-                     {"label": "Classes", "value": "classification"},
-                     {"label": "Numeric", "value": "regression"}])),
-        ui.field("Numeric inputs", dcc.Checklist(
-            id="data-numeric", className="vi-check",
-            options=[c for c in (upload or {}).get("number_columns", []) if c != target],
-            value=numeric or []),
-            help="Checked columns are binned into quantile bins; the others are discrete."),
-        id="data-upload-card", className="" if is_upload else "vi-hidden",
-    )
+        f["target"], f["task"], f["numeric"],
+        id="data-upload-card", className="" if is_upload else "vi-hidden")
     fieldset = html.Fieldset(id="data-fieldset", className="vi-fieldset", children=[
-        ui.card("Source", dcc.RadioItems(
-            id="data-source", value=params["source"], className="vi-radio",
-            options=[{"label": "Built-in problem", "value": "problem"},
-                     {"label": "Upload CSV", "value": "upload"}])),
-        problem_card,
-        upload_card,
-        ui.card("Binning", ui.field(
-            "Bins per numeric variable",
-            ui.number_input("data-bins", params.get("bins", 5), min=2, max=datasource.MAX_BINS),
-            help="Quantile bins; equal quantiles are merged.")),
-    ])
+        ui.card("Source", f["source"]), problem_card, upload_card,
+        ui.card("Binning", f["bins"])])
     return page_frame(
         PREFIX, title="Data", notes=notes,
         lead="Pick a built-in problem with a known distribution, or upload a table. "
              "Every other page uses the data chosen here.",
         stores=[state.query_store(PREFIX, datasource.data_query(params)),
-                dcc.Store(id="data-upload-info", data=upload_info)],
+                dcc.Store(id="data-upload-info", data=upload_info), dcc.Store(id="data-choice"),
+                *VIEW.stores()],
         controls=[fieldset, html.P(limits.limits_text(), id="data-limits",
                                    className="vi-help vi-limits")],
+        status=VIEW.status(),
         content=[
             ui.card("Summary", html.Div(id="data-summary", children=html.Span(
                 "Loading\u2026", className="vi-muted"))),
             ui.card("Preview", html.Div(id="data-preview")),
         ])
 
+
+# The session's choice (``vi-data``, in the app shell) follows the page's: a callback whose
+# output lies outside the page would be called on every page load, so the job writes the
+# page's own store and this copies it.
+clientside_callback(
+    "function(d) { return d ? d : window.dash_clientside.no_update; }",
+    Output("vi-data", "data", allow_duplicate=True), Input("data-choice", "data"),
+    prevent_initial_call=True)
 
 clientside_callback(
     """
@@ -123,13 +146,13 @@ clientside_callback(
 
 @callback(Output("data-options", "children"), Output("data-problem-help", "children"),
           Output("data-sampling", "options"), Output("data-sampling", "value"),
-          Output("data-n-field", "className"), Output("data-seed-field", "className"),
+          Output("data-n-field", "className"), Output("data-seed-box", "className"),
           Output("data-n", "placeholder"),
           Input("data-problem", "value"), Input("data-sampling", "value"),
           prevent_initial_call=True)
 def show_problem_form(name, sampling):
     """The problem's option fields (when the problem changed) and its sampling fields."""
-    form = dataviews.problem_form(name, sampling)
+    form = draw.problem_form(name, sampling)
     fields = ui.problem_option_fields(PREFIX, name) if ctx.triggered_id == "data-problem" \
         else no_update
     return (fields, form["description"], form["sampling_options"],
@@ -157,47 +180,3 @@ def receive_upload(contents, filename):
           State("data-upload-info", "data"), prevent_initial_call=True)
 def numeric_choices(target, info):
     return [c for c in (info or {}).get("number_columns", []) if c != target]
-
-
-@callback(
-    Output("vi-data", "data"),
-    Output("data-query", "data"),
-    Output("data-summary", "children"),
-    Output("data-preview", "children"),
-    Output("data-error", "children"),
-    Output("data-error", "className"),
-    jobs.status_output(PREFIX),
-    Input("data-source", "value"),
-    Input("data-problem", "value"),
-    Input({"type": "data-opt", "problem": ALL, "key": ALL}, "value"),
-    Input("data-sampling", "value"),
-    Input("data-n", "value"),
-    Input("data-seed", "value"),
-    Input("data-bins", "value"),
-    Input("data-upload-info", "data"),
-    Input("data-target", "value"),
-    Input("data-task", "value"),
-    Input("data-numeric", "value"),
-    State({"type": "data-opt", "problem": ALL, "key": ALL}, "id"),
-    **jobs.background_options(
-        PREFIX, disable=["data-fieldset", "data-problem", "data-target", "data-upload"]),
-)
-def apply_data(set_progress, source, problem, opt_values, sampling, n, seed, bins, upload,
-               target, task, numeric, opt_ids):
-    progress = jobs.Progress(set_progress)
-    progress(text="Preparing the data\u2026")
-    try:
-        out = dataviews.apply_choice(dict(
-            source=source, problem=problem, opt_ids=opt_ids, opt_values=opt_values,
-            sampling=sampling, n=n, seed=seed, bins=bins, upload=upload, target=target,
-            task=task, numeric=numeric))
-    except Exception as exc:  # never a traceback on the page
-        out = {"ok": False, "error": jobs.error_message(exc)}
-    if not out["ok"]:
-        return (no_update, no_update, no_update, no_update, out["error"] +
-                " The summary below still shows the previous data.", "vi-error", "")
-    view = out["view"]
-    notes = [html.P(n, className="vi-help") for n in view["notes"]]
-    return (out["store"], out["query"], [dataviews.summary_block(view["summary"]), *notes],
-            ui.preview_table(view["preview"]), "", "vi-hidden",
-            jobs.done_message(progress, "Ready"))

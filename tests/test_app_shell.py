@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 import numpy as np
 import pandas as pd
 import pytest
-from _browser import open_page, visit
+from _browser import open_page, set_number, visit
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +19,7 @@ from varimp_core.exact.information import output_entropy
 from varimp_core.problems.registry import get_problem, list_problems
 
 from pages._ui import cache, controls, datasource, dataviews, jobs, state
+from pages._ui.params import Context
 
 
 # -- the app -----------------------------------------------------------------------
@@ -116,11 +117,14 @@ def test_upload_query_round_trips_column_names(numeric, target):
     assert again == params
 
 
-def test_encode_query_distinguishes_empty_list_from_absent():
-    assert state.encode_query({"numeric": []}) == "numeric="
-    assert state.encode_query({"numeric": None}) == ""
-    values, _ = state.parse_query({"numeric": ""}, datasource.DATA_PARAMS)
+def test_data_query_distinguishes_empty_list_from_absent():
+    params = datasource.DATA_PARAMS
+    assert params.query({"numeric": []}) == "numeric="
+    assert params.query({"numeric": None}) == ""
+    values, _ = params.from_url({"numeric": ""}, Context())
     assert values["numeric"] == []
+    values, _ = params.from_url({}, Context())
+    assert values["numeric"] is None
 
 
 # -- cache ---------------------------------------------------------------------------
@@ -317,4 +321,35 @@ def test_upload_in_the_browser(dash_duo, dash_app, tmp_path):
     dash_duo.find_element("#data-upload input[type='file']").send_keys(str(big))
     dash_duo.wait_for_contains_text("#data-upload-note", "limited to 5", timeout=10)
     assert dash_duo.find_element("#data-summary-n").text == "60"
+    assert dash_duo.get_logs() == []
+
+
+def test_data_controls_out_of_range_are_sentences():
+    """N = 0, a negative seed and 1 bin are sentences beside their controls, never defaults."""
+    values = {**dataviews.CONTROLS.defaults(), "sampling": "sample", "n": 0, "seed": -5,
+              "bins": 1}
+    _, errors = dataviews.CONTROLS.validate(values, Context())
+    assert errors == {
+        "n": "The sample size N must be a whole number from 1 to 1,000,000, not 0.",
+        "seed": "The seed must be a whole number from 0 to 4,294,967,295, not -5.",
+        "bins": "The number of bins must be a whole number from 2 to 50, not 1."}
+    out = dataviews.apply_choice({"source": "problem", "problem": "led", "sampling": "sample",
+                                  "n": 10**8})
+    assert not out["ok"] and out["error"].startswith("The sample size N must be")
+
+
+@pytest.mark.browser
+def test_data_page_out_of_range_n_is_a_sentence_and_nothing_changes(dash_duo, dash_app):
+    open_page(dash_duo, dash_app, "/?problem=led&sampling=sample&n=500&seed=1")
+    dash_duo.wait_for_text_to_equal("#data-summary-n", "500", timeout=30)
+    set_number(dash_duo, "#data-n", 0)
+    dash_duo.wait_for_text_to_equal(
+        "#data-n-error", "The sample size N must be a whole number from 1 to 1,000,000, not 0.",
+        timeout=10)
+    dash_duo.wait_for_contains_text("#data-job-status", "Nothing was recomputed", timeout=10)
+    assert dash_duo.find_element("#data-summary-n").text == "500"
+    assert "n=500" in dash_duo.driver.current_url
+    set_number(dash_duo, "#data-n", 300)
+    dash_duo.wait_for_text_to_equal("#data-summary-n", "300", timeout=30)
+    assert dash_duo.find_element("#data-n-error").text == ""
     assert dash_duo.get_logs() == []

@@ -376,20 +376,36 @@ def test_malformed_payloads_are_answered_with_sentences(app_module, contents, fi
 
 
 # -- the page's summary over HTTP, and the app afterwards ---------------------------------------
-def _run_data_callback(client, deps, values, timeout=60.0):
-    """The Data page's background callback: start the job, then poll it as the renderer does."""
-    spec = next(d for d in deps if d.get("background") and
-                d["inputs"][0]["id"] == "data-source")
+def _post_callback(client, spec, values, changed):
+    """One ``/_dash-update-component`` request of callback ``spec`` as the renderer sends it."""
     outputs = [o.rsplit(".", 1) for o in spec["output"].strip(".").split("...")]
-    inputs = [[] if i["id"].startswith("{") else
-              {"id": i["id"], "property": i["property"], "value": values.get(i["id"])}
-              for i in spec["inputs"]]
+
+    def arg(i):
+        return [] if i["id"].startswith("{") else \
+            {"id": i["id"], "property": i["property"], "value": values.get(i["id"])}
+
     body = {"output": spec["output"], "outputs": [{"id": i, "property": p} for i, p in outputs],
-            "inputs": inputs, "state": [[] for _ in spec["state"]],
-            "changedPropIds": ["data-upload-info.data"]}
-    first = client.post(UPDATE, json=body)
+            "inputs": [arg(i) for i in spec["inputs"]], "state": [arg(i) for i in spec["state"]],
+            "changedPropIds": [changed]}
+    return body, client.post(UPDATE, json=body)
+
+
+def _run_data_callback(client, deps, values, timeout=60.0):
+    """The Data page's view: the cache peek, then on a miss its background job, polled as the
+    renderer polls it.  Returns the outputs, by id, of whichever answered."""
+    peek = next(d for d in deps if not d.get("background") and d["inputs"]
+                and d["inputs"][0]["id"] == "data-source" and "data-miss.data" in d["output"])
+    _, first = _post_callback(client, peek, values, "data-upload-info.data")
     assert first.status_code == 200, first.get_data(as_text=True)[:300]
-    job = first.get_json()
+    got = first.get_json()["response"]
+    miss = got.get("data-miss", {}).get("data")
+    if miss is None:
+        return got
+    spec = next(d for d in deps if d.get("background") and d["inputs"][0]["id"] == "data-miss")
+    body, started = _post_callback(client, spec, {"data-miss": miss, "data-instance": "t"},
+                                   "data-miss.data")
+    assert started.status_code == 200, started.get_data(as_text=True)[:300]
+    job = started.get_json()
     assert {"cacheKey", "job"} <= set(job)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -397,7 +413,7 @@ def _run_data_callback(client, deps, values, timeout=60.0):
                            query_string={"cacheKey": job["cacheKey"], "job": job["job"]})
         assert poll.status_code in (200, 204), poll.get_data(as_text=True)[:300]
         if poll.status_code == 200 and "response" in (poll.get_json() or {}):
-            return poll.get_json()["response"]
+            return {**got, **poll.get_json()["response"]}
         time.sleep(0.05)
     raise AssertionError("the background job did not finish")
 
@@ -454,7 +470,7 @@ def test_app_still_serves_other_users_after_the_corpus(http_results, app_module)
     got = _run_data_callback(client, deps, {
         "data-source": "problem", "data-problem": "led", "data-sampling": "exact",
         "data-seed": 0, "data-bins": 5, "data-task": "auto", "data-numeric": []})
-    assert got["vi-data"]["data"]["p"] == 7 and got["vi-data"]["data"]["exact"] is True
+    assert got["data-choice"]["data"]["p"] == 7 and got["data-choice"]["data"]["exact"] is True
     assert "7" in list(_texts(got["data-summary"]["children"]))
     assert client.get("/_health").status_code == 200
 

@@ -25,7 +25,7 @@ from varimp_core.data.prepare import (MAX_UPLOAD_BYTES, DataError, decode_upload
 from varimp_core.problems.registry import get_problem, parse_spec
 
 from . import cache
-from .state import Param, choice_parser, encode_query, int_parser, parse_query
+from .params import Context, Param, ParamSet
 
 __all__ = [
     "DATA_PARAMS",
@@ -79,30 +79,43 @@ def _upload_key(text: str) -> str:
     return t
 
 
-def _names(values) -> list[str]:
-    return [v for v in (str(x) for x in values) if v != ""]
+#: The data choice, declared once: the Data page's controls (ids ``data-<key>``), the
+#: URL keys every page reads, and the validation of both.  The problem, the upload and its
+#: columns are given by spec, key and name; their controls are the Data page's own.
+def _from_problem(settings: Mapping[str, Any]) -> bool:
+    return settings.get("source") != "upload"
 
 
-def _text(value: str) -> str:
-    return str(value)[:200]
+def _from_upload(settings: Mapping[str, Any]) -> bool:
+    return settings.get("source") == "upload"
 
 
-#: URL parameters of the data choice, in the order they are written.
-DATA_PARAMS: tuple[Param, ...] = (
-    Param("source", "problem", choice_parser(("problem", "upload"), what="data source"),
-          "data source"),
-    Param("problem", DEFAULT_PROBLEM, _spec, "problem"),
-    Param("sampling", "exact", choice_parser(("exact", "sample"), what="sampling"), "sampling"),
-    Param("n", None, int_parser(1, MAX_SAMPLES, what="sample size"), "sample size"),
-    Param("seed", 0, int_parser(0, 2**32 - 1, what="seed"), "seed"),
-    Param("bins", 5, int_parser(2, MAX_BINS, what="number of bins"), "number of bins"),
-    Param("upload", None, _upload_key, "uploaded table"),
-    Param("file", None, _text, "file name"),
-    Param("target", None, _text, "target"),
-    Param("task", "auto", choice_parser(("auto", "classification", "regression"), what="task"),
-          "task"),
-    Param("numeric", None, _names, "numeric columns", multi=True),
-)
+DATA_PARAMS = ParamSet("data", [
+    Param("source", "Source", "choice", "problem", what="data source",
+          choices=[("problem", "Built-in problem"), ("upload", "Upload CSV")]),
+    Param("problem", "Problem", "text", DEFAULT_PROBLEM, check=_spec, what="problem",
+          applies=_from_problem),
+    Param("sampling", "Distribution", "choice", "exact", what="sampling",
+          choices=[("exact", "Exact distribution"), ("sample", "Sample")], applies=_from_problem),
+    Param("n", "Sample size N", default=None, low=1, high=MAX_SAMPLES, blank="default",
+          what="the sample size N", applies=_from_problem),
+    Param("seed", "Seed", default=0, low=0, high=2**32 - 1, what="the seed",
+          help="The same seed gives the same sample.", applies=_from_problem),
+    Param("bins", "Bins per numeric variable", default=5, low=2, high=MAX_BINS,
+          what="the number of bins", help="Quantile bins; equal quantiles are merged."),
+    Param("upload", "Uploaded table", "text", None, check=_upload_key, what="uploaded table"),
+    Param("file", "File name", "text", None, what="file name"),
+    Param("target", "Target", "text", None, what="target", control="dropdown", blank="last column",
+          choices=lambda c: c.extra.get("columns", []), applies=_from_upload),
+    Param("task", "Task", "choice", "auto", what="task",
+          choices=[("auto", "Auto"), ("classification", "Classes"),
+                   ("regression", "Numeric")], applies=_from_upload),
+    Param("numeric", "Numeric inputs", "list", None, what="numeric columns",
+          choices=lambda c: c.extra.get("number_columns", []),
+          help="Checked columns are binned into quantile bins; the others are discrete.",
+          applies=_from_upload),
+])
+_KEYS = tuple(DATA_PARAMS.names)
 
 _PROBLEM_KEYS = ("source", "problem", "sampling", "n", "seed", "bins")
 _UPLOAD_KEYS = ("source", "upload", "file", "target", "task", "numeric", "bins")
@@ -110,7 +123,7 @@ _UPLOAD_KEYS = ("source", "upload", "file", "target", "task", "numeric", "bins")
 
 def parse_data_query(query: Mapping[str, Any]) -> tuple[dict, list[str]]:
     """Validated data parameters from a URL query (see :func:`state.parse_query`)."""
-    values, notes = parse_query(query, DATA_PARAMS)
+    values, notes = DATA_PARAMS.from_url(query, Context())
     if values["source"] == "upload" and values["upload"] is None:
         notes.append("The link asks for an uploaded table but names none; showing the "
                      "default problem instead.")
@@ -124,7 +137,7 @@ def canonical_params(values: Mapping[str, Any]) -> dict:
     Two choices that load the same data give the same dict, hence the same
     cache keys and the same URL.
     """
-    defaults = {p.name: p.default for p in DATA_PARAMS}
+    defaults = DATA_PARAMS.defaults()
     v = {**defaults, **{k: values.get(k) for k in defaults if values.get(k) is not None}}
     if v["source"] == "upload":
         out = {k: v[k] for k in _UPLOAD_KEYS}
@@ -155,7 +168,7 @@ def data_query(params: Mapping[str, Any]) -> str:
         p = {k: val for k, val in p.items() if k != "source"}
         if p["sampling"] == "exact":
             p = {k: val for k, val in p.items() if k not in ("n", "seed")}
-    return encode_query(p)
+    return DATA_PARAMS.query(p)
 
 
 # -- loading -------------------------------------------------------------------
@@ -346,7 +359,7 @@ def link_session_data(search: str | None, current: Any = None) -> dict | None:
     """
     query = {k: v[0] if len(v) == 1 else v
              for k, v in parse_qs((search or "").lstrip("?"), keep_blank_values=True).items()}
-    if not {p.name for p in DATA_PARAMS} & set(query):
+    if not set(_KEYS) & set(query):
         return None
     params, _ = parse_data_query(query)
     if isinstance(current, Mapping) and current.get("params") == params:
@@ -453,7 +466,7 @@ def data_params_for_page(query: Mapping[str, Any], vi_data: Any = None) -> tuple
     notes : list of str
         Sentences about link values that were ignored.
     """
-    from_link = {p.name for p in DATA_PARAMS} & set(query)
+    from_link = set(_KEYS) & set(query)
     if not from_link and isinstance(vi_data, Mapping) and isinstance(vi_data.get("params"),
                                                                       Mapping):
         return parse_data_query(

@@ -1,7 +1,7 @@
-"""Logic behind the Data page's callbacks, as plain functions tests can call.
+"""The Data page's companion: its settings to data parameters, its summary, its form.
 
-The page module only wires these to components; every number comes from the
-core through :mod:`pages._ui.datasource`.
+Plain functions tests call without the app; every number comes from the core
+through :mod:`pages._ui.datasource`.
 """
 
 from __future__ import annotations
@@ -15,62 +15,66 @@ from varimp_core.problems.registry import get_problem
 
 from . import datasource
 from .controls import option_values
-from .state import whole_number
+from .page_frame import error_box  # noqa: F401  (transitional: pages moving to page_frame)
+from .params import Context, ParamSet, sentence
 
-__all__ = [
-    "params_from_controls",
-    "apply_choice",
-    "problem_form",
-    "summary_block",
-    "error_box",
-]
+__all__ = ["CONTROLS", "data_params", "compute", "apply_choice", "problem_form",
+           "summary_block"]
+
+#: The Data page's controls: the data parameters that have one (ids ``data-<key>``).
+CONTROLS = ParamSet("data", [datasource.DATA_PARAMS.by_name[n] for n in (
+    "source", "problem", "sampling", "n", "seed", "bins", "target", "task", "numeric")])
+
+#: What the page says, in place of a summary, while the upload source has no file yet.
+NO_FILE_YET = "Drop a CSV file on the upload area (or click it) to see its summary here."
 
 
-def params_from_controls(
-    *,
-    source: str | None = "problem",
-    problem: str | None = None,
-    opt_ids: Sequence[dict] = (),
-    opt_values: Sequence[Any] = (),
-    sampling: str | None = "exact",
-    n: Any = None,
-    seed: Any = 0,
-    bins: Any = 5,
-    upload: Mapping[str, Any] | None = None,
-    target: str | None = None,
-    task: str | None = "auto",
-    numeric: Sequence[str] | None = None,
-) -> dict:
-    """Canonical data parameters from the Data page's control values.
+def data_params(settings: Mapping[str, Any], options: Sequence[Any] = (),
+                option_ids: Sequence[dict] = (), upload: Mapping[str, Any] | None = None
+                ) -> dict | None:
+    """Canonical data parameters from the page's validated settings, or None (no file yet).
 
     Raises
     ------
     ValueError
-        With a sentence, for an invalid option value, sample size, seed or
-        number of bins, or an upload source without a file.
+        With a sentence, for an invalid problem option.
     """
-    n = whole_number(n, "sample size", 1, datasource.MAX_SAMPLES, None)
-    seed = whole_number(seed, "seed", 0, 2**32 - 1, 0)
-    bins = whole_number(bins, "number of bins", 2, datasource.MAX_BINS, 5)
-    if source == "upload":
-        if not upload or not upload.get("key"):
-            raise ValueError("Upload a CSV file first (drop it on the upload area or click "
-                             "it), or switch back to a built-in problem.")
+    s = {**datasource.DATA_PARAMS.defaults(), **settings}
+    if s["source"] == "upload":
+        if not isinstance(upload, Mapping) or not upload.get("key"):
+            return None
         return datasource.canonical_params({
             "source": "upload", "upload": upload["key"], "file": upload.get("file"),
-            "target": target, "task": task or "auto",
-            "numeric": None if numeric is None else list(numeric), "bins": bins,
-        })
-    name = problem or datasource.DEFAULT_PROBLEM
-    spec = datasource.spec_from_options(name, option_values(name, opt_ids, opt_values))
+            "target": s["target"], "task": s["task"], "numeric": s["numeric"], "bins": s["bins"]})
+    name = s["problem"].split(":")[0]
+    spec = datasource.spec_from_options(name, option_values(name, option_ids, options))
     return datasource.canonical_params({
-        "source": "problem", "problem": spec, "sampling": sampling or "exact",
-        "n": n, "seed": seed, "bins": bins,
-    })
+        "source": "problem", "problem": spec, "sampling": s["sampling"], "n": s["n"],
+        "seed": s["seed"], "bins": s["bins"]})
+
+
+def compute(settings, data, progress, options=(), option_ids=(), upload=None) -> dict:
+    """The view of the chosen data: ``store`` (the session's ``vi-data``) and ``view``.
+
+    ``{"waiting": True}`` while the upload source has no file yet.
+    """
+    progress(text="Preparing the data\u2026")
+    params = data_params(settings, options or (), option_ids or (), upload)
+    if params is None:
+        return {"waiting": True}
+    try:
+        view = datasource.data_view(params)
+    except DataError as exc:
+        raise ValueError(sentence(exc)) from None
+    s = view["summary"]
+    store = {"params": params, "query": datasource.data_query(params), "label": s["label"],
+             "p": s["p"], "N": s["N"], "exact": s["exact"], "task": s["task"],
+             "target": s["target"]}
+    return {"store": store, "view": view}
 
 
 def apply_choice(controls: Mapping[str, Any]) -> dict:
-    """Everything the page shows for a set of control values.
+    """Everything the page shows for a set of control values (as the page's job computes it).
 
     Returns
     -------
@@ -79,21 +83,18 @@ def apply_choice(controls: Mapping[str, Any]) -> dict:
         ``store`` (the ``vi-data`` value) and ``view`` (from
         :func:`datasource.data_view`); when False ``error``, one sentence.
     """
+    values = {n: controls.get(n, CONTROLS.by_name[n].default) for n in CONTROLS.names}
     try:
-        params = params_from_controls(**controls)
-        view = datasource.data_view(params)
-    except (DataError, ValueError) as exc:
-        return {"ok": False, "error": _sentence(str(exc))}
-    query = datasource.data_query(params)
-    s = view["summary"]
-    store = {"params": params, "query": query, "label": s["label"], "p": s["p"],
-             "N": s["N"], "exact": s["exact"], "task": s["task"], "target": s["target"]}
-    return {"ok": True, "params": params, "query": query, "store": store, "view": view}
-
-
-def _sentence(text: str) -> str:
-    text = text.strip() or "These settings cannot be used."
-    return text if text.endswith((".", "!", "?")) else text + "."
+        settings = CONTROLS.settings(values, Context())
+        out = compute(settings, None, lambda **_: None, controls.get("opt_values", ()),
+                      controls.get("opt_ids", ()), controls.get("upload"))
+        if out.get("waiting"):
+            raise ValueError("Upload a CSV file first, or switch back to a built-in problem.")
+    except ValueError as exc:
+        return {"ok": False, "error": sentence(exc)}
+    store = out["store"]
+    return {"ok": True, "params": store["params"], "query": store["query"], "store": store,
+            "view": out["view"]}
 
 
 def problem_form(spec: str, sampling: str | None = None) -> dict:
@@ -134,10 +135,7 @@ def _fmt_int(v) -> str:
 def summary_block(summary: Mapping[str, Any]) -> html.Div:
     """The summary card's content: p, N, classes, H(Y), distinct rows, exactness."""
     exact = summary["exact"]
-    if summary["classes"] is None:
-        classes, classes_label = "regression", "Classes"
-    else:
-        classes, classes_label = f"{summary['classes']:,}", "Classes"
+    classes = "regression" if summary["classes"] is None else f"{summary['classes']:,}"
     h_label = "H(Y), binned" if summary.get("y_binned") else "H(Y)"
     h = "\u2014" if summary["H_Y"] is None else f"{summary['H_Y']:.4f} bits"
 
@@ -152,7 +150,7 @@ def summary_block(summary: Mapping[str, Any]) -> html.Div:
         html.Dl([
             stat("Inputs p", f"{summary['p']:,}", "p"),
             stat("Samples N", "exact" if exact else _fmt_int(summary["N"]), "n"),
-            stat(classes_label, classes, "classes"),
+            stat("Classes", classes, "classes"),
             stat(h_label, h, "hy"),
             stat("Distinct rows", _fmt_int(summary["distinct_rows"]), "rows"),
         ], className="vi-summary"),
@@ -163,11 +161,3 @@ def summary_block(summary: Mapping[str, Any]) -> html.Div:
                **{"data-exact": "1" if exact else "0"}),
         html.P(summary.get("description") or "", className="vi-description"),
     ])
-
-
-def error_box(message: str | None, *, id: str | None = None) -> html.Div:
-    """A red box with one sentence (hidden when there is no message)."""
-    kwargs = {"id": id} if id else {}
-    if not message:
-        return html.Div(className="vi-hidden", **kwargs)
-    return html.Div(message, className="vi-error", role="alert", **kwargs)

@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 
 from . import common, jobs, page_frame, state
-from .dataviews import error_box
+from .page_frame import error_box
 
 __all__ = [
     "KEEP",

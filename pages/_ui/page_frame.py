@@ -22,9 +22,8 @@ from typing import Any, Callable, Mapping, Sequence
 from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 
 from . import jobs, state
-from .dataviews import error_box
 
-__all__ = ["page_frame", "figure_config", "table_style", "job_outputs", "store_job",
+__all__ = ["page_frame", "error_box", "figure_config", "table_style", "job_outputs", "store_job",
            "register_csv_downloads"]
 
 
@@ -129,3 +128,11 @@ def register_csv_downloads(prefix: str, makers: Mapping[str, Callable[[dict, Any
         except ValueError:
             return no_update
         return dict(content=text, filename=name, type="text/csv")
+
+
+def error_box(message: str | None, *, id: str | None = None) -> html.Div:
+    """A red box with one sentence (hidden when there is no message)."""
+    kwargs = {"id": id} if id else {}
+    if not message:
+        return html.Div(className="vi-hidden", **kwargs)
+    return html.Div(message, className="vi-error", role="alert", **kwargs)

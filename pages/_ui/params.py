@@ -65,7 +65,8 @@ class Param:
         Key in the settings passed to the core (scikit-learn's vocabulary).
     label : str
         Label of the control ("K", "Number of trees").
-    kind : {"int", "float", "choice", "bool", "text"}
+    kind : {"int", "float", "choice", "bool", "text", "list"}
+        ``list`` is a list of strings (a checklist, or a URL key that repeats).
     default : Any
         Value of a fresh page (and of an invalid link value).
     low, high : number, callable or None
@@ -91,6 +92,9 @@ class Param:
         other settings (the number of trees only for sampled methods).  A
         parameter that does not apply is left out of the settings and the URL
         and is not validated.
+    check : callable, optional
+        For ``text`` (each item for ``list``): ``check(text) -> value``, raising
+        ``ValueError`` with a sentence (a problem spec, an upload key).
     """
 
     name: str
@@ -107,6 +111,7 @@ class Param:
     step: Any = None
     what: str = ""
     applies: Callable[[Mapping[str, Any]], bool] | None = None
+    check: Callable[[str], Any] | None = None
 
     @property
     def url_key(self) -> str:
@@ -137,6 +142,12 @@ class Param:
             With a sentence naming the parameter and what is allowed.
         """
         what = self.what or self.label
+        if self.kind == "list":  # None: not given (the default applies); [] given, and empty
+            if raw is None:
+                return None
+            items = [raw] if isinstance(raw, str) else list(raw)
+            items = [str(x) for x in items if str(x) != ""]
+            return [self.check(x) for x in items] if self.check else items
         if isinstance(raw, (list, tuple)) and self.kind != "bool":
             raw = raw[-1] if raw else None
         blank = raw is None or (isinstance(raw, str) and not raw.strip())
@@ -156,7 +167,7 @@ class Param:
             names = ", ".join(str(v) for v in allowed)
             raise ValueError(f"{what} must be one of {names}, not {raw!r}.")
         if self.kind == "text":
-            return str(raw)[:200]
+            return self.check(str(raw)) if self.check else str(raw)[:200]
         try:
             number = float(str(raw).strip())
         except ValueError:
@@ -191,8 +202,8 @@ class Param:
     def _control(self) -> str:
         if self.control:
             return self.control
-        return {"int": "number", "float": "number", "choice": "radio", "bool": "check"}.get(
-            self.kind, "text")
+        return {"int": "number", "float": "number", "choice": "radio", "bool": "check",
+                "list": "checklist"}.get(self.kind, "text")
 
     def component(self, cid: str, value: Any, ctx: Context):
         """The control itself, with id ``cid``."""
@@ -215,6 +226,9 @@ class Param:
             return dcc.Checklist(id=cid, options=[{"label": self.help_text(ctx) or self.label,
                                                    "value": "on"}],
                                  value=value, className="vi-check")
+        if kind == "checklist":
+            return dcc.Checklist(id=cid, options=self.options(ctx), value=list(value or []),
+                                 className="vi-check")
         if kind == "slider":
             low, high = self.bounds(ctx)
             return dcc.Slider(id=cid, min=low, max=high, step=self.step or 1, value=value,
@@ -334,6 +348,9 @@ class ParamSet:
         for p in self.params:
             value = settings.get(p.name)
             if value is None or p.name not in settings:
+                continue
+            if isinstance(value, (list, tuple)):  # [] is written "key=": given, and empty
+                pairs.extend([(p.url_key, str(v)) for v in value] or [(p.url_key, "")])
                 continue
             if isinstance(value, bool):
                 value = "1" if value else "0"

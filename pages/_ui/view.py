@@ -62,8 +62,9 @@ class JobView:
     render : callable
         ``render(result, settings, data, **extra) -> tuple`` of output values.
     outputs : sequence of (id, property)
-    data_store : str
-        Id of the store holding the page's :meth:`DataChoice.to_store`.
+    data_store : str or None
+        Id of the store holding the page's :meth:`DataChoice.to_store`; None for
+        the view that makes the data choice (the Data page): ``data`` is None.
     extra : sequence of (name, Input or State)
         More inputs, passed to ``compute`` and ``render`` by name (a clicked
         cell, a checkbox of another view).  ``compute`` must check them.
@@ -79,14 +80,18 @@ class JobView:
         Cache namespace (default ``prefix``).
     what : str
         Name of the view in sentences ("The figures").
+    instant : callable, optional
+        ``instant(settings, data, **extra) -> dict or None``: a result known
+        without any work (the Data page before a file is chosen), drawn by the
+        plain callback; None goes on to the cache and the job.
     """
 
     def __init__(self, prefix: str, params: ParamSet, *, compute: Callable, render: Callable,
-                 outputs: Sequence[tuple[str, str]], data_store: str,
+                 outputs: Sequence[tuple[str, str]], data_store: str | None,
                  extra: Sequence[tuple[str, Any]] = (), query_store: str | None = None,
                  url: Callable | None = None, disable: Sequence[str] = (),
                  partial: bool = False, namespace: str | None = None,
-                 what: str = "The figures"):
+                 what: str = "The figures", instant: Callable | None = None):
         self.prefix, self.params = prefix, params
         self.compute_fn, self.render_fn = compute, render
         self.outputs = [tuple(o) for o in outputs]
@@ -97,6 +102,7 @@ class JobView:
         self.partial = partial
         self.namespace = namespace or prefix
         self.what = what
+        self.instant = instant
 
     # -- layout -----------------------------------------------------------------------
     def stores(self) -> list:
@@ -113,7 +119,12 @@ class JobView:
     # -- plain functions (tests call them) ---------------------------------------------
     def key(self, data: DataChoice, settings: Mapping[str, Any], extra: Mapping[str, Any]
             ) -> str:
-        return cache.key_for(self.namespace, data.as_dict, dict(settings), dict(extra))
+        return cache.key_for(self.namespace, None if data is None else data.as_dict,
+                             dict(settings), dict(extra))
+
+    def data(self, store: Any) -> DataChoice | None:
+        """The data choice the browser sent back, parsed again (None without a data store)."""
+        return DataChoice.from_store(store) if self.data_store else None
 
     def check(self, values: Mapping[str, Any], store: Any) -> tuple[DataChoice, dict]:
         """Parse the data store and validate the control values, as the job does.
@@ -123,7 +134,7 @@ class JobView:
         DataError or ParamErrors
             With sentences.
         """
-        data = DataChoice.from_store(store)
+        data = self.data(store)
         return data, self.params.settings(values, context_for(data, store))
 
     def cached(self, data: DataChoice, settings: Mapping[str, Any],
@@ -167,18 +178,18 @@ class JobView:
         url_out = [Output(self.query_store, "data", allow_duplicate=True)] \
             if self.query_store else []
         inputs = [*self.params.inputs(), *(dep for _, dep in self.extra),
-                  State(self.data_store, "data")]
+                  *([State(self.data_store, "data")] if self.data_store else [])]
 
         def split(args):
             values = dict(zip(names, args[:len(names)]))
             extra = dict(zip(extra_names, args[len(names):len(names) + len(extra_names)]))
-            return values, extra, args[-1]
+            return values, extra, args[-1] if self.data_store else None
 
         def peek(*args):
             values, extra, store = split(args)
             data, settings, errors = None, {}, {}
             try:
-                data = DataChoice.from_store(store)
+                data = self.data(store)
                 settings, errors = self.params.validate(values, context_for(data, store))
             except Exception as exc:  # a sentence, never a traceback
                 return (*[no_update] * n_out, *[""] * len(names), *[no_update] * len(url_out),
@@ -190,6 +201,10 @@ class JobView:
                         "", _HIDDEN)
             query = [self.url(settings, data, **extra)] if self.query_store else []
             try:
+                result = self.instant and self.instant(settings, data, **extra)
+                if result is not None:
+                    return (*self.draw(result, settings, data, extra), *texts, *query,
+                            no_update, "", "", _HIDDEN)
                 result = cache.get_json(self.key(data, settings, extra))
                 if result is not None:
                     return (*self.draw(result, settings, data, extra), *texts, *query,
