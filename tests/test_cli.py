@@ -98,3 +98,29 @@ def test_csv_export_neutralises_formula_names(capsys, tmp_path):
     lines = out.splitlines()
     assert lines[1].startswith("\"'=cmd") or lines[1].startswith("'=cmd")
     assert lines[2].startswith("'@b")
+
+
+def _balanced_copy_csv(tmp_path):
+    # y = a with a balanced: a tree grown on all 200 rows splits on a (K = p = 2) at the root
+    # and gains H(Y) = 1 bit exactly; b is independent of y by construction (zero gain).
+    f = tmp_path / "copy.csv"
+    rows = [(i % 2, (i // 2) % 2, i % 2) for i in range(200)]
+    f.write_text("a,b,y\n" + "\n".join(f"{a},{b},{y}" for a, b, y in rows))
+    return str(f)
+
+
+def test_no_bootstrap_grows_every_tree_on_all_rows(capsys, tmp_path):
+    base = ("importances", "--data", _balanced_copy_csv(tmp_path), "--target", "y", "--method",
+            "sklearn-rf", "--max-features", "2", "--criterion", "entropy", "--n-estimators",
+            "30", "--format", "json")
+    code, out, err = run(capsys, *base, "--no-bootstrap")
+    assert code == 0 and err == ""
+    d = json.loads(out)
+    assert d["parameters"]["bootstrap"] is False
+    np.testing.assert_allclose(d["importances"], [1.0, 0.0], atol=1e-12)
+    np.testing.assert_allclose(d["importances_std"], [0.0, 0.0], atol=1e-12)
+    for flags in ((), ("--bootstrap",)):   # sklearn-rf's default, and the old flag, still resample
+        code, out, _ = run(capsys, *base, *flags)
+        d = json.loads(out)
+        assert code == 0 and d["parameters"]["bootstrap"] is True
+        assert d["importances_std"][0] > 1e-3   # H(Y) of each bootstrap sample varies
