@@ -145,7 +145,8 @@ def relevance(table: DiscreteTable, *, tol: float | None = None,
     best = ok[np.argmin(sizes[ok])]
     boundary = tuple(table.variables[j] for j in members(int(best)))
     log_cells = float(np.log(table.n_levels.astype(float)).sum())
-    x_rows = np.unique(table.X, axis=0).shape[0] if table.n_rows else 0
+    seen = table.X[table.weight > 0]   # a cell is there only with positive probability
+    x_rows = np.unique(seen, axis=0).shape[0] if seen.shape[0] else 0
     positive_dist = log_cells < 60 and x_rows == round(np.exp(log_cells))
     return RelevanceResult(
         variables=table.variables,
