@@ -31,6 +31,29 @@ def test_copies_are_weakly_relevant_and_boundary_not_unique():
     assert r.degree == (0, 0, None)
     assert r.markov_boundary is None and len(r.minimal_boundary) == 1
     assert not r.strictly_positive
+    assert r.boundary_unique is False   # {X1} and {X2} are both boundaries, by hand
+
+
+def test_boundary_unique_by_hand():
+    # strictly positive: unique by the intersection property
+    assert relevance(xor_table(2, 2)).boundary_unique is True
+    # Y = X1 = X2, on the cells (0,0) and (1,1) only: each variable alone is a blanket, so two
+    X = np.array([[0, 0], [1, 1]])
+    assert relevance(DiscreteTable(X, X[:, 0], [0.5, 0.5], ("X1", "X2"), exact=True)
+                     ).boundary_unique is False
+    # Y = X1 with X2 = X1 except on one cell: X1 alone is the only boundary, though a cell
+    # has probability 0 (X2 alone leaves Y uncertain on X2 = 1)
+    X = np.array([[0, 0], [1, 1], [0, 1]])
+    r = relevance(DiscreteTable(X, X[:, 0], [0.4, 0.4, 0.2], ("X1", "X2"), exact=True))
+    assert not r.strictly_positive and r.minimal_boundary == ("X1",)
+    assert r.boundary_unique is True
+
+
+def test_relevance_dict_without_boundary_unique_reads_as_unknown():
+    d = relevance(xor_table(2, 0)).to_dict()
+    assert d["boundary_unique"] is True
+    d.pop("boundary_unique")
+    assert type(relevance(xor_table(2, 0))).from_dict(d).boundary_unique is None
 
 
 def test_led_copy_makes_x5_weak():

@@ -138,11 +138,17 @@ def _relevance(args) -> str:
     res = relevance(data.table)
     if args.format == "json":
         d = res.to_dict()
-        return json.dumps({k: d[k] for k in ("variables", "relevance", "degree", "markov_boundary")})
+        return json.dumps({k: d[k] for k in ("variables", "relevance", "degree", "markov_boundary",
+                                             "minimal_boundary", "boundary_unique")})
+    if res.strictly_positive:
+        note = ""
+    elif res.boundary_unique:
+        note = " (the only one, although the distribution is not strictly positive)"
+    else:
+        note = (" (one minimal boundary of several: the distribution is not strictly "
+                "positive)")
     return res.to_frame().to_string(index=False) + (
-        f"\nMarkov boundary: {', '.join(res.minimal_boundary) or '(empty)'}"
-        + ("" if res.strictly_positive else " (one minimal boundary; the distribution is not "
-           "strictly positive, so it may not be unique)"))
+        f"\nMarkov boundary: {', '.join(res.minimal_boundary) or '(empty)'}" + note)
 
 
 def _problems() -> str:

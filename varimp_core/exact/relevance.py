@@ -8,11 +8,16 @@ As in the slides of Geurts (2016), for inputs V and output Y, a variable X is
 * irrelevant otherwise.
 
 The degree of a relevant X is the smallest :math:`|B|` with
-:math:`I(X;Y \\mid B) > 0`.  A Markov boundary is a minimal-size M with
-:math:`Y \\perp V \\setminus M \\mid M`, i.e. :math:`H(Y \\mid X_M) = H(Y \\mid X_V)`;
-when the input distribution is strictly positive it is unique and equals the
-set of strongly relevant variables.  By Theorem 3 of Louppe et al. (2013),
-X is irrelevant iff its K=1 importance is 0.
+:math:`I(X;Y \\mid B) > 0`.  A Markov blanket is a set M with
+:math:`Y \\perp V \\setminus M \\mid M`, i.e. :math:`H(Y \\mid X_M) = H(Y \\mid X_V)`,
+and a Markov boundary a blanket none of whose proper subsets is one.  Blankets
+are closed upwards (conditioning on more never raises :math:`H(Y \\mid \\cdot)`),
+so M is a boundary iff removing any single variable breaks it, and the
+boundary is unique iff exactly one such M exists.  When the input
+distribution is strictly positive it is unique and equals the set of strongly
+relevant variables (Pearl 1988, the intersection property); otherwise it may
+or may not be, and ``boundary_unique`` says which.  By Theorem 3 of Louppe et
+al. (2013), X is irrelevant iff its K=1 importance is 0.
 
 All tests use the subset-entropy table, so the cost is one look-up per term.
 Plug-in estimates from a sample are never exactly 0; ``tol`` sets the
@@ -53,6 +58,11 @@ class RelevanceResult:
         Every combination of input values has positive probability.
     tol : float
         Threshold in bits.
+    boundary_unique : bool or None
+        True when ``minimal_boundary`` is the only Markov boundary (the only
+        blanket from which no variable can be removed, at threshold ``tol``),
+        False when there are others; None when not known (a result stored
+        before this field existed).
     """
 
     variables: tuple
@@ -62,6 +72,7 @@ class RelevanceResult:
     minimal_boundary: tuple
     strictly_positive: bool
     tol: float
+    boundary_unique: bool | None = None
 
     def to_dict(self) -> dict:
         """The ``relevance --format json`` object of the command line."""
@@ -73,6 +84,7 @@ class RelevanceResult:
             "minimal_boundary": list(self.minimal_boundary),
             "strictly_positive": self.strictly_positive,
             "tol": self.tol,
+            "boundary_unique": self.boundary_unique,
         }
 
     @classmethod
@@ -83,7 +95,9 @@ class RelevanceResult:
                    degree=tuple(d["degree"]),
                    markov_boundary=None if boundary is None else tuple(boundary),
                    minimal_boundary=tuple(d["minimal_boundary"]),
-                   strictly_positive=bool(d["strictly_positive"]), tol=float(d["tol"]))
+                   strictly_positive=bool(d["strictly_positive"]), tol=float(d["tol"]),
+                   boundary_unique=None if d.get("boundary_unique") is None
+                   else bool(d["boundary_unique"]))
 
     def to_frame(self):
         import pandas as pd
@@ -141,8 +155,13 @@ def relevance(table: DiscreteTable, *, tol: float | None = None,
         classes.append("strong" if strong else "weak")
     h_full = ent.conditional_entropy(full)
     cond = ent.hxy - ent.hx
-    ok = masks[cond <= h_full + tol]
+    blanket = cond <= h_full + tol
+    ok = masks[blanket]
     best = ok[np.argmin(sizes[ok])]
+    boundaries = blanket.copy()   # blankets that lose the property without any one variable
+    for j in range(p):
+        has = (masks >> j & 1).astype(bool)
+        boundaries &= ~(has & blanket[masks ^ (1 << j)])
     boundary = tuple(table.variables[j] for j in members(int(best)))
     log_cells = float(np.log(table.n_levels.astype(float)).sum())
     seen = table.X[table.weight > 0]   # a cell is there only with positive probability
@@ -156,4 +175,5 @@ def relevance(table: DiscreteTable, *, tol: float | None = None,
         minimal_boundary=boundary,
         strictly_positive=bool(positive_dist),
         tol=float(tol),
+        boundary_unique=bool(np.count_nonzero(boundaries) == 1),
     )
