@@ -33,7 +33,7 @@ import numpy as np
 from varimp_core.exact.information import SubsetEntropies, members, popcount, subset_entropies
 from varimp_core.data.table import DiscreteTable
 
-__all__ = ["RelevanceResult", "relevance", "CLASSES"]
+__all__ = ["RelevanceResult", "relevance", "default_tolerances", "CLASSES"]
 
 CLASSES = ("strong", "weak", "irrelevant")
 
@@ -57,7 +57,7 @@ class RelevanceResult:
     strictly_positive : bool
         Every combination of input values has positive probability.
     tol : float
-        Threshold in bits.
+        Threshold of the terms :math:`I(X_m;Y \\mid B)`, in bits.
     boundary_unique : bool or None
         True when ``minimal_boundary`` is the only Markov boundary (the only
         blanket from which no variable can be removed, at threshold ``tol``),
@@ -107,6 +107,51 @@ class RelevanceResult:
                              "in_markov_boundary": [v in self.minimal_boundary for v in self.variables]})
 
 
+#: Largest default threshold for a sample, in bits.
+MAX_DEFAULT_TOL = 0.05
+
+
+def default_tolerances(table: DiscreteTable) -> tuple[float, float]:
+    """Default thresholds (bits) of :func:`relevance` for a sample: (terms, boundary).
+
+    Under independence, :math:`2N\\ln 2\\,\\hat I(X;Y \\mid Z)` of the plug-in
+    estimate from N draws is asymptotically :math:`\\chi^2` with
+    :math:`(|\\mathcal Y|-1)(|\\mathcal X|-1)|\\mathcal Z|` degrees of freedom, so
+    its mean (the bias, Miller 1955; ``plugin_bias`` for :math:`Z=\\emptyset`)
+    is that number over :math:`2N\\ln 2`.  Each threshold is the bias of the
+    largest statistic of its kind that :func:`relevance` tests:
+
+    * the terms :math:`I(X_m;Y \\mid B)` are largest at :math:`B = V^{-m}`:
+      :math:`\\max_m (|\\mathcal Y|-1)(c_m-1)\\prod_{j \\ne m} c_j / (2N\\ln 2)`;
+    * the boundary test :math:`H(Y \\mid X_M) - H(Y \\mid X_V) = I(Y; X_{V \\setminus M}
+      \\mid X_M)` has :math:`(|\\mathcal Y|-1)(\\prod_{V \\setminus M} c - 1)\\prod_M c`
+      degrees of freedom, largest at :math:`M = \\emptyset`:
+      :math:`(|\\mathcal Y|-1)(\\prod_j c_j - 1) / (2N\\ln 2)`.
+
+    Both are capped at ``MAX_DEFAULT_TOL``.  Heuristics (a mean, not a
+    quantile): pass your own ``tol`` for real analyses.
+
+    Parameters
+    ----------
+    table : DiscreteTable
+        A sample (N = its total weight); :math:`c_j` are its declared levels.
+
+    Returns
+    -------
+    (float, float)
+    """
+    n = table.total_weight
+    scale = (table.n_classes - 1) / (2 * n * np.log(2))
+    log_c = np.log(table.n_levels.astype(float))
+    with np.errstate(divide="ignore"):   # c_m = 1: a constant input, no degree of freedom
+        log_terms = np.log(table.n_levels.astype(float) - 1) + (log_c.sum() - log_c)
+    log_all = float(log_c.sum())
+    terms = np.exp(min(float(log_terms.max()), 700.0)) if log_terms.size else 0.0
+    boundary = np.expm1(min(log_all, 700.0))   # prod c - 1, without overflow for many inputs
+    return (float(min(MAX_DEFAULT_TOL, scale * terms)),
+            float(min(MAX_DEFAULT_TOL, scale * boundary)))
+
+
 def relevance(table: DiscreteTable, *, tol: float | None = None,
               entropies: SubsetEntropies | None = None) -> RelevanceResult:
     """Classify every variable as strongly, weakly or not relevant.
@@ -115,28 +160,32 @@ def relevance(table: DiscreteTable, *, tol: float | None = None,
     ----------
     table : DiscreteTable
     tol : float, optional
-        Information (bits) at or below which a term counts as zero. Defaults
-        to 1e-9 for exact tables and, for samples, to the plug-in bias of the
-        largest conditioning set tested, :math:`(|Y|-1)(c_m-1)\\prod_B c / (2N\\ln 2)`
-        capped at 0.05 bits -- a heuristic; pass your own for real analyses.
+        Information (bits) at or below which a term counts as zero, in the
+        relevance classes and in the Markov boundary test. Defaults to 1e-9
+        for exact tables and, for samples, to the plug-in bias of the largest
+        term tested, :math:`I(X_m;Y \\mid V^{-m})`:
+        :math:`\\max_m (|Y|-1)(c_m-1)\\prod_{B=V^{-m}} c / (2N\\ln 2)`, capped at
+        0.05 bits; the boundary test then uses the bias of its own largest
+        statistic, :math:`(|Y|-1)(\\prod_j c_j - 1)/(2N\\ln 2)`, capped alike
+        (:func:`default_tolerances`). Heuristics; pass your own for real
+        analyses.
     entropies : SubsetEntropies, optional
 
     Returns
     -------
     RelevanceResult
+        ``tol`` is the threshold of the terms.
     """
     if tol is not None and (not np.isfinite(tol) or tol < 0):
         raise ValueError(f"tol must be a non-negative number of bits, got {tol!r}.")
     ent = entropies if entropies is not None else subset_entropies(table)
     p = table.n_features
-    if tol is None:
-        if table.exact:
-            tol = 1e-9
-        else:
-            n = table.total_weight
-            log_cells = float(np.log(table.n_levels.astype(float)).sum())
-            cells = np.exp(min(log_cells, 700.0))  # no overflow for hundreds of inputs
-            tol = float(min(0.05, (table.n_classes - 1) * cells / (2 * n * np.log(2))))
+    if tol is not None:
+        boundary_tol = tol
+    elif table.exact:
+        tol = boundary_tol = 1e-9
+    else:
+        tol, boundary_tol = default_tolerances(table)
     masks = np.arange(1 << p, dtype=np.int64)
     sizes = popcount(masks)
     full = (1 << p) - 1
@@ -155,7 +204,7 @@ def relevance(table: DiscreteTable, *, tol: float | None = None,
         classes.append("strong" if strong else "weak")
     h_full = ent.conditional_entropy(full)
     cond = ent.hxy - ent.hx
-    blanket = cond <= h_full + tol
+    blanket = cond <= h_full + boundary_tol
     ok = masks[blanket]
     best = ok[np.argmin(sizes[ok])]
     boundaries = blanket.copy()   # blankets that lose the property without any one variable
