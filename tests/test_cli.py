@@ -1,12 +1,13 @@
 """The command line is a public contract: flags, JSON keys, exit status 2 on errors."""
 
+import itertools
 import json
 import math
 
 import numpy as np
 import pytest
 
-from _tables import TABLE2_EQN3
+from _tables import TABLE2_EQN3, led_rows
 from varimp_core.__main__ import main
 
 
@@ -59,7 +60,28 @@ def test_relevance_json(capsys):
     code, out, _ = run(capsys, "relevance", "--problem", "xor:relevant=2,irrelevant=1", "--format", "json")
     assert json.loads(out) == {"variables": ["X1", "X2", "X3"],
                                "relevance": ["strong", "strong", "irrelevant"],
-                               "degree": [1, 1, None], "markov_boundary": ["X1", "X2"]}
+                               "degree": [1, 1, None], "markov_boundary": ["X1", "X2"],
+                               "minimal_boundary": ["X1", "X2"], "boundary_unique": True}
+
+
+def test_relevance_json_has_the_minimal_boundary_and_whether_it_is_unique(capsys):
+    # LED is not strictly positive (10 of 128 cells), so markov_boundary stays null; the
+    # boundary is found by brute force here: Y is a different digit on each of the 10 rows,
+    # so M is a Markov blanket iff the segments in M tell all 10 rows apart.
+    X, _ = led_rows()
+    blankets = [set(c) for k in range(8) for c in itertools.combinations(range(7), k)
+                if len({tuple(row[list(c)]) for row in X}) == 10]
+    boundaries = [b for b in blankets if not any(o < b for o in blankets)]
+    smallest = min(boundaries, key=len)
+    assert [f"X{j + 1}" for j in sorted(smallest)] == ["X1", "X2", "X3", "X4", "X5"]
+    code, out, _ = run(capsys, "relevance", "--problem", "led", "--format", "json")
+    d = json.loads(out)
+    assert code == 0 and d["markov_boundary"] is None
+    assert d["minimal_boundary"] == ["X1", "X2", "X3", "X4", "X5"]
+    assert d["boundary_unique"] is (len(boundaries) == 1) is True
+    code, out, _ = run(capsys, "relevance", "--problem", "led")
+    assert out.rstrip().endswith("X5 (the only one, although the distribution is not "
+                                 "strictly positive)")
 
 
 def test_problems_and_version(capsys):
@@ -98,3 +120,29 @@ def test_csv_export_neutralises_formula_names(capsys, tmp_path):
     lines = out.splitlines()
     assert lines[1].startswith("\"'=cmd") or lines[1].startswith("'=cmd")
     assert lines[2].startswith("'@b")
+
+
+def _balanced_copy_csv(tmp_path):
+    # y = a with a balanced: a tree grown on all 200 rows splits on a (K = p = 2) at the root
+    # and gains H(Y) = 1 bit exactly; b is independent of y by construction (zero gain).
+    f = tmp_path / "copy.csv"
+    rows = [(i % 2, (i // 2) % 2, i % 2) for i in range(200)]
+    f.write_text("a,b,y\n" + "\n".join(f"{a},{b},{y}" for a, b, y in rows))
+    return str(f)
+
+
+def test_no_bootstrap_grows_every_tree_on_all_rows(capsys, tmp_path):
+    base = ("importances", "--data", _balanced_copy_csv(tmp_path), "--target", "y", "--method",
+            "sklearn-rf", "--max-features", "2", "--criterion", "entropy", "--n-estimators",
+            "30", "--format", "json")
+    code, out, err = run(capsys, *base, "--no-bootstrap")
+    assert code == 0 and err == ""
+    d = json.loads(out)
+    assert d["parameters"]["bootstrap"] is False
+    np.testing.assert_allclose(d["importances"], [1.0, 0.0], atol=1e-12)
+    np.testing.assert_allclose(d["importances_std"], [0.0, 0.0], atol=1e-12)
+    for flags in ((), ("--bootstrap",)):   # sklearn-rf's default, and the old flag, still resample
+        code, out, _ = run(capsys, *base, *flags)
+        d = json.loads(out)
+        assert code == 0 and d["parameters"]["bootstrap"] is True
+        assert d["importances_std"][0] > 1e-3   # H(Y) of each bootstrap sample varies

@@ -1,5 +1,6 @@
 """The exact infinite-forest recursion against Table 2, Theorem 2 and brute force."""
 
+import itertools
 import math
 
 import numpy as np
@@ -8,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _tables import TABLE2, led_rows, led_table, rows_of, with_irrelevant, xor_table
-from oracle import enumerate_trees
+from oracle import cmi, enumerate_trees, eqn3_bruteforce
+from varimp_core.api import compute_importances
 from test_eqn3 import tables
 from varimp_core.exact.recursion import exact_importances, exact_importances_path
 from varimp_core.forests.sklearn_mdi import sklearn_importances
@@ -103,3 +105,58 @@ def test_bad_parameters():
         exact_importances(t, max_features=2, criterion="mse")
     with pytest.raises(ValueError, match="DiscreteTable"):
         exact_importances(np.zeros((3, 3)))
+
+
+# -- by_degree is the depth profile (issue 14, item 1) ---------------------------------------
+@pytest.mark.parametrize("semantics", ["id3", "sklearn"])
+def test_by_degree_at_k1_is_the_depth_profile_of_brute_force_trees(semantics):
+    """compute_importances at K=1 and full depth: the first q columns of by_degree are the
+    importances of trees pruned at depth q, walked tree by tree by the oracle.  Under
+    sklearn semantics Eqn 3's split by |B| is not that profile (constant variables are
+    skipped, not spent on one-child splits): on LED the depth totals are 0.80/0.83/0.75,
+    where Eqn 3's degree columns give 0.80/0.69/0.57."""
+    t = led_table()
+    full = compute_importances(t, method="exact", max_features=1, k_semantics=semantics)
+    cumulative = np.cumsum(full.by_degree, axis=1)
+    totals = []
+    for q in (1, 2, 3):
+        pruned = enumerate_trees(rows_of(t), 7, 1, semantics=semantics, max_depth=q)
+        np.testing.assert_allclose(cumulative[:, q - 1], pruned, atol=1e-12, err_msg=f"q={q}")
+        totals.append(sum(pruned))
+    steps = np.diff([0.0] + totals)
+    if semantics == "sklearn":
+        np.testing.assert_allclose(steps, [0.80, 0.83, 0.75], atol=0.005)
+    else:  # the same trees as Eqn 3 term by term (Prop 6): its degree columns, recomputed
+        rows = rows_of(t)
+        deg = [sum(cmi(rows, m, b) / (math.comb(7, k) * (7 - k))
+                   for m in range(7) for b in itertools.combinations(
+                       [j for j in range(7) if j != m], k)) for k in range(3)]
+        np.testing.assert_allclose(steps, deg, atol=1e-12)
+        np.testing.assert_allclose(steps, [0.80, 0.69, 0.57], atol=0.005)
+    # the importances themselves are Eqn 3 under both semantics
+    np.testing.assert_allclose(full.importances, eqn3_bruteforce(rows_of(t), 7), atol=1e-12)
+
+
+@pytest.mark.parametrize("semantics", ["id3", "sklearn"])
+def test_first_q_columns_of_by_degree_sum_to_the_depth_q_result(semantics):
+    # a depth limit only stops the trees: the nodes above it are those of the full trees
+    t = led_table()
+    for k in (1, 2, 4, 7):
+        full = compute_importances(t, method="exact", max_features=k, k_semantics=semantics)
+        assert full.by_degree is not None
+        for q in range(1, 8):
+            pruned = compute_importances(t, method="exact", max_features=k, max_depth=q,
+                                         k_semantics=semantics)
+            np.testing.assert_allclose(full.by_degree[:, :q].sum(axis=1), pruned.importances,
+                                       atol=1e-12, err_msg=f"K={k} q={q}")
+
+
+def test_k1_sklearn_semantics_too_large_for_the_recursion_keeps_eqn3_without_a_profile(
+        monkeypatch):
+    import varimp_core.api as api
+
+    monkeypatch.setattr(api, "MAX_LATTICE_CELLS", 10)
+    t = led_table()
+    r = api.compute_importances(t, method="exact", max_features=1, k_semantics="sklearn")
+    assert r.by_degree is None
+    np.testing.assert_allclose(r.importances, eqn3_bruteforce(rows_of(t), 7), atol=1e-12)

@@ -100,6 +100,64 @@ def test_prop1_in_sample_equals_mdi(kind, task, bootstrap):
     assert got.parameters["measure"] == "mdi_in_sample" and got.by_degree is None
 
 
+@pytest.mark.parametrize("kind", ["rf", "et"])
+@pytest.mark.parametrize("criterion", ["entropy", "log_loss"])
+@pytest.mark.parametrize("bootstrap", [True, False])
+def test_prop1_in_sample_equals_mdi_for_entropy_forests_in_bits(kind, criterion, bootstrap):
+    # N(t) H(t) = -sum_{i in t} log2 mu_{y_i}(t): eq. 12 with the log score is the entropy MDI,
+    # checked against scikit-learn's own node impurities (forest_mdi reads tree_.impurity).
+    # Before issue 14 the Gini-unit sum was returned: 0.27 off on this forest.
+    est, X, y = _forest(kind, "classification", bootstrap=bootstrap, criterion=criterion)
+    got = mdi_oob(est, X, y, samples="in_bag")
+    want = forest_mdi(est)
+    assert want.units == got.units == "bits" and got.parameters["impurity"] == "entropy"
+    np.testing.assert_allclose(got.per_tree, want.per_tree, rtol=0, atol=1e-10)
+
+
+def _oracle_mdi_oob_log(est, X, y):
+    """Eq. 14 with the log score, walking each out-of-bag row down each tree (bits)."""
+    out = []
+    for tree, oob in zip(est.estimators_, _oob_rows(est, len(X))):
+        t, total = tree.tree_, np.zeros(X.shape[1])
+        for i in oob:
+            c = int(np.flatnonzero(est.classes_ == y[i])[0])
+            node = 0
+            while t.children_left[node] != -1:
+                k = t.feature[node]
+                child = (t.children_left[node] if np.float32(X[i, k]) <= t.threshold[node]
+                         else t.children_right[node])
+                total[k] += (np.log2(_node_value(t, child, True)[c])
+                             - np.log2(_node_value(t, node, True)[c]))
+                node = child
+        out.append(total / len(oob))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("kind", ["rf", "et"])
+def test_mdi_oob_of_an_entropy_forest_is_the_log_score_oracle_in_bits(kind):
+    # leaves of at least 25 rows on noisy labels: every node holds every class in and out of
+    # the bag, so the log score is finite (even stumps can cut off a pure tail, giving -inf)
+    est, X, y = _forest(kind, "classification", criterion="entropy", min_samples_leaf=25)
+    with np.errstate(divide="raise"):
+        want = _oracle_mdi_oob_log(est, X, y)
+    got = mdi_oob(est, X, y)
+    np.testing.assert_allclose(got.per_tree, want, rtol=0, atol=1e-12)
+    assert got.units == "bits" and got.parameters["measure"] == "mdi_oob"
+
+
+def test_mdi_oob_of_a_fully_grown_entropy_forest_is_refused_with_a_sentence():
+    # pure leaves: an out-of-bag row of another class gets log2(0) = -inf
+    est, X, y = _forest("rf", "classification", criterion="entropy")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        assert np.isneginf(_oracle_mdi_oob_log(est, X, y)).any()
+    with pytest.raises(ValueError, match="criterion='gini'") as e:
+        mdi_oob(est, X, y)
+    assert "\n" not in str(e.value) and str(e.value).endswith(".")
+    gini, Xg, yg = _forest("rf", "classification", criterion="gini")
+    r = mdi_oob(gini, Xg, yg)
+    assert r.units == "gini" and r.parameters["impurity"] == "gini"
+
+
 @pytest.mark.parametrize("criterion", ["gini", "entropy", "squared_error"])
 def test_naive_in_bag_equals_mdi(criterion):
     # Impurities recomputed on the in-bag rows with their multiplicities are the

@@ -46,7 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--max-features", type=int, default=1, metavar="K")
     imp.add_argument("--max-depth", type=int, default=None, metavar="D")
     imp.add_argument("--n-estimators", type=int, default=None, metavar="N")
-    imp.add_argument("--bootstrap", action="store_true")
+    imp.add_argument("--bootstrap", action=argparse.BooleanOptionalAction, default=None,
+                     help="draw each tree's rows with replacement (default: on for sklearn-rf, "
+                          "off otherwise); --no-bootstrap grows every tree on all rows")
     imp.add_argument("--k-semantics", choices=("id3", "sklearn"), default="id3")
     imp.add_argument("--criterion", choices=("entropy", "gini"), default="entropy")
     imp.add_argument("--terms", action="store_true",
@@ -95,7 +97,7 @@ def _importances(args) -> str:
     result = compute_importances(
         data, method=method, max_features=args.max_features, max_depth=args.max_depth,
         n_estimators=100 if args.n_estimators is None else args.n_estimators,
-        bootstrap=args.bootstrap or None,
+        bootstrap=args.bootstrap,
         k_semantics=args.k_semantics, criterion=args.criterion, random_state=args.random_state,
         n_samples=args.n_samples if args.data else None)
     terms = all_terms(data.table) if args.terms else None
@@ -136,11 +138,17 @@ def _relevance(args) -> str:
     res = relevance(data.table)
     if args.format == "json":
         d = res.to_dict()
-        return json.dumps({k: d[k] for k in ("variables", "relevance", "degree", "markov_boundary")})
+        return json.dumps({k: d[k] for k in ("variables", "relevance", "degree", "markov_boundary",
+                                             "minimal_boundary", "boundary_unique")})
+    if res.strictly_positive:
+        note = ""
+    elif res.boundary_unique:
+        note = " (the only one, although the distribution is not strictly positive)"
+    else:
+        note = (" (one minimal boundary of several: the distribution is not strictly "
+                "positive)")
     return res.to_frame().to_string(index=False) + (
-        f"\nMarkov boundary: {', '.join(res.minimal_boundary) or '(empty)'}"
-        + ("" if res.strictly_positive else " (one minimal boundary; the distribution is not "
-           "strictly positive, so it may not be unique)"))
+        f"\nMarkov boundary: {', '.join(res.minimal_boundary) or '(empty)'}" + note)
 
 
 def _problems() -> str:

@@ -19,6 +19,7 @@ from varimp_core.problems.registry import get_problem
 from varimp_core.result import ImportanceResult
 from varimp_core.data.table import DiscreteTable
 from varimp_core.exact.eqn3 import eqn3_importances
+from varimp_core.exact.lattice import MAX_LATTICE_CELLS, lattice_cost
 
 __all__ = ["METHODS", "load_data", "compute_importances", "default_method", "summarize"]
 
@@ -78,6 +79,25 @@ def _sklearn_inputs(data: PreparedData | DiscreteTable):
     return table.X.astype(float), table.y, task
 
 
+def _eqn3_without_profile(table: DiscreteTable, problem) -> ImportanceResult:
+    """K=1, fully grown, sklearn semantics, on a table too large for the exact recursion.
+
+    Under scikit-learn's reading rule at K=1 a node splits on a variable drawn
+    uniformly among those not constant in it; under the paper's rule (id3) it
+    draws among all unused variables, and a constant one only adds a split
+    with a single child.  The sequence of effective splits, hence the fully
+    grown importances, are the same, so Eqn 3 of Louppe et al. (2013) gives
+    them.  Their depth profile is not the same: the id3 no-op splits push
+    later splits deeper, so Eqn 3's split by :math:`|B|` is not the profile of
+    sklearn-semantics trees.  Without the recursion it cannot be had, so
+    ``by_degree`` is None here rather than a wrong profile.
+    """
+    r = eqn3_importances(table, problem=problem)
+    return ImportanceResult(**{**r.__dict__, "method": "exact", "by_degree": None,
+                               "parameters": {**r.parameters, "k_semantics": "sklearn",
+                                              "formula": "eqn3"}})
+
+
 def compute_importances(data: PreparedData | DiscreteTable, *, method: str | None = None,
                         max_features: int = 1, max_depth: int | None = None,
                         n_estimators: int = 100, bootstrap: bool | None = None,
@@ -90,8 +110,10 @@ def compute_importances(data: PreparedData | DiscreteTable, *, method: str | Non
     ----------
     data : PreparedData or DiscreteTable
     method : {"exact", "forest", "sklearn-rf", "sklearn-et"}, optional
-        ``exact``: infinite ensemble (Eqn 3 when K=1 and fully grown or id3;
-        the exact recursion otherwise); ``forest``: sampled multiway trees;
+        ``exact``: infinite ensemble (Eqn 3 when K=1 with id3 semantics, at
+        any depth by Proposition 6; the exact recursion otherwise, since
+        under sklearn semantics Eqn 3's split by :math:`|B|` is not the depth
+        profile: see ``by_degree`` in Returns); ``forest``: sampled multiway trees;
         ``sklearn-*``: scikit-learn's binary forests on the numeric inputs;
         ``exact-rf`` / ``exact-et``: what those forests (bootstrap off)
         converge to, computed exactly (:mod:`varimp_core.exact.binary`).
@@ -113,6 +135,20 @@ def compute_importances(data: PreparedData | DiscreteTable, *, method: str | Non
         scikit-learn forests only.
     progress : callable, optional
         ``progress(done, total)`` for the sampled methods.
+
+    Returns
+    -------
+    ImportanceResult
+        For ``exact``, ``by_degree[m, k]`` is the part of ``importances[m]``
+        from nodes at depth k, so under every K and semantics its first q
+        columns sum to the depth-q result (a depth limit only stops the
+        trees).  Under id3 at K=1 it is also Eqn 3's degree-k term
+        :math:`\\frac{1}{C_p^k(p-k)}\\sum_{|B|=k} I(X_m;Y|B)` (Louppe et al.
+        2013, Prop 6).  Under sklearn semantics at K=1 and full depth the
+        importances equal Eqn 3 but the profile does not (constant variables
+        are skipped, not spent as one-child splits); on a table too large for
+        the exact recursion that case returns Eqn 3's importances with
+        ``by_degree=None``.
     """
     table = data.table if isinstance(data, PreparedData) else data
     if not isinstance(table, DiscreteTable):
@@ -127,11 +163,15 @@ def compute_importances(data: PreparedData | DiscreteTable, *, method: str | Non
                 f"The exact method handles at most {MAX_SUBSET_FEATURES} input variables and "
                 f"this data has {table.n_features}; use the sampled forest method instead."
             )
-        if max_features == 1 and criterion == "entropy" and (k_semantics == "id3" or max_depth is None):
+        if max_features == 1 and criterion == "entropy" and k_semantics == "id3":
             r = eqn3_importances(table, max_depth=max_depth, problem=problem)
             return ImportanceResult(**{**r.__dict__, "method": "exact",
                                        "parameters": {**r.parameters, "k_semantics": k_semantics,
                                                       "formula": "eqn3"}})
+        if (max_features == 1 and criterion == "entropy" and max_depth is None
+                and k_semantics == "sklearn"
+                and min(lattice_cost(table, table.n_features)) > MAX_LATTICE_CELLS):
+            return _eqn3_without_profile(table, problem)
         return exact_importances(table, max_features=max_features, max_depth=max_depth,
                                  k_semantics=k_semantics, criterion=criterion, problem=problem)
     if method == "forest":

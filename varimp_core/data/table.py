@@ -64,6 +64,9 @@ class DiscreteTable:
         Codes ``0 .. n_classes - 1`` of the output.
     weight : ndarray of shape (n_rows,)
         Probability of each row (``exact=True``) or its count in a sample.
+        Rows of weight 0 are dropped on construction (after the default
+        labels are read from them): a configuration of probability 0 is not
+        a row of the distribution.
     variables : tuple of str
         Input names, ``X1 .. Xp`` for built-in problems.
     target : str
@@ -119,6 +122,15 @@ class DiscreteTable:
             object.__setattr__(self, "y_labels", tuple(range(int(y.max()) + 1 if y.size else 0)))
         else:
             object.__setattr__(self, "y_labels", tuple(self.y_labels))
+        # Rows of weight 0 carry no probability: keep them and a node that only they reach
+        # looks non-empty and a variable that only they vary looks non-constant (issue 14).
+        # The levels were read above from every row, so a level seen only in a dropped row
+        # stays a level (of probability 0), as in compressed().
+        positive = w > 0
+        if not positive.all():
+            object.__setattr__(self, "X", X[positive])
+            object.__setattr__(self, "y", y[positive])
+            object.__setattr__(self, "weight", w[positive])
 
     # -- shape -------------------------------------------------------------
     @property

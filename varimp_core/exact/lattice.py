@@ -176,9 +176,11 @@ def _sparse_lattice(table, criterion, depth):
                 cg, cn = groups(mask | 1 << v)
                 par = np.zeros(cn, dtype=np.int64)
                 par[cg] = gid
+                child_counts = class_counts(cg, cn)
                 cands.append(v)
-                imps.append(_weighted_impurity(class_counts(cg, cn), criterion))
-                nonempty.append(np.ones(cn, dtype=bool))
+                imps.append(_weighted_impurity(child_counts, criterion))
+                # a group only rows of weight 0 reach is an empty child, as in the dense lattice
+                nonempty.append(child_counts.sum(axis=-1) > 0)
                 parents.append(par)
             out[mask] = _finish(mask, counts.sum(axis=-1), _weighted_impurity(counts, criterion),
                                 (counts > 0).sum(axis=-1) <= 1, cands, imps, nonempty, parents)

@@ -8,11 +8,16 @@ As in the slides of Geurts (2016), for inputs V and output Y, a variable X is
 * irrelevant otherwise.
 
 The degree of a relevant X is the smallest :math:`|B|` with
-:math:`I(X;Y \\mid B) > 0`.  A Markov boundary is a minimal-size M with
-:math:`Y \\perp V \\setminus M \\mid M`, i.e. :math:`H(Y \\mid X_M) = H(Y \\mid X_V)`;
-when the input distribution is strictly positive it is unique and equals the
-set of strongly relevant variables.  By Theorem 3 of Louppe et al. (2013),
-X is irrelevant iff its K=1 importance is 0.
+:math:`I(X;Y \\mid B) > 0`.  A Markov blanket is a set M with
+:math:`Y \\perp V \\setminus M \\mid M`, i.e. :math:`H(Y \\mid X_M) = H(Y \\mid X_V)`,
+and a Markov boundary a blanket none of whose proper subsets is one.  Blankets
+are closed upwards (conditioning on more never raises :math:`H(Y \\mid \\cdot)`),
+so M is a boundary iff removing any single variable breaks it, and the
+boundary is unique iff exactly one such M exists.  When the input
+distribution is strictly positive it is unique and equals the set of strongly
+relevant variables (Pearl 1988, the intersection property); otherwise it may
+or may not be, and ``boundary_unique`` says which.  By Theorem 3 of Louppe et
+al. (2013), X is irrelevant iff its K=1 importance is 0.
 
 All tests use the subset-entropy table, so the cost is one look-up per term.
 Plug-in estimates from a sample are never exactly 0; ``tol`` sets the
@@ -28,7 +33,7 @@ import numpy as np
 from varimp_core.exact.information import SubsetEntropies, members, popcount, subset_entropies
 from varimp_core.data.table import DiscreteTable
 
-__all__ = ["RelevanceResult", "relevance", "CLASSES"]
+__all__ = ["RelevanceResult", "relevance", "default_tolerances", "CLASSES"]
 
 CLASSES = ("strong", "weak", "irrelevant")
 
@@ -52,7 +57,12 @@ class RelevanceResult:
     strictly_positive : bool
         Every combination of input values has positive probability.
     tol : float
-        Threshold in bits.
+        Threshold of the terms :math:`I(X_m;Y \\mid B)`, in bits.
+    boundary_unique : bool or None
+        True when ``minimal_boundary`` is the only Markov boundary (the only
+        blanket from which no variable can be removed, at threshold ``tol``),
+        False when there are others; None when not known (a result stored
+        before this field existed).
     """
 
     variables: tuple
@@ -62,6 +72,7 @@ class RelevanceResult:
     minimal_boundary: tuple
     strictly_positive: bool
     tol: float
+    boundary_unique: bool | None = None
 
     def to_dict(self) -> dict:
         """The ``relevance --format json`` object of the command line."""
@@ -73,6 +84,7 @@ class RelevanceResult:
             "minimal_boundary": list(self.minimal_boundary),
             "strictly_positive": self.strictly_positive,
             "tol": self.tol,
+            "boundary_unique": self.boundary_unique,
         }
 
     @classmethod
@@ -83,7 +95,9 @@ class RelevanceResult:
                    degree=tuple(d["degree"]),
                    markov_boundary=None if boundary is None else tuple(boundary),
                    minimal_boundary=tuple(d["minimal_boundary"]),
-                   strictly_positive=bool(d["strictly_positive"]), tol=float(d["tol"]))
+                   strictly_positive=bool(d["strictly_positive"]), tol=float(d["tol"]),
+                   boundary_unique=None if d.get("boundary_unique") is None
+                   else bool(d["boundary_unique"]))
 
     def to_frame(self):
         import pandas as pd
@@ -91,6 +105,51 @@ class RelevanceResult:
         return pd.DataFrame({"variable": list(self.variables), "relevance": list(self.relevance),
                              "degree": list(self.degree),
                              "in_markov_boundary": [v in self.minimal_boundary for v in self.variables]})
+
+
+#: Largest default threshold for a sample, in bits.
+MAX_DEFAULT_TOL = 0.05
+
+
+def default_tolerances(table: DiscreteTable) -> tuple[float, float]:
+    """Default thresholds (bits) of :func:`relevance` for a sample: (terms, boundary).
+
+    Under independence, :math:`2N\\ln 2\\,\\hat I(X;Y \\mid Z)` of the plug-in
+    estimate from N draws is asymptotically :math:`\\chi^2` with
+    :math:`(|\\mathcal Y|-1)(|\\mathcal X|-1)|\\mathcal Z|` degrees of freedom, so
+    its mean (the bias, Miller 1955; ``plugin_bias`` for :math:`Z=\\emptyset`)
+    is that number over :math:`2N\\ln 2`.  Each threshold is the bias of the
+    largest statistic of its kind that :func:`relevance` tests:
+
+    * the terms :math:`I(X_m;Y \\mid B)` are largest at :math:`B = V^{-m}`:
+      :math:`\\max_m (|\\mathcal Y|-1)(c_m-1)\\prod_{j \\ne m} c_j / (2N\\ln 2)`;
+    * the boundary test :math:`H(Y \\mid X_M) - H(Y \\mid X_V) = I(Y; X_{V \\setminus M}
+      \\mid X_M)` has :math:`(|\\mathcal Y|-1)(\\prod_{V \\setminus M} c - 1)\\prod_M c`
+      degrees of freedom, largest at :math:`M = \\emptyset`:
+      :math:`(|\\mathcal Y|-1)(\\prod_j c_j - 1) / (2N\\ln 2)`.
+
+    Both are capped at ``MAX_DEFAULT_TOL``.  Heuristics (a mean, not a
+    quantile): pass your own ``tol`` for real analyses.
+
+    Parameters
+    ----------
+    table : DiscreteTable
+        A sample (N = its total weight); :math:`c_j` are its declared levels.
+
+    Returns
+    -------
+    (float, float)
+    """
+    n = table.total_weight
+    scale = (table.n_classes - 1) / (2 * n * np.log(2))
+    log_c = np.log(table.n_levels.astype(float))
+    with np.errstate(divide="ignore"):   # c_m = 1: a constant input, no degree of freedom
+        log_terms = np.log(table.n_levels.astype(float) - 1) + (log_c.sum() - log_c)
+    log_all = float(log_c.sum())
+    terms = np.exp(min(float(log_terms.max()), 700.0)) if log_terms.size else 0.0
+    boundary = np.expm1(min(log_all, 700.0))   # prod c - 1, without overflow for many inputs
+    return (float(min(MAX_DEFAULT_TOL, scale * terms)),
+            float(min(MAX_DEFAULT_TOL, scale * boundary)))
 
 
 def relevance(table: DiscreteTable, *, tol: float | None = None,
@@ -101,28 +160,32 @@ def relevance(table: DiscreteTable, *, tol: float | None = None,
     ----------
     table : DiscreteTable
     tol : float, optional
-        Information (bits) at or below which a term counts as zero. Defaults
-        to 1e-9 for exact tables and, for samples, to the plug-in bias of the
-        largest conditioning set tested, :math:`(|Y|-1)(c_m-1)\\prod_B c / (2N\\ln 2)`
-        capped at 0.05 bits -- a heuristic; pass your own for real analyses.
+        Information (bits) at or below which a term counts as zero, in the
+        relevance classes and in the Markov boundary test. Defaults to 1e-9
+        for exact tables and, for samples, to the plug-in bias of the largest
+        term tested, :math:`I(X_m;Y \\mid V^{-m})`:
+        :math:`\\max_m (|Y|-1)(c_m-1)\\prod_{B=V^{-m}} c / (2N\\ln 2)`, capped at
+        0.05 bits; the boundary test then uses the bias of its own largest
+        statistic, :math:`(|Y|-1)(\\prod_j c_j - 1)/(2N\\ln 2)`, capped alike
+        (:func:`default_tolerances`). Heuristics; pass your own for real
+        analyses.
     entropies : SubsetEntropies, optional
 
     Returns
     -------
     RelevanceResult
+        ``tol`` is the threshold of the terms.
     """
     if tol is not None and (not np.isfinite(tol) or tol < 0):
         raise ValueError(f"tol must be a non-negative number of bits, got {tol!r}.")
     ent = entropies if entropies is not None else subset_entropies(table)
     p = table.n_features
-    if tol is None:
-        if table.exact:
-            tol = 1e-9
-        else:
-            n = table.total_weight
-            log_cells = float(np.log(table.n_levels.astype(float)).sum())
-            cells = np.exp(min(log_cells, 700.0))  # no overflow for hundreds of inputs
-            tol = float(min(0.05, (table.n_classes - 1) * cells / (2 * n * np.log(2))))
+    if tol is not None:
+        boundary_tol = tol
+    elif table.exact:
+        tol = boundary_tol = 1e-9
+    else:
+        tol, boundary_tol = default_tolerances(table)
     masks = np.arange(1 << p, dtype=np.int64)
     sizes = popcount(masks)
     full = (1 << p) - 1
@@ -141,11 +204,17 @@ def relevance(table: DiscreteTable, *, tol: float | None = None,
         classes.append("strong" if strong else "weak")
     h_full = ent.conditional_entropy(full)
     cond = ent.hxy - ent.hx
-    ok = masks[cond <= h_full + tol]
+    blanket = cond <= h_full + boundary_tol
+    ok = masks[blanket]
     best = ok[np.argmin(sizes[ok])]
+    boundaries = blanket.copy()   # blankets that lose the property without any one variable
+    for j in range(p):
+        has = (masks >> j & 1).astype(bool)
+        boundaries &= ~(has & blanket[masks ^ (1 << j)])
     boundary = tuple(table.variables[j] for j in members(int(best)))
     log_cells = float(np.log(table.n_levels.astype(float)).sum())
-    x_rows = np.unique(table.X, axis=0).shape[0] if table.n_rows else 0
+    seen = table.X[table.weight > 0]   # a cell is there only with positive probability
+    x_rows = np.unique(seen, axis=0).shape[0] if seen.shape[0] else 0
     positive_dist = log_cells < 60 and x_rows == round(np.exp(log_cells))
     return RelevanceResult(
         variables=table.variables,
@@ -155,4 +224,5 @@ def relevance(table: DiscreteTable, *, tol: float | None = None,
         minimal_boundary=boundary,
         strictly_positive=bool(positive_dist),
         tol=float(tol),
+        boundary_unique=bool(np.count_nonzero(boundaries) == 1),
     )

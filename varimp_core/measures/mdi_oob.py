@@ -9,7 +9,7 @@ Each function takes a fitted forest and returns an
 ``mdi``            unnormalised mean decrease of impurity (:func:`mdi`)
 ``mdi_normalised`` scikit-learn's ``feature_importances_`` (per-tree shares)
 ``mdi_oob``        Li et al. (2019) eq. 14 on out-of-bag rows (:func:`mdi_oob`)
-``mdi_in_sample``  the same sum on the in-bag rows: MDI for Gini/variance (Prop. 1)
+``mdi_in_sample``  in-bag rows: MDI exactly (Prop. 1; log score for entropy)
 ``naive_oob``      impurity decreases recomputed on out-of-bag rows
 ``mda_holdout``    permutation importance on a held-out set
 ``mda_oob``        Breiman's per-tree out-of-bag permutation importance
@@ -35,7 +35,7 @@ import numpy as np
 
 from varimp_core.measures import inputs as chk
 from varimp_core.measures.tree_kernels import (node_values, saabas_matrix, tree_mdi_oob,
-                                               tree_naive_oob)
+                                               tree_mdi_oob_log, tree_naive_oob)
 from varimp_core.result import ImportanceResult
 from varimp_core.forests.sklearn_mdi import forest_mdi
 
@@ -157,7 +157,14 @@ def mdi_oob(estimator, X, y, *, samples="oob", variables=None, problem=None) -> 
     -------
     result : ImportanceResult
         ``per_tree[s, k]`` is tree s's value; ``importances`` their mean;
-        ``units`` ``"gini"`` (classification) or ``"variance"``.
+        ``units`` the forest's own impurity: ``"gini"``, ``"bits"`` (entropy
+        or log_loss) or ``"variance"``; ``parameters["impurity"]`` names it.
+
+    Raises
+    ------
+    ValueError
+        For an entropy forest on out-of-bag rows whose value is :math:`-\\infty`
+        (see Notes), with a sentence.
 
     Notes
     -----
@@ -175,6 +182,27 @@ def mdi_oob(estimator, X, y, *, samples="oob", variables=None, problem=None) -> 
     eq. 14.  Values are averaged over trees.  Cost: one ``decision_path`` of
     the out-of-bag rows per tree.
 
+    Entropy forests.  Prop. 1 rests on :math:`N(t)\\,\\mathrm{Gini}(t) =
+    \\sum_{x_i \\in R_t} (1 - \\mu_{y_i}(t))`; for the entropy the same identity
+    reads :math:`N(t)\\,H(t) = -\\sum_{x_i \\in R_t} \\log_2 \\mu_{y_i}(t)`, so the
+    MDI of an entropy tree is eq. 12 with :math:`\\log_2 \\mu` in place of
+    :math:`\\mu` (the log score instead of the linear one):
+
+    .. math::
+
+        \\mathrm{MDI}(k, T) = \\frac{1}{|D(T)|} \\sum_{i \\in D(T)}
+        \\sum_{t:\\,v(t)=k,\\, x_i \\in R_t}
+        \\log_2 \\mu_{y_i}(\\mathrm{child}_{x_i}(t)) - \\log_2 \\mu_{y_i}(t).
+
+    For an entropy (``log_loss``) classifier this function takes that form,
+    in bits: on the in-bag rows it equals the forest's MDI exactly, and on
+    the out-of-bag rows (eq. 14's average) it is the out-of-bag gain in log
+    score.  That gain is :math:`-\\infty` as soon as an out-of-bag row reaches
+    a node whose in-bag rows have none of its class -- in practice in every
+    fully grown tree -- and then a sentence is raised rather than a value in
+    another impurity's units: Li et al. define MDI-oob for the Gini and
+    variance impurities, so grow the forest with ``criterion="gini"``.
+
     Examples
     --------
     >>> import numpy as np
@@ -186,15 +214,27 @@ def mdi_oob(estimator, X, y, *, samples="oob", variables=None, problem=None) -> 
     >>> int(np.argmax(r.importances))
     0
     """
-    p, per_tree = _loop(
-        estimator, X, y, samples=samples, what="MDI-oob",
-        kernel=lambda tree, X32, Y, w, p: tree_mdi_oob(
-            tree, X32, Y, w, p, chk.is_classifier_forest(estimator)))
+    chk.check_forest(estimator, what="MDI-oob")
+    classification = chk.is_classifier_forest(estimator)
+    impurity = _IMPURITY.get(getattr(estimator, "criterion", None),
+                             "gini" if classification else "variance")
+    if not classification:
+        impurity = "variance"
+    if impurity == "entropy":
+        kernel = lambda tree, X32, Y, w, p: tree_mdi_oob_log(tree, X32, Y, w, p)  # noqa: E731
+    else:
+        kernel = lambda tree, X32, Y, w, p: tree_mdi_oob(tree, X32, Y, w, p,  # noqa: E731
+                                                         classification)
+    p, per_tree = _loop(estimator, X, y, samples=samples, what="MDI-oob", kernel=kernel)
+    if not np.isfinite(per_tree).all():
+        raise ValueError(
+            "MDI-oob of an entropy forest, in bits (the log score), is -inf here because "
+            "out-of-bag rows reach nodes whose in-bag rows have none of their class; grow the "
+            "forest with criterion='gini', the impurity Li et al. (2019) define MDI-oob for.")
     variables = chk.variable_names(X, p, variables)
-    units = "gini" if chk.is_classifier_forest(estimator) else "variance"
     name = "mdi_oob" if samples == "oob" else "mdi_in_sample"
-    return chk.make_result(estimator, variables, per_tree, measure=name, units=units,
-                           extra={"samples": samples}, problem=problem)
+    return chk.make_result(estimator, variables, per_tree, measure=name, units=_UNITS[impurity],
+                           extra={"samples": samples, "impurity": impurity}, problem=problem)
 
 
 def naive_oob(estimator, X, y, *, samples="oob", variables=None, problem=None) -> ImportanceResult:

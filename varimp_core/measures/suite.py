@@ -84,7 +84,9 @@ def compute_measures(X, y, *, kind="rf", task="classification", measures=DEFAULT
         Needed by the out-of-bag measures (also for ``kind="et"``).
     criterion : str or None, default=None
         None means ``"gini"`` (classification; Prop. 1 of Li et al. holds for
-        it) or ``"squared_error"``.
+        it) or ``"squared_error"``.  With ``"entropy"`` the MDI-oob measures
+        are in bits (the log score, :func:`~varimp_core.measures.mdi_oob.mdi_oob`),
+        and ``mdi_oob`` raises its sentence where that is :math:`-\\infty`.
     random_state : int or None, default=0
         Seeds the forests, the split, the shadow rows and the permutations.
     test_size : float, default=0.3

@@ -72,6 +72,52 @@ def tree_mdi_oob(tree, X32, Y, weights, n_features, classification) -> np.ndarra
     return np.bincount(feat, weights=gain, minlength=n_features) / weights.sum()
 
 
+def _log_gain(parent: np.ndarray, child: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """:math:`\\sum_c S_c (\\log_2 \\mu_c(t_{child}) - \\log_2 \\mu_c(t))` per split, in bits.
+
+    A class with no weighted row (:math:`S_c = 0`) adds 0.  A class absent from
+    the parent's in-bag rows is absent from the child's too: the split changes
+    nothing for it and adds 0.  A class present in the parent, absent from the
+    child and carried by a row that goes there (an out-of-bag row; never an
+    in-bag one) adds :math:`-\\infty`.
+    """
+    present = parent > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        diff = np.log2(np.where(child > 0, child, 1.0)) - np.log2(np.where(present, parent, 1.0))
+    diff = np.where(present & (child <= 0), -np.inf, np.where(present, diff, 0.0))
+    with np.errstate(invalid="ignore"):
+        terms = np.where(S > 0, S * diff, 0.0)
+    return terms.sum(axis=1)
+
+
+def tree_mdi_oob_log(tree, X32, Y, weights, n_features) -> np.ndarray:
+    """One classification tree's MDI-oob in the entropy impurity (bits): the log score.
+
+    The entropy analogue of :func:`tree_mdi_oob`, with :math:`\\log_2 \\mu` in
+    place of :math:`\\mu`:
+
+    .. math::
+
+        \\frac{1}{W}\\sum_i w_i \\langle g_{T,k}(x_i), \\tilde y_i \\rangle,\\qquad
+        g_{T,k}(x) = \\sum_{t:\\,v(t)=k,\\, x \\in R_t}
+        \\log_2 \\mu(\\mathrm{child}_x(t)) - \\log_2 \\mu(t),
+
+    grouped by node as :math:`\\sum_{t:\\,v(t)=k}\\langle \\log_2\\mu(t_L) - \\log_2\\mu(t),
+    S(t_L)\\rangle + \\langle \\log_2\\mu(t_R) - \\log_2\\mu(t), S(t_R)\\rangle`.  On the
+    in-bag rows it is the tree's entropy MDI exactly, since
+    :math:`N(t)\\,H(t) = -\\sum_{x_i \\in R_t} \\log_2 \\mu_{y_i}(t)` (the entropy form of
+    Prop. 1 of Li et al. 2019).  On out-of-bag rows a row whose class has
+    in-bag probability 0 in a node it reaches makes the value
+    :math:`-\\infty` (see :func:`_log_gain`).
+    """
+    rows = np.flatnonzero(weights > 0)
+    S = node_sums(tree, X32, rows, Y[rows] * weights[rows, None])
+    val = node_values(tree.tree_, True)
+    t, left, right, feat = splits(tree.tree_)
+    gain = _log_gain(val[t], val[left], S[left]) + _log_gain(val[t], val[right], S[right])
+    return np.bincount(feat, weights=gain, minlength=n_features) / weights.sum()
+
+
 def _weighted_impurity(S: np.ndarray, kind: str) -> np.ndarray:
     """:math:`N(t)\\, i(t)` from the node sums ``[N, ...]`` (0 for an empty node)."""
     n = S[:, 0]
