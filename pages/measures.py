@@ -34,8 +34,8 @@ def _capped(limit, cap: int, what: str = "trees", before: str = "") -> dict:
 
 
 FOREST = ParamSet(PREFIX, [
-    Param("kind", "Kind", "choice", "rf", choices=[("rf", "Random forest"),
-                                                   ("et", "Extra-trees")], what="Forest kind"),
+    Param("kind", "Kind", "choice", "rf", what="Forest kind",
+          choices=[("rf", "Random forest"), ("et", "Extra-trees")]),
     Param("n_estimators", "Number of trees", default=100, key="trees", low=2,
           **_capped(limits.max_trees, MAX_TREES_UI)),
     Param("max_features", "K", key="K", low=1, high=lambda c: c.p or 100_000, blank="\u221ap",
@@ -48,7 +48,8 @@ FOREST = ParamSet(PREFIX, [
     Param("random_state", "Seed", default=0, key="tree_seed", low=0, high=2**32 - 1,
           help="Seeds the forests, the held-out split and the permutations."),
     views.Ticks("measures", "Measures", default=list(DEFAULT_MEASURES),
-          choices=[(m, measure_label(m)) for m in MEASURES], empty="Tick at least one measure."),
+                choices=[(m, measure_label(m)) for m in MEASURES],
+                empty="Tick at least one measure."),
     Param("criterion", "Impurity", "choice", "auto", control="dropdown", choices=[
         ("auto", "Automatic (Gini, or variance for regression)"),
         ("gini", "Gini (classification only)"),
@@ -66,8 +67,9 @@ STUDY = ParamSet(PREFIX, [
               ("strobl-regression", "strobl, regression (paper's simulation)"),
               ("madelon", "madelon (500 inputs, no paper values)")]),
     views.Ticks("depth_settings", "Trees", default=["shallow", "deep"], key="study_depth",
-          choices=[("shallow", "Shallow (min leaf size 100)"), ("deep", "Deep (min leaf size 1)")],
-          empty="Tick shallow or deep trees (or both)."),
+                choices=[("shallow", "Shallow (min leaf size 100)"),
+                         ("deep", "Deep (min leaf size 1)")],
+                empty="Tick shallow or deep trees (or both)."),
     Param("n_repeats", "Repetitions", default=3, key="reps", low=1, what="Number of repetitions",
           **_capped(limits.max_replicates, MAX_REPS, "repetitions",
                     "The paper repeats 40 times; each run draws new data. ")),
@@ -170,12 +172,8 @@ def _section(heading, view, controls, *cards) -> list:
 
 def initial_values(query, data: DataChoice) -> tuple[list[dict], list[str]]:
     """Each section's control values from a link, and a note for each value ignored."""
-    values, notes = [], []
-    for params in SECTIONS:
-        v, more = params.from_url(query, context_for(data))
-        values.append(v)
-        notes += more
-    return values, notes
+    parsed = [params.from_url(query, context_for(data)) for params in SECTIONS]
+    return [values for values, _ in parsed], [note for _, notes in parsed for note in notes]
 
 
 def layout(vi_data=None, **query):

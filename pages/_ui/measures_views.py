@@ -304,9 +304,8 @@ def render_forest(out: Mapping[str, Any], settings: Mapping[str, Any], data=None
     figure.update_layout(height=None)  # the page sizes it
     if scale == "raw":  # the axis names the units of the values it shows
         shown = [*view["results"].values(), *([view["exact"]] if view["exact"] else [])]
-        units = list(dict.fromkeys(r.units for r in shown))
-        figure.update_yaxes(title_text=f"Importance ({units[0]})" if len(units) == 1 else
-                            f"Importance (each measure's own units: {', '.join(units)})")
+        units = ", ".join(dict.fromkeys(r.units for r in shown))  # the legend says whose
+        figure.update_yaxes(title_text=f"Importance ({units})")
     cols, rows = measures_table(view)
     warning = measures_warning(view)
     return (figure, cols, rows, measures_note(view, settings), warning,
