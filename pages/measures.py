@@ -3,252 +3,246 @@ the noisy-feature protocol and the MDI bias curves of Li et al. (2019)."""
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 import dash
 from dash import Input, Output, State, callback, dash_table, dcc, html, no_update
 
+from pages._ui import cache, jobs, limits, state
 from pages._ui import controls as ui
-from pages._ui import jobs, limits, state
-from pages._ui import measures_logic as logic
-from pages._ui.dataviews import error_box
-from pages._ui.page_frame import table_style
+from pages._ui import measures_views as views
+from pages._ui.common import placeholder_figure
+from pages._ui.datachoice import DataChoice
+from pages._ui.page_frame import figure_config, page_frame, table_style
+from pages._ui.params import Param, ParamSet
+from pages._ui.view import JobView, context_for
+from varimp_core.measures.suite import DEFAULT_MEASURES, MEASURES
+from varimp_core.plots.measures import measure_label
 
 dash.register_page(__name__, path="/measures", name="Measures", order=4,
                    title="varimp \u2014 Measures")
 
-P, AUC, BIAS = logic.PREFIX, logic.AUC, logic.BIAS
-state.register_url_sync(P)
-_FOREST = ["meas-kind", "meas-trees", "meas-k", "meas-leaf", "meas-depth", "meas-bootstrap",
-           "meas-tree-seed", "meas-measures", "meas-criterion"]
-_STUDY = ["meas-study", "meas-study-depth", "meas-reps", "meas-study-trees"]
-_BIAS = ["meas-bias-trees", "meas-bias-grid", "meas-bias-reps", "meas-bias-n"]
-_TABLE_STYLE = table_style(["variable", "measure"])
+PREFIX = "meas"
+#: The page's own caps; the server's limits (:mod:`pages._ui.limits`) may lower them.
+MAX_TREES_UI, MAX_REPS, STUDY_MAX_TREES, BIAS_MAX_TREES, BIAS_MAX_REPS = 2000, 40, 500, 1000, 20
+
+
+def _capped(limit, cap: int, what: str = "trees", before: str = "") -> dict:
+    """``high`` and ``help`` of a count that the page caps at ``cap`` and the server may lower."""
+    return {"high": lambda c: limit(cap),
+            "help": lambda c: before + limits.at_most_help(limit(cap), what)}
+
+
+FOREST = ParamSet(PREFIX, [
+    Param("kind", "Kind", "choice", "rf", what="Forest kind",
+          choices=[("rf", "Random forest"), ("et", "Extra-trees")]),
+    Param("n_estimators", "Number of trees", default=100, key="trees", low=2,
+          **_capped(limits.max_trees, MAX_TREES_UI)),
+    Param("max_features", "K", key="K", low=1, high=lambda c: c.p or 100_000, blank="\u221ap",
+          help=lambda c: "Variables drawn at each node" + (f", 1 to {c.p}" if c.p else "")
+          + "; blank: \u221ap."),
+    Param("min_samples_leaf", "Min leaf size", default=1, key="leaf", low=1),
+    Param("max_depth", "Max depth", key="depth", low=1, blank="full",
+          help="Blank grows the trees fully."),
+    Param("bootstrap", "Bootstrap", "bool", True, help="Draw a bootstrap sample per tree"),
+    Param("random_state", "Seed", default=0, key="tree_seed", low=0, high=2**32 - 1,
+          help="Seeds the forests, the held-out split and the permutations."),
+    views.Ticks("measures", "Measures", default=list(DEFAULT_MEASURES),
+                choices=[(m, measure_label(m)) for m in MEASURES],
+                empty="Tick at least one measure."),
+    Param("criterion", "Impurity", "choice", "auto", control="dropdown", choices=[
+        ("auto", "Automatic (Gini, or variance for regression)"),
+        ("gini", "Gini (classification only)"),
+        ("entropy", "Entropy, bits (classification only)")]),
+    Param("scale", "Scale", "choice", "max", choices=[
+        ("max", "Each measure scaled to its largest value"),
+        ("raw", "Raw values (each in its own units)")]),
+])
+# Light defaults so the page answers in seconds; the paper used 40 repetitions,
+# 100 trees per forest and 300 trees for the curves: raise them on the page.
+STUDY = ParamSet(PREFIX, [
+    Param("problem", "Problem", "choice", "strobl-classification", key="study",
+          control="dropdown", what="Study problem", choices=[
+              ("strobl-classification", "strobl, classification (paper's simulation)"),
+              ("strobl-regression", "strobl, regression (paper's simulation)"),
+              ("madelon", "madelon (500 inputs, no paper values)")]),
+    views.Ticks("depth_settings", "Trees", default=["shallow", "deep"], key="study_depth",
+                choices=[("shallow", "Shallow (min leaf size 100)"),
+                         ("deep", "Deep (min leaf size 1)")],
+                empty="Tick shallow or deep trees (or both)."),
+    Param("n_repeats", "Repetitions", default=3, key="reps", low=1, what="Number of repetitions",
+          **_capped(limits.max_replicates, MAX_REPS, "repetitions",
+                    "The paper repeats 40 times; each run draws new data. ")),
+    Param("n_estimators", "Number of trees", default=50, key="study_trees", low=2,
+          **_capped(limits.max_trees, STUDY_MAX_TREES)),
+])
+BIAS = ParamSet(PREFIX, [
+    Param("n_estimators", "Number of trees", default=100, key="bias_trees", low=2,
+          **_capped(limits.max_trees, BIAS_MAX_TREES, before="The paper uses 300. ")),
+    Param("grid", "Grid", "choice", "coarse", key="bias_grid", choices=[
+        ("coarse", "Coarse (11 + 11 forests)"), ("full", "Full: leaf 1\u201350, depth 1\u201320")]),
+    Param("n_repeats", "Repetitions", default=1, key="bias_reps", low=1,
+          what="Number of repetitions", **_capped(limits.max_replicates, BIAS_MAX_REPS,
+                                                  "repetitions")),
+    Param("n_samples", "Sample size N", default=200, key="bias_n", low=20, high=5000),
+])
+SECTIONS = (FOREST, STUDY, BIAS)
+
+
+class View(JobView):
+    """A JobView whose result is keyed only by what computes it: not by the scale (it only
+    redraws), nor by the data choice in the studies (they draw their own data)."""
+
+    def __init__(self, *args, reads_data: bool = True, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.reads_data = reads_data
+
+    def key(self, data, settings, extra):
+        return cache.key_for(self.namespace, data.as_dict if self.reads_data else None,
+                             {k: v for k, v in settings.items() if k != "scale"}, dict(extra))
+
+
+FOREST_VIEW = View(PREFIX, FOREST, compute=views.compute_forest, render=views.render_forest,
+                   outputs=[("meas-graph", "figure"), ("meas-table", "columns"),
+                            ("meas-table", "data"), ("meas-note", "children"),
+                            ("meas-warning", "children"), ("meas-warning", "className")],
+                   data_store="meas-data", disable=["meas-fieldset", "meas-download-button"],
+                   partial=True, what="The figure")
+AUC_VIEW = View(f"{PREFIX}-auc", STUDY, compute=views.compute_auc, render=views.render_auc,
+                outputs=[("meas-auc-graph", "figure"), ("meas-auc-table", "columns"),
+                         ("meas-auc-table", "data"), ("meas-auc-note", "children")],
+                data_store="meas-data", reads_data=False, partial=True,
+                disable=["meas-auc-fieldset", "meas-auc-download-button"])
+BIAS_VIEW = View(f"{PREFIX}-bias", BIAS, compute=views.compute_bias, render=views.render_bias,
+                 outputs=[("meas-bias-graph", "figure"), ("meas-bias-note", "children")],
+                 data_store="meas-data", reads_data=False, partial=True,
+                 disable=["meas-bias-fieldset", "meas-bias-download-button"])
+VIEWS = (FOREST_VIEW, AUC_VIEW, BIAS_VIEW)
+for _view in VIEWS:
+    _view.register()
+state.register_url_sync(PREFIX)
+
+
+def page_url(data: DataChoice, *settings) -> str:
+    """The page's URL query: the data, then each section's settings (a list repeats its key)."""
+    parts = [data.query()]
+    for params, s in zip(SECTIONS, settings):
+        lists = {params.by_name[n].url_key: v for n, v in s.items() if isinstance(v, list)}
+        parts += [params.query({n: v for n, v in s.items() if not isinstance(v, list)}),
+                  urlencode(lists, doseq=True)]
+    return "&".join(part for part in parts if part)
+
+
+@callback(Output("meas-query", "data"), *[i for params in SECTIONS for i in params.inputs()],
+          State("meas-data", "data"), prevent_initial_call=True)
+def write_url(*args):
+    """The URL of the page's controls, once every value can be used."""
+    try:
+        data, settings, at = DataChoice.from_store(args[-1]), [], 0
+        for params in SECTIONS:
+            values = dict(zip(params.names, args[at:]))
+            settings.append(params.settings(values, context_for(data, args[-1])))
+            at += len(params.names)
+    except ValueError:
+        return no_update
+    return page_url(data, *settings)
+
+
+# -- the page -------------------------------------------------------------------------------
 _H2 = {"fontSize": "1.35rem", "margin": "2.2rem 0 0.3rem"}
+_TABLE = table_style(["variable", "measure"])
 
 
 def _graph(id_, height, name):
     return dcc.Graph(id=id_, className="vi-figure", style={"height": height},
-                     figure=logic.placeholder_figure(), config={
-        "displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": name}})
+                     figure=placeholder_figure(), config=figure_config(name))
 
 
-def _download(prefix):
-    return html.Button("Download CSV", id=f"{prefix}-download-button", n_clicks=0,
+def _button(view):
+    return html.Button("Download CSV", id=f"{view.prefix}-download-button", n_clicks=0,
                        className="vi-button vi-button-secondary", style={"marginTop": "0.75rem"})
 
 
-def _check(id_, label, on):
-    return dcc.Checklist(id=id_, options=[{"label": label, "value": "on"}],
-                         value=["on"] if on else [], className="vi-check")
+def _section(heading, view, controls, *cards) -> list:
+    """A study's section: its heading, then its controls beside its status and cards."""
+    return [html.H2(heading, style=_H2), html.Div(className="vi-layout", children=[
+        html.Aside(controls, className="vi-controls"),
+        html.Div([*view.status(), *cards], className="vi-content")])]
 
 
-def _radio(id_, options, value):
-    return dcc.RadioItems(id=id_, options=options, value=value, className="vi-radio",
-                          labelStyle={"display": "flex"})
-
-
-def _section(heading: str, controls, job: str, cards: list, warning=None) -> list:
-    """A section: its heading, then its controls beside its error box, job panel and cards."""
-    return [html.H2(heading, style=_H2),
-            html.Div(className="vi-layout", children=[
-                html.Aside(controls, className="vi-controls"),
-                html.Div(className="vi-content", children=[
-                    error_box(None, id=f"{job}-error"),
-                    *([] if warning is None else [warning]),  # a Div with no children is falsy
-                    jobs.job_panel(job), *cards]),
-            ])]
+def initial_values(query, data: DataChoice) -> tuple[list[dict], list[str]]:
+    """Each section's control values from a link, and a note for each value ignored."""
+    parsed = [params.from_url(query, context_for(data)) for params in SECTIONS]
+    return [values for values, _ in parsed], [note for _, notes in parsed for note in notes]
 
 
 def layout(vi_data=None, **query):
-    start = logic.initial_state(query, vi_data)
-    v, p = start["values"], start["p"]
-    most = dict(trees=limits.max_trees(logic.MAX_TREES_UI),
-                reps=limits.max_replicates(logic.MAX_REPS),
-                study_trees=limits.max_trees(logic.STUDY_MAX_TREES),
-                bias_trees=limits.max_trees(logic.BIAS_MAX_TREES),
-                bias_reps=limits.max_replicates(logic.BIAS_MAX_REPS))
-    forest = html.Fieldset(id="meas-fieldset", className="vi-fieldset", children=[
-        ui.card("Forest",
-                ui.field("Kind", _radio("meas-kind", logic.KIND_OPTIONS, v["kind"])),
-                ui.field("Number of trees", ui.number_input("meas-trees", v["trees"], min=1,
-                                                            max=most["trees"]),
-                         help=limits.at_most_help(most["trees"])),
-                ui.field("K", ui.number_input("meas-k", v["K"], min=1, max=p,
-                                              placeholder="\u221ap"),
-                         help="Variables drawn at each node" + (f", 1 to {p}" if p else "")
-                         + "; blank: \u221ap."),
-                ui.field("Min leaf size", ui.number_input("meas-leaf", v["leaf"], min=1)),
-                ui.field("Max depth", ui.number_input("meas-depth", v["depth"], min=1,
-                                                      placeholder="full"),
-                         help="Blank grows the trees fully."),
-                ui.field("Bootstrap", _check("meas-bootstrap", "Draw a bootstrap sample per "
-                                             "tree", v["bootstrap"]),
-                         help="The out-of-bag measures need it."),
-                ui.field("Impurity", dcc.Dropdown(id="meas-criterion", clearable=False,
-                                                  options=logic.CRITERION_OPTIONS,
-                                                  value=v["criterion"], searchable=False)),
-                ui.seed_field("meas-tree", v["tree_seed"],
-                              help="Seeds the forests, the held-out split and the "
-                                   "permutations.")),
-        ui.card("Measures", dcc.Checklist(id="meas-measures", options=logic.MEASURE_OPTIONS,
-                                          value=v["measures"], className="vi-check",
-                                          labelStyle={"display": "flex"})),
-    ])
-    study = html.Fieldset(id="meas-auc-fieldset", className="vi-fieldset", children=[
-        ui.card("Protocol",
-                ui.field("Problem", dcc.Dropdown(id="meas-study", options=logic.STUDY_OPTIONS,
-                                                 value=v["study"], clearable=False,
-                                                 searchable=False)),
-                ui.field("Trees", dcc.Checklist(id="meas-study-depth",
-                                                options=logic.DEPTH_OPTIONS,
-                                                value=v["study_depth"], className="vi-check",
-                                                labelStyle={"display": "flex"})),
-                ui.field("Repetitions", ui.number_input("meas-reps", v["reps"], min=1,
-                                                        max=most["reps"]),
-                         help="The paper repeats 40 times; each run draws new data. "
-                              + limits.at_most_help(most["reps"], "repetitions")),
-                ui.field("Number of trees", ui.number_input("meas-study-trees",
-                                                            v["study_trees"], min=2,
-                                                            max=most["study_trees"]),
-                         help=limits.at_most_help(most["study_trees"]))),
-    ])
-    bias = html.Fieldset(id="meas-bias-fieldset", className="vi-fieldset", children=[
-        ui.card("Simulation",
-                ui.field("Number of trees", ui.number_input("meas-bias-trees", v["bias_trees"],
-                                                            min=2, max=most["bias_trees"]),
-                         help="The paper uses 300. "
-                              + limits.at_most_help(most["bias_trees"])),
-                ui.field("Grid", _radio("meas-bias-grid", [
-                    {"label": "Coarse (11 + 11 forests)", "value": "coarse"},
-                    {"label": "Full: leaf 1\u201350, depth 1\u201320", "value": "full"}],
-                    v["bias_grid"])),
-                ui.field("Repetitions", ui.number_input("meas-bias-reps", v["bias_reps"],
-                                                        min=1, max=most["bias_reps"]),
-                         help=limits.at_most_help(most["bias_reps"], "repetitions")),
-                ui.field("Sample size N", ui.number_input("meas-bias-n", v["bias_n"], min=20,
-                                                          max=5000))),
-    ])
-    return html.Div([
-        state.query_store(P, start["query"]),
-        dcc.Store(id="meas-data-params", data=start["data"]),
-        dcc.Store(id="meas-current"), dcc.Store(id="meas-auc-current"),
-        dcc.Store(id="meas-bias-current"),
-        dcc.Download(id="meas-download"), dcc.Download(id="meas-auc-download"),
-        dcc.Download(id="meas-bias-download"),
-        html.H1("Measures", className="vi-page-title"),
-        html.P("MDI credits a variable with every impurity decrease of the nodes that split "
-               "on it, measured on the rows the tree was grown on, so deep trees reward noisy "
-               "variables with many values. Li et al. (2019) rewrite MDI as a sum over rows "
-               "and evaluate it on out-of-bag rows (MDI-oob). Here it stands next to the "
-               "other measures, on your data and on the paper's experiments.",
-               className="vi-page-lead"),
-        state.notes_box(start["notes"], id="meas-link-notes"),
-        *_section("1 \u00b7 The measures side by side", forest, P, [
-            ui.card("Importance per variable",
-                    _radio("meas-scale", [
-                        {"label": "Each measure scaled to its largest value", "value": "max"},
-                        {"label": "Raw values (each in its own units)", "value": "raw"}],
-                        v["scale"]),
-                    _graph("meas-graph", "460px", "varimp-measures"),
+    data, notes = DataChoice.from_page(query, vi_data)
+    values, more = initial_values(query, data)
+    ctx = context_for(data)
+    fo, st, bi = (dict(zip(p.names, p.fields(v, ctx))) for p, v in zip(SECTIONS, values))
+    error, panel = FOREST_VIEW.status()
+    frame = page_frame(
+        PREFIX, title="Measures", notes=notes + more, data_label=data.label(),
+        lead="MDI credits a variable with every impurity decrease of the nodes that split on "
+             "it, measured on the rows the tree was grown on, so deep trees reward noisy "
+             "variables with many values. Li et al. (2019) rewrite MDI as a sum over rows and "
+             "evaluate it on out-of-bag rows (MDI-oob). Here it stands next to the other "
+             "measures, on your data and on the paper's experiments.",
+        stores=[state.query_store(PREFIX, page_url(data, *values)),
+                dcc.Store(id="meas-data", data=data.to_store()),
+                *(x for view in VIEWS for x in [*view.stores(),
+                                                dcc.Download(id=f"{view.prefix}-download")])],
+        controls=html.Fieldset(id="meas-fieldset", className="vi-fieldset", children=[
+            ui.card("Forest", fo["kind"], fo["n_estimators"], fo["max_features"],
+                    fo["min_samples_leaf"], fo["max_depth"], fo["bootstrap"],
+                    html.P("The out-of-bag measures need it.", className="vi-help"),
+                    fo["criterion"], fo["random_state"]),
+            ui.card("Measures", fo["measures"])]),
+        status=[error, html.Div(id="meas-warning", className="vi-hidden"), panel],
+        content=[
+            ui.card("Importance per variable", fo["scale"],
+                    _graph("meas-graph", "460px", "measures"),
                     html.P(id="meas-note", className="vi-help")),
-            ui.card("Table",
-                    dash_table.DataTable(id="meas-table", columns=[], data=[],
-                                         sort_action="native", page_size=20, **_TABLE_STYLE),
-                    _download(P)),
-        ], warning=html.Div(id="meas-warning", className="vi-hidden")),
-        *_section("2 \u00b7 Telling noisy from relevant features (Li et al., Table 1)", study,
-                  AUC, [ui.card("AUC per measure",
-                                dash_table.DataTable(id="meas-auc-table", columns=[], data=[],
-                                                     **_TABLE_STYLE),
-                                _graph("meas-auc-graph", "440px", "varimp-measures-auc"),
-                                html.P(id="meas-auc-note", className="vi-help"),
-                                _download(AUC))]),
+            ui.card("Table", dash_table.DataTable(id="meas-table", columns=[], data=[],
+                                                  sort_action="native", page_size=20, **_TABLE),
+                    _button(FOREST_VIEW))])
+    # Three sections: the frame's controls and content are the first; the studies follow.
+    frame.children.insert(-1, html.H2("1 \u00b7 The measures side by side", style=_H2))
+    frame.children += [
+        *_section("2 \u00b7 Telling noisy from relevant features (Li et al., Table 1)", AUC_VIEW,
+                  html.Fieldset(ui.card("Protocol", *st.values()), id="meas-auc-fieldset",
+                                className="vi-fieldset"),
+                  ui.card("AUC per measure",
+                          dash_table.DataTable(id="meas-auc-table", columns=[], data=[], **_TABLE),
+                          _graph("meas-auc-graph", "440px", "measures-auc"),
+                          html.P(id="meas-auc-note", className="vi-help"), _button(AUC_VIEW))),
         *_section("3 \u00b7 MDI against min leaf size and depth (Li et al., Figs 1\u20133)",
-                  bias, BIAS, [ui.card("Importance as the trees deepen",
-                                       _graph("meas-bias-graph", "580px",
-                                              "varimp-measures-bias"),
-                                       html.P(id="meas-bias-note", className="vi-help"),
-                                       _download(BIAS))]),
-    ], className="vi-page")
+                  BIAS_VIEW, html.Fieldset(ui.card("Simulation", *bi.values()),
+                                           id="meas-bias-fieldset", className="vi-fieldset"),
+                  ui.card("Importance as the trees deepen",
+                          _graph("meas-bias-graph", "580px", "measures-bias"),
+                          html.P(id="meas-bias-note", className="vi-help"), _button(BIAS_VIEW)))]
+    return frame
 
 
-@callback(
-    Output("meas-query", "data"),
-    *(Input(i, "value") for i in _FOREST + ["meas-scale"] + _STUDY + _BIAS),
-    State("meas-data-params", "data"),
-    prevent_initial_call=True,
-)
-def write_query(*args):
-    return logic.query_from_controls(*args) or no_update
+def _register_download(view, make) -> None:
+    """The CSV of the view's shown settings, from the cache only: nothing is computed here."""
+    @callback(Output(f"{view.prefix}-download", "data"),
+              Input(f"{view.prefix}-download-button", "n_clicks"),
+              *[State(i.component_id, "value") for i in view.params.inputs()],
+              State("meas-data", "data"), prevent_initial_call=True)
+    def download(n_clicks, *args):
+        if not n_clicks:
+            return no_update
+        try:
+            data, settings = view.check(dict(zip(view.params.names, args)), args[-1])
+            out = view.compute_fn(settings, data, jobs.Progress(None), compute=False)
+            text, filename = make(out, settings, data)
+        except ValueError:  # nothing finished yet, or a value that cannot be used
+            return no_update
+        return dict(content=text, filename=filename, type="text/csv")
 
 
-def _job_with_cancel(prefix, outputs, controls, states, disable, outputs_of):
-    """A section's background job, and what its Cancel button shows: the parts that finished."""
-    @callback(*outputs, *(Input(i, "value") for i in controls), *states,
-              **jobs.background_options(prefix, disable=disable))
-    def compute(set_progress, *args):
-        return outputs_of(*args, progress=jobs.Progress(set_progress))
-
-    @callback(*[Output(o.component_id, o.component_property, allow_duplicate=True)
-                for o in outputs],
-              Input(f"{prefix}-job-cancel", "n_clicks"), *(State(i, "value") for i in controls),
-              *states, prevent_initial_call=True)
-    def after_cancel(n_clicks, *args):
-        return outputs_of(*args, compute=False) if n_clicks else no_update
-
-
-# -- 1. side by side ------------------------------------------------------------------
-_job_with_cancel(
-    P, [Output("meas-graph", "figure"), Output("meas-table", "columns"),
-        Output("meas-table", "data"), Output("meas-note", "children"),
-        Output("meas-warning", "children"), Output("meas-warning", "className"),
-        Output("meas-current", "data"), Output("meas-error", "children"),
-        Output("meas-error", "className"), jobs.status_output(P)],
-    _FOREST, [State("meas-scale", "value"), State("meas-data-params", "data"),
-              State("meas-current", "data")],
-    ["meas-fieldset", "meas-download-button"], logic.measures_outputs)
-
-
-@callback(
-    Output("meas-graph", "figure", allow_duplicate=True),
-    Input("meas-scale", "value"), State("meas-current", "data"),
-    prevent_initial_call=True,
-)
-def rescale(scale, current):
-    return logic.rescaled_figure(current, scale) or no_update
-
-
-# -- 2. noisy-feature protocol ---------------------------------------------------------------
-_job_with_cancel(
-    AUC, [Output("meas-auc-graph", "figure"), Output("meas-auc-table", "columns"),
-          Output("meas-auc-table", "data"), Output("meas-auc-note", "children"),
-          Output("meas-auc-current", "data"), Output("meas-auc-error", "children"),
-          Output("meas-auc-error", "className"), jobs.status_output(AUC)],
-    _STUDY, [State("meas-auc-current", "data")],
-    ["meas-auc-fieldset", "meas-auc-download-button"], logic.auc_outputs)
-
-# -- 3. bias curves ----------------------------------------------------------------------------
-_job_with_cancel(
-    BIAS, [Output("meas-bias-graph", "figure"), Output("meas-bias-note", "children"),
-           Output("meas-bias-current", "data"), Output("meas-bias-error", "children"),
-           Output("meas-bias-error", "className"), jobs.status_output(BIAS)],
-    _BIAS, [State("meas-bias-current", "data")],
-    ["meas-bias-fieldset", "meas-bias-download-button"], logic.bias_outputs)
-
-
-# -- downloads ------------------------------------------------------------------------------------
-@callback(Output("meas-download", "data"), Input("meas-download-button", "n_clicks"),
-          State("meas-current", "data"), prevent_initial_call=True)
-def download_measures(n_clicks, current):
-    return logic.download("measures", current) if n_clicks else no_update
-
-
-@callback(Output("meas-auc-download", "data"), Input("meas-auc-download-button", "n_clicks"),
-          State("meas-auc-current", "data"), prevent_initial_call=True)
-def download_auc(n_clicks, current):
-    return logic.download("auc", current) if n_clicks else no_update
-
-
-@callback(Output("meas-bias-download", "data"), Input("meas-bias-download-button", "n_clicks"),
-          State("meas-bias-current", "data"), prevent_initial_call=True)
-def download_bias(n_clicks, current):
-    return logic.download("bias", current) if n_clicks else no_update
+for _view, _make in zip(VIEWS, (views.measures_csv, views.auc_csv, views.bias_csv)):
+    _register_download(_view, _make)

@@ -314,9 +314,9 @@ def test_limits_are_shown_before_the_click(dash_app, five_thousand_trees):
     # The page shows the bound beside the control; the server checks it (test_page_importances).
     assert "At most 5,000 trees on this server." in _text(_by_id(imp, "imp-trees-field"))
     meas = page["measures"].layout(problem="xor")
-    assert _by_id(meas, "meas-trees").max == 2000  # the page's own cap is lower
-    assert _by_id(meas, "meas-reps").max == 10
-    assert "At most 10 repetitions on this server." in _text(meas)
+    # the page's own cap is lower
+    assert "At most 2,000 trees on this server." in _text(_by_id(meas, "meas-trees-field"))
+    assert "At most 10 repetitions on this server." in _text(_by_id(meas, "meas-reps-field"))
     masking = page["masking"].layout()
     assert "At most 2,000 trees on this server." in _text(masking)
     data = page["data"].layout()
@@ -328,7 +328,8 @@ def test_limits_are_shown_before_the_click(dash_app, five_thousand_trees):
 
 def test_over_a_limit_is_refused_with_a_sentence(dash_app, five_thousand_trees):
     import pages.importances as imp
-    from pages._ui import datasource, decomposition_logic, masking_logic, measures_logic
+    import pages.measures as meas
+    from pages._ui import datasource, decomposition_logic, masking_logic
     from pages._ui.datachoice import DataChoice
     from pages._ui.jobs import Progress
     from pages._ui.params import Context
@@ -355,7 +356,7 @@ def test_over_a_limit_is_refused_with_a_sentence(dash_app, five_thousand_trees):
     with pytest.raises(ValueError, match="at most 6 inputs"):
         decomposition_logic.compute_view(led, {"K": 1, "depth": None, "semantics": "id3"})
     with pytest.raises(ValueError, match="repetitions must be a whole number from 1 to 10"):
-        measures_logic.study_settings(reps=11)
+        meas.STUDY.settings({**meas.STUDY.defaults(), "n_repeats": 11}, Context())
     with pytest.raises(ValueError, match="number of trees must be a whole number from 1 to 2000"):
         masking_logic.compute_sampled({}, trees=2001, forest_seed=0)
 

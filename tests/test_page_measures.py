@@ -1,4 +1,4 @@
-"""The Measures page: its callback logic (plain functions) and runs in the browser."""
+"""The Measures page: its parameters, computing and rendering, and runs in the browser."""
 
 from __future__ import annotations
 
@@ -12,116 +12,182 @@ import pandas as pd
 import pytest
 from _browser import full_traces, open_page, set_number, visit, wait_for_trace
 from _pages import upload_csv
+from dash import no_update
 from dash.testing.wait import until
 
 from varimp_core.api import compute_importances, load_data
 from varimp_core.measures.suite import compute_measures
-from varimp_core.studies.noisy_protocol import LI2019_TABLE1, mdi_bias_curves, noisy_feature_auc
+from varimp_core.result import ImportanceResult
+from varimp_core.studies.noisy_protocol import (LI2019_TABLE1, StudyResult, mdi_bias_curves,
+                                                noisy_feature_auc, summarise)
 
-from pages._ui import common, datasource
-from pages._ui import measures_logic as logic
+from pages._ui import common
+from pages._ui import measures_views as views
+from pages._ui.datachoice import DataChoice
+from pages._ui.jobs import Progress
+from pages._ui.params import Context, ParamErrors
 
 LED = {"problem": "led"}
 
 
+@pytest.fixture(scope="module")
+def page(app_module):
+    import pages.measures as module
+
+    return module
+
+
+class Cancelled(Progress):
+    """The progress of a job whose Cancel was clicked before it started."""
+
+    def __init__(self):
+        super().__init__(None)
+
+    def should_stop(self) -> bool:
+        return True
+
+
 def _data(query=LED):
-    return logic.initial_state(query)["data"]
+    return DataChoice.from_page(query)[0]
 
 
-def _forest(**kw):
-    base = dict(kind="rf", trees=10, K=None, leaf=1, depth=None, bootstrap=True, tree_seed=0,
-                measures=["mdi", "mdi_oob"], criterion="auto")
-    return logic.forest_settings(**{**base, **kw})
+def _controls(**values):
+    """Forest control values by parameter name, as the browser sends them."""
+    base = dict(kind="rf", n_estimators=10, max_features=None, min_samples_leaf=1,
+                max_depth=None, bootstrap=["on"], random_state=0, measures=["mdi", "mdi_oob"],
+                criterion="auto", scale="max")
+    return {**base, **values}
 
 
-_upload = upload_csv
+def _forest(page, p=7, **values):
+    return page.FOREST.settings(_controls(**values), Context(p=p))
+
+
+def _view(page, data, **values):
+    """The side-by-side result, with the core's results rebuilt."""
+    settings = _forest(page, data.n_features(), **values)
+    return views.view_from_dict(views.compute_forest(settings, data, Progress(None)))
+
+
+def _study(page, params, **values):
+    return params.settings({**params.defaults(), **values}, Context())
+
+
+def _upload(text, name):
+    return DataChoice.from_params(upload_csv(text, name))
 
 
 # -- settings and URL -------------------------------------------------------------------------
-def test_forest_settings_are_canonical():
-    s = logic.forest_settings(kind="et", trees="30", K="", leaf=None, depth="4",
-                              bootstrap=["on"], tree_seed=None,
-                              measures=["ranger", "mdi", "mdi"], criterion="entropy", p=7)
-    assert s == {"kind": "et", "trees": 30, "K": None, "leaf": 1, "depth": 4, "bootstrap": True,
-                 "tree_seed": 0, "measures": ["mdi", "ranger"], "criterion": "entropy"}
-    assert logic.resolve_k(None, 7) == 2 and logic.resolve_k(None, 500) == 22
-    assert logic.resolve_k(3, 7) == 3
+def test_forest_settings_are_canonical(page):
+    s = page.FOREST.settings(_controls(kind="et", n_estimators="30", max_features="",
+                                       max_depth="4", measures=["ranger", "mdi", "mdi"],
+                                       criterion="entropy"), Context(p=7))
+    assert s == {"kind": "et", "n_estimators": 30, "max_features": None, "min_samples_leaf": 1,
+                 "max_depth": 4, "bootstrap": True, "random_state": 0,
+                 "measures": ["mdi", "ranger"], "criterion": "entropy", "scale": "max"}
+    assert views.resolve_k(None, 7) == 2 and views.resolve_k(None, 500) == 22
+    assert views.resolve_k(3, 7) == 3
 
 
-@pytest.mark.parametrize("controls,match", [
-    (dict(trees=1), "One tree is not enough"),
-    (dict(trees=None), "Enter the number of trees"),
-    (dict(trees=2.5), "whole number"),
-    (dict(K=9), "from 1 to 7"),
-    (dict(leaf=0), "min leaf size"),
-    (dict(depth=-1), "max depth"),
-    (dict(measures=[]), "Tick at least one measure"),
-    (dict(kind="gbm"), "forest kind"),
+@pytest.mark.parametrize("controls,name,match", [
+    (dict(n_estimators=1), "n_estimators", "Number of trees must be a whole number from 2 to"),
+    (dict(n_estimators=None), "n_estimators", "Enter Number of trees"),
+    (dict(n_estimators=2.5), "n_estimators", "whole number"),
+    (dict(max_features=9), "max_features", "from 1 to 7"),
+    (dict(min_samples_leaf=0), "min_samples_leaf", "Min leaf size"),
+    (dict(max_depth=-1), "max_depth", "Max depth"),
+    (dict(measures=[]), "measures", "Tick at least one measure"),
+    (dict(kind="gbm"), "kind", "Forest kind"),
 ])
-def test_bad_forest_settings_are_sentences(controls, match):
-    base = dict(kind="rf", trees=10, K=None, leaf=1, depth=None, bootstrap=True, tree_seed=0,
-                measures=["mdi"], criterion="auto")
-    with pytest.raises(ValueError, match=match) as err:
-        logic.forest_settings(**{**base, **controls}, p=7)
-    assert str(err.value).endswith(".") and "\n" not in str(err.value)
+def test_bad_forest_settings_are_sentences(page, controls, name, match):
+    settings, errors = page.FOREST.validate(_controls(**controls), Context(p=7))
+    assert settings == {} and list(errors) == [name]
+    assert match in errors[name]
+    assert errors[name].endswith(".") and "\n" not in errors[name]
+    with pytest.raises(ParamErrors):
+        page.FOREST_VIEW.check(_controls(**controls), {**_data().to_store(), "p": 7})
 
 
-def test_study_and_curve_settings():
-    assert logic.study_settings(study="madelon", study_depth=["deep", "shallow"], reps="3",
-                                study_trees=None) == {
-        "study": "madelon", "study_depth": ["shallow", "deep"], "reps": 3, "study_trees": 50}
-    with pytest.raises(ValueError, match="shallow or deep"):
-        logic.study_settings(study_depth=[])
-    with pytest.raises(ValueError, match="repetitions"):
-        logic.study_settings(reps=41)
-    assert logic.bias_settings(bias_grid="full", bias_n="50")["bias_n"] == 50
-    with pytest.raises(ValueError, match="sample size"):
-        logic.bias_settings(bias_n=5)
+def test_out_of_range_values_are_sentences_never_defaults(page):
+    """Blank, zero, negative or huge values: a sentence for their control, and no settings."""
+    for trees in (0, -7, 10**8, None):
+        settings, errors = page.FOREST.validate(_controls(n_estimators=trees), Context(p=7))
+        assert settings == {} and errors["n_estimators"].startswith(
+            "Number of trees must be a whole number from 2 to 2,000" if trees is not None
+            else "Enter Number of trees: a whole number from 2 to 2,000")
+    for name in ("min_samples_leaf", "random_state"):   # blank is not the default
+        _, errors = page.FOREST.validate(_controls(**{name: None}), Context(p=7))
+        assert list(errors) == [name] and errors[name].startswith("Enter ")
+    _, errors = page.STUDY.validate({**page.STUDY.defaults(), "n_repeats": 41}, Context())
+    assert errors == {"n_repeats": "Number of repetitions must be a whole number from 1 to 40, "
+                                   "not 41."}
+    _, errors = page.BIAS.validate({**page.BIAS.defaults(), "n_samples": 5001, "n_estimators": 1},
+                                   Context())
+    assert errors == {"n_estimators": "Number of trees must be a whole number from 2 to 1,000, "
+                                      "not 1.",
+                      "n_samples": "Sample size N must be a whole number from 20 to 5,000, "
+                                   "not 5,001."}
 
 
-def test_query_round_trips_through_the_layout_state():
+def test_study_and_curve_settings(page):
+    assert page.STUDY.settings({"problem": "madelon", "depth_settings": ["deep", "shallow"],
+                                "n_repeats": "3", "n_estimators": 50}, Context()) == {
+        "problem": "madelon", "depth_settings": ["shallow", "deep"], "n_repeats": 3,
+        "n_estimators": 50}
+    _, errors = page.STUDY.validate({**page.STUDY.defaults(), "depth_settings": []}, Context())
+    assert "shallow or deep" in errors["depth_settings"]
+    _, errors = page.STUDY.validate({**page.STUDY.defaults(), "n_repeats": 41}, Context())
+    assert "repetitions" in errors["n_repeats"]
+    assert _study(page, page.BIAS, grid="full", n_samples="50")["n_samples"] == 50
+    _, errors = page.BIAS.validate({**page.BIAS.defaults(), "n_samples": 5}, Context())
+    assert "Sample size" in errors["n_samples"]
+
+
+def test_query_round_trips_through_the_layout_state(page):
     query = ("problem=xor:irrelevant=1&kind=et&trees=40&K=2&leaf=3&depth=4&bootstrap=0"
              "&tree_seed=7&measures=mdi&measures=ranger&criterion=entropy&scale=raw"
              "&study=strobl-regression&study_depth=deep&reps=3&study_trees=20"
              "&bias_trees=50&bias_grid=full&bias_reps=2&bias_n=100")
     parsed = {k: (v if len(v) > 1 else v[0]) for k, v in parse_qs(query).items()}
-    start = logic.initial_state(parsed)
-    assert start["notes"] == [] and start["p"] == 3
-    v = start["values"]
-    assert v["measures"] == ["mdi", "ranger"] and v["study_depth"] == ["deep"]
-    assert v["bootstrap"] is False and v["scale"] == "raw" and v["bias_grid"] == "full"
-    again = parse_qs(start["query"])
-    assert again == parse_qs(datasource.data_query(start["data"]) + "&" + query.split("&", 1)[1])
+    data = _data(parsed)
+    (forest, study, bias), notes = page.initial_values(parsed, data)
+    assert notes == [] and data.n_features() == 3
+    assert forest["measures"] == ["mdi", "ranger"] and study["depth_settings"] == ["deep"]
+    assert forest["bootstrap"] is False and forest["scale"] == "raw" and bias["grid"] == "full"
+    url = page.page_url(data, forest, study, bias)
+    assert parse_qs(url) == parse_qs(data.query() + "&" + query.split("&", 1)[1])
     # the callback that writes the URL gives the same string from the control values
-    controls = [v[k] for k in logic.FOREST_KEYS] + [v["scale"]] + \
-        [v[k] for k in logic.STUDY_KEYS] + [v[k] for k in logic.BIAS_KEYS] + [start["data"]]
-    assert logic.query_from_controls(*controls) == start["query"]
+    controls = [v[n] for params, v in zip(page.SECTIONS, (forest, study, bias))
+                for n in params.names] + [data.to_store()]
+    assert page.write_url(*controls) == url
     controls[1] = 1   # one tree: no URL update
-    assert logic.query_from_controls(*controls) is None
+    assert page.write_url(*controls) is no_update
 
 
-def test_link_defaults_and_bad_values():
-    start = logic.initial_state(LED)
-    v = start["values"]
+def test_link_defaults_and_bad_values(page):
+    (v, study, _), _ = page.initial_values(LED, _data())
     assert v["measures"] == ["mdi", "mdi_oob", "naive_oob", "mda_holdout", "mda_oob", "ranger"]
-    assert v["reps"] == 3 and v["study_depth"] == ["shallow", "deep"] and v["K"] is None
-    start = logic.initial_state({"problem": "led", "K": "12", "reps": "0",
-                                 "measures": ["mdi", "shap"]})
-    assert start["values"]["K"] is None and start["values"]["reps"] == 3
-    assert start["values"]["measures"] == v["measures"]
-    assert len(start["notes"]) == 3 and any("K was ignored" in n for n in start["notes"])
-    assert any("'shap' is unknown" in n for n in start["notes"])
+    assert study["n_repeats"] == 3 and study["depth_settings"] == ["shallow", "deep"]
+    assert v["max_features"] is None
+    link = {"problem": "led", "K": "12", "reps": "0", "measures": ["mdi", "shap"]}
+    (forest, study, _), notes = page.initial_values(link, _data(link))
+    assert forest["max_features"] is None and study["n_repeats"] == 3
+    assert forest["measures"] == v["measures"]
+    assert len(notes) == 3 and any("K was ignored" in n for n in notes)
+    assert any("'shap' is unknown" in n for n in notes)
     # a link's single tree or empty measure list falls back to the defaults, with notes
-    start = logic.initial_state({"problem": "led", "trees": "1", "measures": [""],
-                                 "scale": "raw"})
-    assert start["values"]["trees"] == 100 and start["values"]["measures"] == v["measures"]
-    assert len(start["notes"]) == 2 and "scale=raw" in start["query"]
+    link = {"problem": "led", "trees": "1", "measures": [""], "scale": "raw"}
+    values, notes = page.initial_values(link, _data(link))
+    assert values[0]["n_estimators"] == 100 and values[0]["measures"] == v["measures"]
+    assert len(notes) == 2 and "scale=raw" in page.page_url(_data(link), *values)
 
 
 # -- 1. side by side --------------------------------------------------------------------------
-def test_measures_on_an_exact_problem_use_a_sample_and_the_exact_mdi():
-    forest = _forest(trees=12, K=3, measures=["mdi", "mdi_oob", "mda_holdout"], tree_seed=4)
-    view = logic.measures_view(_data(), forest)
+def test_measures_on_an_exact_problem_use_a_sample_and_the_exact_mdi(page):
+    settings = _forest(page, n_estimators=12, max_features=3, random_state=4, scale="raw",
+                       measures=["mdi", "mdi_oob", "mda_holdout"])
+    out = views.compute_forest(settings, _data(), Progress(None))
+    view = views.view_from_dict(out)
     sample = load_data(problem="led", n_samples=1000, random_state=0)
     expected = compute_measures(sample.X_numeric, sample.y, measures=("mdi", "mdi_oob",
                                                                       "mda_holdout"),
@@ -135,188 +201,225 @@ def test_measures_on_an_exact_problem_use_a_sample_and_the_exact_mdi():
                                 k_semantics="sklearn", criterion="gini")
     np.testing.assert_allclose(view["exact"].importances, exact.importances, atol=1e-12)
     assert view["K"] == 3 and view["missing"] == [] and view["skipped"] == []
-    out = logic.render_measures(view, forest, "raw")
-    np.testing.assert_allclose(out["figure"].data[0].y, expected["mdi"].importances)
-    np.testing.assert_allclose(out["figure"].data[-1].y, exact.importances)
-    assert "N = 1,000 rows drawn from the exact distribution" in out["note"]
-    assert "Black diamonds" in out["note"] and out["warning"] == ""
-    assert [c["id"] for c in out["columns"]] == ["variable", "mdi", "mdi_oob", "mda_holdout",
-                                                 "exact"]
-    np.testing.assert_allclose([r["exact"] for r in out["rows"]], exact.importances)
+    figure, columns, rows, note, warning, _ = views.render_forest(out, settings)
+    np.testing.assert_allclose(figure.data[0].y, expected["mdi"].importances)
+    np.testing.assert_allclose(figure.data[-1].y, exact.importances)
+    assert "N = 1,000 rows drawn from the exact distribution" in note
+    assert "Black diamonds" in note and warning == ""
+    assert [c["id"] for c in columns] == ["variable", "mdi", "mdi_oob", "mda_holdout", "exact"]
+    np.testing.assert_allclose([r["exact"] for r in rows], exact.importances)
 
 
-def test_entropy_impurity_gives_bits_and_exact_bits():
-    view = logic.measures_view(_data(), _forest(K=1, measures=["mdi"], criterion="entropy"))
+def test_every_header_and_axis_names_the_units_of_its_values(page):
+    """Issue #14 item 6: the units come from the results, never from the page."""
+    settings = _forest(page, measures=["mdi", "mdi_oob", "mda_holdout"], criterion="entropy",
+                       scale="raw")
+    out = views.compute_forest(settings, _data(), Progress(None))
+    view = views.view_from_dict(out)
+    units = {m: r.units for m, r in view["results"].items()}
+    figure, columns, *_ = views.render_forest(out, settings)
+    names = {c["id"]: c["name"] for c in columns}
+    for m, r in view["results"].items():
+        assert names[m].endswith(f"({r.units})")
+    assert names["exact"] == f"Exact MDI ({view['exact'].units})"
+    shown = list(dict.fromkeys([*units.values(), view["exact"].units]))
+    assert all(u in figure.layout.yaxis.title.text for u in shown)
+    table = list(csv.DictReader(io.StringIO(views.measures_csv(out, settings, _data())[0])))
+    assert {r["measure"]: r["units"] for r in table} == {**units,
+                                                          "exact_mdi": view["exact"].units}
+    one = _forest(page, measures=["mdi"], criterion="entropy", scale="raw")
+    figure = views.render_forest(views.compute_forest(one, _data(), Progress(None)), one)[0]
+    assert figure.layout.yaxis.title.text == "Importance (bits)"   # MDI and exact: bits
+
+
+def test_entropy_impurity_gives_bits_and_exact_bits(page):
+    view = _view(page, _data(), max_features=1, measures=["mdi"], criterion="entropy")
     assert view["results"]["mdi"].units == "bits" and view["exact"].units == "bits"
     # K = 1, fully grown, entropy: the exact values are Eqn 3 (Louppe et al. 2013, Table 2).
     np.testing.assert_allclose(view["exact"].importances,
                                [0.412, 0.581, 0.531, 0.542, 0.656, 0.225, 0.372], atol=1.5e-3)
 
 
-def test_sampled_data_without_exact_has_no_diamonds():
+def test_sampled_data_without_exact_has_no_diamonds(page):
     data = _data({"problem": "iris"})
-    view = logic.measures_view(data, _forest(measures=["mdi"]))
-    assert view["exact"] is None and logic.exact_params(data) is None
-    assert "No exact values" in logic.measures_note(view, _forest(measures=["mdi"]))
+    view = _view(page, data, measures=["mdi"])
+    assert view["exact"] is None and views.exact_params(data.as_dict) is None
+    assert "No exact values" in views.measures_note(view, _forest(page, measures=["mdi"]))
 
 
-def test_no_bootstrap_leaves_out_of_bag_measures_out_with_a_sentence():
-    forest = _forest(bootstrap=[], measures=["mdi", "mdi_oob", "naive_oob"])
-    view = logic.measures_view(_data(), forest)
+def test_no_bootstrap_leaves_out_of_bag_measures_out_with_a_sentence(page):
+    view = _view(page, _data(), bootstrap=[], measures=["mdi", "mdi_oob", "naive_oob"])
     assert list(view["results"]) == ["mdi"] and view["skipped"] == ["mdi_oob", "naive_oob"]
-    warning = logic.measures_warning(view)
+    warning = views.measures_warning(view)
     assert warning.startswith("MDI-oob and naive-oob are left out: they need out-of-bag rows")
     with pytest.raises(ValueError, match="MDI-oob needs out-of-bag rows.*Turn Bootstrap on"):
-        logic.measures_view(_data(), _forest(bootstrap=False, measures=["mdi_oob"]))
+        _view(page, _data(), bootstrap=False, measures=["mdi_oob"])
 
 
-def test_regression_target_with_a_classification_impurity_is_a_sentence():
+def test_regression_target_with_a_classification_impurity_is_a_sentence(page):
     data = _data({"problem": "diabetes"})
     with pytest.raises(ValueError, match="Gini impurity is for class labels, and the target "
                                          ".* is a regression target"):
-        logic.measures_view(data, _forest(criterion="gini"))
-    view = logic.measures_view(data, _forest(criterion="auto", measures=["mdi"]))
+        _view(page, data, criterion="gini")
+    view = _view(page, data, criterion="auto", measures=["mdi"])
     assert view["results"]["mdi"].units == "variance"
 
 
-def test_constant_column_is_a_sentence():
+def test_constant_column_is_a_sentence(page):
     rows = "\n".join(f"{i % 3},7,{i % 2}" for i in range(60))
     data = _upload("a,c,y\n" + rows, "const.csv")
     with pytest.raises(ValueError, match="'c' has a single value in every row"):
-        logic.measures_view(data, _forest())
+        _view(page, data)
 
 
-def test_cancelled_view_shows_the_measures_that_finished():
+def test_cancelled_view_shows_the_measures_that_finished(page):
     data = _data({"problem": "xor:irrelevant=1", "sampling": "sample", "seed": "3"})
-    logic.measures_view(data, _forest(measures=["mdi"], tree_seed=11))
-    view = logic.measures_view(data, _forest(measures=["mdi", "ranger"], tree_seed=11),
-                               compute=False)
+    _view(page, data, measures=["mdi"], random_state=11)
+    settings = _forest(page, 3, measures=["mdi", "ranger"], random_state=11)
+    view = views.view_from_dict(views.compute_forest(settings, data, Progress(None),
+                                                     compute=False))
     assert list(view["results"]) == ["mdi"] and view["missing"] == ["ranger"]
-    assert "Cancelled before ranger (corrected) finished" in logic.measures_warning(view)
-    outputs = logic.measures_outputs(*_controls(measures=["mdi", "ranger"], tree_seed=11),
-                                     "max", data, None, compute=False)
-    assert outputs[-1].startswith("Cancelled") and outputs[7] == ""
-    nothing = logic.measures_view(data, _forest(measures=["ranger"], tree_seed=12),
-                                  compute=False)
+    assert "Cancelled before ranger (corrected) finished" in views.measures_warning(view)
+    # Cancel before the job's first piece: it shows what the cache has, and caches nothing.
+    out, shown, _ = page.FOREST_VIEW.run(_controls(measures=["mdi", "ranger"], random_state=11),
+                                         data.to_store(), progress=Cancelled())
+    assert out["partial"] and list(out["results"]) == ["mdi"]
+    assert page.FOREST_VIEW.cached(data, shown) is None
+    assert views.render_forest(out, shown)[4].startswith("Cancelled before ranger")
+    nothing = views.compute_forest(_forest(page, 3, measures=["ranger"], random_state=12), data,
+                                   Progress(None), compute=False)
     with pytest.raises(ValueError, match="No measure finished"):
-        logic.render_measures(nothing, _forest(measures=["ranger"]), "max")
+        views.render_forest(nothing, _forest(page, 3, measures=["ranger"]))
 
 
-def _controls(**kw):
-    base = dict(kind="rf", trees=10, K=None, leaf=1, depth=None, bootstrap=["on"], tree_seed=0,
-                measures=["mdi"], criterion="auto")
-    base.update(kw)
-    return [base[k] for k in logic.FOREST_KEYS]
+def test_the_scale_only_redraws(page):
+    """The result is cached once for both scales: the scale toggle needs no job."""
+    data = _data()
+    out, settings, _ = page.FOREST_VIEW.run(_controls(measures=["mdi"]), data.to_store())
+    raw = {**settings, "scale": "raw"}
+    assert page.FOREST_VIEW.cached(data, raw) == out
+    assert page.FOREST_VIEW.key(data, raw, {}) == page.FOREST_VIEW.key(data, settings, {})
 
 
-def test_outputs_put_errors_in_the_error_box():
-    out = logic.measures_outputs(*_controls(trees=1), "max", _data(), {"shown": 1})
-    assert out[7].startswith("One tree is not enough") and out[8] == "vi-error"
-    assert out[7].endswith("The page still shows the previous settings.")
-    assert "Traceback" not in out[7]
-
-
-def test_csv_is_tidy_and_neutralises_formula_names():
-    assert logic.neutralise_cell is common.neutralise_cell   # reused, not copied
+def test_csv_is_tidy_and_neutralises_formula_names(page):
+    assert views.safe_csv is common.safe_csv   # reused, not copied
     rows = "\n".join(f"{i % 3},{i % 5},{(i % 3 + i % 2) % 2}" for i in range(80))
     data = _upload("=cmd|' /C calc'!A0,@x,y\n" + rows, "evil.csv")
-    view = logic.measures_view(data, _forest(measures=["mdi", "mdi_oob"]))
-    table = list(csv.DictReader(io.StringIO(logic.measures_csv(view))))
+    settings = _forest(page, 2)
+    out = views.compute_forest(settings, data, Progress(None))
+    text, filename = views.measures_csv(out, settings, data)
+    table = list(csv.DictReader(io.StringIO(text)))
     assert {r["variable"] for r in table} == {"'=cmd|' /C calc'!A0", "'@x"}
     assert [r["measure"] for r in table] == ["mdi", "mdi", "mdi_oob", "mdi_oob"]
-    mdi = view["results"]["mdi"].importances
+    mdi = ImportanceResult.from_dict(out["results"]["mdi"]).importances
     np.testing.assert_allclose([float(r["importance"]) for r in table[:2]], mdi)
     np.testing.assert_allclose([float(r["scaled"]) for r in table[:2]], mdi / mdi.max())
-    assert logic.csv_filename("side-by-side", data) == "varimp-measures-side-by-side-evil.csv"
-    exact_view = logic.measures_view(_data(), _forest(measures=["mdi"]))
-    exact_rows = [r for r in csv.DictReader(io.StringIO(logic.measures_csv(exact_view)))
-                  if r["measure"] == "exact_mdi"]
+    assert filename == "varimp-measures-side-by-side-evil.csv"
+    exact_settings = _forest(page, measures=["mdi"])
+    exact_out = views.compute_forest(exact_settings, _data(), Progress(None))
+    exact_rows = [r for r in csv.DictReader(io.StringIO(
+        views.measures_csv(exact_out, exact_settings, _data())[0])) if r["measure"] == "exact_mdi"]
     np.testing.assert_allclose([float(r["importance"]) for r in exact_rows],
-                               exact_view["exact"].importances)
+                               views.view_from_dict(exact_out)["exact"].importances)
 
 
 # -- 2. noisy-feature protocol --------------------------------------------------------------
-def test_auc_view_is_the_core_study():
-    settings = logic.study_settings(study="strobl-classification", study_depth=["shallow",
-                                                                               "deep"],
-                                    reps=2, study_trees=6)
-    view = logic.auc_view(settings)
+def test_auc_view_is_the_core_study(page):
+    settings = _study(page, page.STUDY, problem="strobl-classification",
+                      depth_settings=["shallow", "deep"], n_repeats=2, n_estimators=6)
+    out = views.compute_auc(settings, None, Progress(None))
+    study = StudyResult.from_dict(out["study"])
     core = noisy_feature_auc(problems=["strobl:task=classification"], seeds=range(2),
                              n_estimators=6)
     key = ["depth_setting", "measure", "seed"]
-    got = view["scores"].sort_values(key).reset_index(drop=True)
+    got = study.scores.sort_values(key).reset_index(drop=True)
     want = core.scores.sort_values(key).reset_index(drop=True)
     pd.testing.assert_frame_equal(got, want, check_dtype=False)
-    summary = view["summary"].merge(core.summary, on=["problem", "task", "depth_setting",
-                                                      "measure"])
+    summary = study.summary.merge(core.summary, on=["problem", "task", "depth_setting",
+                                                    "measure"])
     np.testing.assert_allclose(summary["mean_x"], summary["mean_y"])
     np.testing.assert_allclose(summary["std_x"], summary["std_y"])
-    assert view["done"] == view["total"] == 4
-    out = logic.render_auc(view, settings)
-    mdi = next(r for r in out["rows"] if r["measure"] == "MDI")
+    assert out["done"] == out["total"] == 4 and not out["partial"]
+    _, _, rows, _ = views.render_auc(out, settings)
+    mdi = next(r for r in rows if r["measure"] == "MDI")
     assert mdi["deep_paper"] == f"{LI2019_TABLE1[('classification', 'deep')]['mdi']:.2f}"
     deep = core.summary.query("depth_setting == 'deep' and measure == 'mdi'").iloc[0]
     assert mdi["deep"] == f"{deep['mean']:.2f} \u00b1 {deep['std']:.2f} (n = 2)"
-    oob = next(r for r in out["rows"] if r["measure"] == "MDA, out-of-bag")
+    oob = next(r for r in rows if r["measure"] == "MDA, out-of-bag")
     assert oob["deep_paper"] == "\u2014"
-    table = list(csv.DictReader(io.StringIO(logic.auc_csv(view))))
+    text, filename = views.auc_csv(out, settings)
+    table = list(csv.DictReader(io.StringIO(text)))
     assert len(table) == len(core.scores)
+    assert filename == "varimp-measures-auc-strobl-classification.csv"
     paper = {r["measure"]: r["paper_auc"] for r in table if r["depth_setting"] == "shallow"}
     assert float(paper["mdi_oob"]) == LI2019_TABLE1[("classification", "shallow")]["mdi_oob"]
     assert paper["mda_oob"] == ""
 
 
-def test_cancelled_study_shows_the_finished_runs():
-    done = logic.study_settings(study="strobl-classification", study_depth=["deep"], reps=2,
-                                study_trees=6)
-    logic.auc_view(done)
-    more = {**done, "reps": 4}
-    view = logic.auc_view(more, compute=False)
-    assert view["done"] == 2 and view["total"] == 4
-    assert logic.auc_note(view, more).startswith("Cancelled after 2 of 4 runs")
-    out = logic.auc_outputs(*[more[k] for k in logic.STUDY_KEYS], None, compute=False)
-    assert out[-1].startswith("Cancelled") and out[5] == ""
-    none = logic.auc_outputs(*[{**more, "study_trees": 7}[k] for k in logic.STUDY_KEYS], None,
-                             compute=False)
-    assert none[-3] == "Cancelled before the first repetition finished."
+def test_cancelled_study_shows_the_finished_runs(page):
+    done = _study(page, page.STUDY, problem="strobl-classification", depth_settings=["deep"],
+                  n_repeats=2, n_estimators=6)
+    views.compute_auc(done, None, Progress(None))
+    more = {**done, "n_repeats": 4}
+    out = views.compute_auc(more, None, Progress(None), compute=False)
+    assert out["done"] == 2 and out["total"] == 4
+    assert views.auc_note(out, more).startswith("Cancelled after 2 of 4 runs")
+    # Cancel between runs: the finished runs are drawn, and the whole is not cached.
+    out, shown, _ = page.AUC_VIEW.run({**more, "depth_settings": ["deep"]}, _data().to_store(),
+                                      progress=Cancelled())
+    assert out["partial"] and out["done"] == 2 and page.AUC_VIEW.cached(None, shown) is None
+    assert views.render_auc(out, shown)[3].startswith("Cancelled after 2 of 4 runs")
+    none = views.compute_auc({**more, "n_estimators": 7}, None, Progress(None), compute=False)
+    with pytest.raises(ValueError) as err:
+        views.render_auc(none, more)
+    assert str(err.value) == "Cancelled before the first repetition finished."
 
 
-def test_madelon_has_no_paper_values():
+def test_madelon_has_no_paper_values(page):
     scores = pd.DataFrame([("madelon", "classification", "deep", 1, "mdi", 0, 0.9)],
-                          columns=logic._AUC_COLUMNS)
-    view = {"scores": scores, "summary": logic.auc_summary(scores), "done": 1, "total": 1}
-    cols, rows = logic.auc_table(view)
+                          columns=["problem", "task", "depth_setting", "min_samples_leaf",
+                                   "measure", "seed", "auc"])
+    summary = summarise(scores, ["problem", "task", "depth_setting", "measure"], "auc")
+    cols, rows = views.auc_table(summary)
     assert rows == [{"measure": "MDI", "deep": "0.90 (n = 1)", "deep_paper": "\u2014"}]
-    assert "no madelon numbers" in logic.auc_note(view, logic.study_settings(study="madelon"))
+    out = {"done": 1, "total": 1, "spec": "madelon", "max_features": 10}
+    assert "no madelon numbers" in views.auc_note(out, _study(page, page.STUDY,
+                                                              problem="madelon"))
 
 
 # -- 3. bias curves ------------------------------------------------------------------------------
-def test_bias_view_is_the_core_curves():
-    settings = logic.bias_settings(bias_trees=4, bias_grid="coarse", bias_reps=1, bias_n=60)
-    view = logic.bias_view(settings)
-    leaf, depth = logic.BIAS_GRIDS["coarse"]
+def test_bias_view_is_the_core_curves(page):
+    settings = _study(page, page.BIAS, n_estimators=4, grid="coarse", n_repeats=1, n_samples=60)
+    out = views.compute_bias(settings, None, Progress(None))
+    leaf, depth = views.BIAS_GRIDS["coarse"]
     core = mdi_bias_curves(min_samples_leaf=leaf, max_depth=depth, n_samples=60,
                            n_estimators=4)
     key = ["parameter", "value", "measure", "variable"]
-    got = view["scores"].sort_values(key).reset_index(drop=True)
+    got = StudyResult.from_dict(out["study"]).scores.sort_values(key).reset_index(drop=True)
     want = core.scores.sort_values(key).reset_index(drop=True)
     pd.testing.assert_frame_equal(got, want, check_dtype=False)
-    assert view["done"] == view["total"] == 22
+    assert out["done"] == out["total"] == 22
     # the first forests cover both curves (a cancelled run draws both)
-    assert {u[1] for u in logic.bias_units(settings)[:2]} == {"min_samples_leaf", "max_depth"}
-    out = logic.render_bias(view, settings)
-    assert len(out["figure"].data) == 20 and "only X2 is relevant" in out["note"]
-    partial = logic.bias_view({**settings, "bias_reps": 2}, compute=False)
+    assert {u[1] for u in views.bias_units(settings)[:2]} == {"min_samples_leaf", "max_depth"}
+    figure, note = views.render_bias(out, settings)
+    assert len(figure.data) == 20 and "only X2 is relevant" in note
+    twice = {**settings, "n_repeats": 2}
+    partial = views.compute_bias(twice, None, Progress(None), compute=False)
     assert partial["done"] == 22 and partial["total"] == 44
-    assert logic.bias_note(partial, {**settings, "bias_reps": 2}).startswith(
-        "Cancelled after 22 of 44 forests")
+    assert views.bias_note(partial, twice).startswith("Cancelled after 22 of 44 forests")
+    assert views.bias_csv(out)[1] == "varimp-measures-bias-curves.csv"
+
+
+def test_studies_are_cached_whatever_the_data(page):
+    """A second visit is instant: the studies' results are keyed by their settings only."""
+    settings = _study(page, page.BIAS, n_estimators=4, n_samples=60)
+    out, _, _ = page.BIAS_VIEW.run(settings, _data().to_store())
+    assert page.BIAS_VIEW.cached(_data({"problem": "iris"}), settings) == out
 
 
 # -- the page module ----------------------------------------------------------------------------
-def test_page_is_registered(dash_app):
+def test_page_is_registered(page):
     import dash
-
-    import pages.measures as page
 
     entry = dash.page_registry["pages.measures"]
     assert entry["path"] == "/measures" and entry["name"] == "Measures" and entry["order"] == 4
@@ -325,6 +428,7 @@ def test_page_is_registered(dash_app):
                 "meas-auc-job-cancel", "meas-bias-job-cancel"):
         assert id_ in text
     assert "'format': 'png'" in text
+    assert "Data: " in text and "led (exact, 7 inputs)" in text
 
 
 # -- in the browser ------------------------------------------------------------------------------
@@ -383,17 +487,30 @@ def test_bad_input_is_a_sentence_on_the_page(dash_duo, dash_app):
     first = _expected(2)["mdi"]
     _wait_for_trace(dash_duo, first)
 
-    # a single tree
+    # a single tree: a sentence beside its control, and nothing is recomputed
     set_number(dash_duo, "#meas-trees", 1)
-    dash_duo.wait_for_contains_text("#meas-error", "One tree is not enough", timeout=30)
+    dash_duo.wait_for_contains_text(
+        "#meas-trees-error", "Number of trees must be a whole number from 2 to 2,000, not 1.",
+        timeout=30)
+    dash_duo.wait_for_contains_text("#meas-job-status", "Nothing was recomputed", timeout=10)
     assert np.allclose(_traces(dash_duo)[0][1], first)     # the last good view stays
     set_number(dash_duo, "#meas-trees", 6)
-    until(lambda: "vi-hidden" in dash_duo.find_element("#meas-error").get_attribute("class"), 30)
+    until(lambda: dash_duo.find_element("#meas-trees-error").text == "", 30)
 
     # no out-of-bag rows: MDI-oob is left out, with a sentence
     dash_duo.find_element("#meas-bootstrap input").click()
     dash_duo.wait_for_contains_text("#meas-warning", "MDI-oob is left out", timeout=30)
     until(lambda: [t[2] for t in _traces(dash_duo)] == ["mdi", "exact"], 30)
+
+    # a study's control too: its own sentence, and its curves stay
+    until(lambda: len(_traces(dash_duo, "#meas-bias-graph") or []) == 20, 60)
+    curves = _traces(dash_duo, "#meas-bias-graph")
+    set_number(dash_duo, "#meas-bias-n", 5001)
+    dash_duo.wait_for_contains_text("#meas-bias-n-error", "Sample size N must be a whole "
+                                    "number from 20 to 5,000, not 5,001.", timeout=30)
+    dash_duo.wait_for_contains_text("#meas-bias-job-status", "Nothing was recomputed",
+                                    timeout=10)
+    assert _traces(dash_duo, "#meas-bias-graph") == curves
     assert "Traceback" not in dash_duo.find_element("#vi-root").text
     assert dash_duo.get_logs() == []
 
@@ -405,8 +522,7 @@ def test_bad_input_is_a_sentence_on_the_page(dash_duo, dash_app):
     # a constant column
     rows = "\n".join(f"{i % 3},7,{i % 2}" for i in range(60))
     data = _upload("a,c,y\n" + rows, "const.csv")
-    visit(dash_duo, "/measures?" + datasource.data_query(data)
-          + "&trees=6&measures=mdi" + LIGHT)
+    visit(dash_duo, "/measures?" + data.query() + "&trees=6&measures=mdi" + LIGHT)
     dash_duo.wait_for_contains_text("#meas-error", "'c' has a single value", timeout=40)
     assert "Traceback" not in dash_duo.find_element("#vi-root").text
     assert dash_duo.get_logs() == []

@@ -1,0 +1,518 @@
+"""What the Measures page's three views compute and show.
+
+1. the importance measures of one scikit-learn forest side by side
+   (:func:`compute_forest`: the core's ``ImportanceResult`` of each measure,
+   cached one by one, and the exact MDI where the data has an exact
+   distribution);
+2. the noisy-feature protocol of Li et al. (2019), Table 1
+   (:func:`compute_auc`), and
+3. MDI and MDI-oob against min leaf size and depth, Figs 1-3
+   (:func:`compute_bias`): both the core's ``StudyResult`` of the runs that
+   finished, each run cached on its own.
+
+Each ``compute_*`` is a :class:`pages._ui.view.JobView`'s ``compute``: it stops
+between its cached pieces when Cancel asks (the result is then ``partial``),
+and with ``compute=False`` it only reads the cache (a download).  Figures come
+from :mod:`varimp_core.plots.measures`; the units of the importances come from
+the results.  :class:`Ticks` is the page's checklist parameter (the measures, the
+depth settings).  The Measures page (:mod:`pages.measures`) is this module's only user.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from itertools import zip_longest
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from dash import dcc
+from dash.dash_table.Format import Format, Scheme
+
+from varimp_core.measures.suite import DEFAULT_MEASURES, compute_measures, measures_frame
+from varimp_core.plots.measures import (make_auc_figure, make_bias_curves, make_measures_figure,
+                                        measure_label, scale_values)
+from varimp_core.problems.registry import get_problem
+from varimp_core.result import ImportanceResult
+from varimp_core.studies.noisy_protocol import (DEPTH_SETTINGS, LI2019_TABLE1, StudyResult,
+                                                bias_curve_summary, mdi_bias_curves,
+                                                noisy_feature_auc, summarise)
+
+from . import cache, datasource, limits, results
+from .common import safe_csv
+from .params import Param
+
+__all__ = ["Ticks", "MAIN_FOREST", "NEEDS_OOB", "STUDY_MAX_FEATURES", "STUDY_PROBLEMS",
+           "BIAS_GRIDS", "rows_params", "exact_params", "resolve_k", "measure_names",
+           "check_rows", "compute_forest", "view_from_dict", "measures_note",
+           "measures_warning", "measures_table", "render_forest", "measures_csv",
+           "compute_auc", "paper_value", "auc_table", "auc_note", "render_auc", "auc_csv",
+           "bias_units", "compute_bias", "bias_note", "render_bias", "bias_csv",
+           "csv_filename"]
+
+#: Measures computed on the main forest (one fit serves them all), and those needing OOB rows.
+MAIN_FOREST = ("mdi", "mdi_normalised", "mdi_oob", "mdi_in_sample", "naive_oob", "mda_oob")
+NEEDS_OOB = ("mdi_oob", "naive_oob", "mda_oob")
+#: "mtry" of Li et al. (2019), section 4, for the noisy-feature protocol.
+STUDY_MAX_FEATURES = 10
+STUDY_PROBLEMS = {"strobl-classification": "strobl:task=classification",
+                  "strobl-regression": "strobl:task=regression", "madelon": "madelon"}
+#: Grids of (min leaf size, max depth) of the bias curves; "full" is the paper's.
+BIAS_GRIDS = {"coarse": ((1, 2, 3, 5, 7, 10, 15, 20, 30, 40, 50),
+                         (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20)),
+              "full": (tuple(range(1, 51)), tuple(range(1, 21)))}
+
+
+@dataclass(frozen=True)
+class Ticks(Param):
+    """A parameter holding several of its ``choices``, at least one (``empty`` says so).
+
+    Its control is a checklist; in a URL its key repeats (``measures=mdi&measures=ranger``).
+    """
+
+    kind: str = "list"
+    empty: str = ""
+
+    def parse(self, raw, ctx):
+        chosen = {str(x).strip().lower() for x in ([raw] if isinstance(raw, str) else raw or ())}
+        allowed = [o["value"] for o in self.options(ctx)]
+        unknown = sorted(chosen - set(allowed) - {""})
+        if unknown:
+            raise ValueError(f"{unknown[0]!r} is unknown; use {', '.join(allowed)}")
+        if not chosen - {""}:
+            raise ValueError(self.empty)
+        return [v for v in allowed if v in chosen]
+
+    def component(self, cid, value, ctx):
+        return dcc.Checklist(id=cid, options=self.options(ctx), value=list(value),
+                             className="vi-check", labelStyle={"display": "flex"})
+
+
+# -- the data the measures use --------------------------------------------------------------
+def rows_params(data: Mapping[str, Any]) -> dict:
+    """Data parameters with rows: an exact distribution is replaced by a sample of it."""
+    data = datasource.canonical_params(data)
+    if data["source"] == "problem" and data["sampling"] == "exact":
+        return datasource.canonical_params({**data, "sampling": "sample"})
+    return data
+
+
+def exact_params(data: Mapping[str, Any]) -> dict | None:
+    """The exact distribution behind a built-in problem's data choice, or None."""
+    data = datasource.canonical_params(data)
+    if data["source"] != "problem":
+        return None
+    try:
+        problem = get_problem(data["problem"])
+    except ValueError:
+        return None
+    if not problem.has_exact or problem.task != "classification" \
+            or len(problem.variables) > limits.max_exact_features():
+        return None
+    return datasource.canonical_params({**data, "sampling": "exact"})
+
+
+def resolve_k(K: int | None, p: int) -> int:
+    """K itself, or scikit-learn's ``"sqrt"`` default :math:`\\lfloor\\sqrt{p}\\rfloor`."""
+    return max(1, int(math.sqrt(p))) if K is None else int(K)
+
+
+def measure_names(measures: Sequence[str]) -> str:
+    """``"MDI-oob and naive-oob"``: the measures' labels in a sentence."""
+    labels = [measure_label(m) for m in measures]
+    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+
+
+def check_rows(prepared, criterion: str) -> None:
+    """Sentences for data the measures cannot use (regression + Gini, constant columns)."""
+    if prepared.task == "regression" and criterion != "auto":
+        raise ValueError(f"The {criterion.capitalize()} impurity is for class labels, "
+                         f"and the target {prepared.target} is a regression target (numbers). "
+                         "Choose the automatic impurity (variance for regression), or a "
+                         "classification target on the Data page.")
+    X = prepared.X_numeric
+    const = [v for j, v in enumerate(prepared.variables) if np.all(X[:, j] == X[0, j])]
+    if const:
+        names = ", ".join(repr(v) for v in const[:5]) + (" \u2026" if len(const) > 5 else "")
+        raise ValueError(f"The input{'s' if len(const) > 1 else ''} {names} "
+                         f"{'have' if len(const) > 1 else 'has'} a single value in every row, so "
+                         "no tree can split on it and no measure can rank it. Remove it from "
+                         "the file and upload it again, or choose other data.")
+
+
+# -- 1. the measures side by side -------------------------------------------------------
+def compute_forest(settings: Mapping[str, Any], data, progress, *,
+                   compute: bool = True) -> dict:
+    """The measures of one forest, each cached on its own (a cancelled job keeps what it
+    finished; a new measure costs only itself), and the exact MDI where there is one.
+
+    Parameters
+    ----------
+    settings : mapping
+        The page's forest settings (scikit-learn's names, ``measures``, ``criterion``).
+    data : DataChoice
+        An exact distribution is sampled (:func:`rows_params`).
+    progress : pages._ui.jobs.Progress
+    compute : bool, default=True
+        False only reads the cache.
+
+    Returns
+    -------
+    out : dict
+        ``results`` (measure -> ``ImportanceResult.to_dict()``), ``exact`` (or None),
+        ``missing`` (not computed: cancelled), ``skipped`` (OOB measures without the
+        bootstrap), ``notes``, ``p``, ``K``, ``rows`` and ``partial``.
+    """
+    s, rows = settings, rows_params(data.as_dict)
+    load = results.make_loader(rows, progress)
+    p = data.n_features() or len(load().variables)
+    if s["max_features"] is not None and s["max_features"] > p:
+        raise ValueError(f"K must be a whole number from 1 to {p} (this data has {p} inputs), "
+                         f"got {s['max_features']}.")
+    k = resolve_k(s["max_features"], p)
+    skipped = [m for m in s["measures"] if m in NEEDS_OOB and not s["bootstrap"]]
+    wanted = [m for m in s["measures"] if m not in skipped]
+    if not wanted:
+        raise ValueError(f"{measure_names(skipped)} need{'s' if len(skipped) == 1 else ''} "
+                         "out-of-bag rows, and without the bootstrap every tree sees every row. "
+                         "Turn Bootstrap on, or tick another measure.")
+    fit = {n: s[n] for n in ("kind", "n_estimators", "min_samples_leaf", "max_depth",
+                             "bootstrap", "random_state")}
+    keys = {m: cache.key_for("meas-measure", rows, fit, s["criterion"], k, m) for m in wanted}
+    found = {m: cache.get_json(keys[m]) for m in wanted}
+    if compute and None in found.values():
+        prepared = load()
+        check_rows(prepared, s["criterion"])
+        todo = [m for m in wanted if found[m] is None]
+        batches = [b for b in ([m for m in todo if m in MAIN_FOREST],
+                               *([m] for m in todo if m not in MAIN_FOREST)) if b]
+        for i, batch in enumerate(batches):
+            if progress.should_stop():
+                break
+            text = f"Computing {measure_names(batch)}\u2026"
+            progress(i, len(batches) + 1, text)
+            out = compute_measures(
+                prepared.X_numeric, prepared.y, task=prepared.task, measures=batch,
+                max_features=k, criterion=None if s["criterion"] == "auto" else s["criterion"],
+                variables=list(prepared.variables), problem=prepared.source, **fit,
+                progress=lambda done, total, i=i, text=text: progress(
+                    round(i + done / total, 3), len(batches) + 1, text))
+            for m, r in out.items():
+                found[m] = r.to_dict()
+                cache.put_json(keys[m], found[m])
+    missing = [m for m in wanted if found[m] is None]
+    notes, exact, ep = [], None, exact_params(data.as_dict)
+    if rows != data.as_dict:
+        n = get_problem(rows["problem"]).default_samples
+        notes.append(f"The measures need rows, so they use N = {n:,} rows drawn from the exact "
+                     f"distribution (seed {rows['seed']}); choose a sample on the Data page to "
+                     "change them.")
+    if ep is not None:
+        kwargs = {"method": "exact", "max_features": k, "max_depth": s["max_depth"],
+                  "k_semantics": "sklearn",
+                  "criterion": "gini" if s["criterion"] == "auto" else s["criterion"]}
+        try:
+            if compute and not missing:
+                progress(0, None, "Computing the exact MDI\u2026")
+                exact = results.cached_importances(ep, kwargs, results.make_loader(ep))
+            else:
+                exact = results.peek_importances(ep, kwargs)
+        except ValueError as exc:  # the measures still show, with a sentence
+            notes.append(f"No exact values are drawn: {exc}")
+    return {"results": {m: found[m] for m in wanted if found[m] is not None},
+            "exact": None if exact is None else exact.to_dict(), "missing": missing,
+            "skipped": skipped, "notes": notes, "p": p, "K": k, "rows": rows,
+            "partial": bool(missing)}
+
+
+def view_from_dict(out: Mapping[str, Any]) -> dict:
+    """The side-by-side result with its core results rebuilt by the core's ``from_dict``."""
+    return {**out, "results": {m: ImportanceResult.from_dict(d)
+                               for m, d in out["results"].items()},
+            "exact": None if out["exact"] is None else ImportanceResult.from_dict(out["exact"])}
+
+
+def measures_note(view: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
+    """Sentences under the figure: what the bars and diamonds are."""
+    out = [f"K = {view['K']} of {view['p']} inputs drawn at each node"
+           + (" (\u221ap, scikit-learn's default)." if settings["max_features"] is None
+              else ".")]
+    units = {measure_label(m): r.units for m, r in view["results"].items()}
+    out.append("Units: " + "; ".join(f"{k} in {v}" for k, v in units.items()) + ". "
+               "Error bars: one standard error over trees (over permutation repeats for MDA, "
+               "held out).")
+    if view["exact"] is not None:
+        out.append(f"Black diamonds: the exact MDI of an infinite forest on the exact "
+                   f"distribution (impurity {view['exact'].units}, the same K drawn the "
+                   f"scikit-learn way, the same max depth), over the MDI bars. The min leaf "
+                   "size does not enter it; a finite sample, the bootstrap and a min leaf "
+                   "size above 1 move the bars away from it.")
+    elif exact_params(view["rows"]) is None:
+        out.append("No exact values: only built-in problems with an exact distribution "
+                   "(led, xor, sym) have them.")
+    return " ".join(view["notes"] + out)
+
+
+def measures_warning(view: Mapping[str, Any]) -> str:
+    """A sentence about measures left out (no bootstrap) or not finished (cancelled)."""
+    out = []
+    if view["skipped"]:
+        out.append(f"{measure_names(view['skipped'])} "
+                   f"{'is' if len(view['skipped']) == 1 else 'are'} left out: they need "
+                   "out-of-bag rows, and without the bootstrap every tree sees every row. Turn "
+                   "Bootstrap on to see them.")
+    if view["missing"]:
+        out.append(f"Cancelled before {measure_names(view['missing'])} finished: the figure "
+                   "and the table show the measures that did.")
+    return " ".join(out)
+
+
+def _number(v) -> float | None:
+    v = float(v)
+    return v if math.isfinite(v) else None
+
+
+def measures_table(view: Mapping[str, Any]) -> tuple[list, list]:
+    """DataTable columns (each naming its units) and rows: one row per variable (raw)."""
+    num = Format(precision=4, scheme=Scheme.decimal_or_exponent)
+    results, exact = view["results"], view["exact"]
+    cols = [{"name": "Variable", "id": "variable"}]
+    cols += [{"name": f"{measure_label(m)} ({r.units})", "id": m, "type": "numeric",
+              "format": num} for m, r in results.items()]
+    if exact is not None:
+        cols.append({"name": f"Exact MDI ({exact.units})", "id": "exact", "type": "numeric",
+                     "format": num})
+    first = next(iter(results.values()), None)
+    rows = []
+    for i, v in enumerate(first.variables if first is not None else ()):
+        row = {"variable": v, **{m: _number(r.importances[i]) for m, r in results.items()}}
+        if exact is not None:
+            row["exact"] = _number(exact.importances[i])
+        rows.append(row)
+    return cols, rows
+
+
+def render_forest(out: Mapping[str, Any], settings: Mapping[str, Any], data=None) -> tuple:
+    """Figure, table columns and rows, note, warning and its class of a computed view."""
+    view = view_from_dict(out)
+    if not view["results"]:
+        raise ValueError("No measure finished before the job was cancelled.")
+    scale = settings["scale"]
+    figure = make_measures_figure(view["results"], view["exact"], scale=scale)
+    figure.update_layout(height=None)  # the page sizes it
+    if scale == "raw":  # the axis names the units of the values it shows
+        shown = [*view["results"].values(), *([view["exact"]] if view["exact"] else [])]
+        units = ", ".join(dict.fromkeys(r.units for r in shown))  # the legend says whose
+        figure.update_yaxes(title_text=f"Importance ({units})")
+    cols, rows = measures_table(view)
+    warning = measures_warning(view)
+    return (figure, cols, rows, measures_note(view, settings), warning,
+            "vi-notes" if warning else "vi-hidden")
+
+
+def measures_csv(out: Mapping[str, Any], settings: Mapping[str, Any], data) -> tuple[str, str]:
+    """Tidy CSV (:func:`measures_frame`, with ``units``; ``scaled``: max |value| = 1 per
+    measure; the exact rows) and its file name."""
+    view = view_from_dict(out)
+    results = dict(view["results"])
+    if view["exact"] is not None:
+        results["exact_mdi"] = view["exact"]
+    df = measures_frame(results)
+    df["scaled"] = np.concatenate([scale_values(r.importances)[0] for r in results.values()])
+    return safe_csv(df), csv_filename("side-by-side", data.as_dict)
+
+
+# -- 2. the noisy-feature protocol (and the studies' pieces) -------------------------
+def _runs(units: Sequence[tuple], key, run, progress, compute: bool
+          ) -> tuple[pd.DataFrame | None, int]:
+    """The scores of each unit's StudyResult, in order: cached, else ``run(i, *unit)`` (when
+    ``compute`` and not cancelled) and cached; and how many units have them."""
+    parts = []
+    for i, unit in enumerate(units):
+        part = cache.get_json(key(*unit))
+        if part is None and compute and not progress.should_stop():
+            part = run(i, *unit).to_dict()
+            cache.put_json(key(*unit), part)
+        if part is not None:
+            parts.append(StudyResult.from_dict(part).scores)
+    return (pd.concat(parts, ignore_index=True) if parts else None), len(parts)
+
+
+def _study_out(scores, summary, done: int, total: int, **more) -> dict:
+    """The finished runs as one ``StudyResult.to_dict()``, and how many of ``total`` finished."""
+    study = None if scores is None else StudyResult(scores, summary, done < total).to_dict()
+    return {"study": study, "done": done, "total": total, "partial": done < total, **more}
+
+
+def compute_auc(settings: Mapping[str, Any], data, progress, *, compute: bool = True) -> dict:
+    """Table 1's AUC protocol (:func:`noisy_feature_auc`), one cached run per (depth setting,
+    seed), seeds outermost so that a cancelled study stays balanced.
+
+    Returns ``study`` (scores in :data:`DEPTH_SETTINGS` order, then seeds), ``done``,
+    ``total``, ``partial``, ``spec`` and ``max_features``.
+    """
+    s, spec = settings, STUDY_PROBLEMS[settings["problem"]]
+    units = [(d, seed) for seed in range(s["n_repeats"]) for d in s["depth_settings"]]
+
+    def run(i, depth, seed):
+        progress(i, len(units), f"Repetition {seed + 1} of {s['n_repeats']}, {depth} trees")
+        return noisy_feature_auc(problems=[spec], depth_settings=[depth], seeds=[seed],
+                                 n_estimators=s["n_estimators"], max_features=STUDY_MAX_FEATURES)
+
+    scores, done = _runs(units, lambda d, seed: cache.key_for(
+        "meas-auc-run", spec, d, seed, s["n_estimators"], STUDY_MAX_FEATURES,
+        list(DEFAULT_MEASURES)), run, progress, compute)
+    summary = None
+    if scores is not None:
+        rank = scores["depth_setting"].map(list(DEPTH_SETTINGS).index).to_numpy()
+        scores = scores.iloc[np.lexsort((scores["seed"].to_numpy(), rank))]
+        scores = scores.reset_index(drop=True)
+        summary = summarise(scores, ["problem", "task", "depth_setting", "measure"], "auc")
+    return _study_out(scores, summary, done, len(units), spec=spec,
+                      max_features=STUDY_MAX_FEATURES)
+
+
+def _cancelled(out: Mapping[str, Any], what: str, text: str) -> str:
+    """``text``, after how far a cancelled study got (``done`` of ``total`` ``what``)."""
+    if out["done"] < out["total"]:
+        text = f"Cancelled after {out['done']} of {out['total']} {what}. " + text
+    return text
+
+
+def _finished(out: Mapping[str, Any], cancelled: str) -> StudyResult:
+    """The study of the runs that finished (``cancelled`` says there are none)."""
+    if not out["done"]:
+        raise ValueError(cancelled)
+    return StudyResult.from_dict(out["study"])
+
+
+def paper_value(task: str, depth: str, measure: str, problem: str) -> float | None:
+    """The AUC of Li et al. (2019), Table 1 (strobl only), or None."""
+    if problem != "strobl":
+        return None
+    return LI2019_TABLE1.get((task, depth), {}).get(measure)
+
+
+def auc_table(summary) -> tuple[list, list]:
+    """One row per measure; per depth setting ``mean ± sd`` and the paper's value."""
+    depths = list(dict.fromkeys(summary["depth_setting"]))
+    cols = [{"name": "Measure", "id": "measure"}]
+    for d in depths:
+        cols += [{"name": f"{d.capitalize()}: mean \u00b1 sd", "id": d},
+                 {"name": f"{d.capitalize()}: paper", "id": f"{d}_paper"}]
+    rows = []
+    for m in dict.fromkeys(summary["measure"]):
+        row = {"measure": measure_label(m)}
+        for d in depths:
+            hit = summary[(summary["measure"] == m) & (summary["depth_setting"] == d)]
+            if hit.empty:
+                row[d] = "\u2014"
+            else:
+                s = hit.iloc[0]
+                row[d] = (f"{s['mean']:.2f} \u00b1 {s['std']:.2f} (n = {int(s['n'])})"
+                          if s["n"] > 1 else f"{s['mean']:.2f} (n = 1)")
+                ref = paper_value(s["task"], d, m, s["problem"])
+                row[f"{d}_paper"] = "\u2014" if ref is None else f"{ref:.2f}"
+        rows.append(row)
+    return cols, rows
+
+
+def auc_note(out: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
+    """What the study is, how it differs from the paper's run, and a cancelled study's size."""
+    problem = get_problem(out["spec"])
+    reps = settings["n_repeats"]
+    text = (f"{len(problem.variables)} inputs, {len(problem.relevant)} of them relevant; "
+            f"{settings['n_estimators']} trees with K = {out['max_features']} (mtry), "
+            f"{reps} repetition{'s' if reps > 1 else ''} (seeds 0 to {reps - 1}). AUC 1: every "
+            "relevant feature ranks above every noisy one; 0.5: chance; below 0.5: the "
+            "measure prefers noisy features.")
+    if problem.name == "strobl":
+        text += (" Black dashes: Li et al. (2019), Table 1 (100 trees, 40 repetitions; their "
+                 "MDA is the held-out permutation importance; they report no out-of-bag MDA).")
+    else:
+        text += " The paper has no madelon numbers (its second data set, ChIP, is not here)."
+    return _cancelled(out, "runs: the table and the plot show those", text)
+
+
+def render_auc(out: Mapping[str, Any], settings: Mapping[str, Any], data=None) -> tuple:
+    """Figure, table columns and rows, and note of a computed (or cancelled) study."""
+    study = _finished(out, "Cancelled before the first repetition finished.")
+    figure = make_auc_figure(study.scores)
+    figure.update_layout(height=None)
+    return (figure, *auc_table(study.summary), auc_note(out, settings))
+
+
+def auc_csv(out: Mapping[str, Any], settings: Mapping[str, Any], data=None) -> tuple[str, str]:
+    """Tidy CSV of the AUC scores with the paper's value on each row (blank when none)."""
+    df = _finished(out, "No repetition has finished.").scores.copy()
+    df["paper_auc"] = [paper_value(t, d, m, p) for t, d, m, p in
+                       zip(df["task"], df["depth_setting"], df["measure"], df["problem"])]
+    return safe_csv(df), csv_filename(f"auc-{settings['problem']}")
+
+
+# -- 3. MDI against min leaf size and depth ---------------------------------------------
+def bias_units(settings: Mapping[str, Any]) -> list[tuple[int, str, int]]:
+    """(seed, parameter, value) of each forest; the two grids interleaved, so that a
+    cancelled run draws both curves."""
+    leaf, depth = BIAS_GRIDS[settings["grid"]]
+    pairs = [u for pair in zip_longest(leaf, depth)
+             for u in zip(("min_samples_leaf", "max_depth"), pair) if u[1] is not None]
+    return [(seed, par, v) for seed in range(settings["n_repeats"]) for par, v in pairs]
+
+
+def compute_bias(settings: Mapping[str, Any], data, progress, *, compute: bool = True) -> dict:
+    """MDI and MDI-oob against min leaf size and depth (:func:`mdi_bias_curves`), one cached
+    forest per point of :func:`bias_units`: ``study``, ``done``, ``total``, ``partial``."""
+    s, units = settings, bias_units(settings)
+
+    def run(i, seed, par, value):
+        progress(i, len(units), f"Forest {i + 1} of {len(units)}")
+        return mdi_bias_curves(min_samples_leaf=[value] if par == "min_samples_leaf" else [],
+                               max_depth=[value] if par == "max_depth" else [],
+                               n_samples=s["n_samples"], n_estimators=s["n_estimators"],
+                               seeds=[seed])
+
+    scores, done = _runs(units, lambda seed, par, value: cache.key_for(
+        "meas-bias-forest", s["n_samples"], s["n_estimators"], seed, par, value), run,
+        progress, compute)
+    return _study_out(scores, None if scores is None else bias_curve_summary(scores), done,
+                      len(units))
+
+
+def bias_note(out: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
+    """What the curves show (Li et al. 2019, section 4, first simulation)."""
+    text = (f"N = {settings['n_samples']} rows: X1 ~ N(0, 1), X2 a fair bit, X3, X4, X5 with 4, "
+            "10 and 20 equally likely categories; P(Y = 1) = (1 + X2)/3, so only X2 is "
+            f"relevant. {settings['n_estimators']} trees, K = 2. Figs 1 and 2 of the paper: the "
+            "MDI of the noisy features falls as the min leaf size grows and rises with the "
+            "depth; Fig. 3: MDI-oob keeps them near 0.")
+    if settings["n_repeats"] > 1:
+        text += f" Mean over {settings['n_repeats']} data sets, with one standard error."
+    return _cancelled(out, "forests: the curves show those", text)
+
+
+def render_bias(out: Mapping[str, Any], settings: Mapping[str, Any], data=None) -> tuple:
+    """Figure and note of computed (or cancelled) curves."""
+    figure = make_bias_curves(_finished(out, "Cancelled before the first forest finished."))
+    figure.update_layout(height=None)
+    return figure, bias_note(out, settings)
+
+
+def bias_csv(out: Mapping[str, Any], settings=None, data=None) -> tuple[str, str]:
+    """CSV of the importance of every variable, forest and measure, and its file name."""
+    return (safe_csv(_finished(out, "No forest has finished.").scores),
+            csv_filename("bias-curves"))
+
+
+def csv_filename(what: str, data: Mapping[str, Any] | None = None) -> str:
+    """``varimp-measures-<what>[-<data>].csv`` with only safe characters."""
+    part = what
+    if data is not None:
+        data = datasource.canonical_params(data)
+        name = data.get("problem") if data["source"] == "problem" else (data.get("file")
+                                                                         or "upload")
+        part += "-" + re.sub(r"\.csv$", "", str(name), flags=re.I)
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", part).strip("-.")[:80]
+    return f"varimp-measures-{slug}.csv"
