@@ -64,13 +64,13 @@ def compute(settings, data: DataChoice, progress, cell=None) -> dict:
     for i, (name, (k, d, s)) in enumerate(runs.items()):
         progress(i, len(runs), f"Exact importances, K = {k}"
                  + (f", depth {d}" if d else "") + "\u2026")
-        kwargs = results.exact_reference({"method": "exact", "max_features": k,
-                                          "max_depth": d, "k_semantics": s})
+        kwargs = results.exact_reference({"method": "exact", "max_features": k,  # as the
+                                          "max_depth": d, "k_semantics": s})  # Importances page
         out[name] = results.cached_importances(data.as_dict, kwargs, load).to_dict()
     progress(len(runs), len(runs), "")
     if cell:
         try:
-            out["cell"] = CELL.settings(cell, Context(p=p))
+            out["cell"] = CELL.settings(cell if isinstance(cell, dict) else {}, Context(p=p))
             out["terms"] = cell_terms(data, load, out["k1"]["variables"], out["cell"], progress)
         except ValueError as exc:  # a sentence beside the terms; the heatmaps still show
             out["cell"], out["terms_error"] = None, jobs.error_message(exc)

@@ -41,7 +41,7 @@ class MaskingParams(ParamSet):
                                  "distribution.")
         elif "copy" in errors:
             errors["copy"] = f"{ctx.extra['problem']} has no variable {values['copy']} to copy."
-        return ({} if errors else settings), errors
+        return settings, errors
 
 
 PARAMS = MaskingParams(PREFIX, [
@@ -88,14 +88,21 @@ def compute_exact(s, data, progress) -> dict:
     """Exact importances of every variable for every K (or every depth)."""
     table = build_table(s)
     progress(0, 1, f"Exact recursion over {table.n_features} variables\u2026")
-    df = importance_vs_k(table, max_depth=_depth(s), k_semantics=s["k_semantics"]) \
-        if s["axis"] == "K" else importance_vs_depth(table, max_features=s["max_features"],
-                                                     k_semantics=s["k_semantics"])
+    if s["axis"] == "K":
+        df = importance_vs_k(table, max_depth=_depth(s), k_semantics=s["k_semantics"])
+    else:
+        df = importance_vs_depth(table, max_features=s["max_features"],
+                                 k_semantics=s["k_semantics"])
     progress(1, 1, "")
     return {"records": {c: df[c].tolist() for c in df.columns}, "x": s["axis"],
             "variables": list(table.variables), "information": df.attrs["information"],
             "p": table.n_features,  # add_noisy_copy names the copy of X5 "X5'"
             "copy_name": None if s["copy"] == NO_COPY else s["copy"] + "'"}
+
+
+def render_exact(out, s, data):
+    """The figures, the summary, and the settings the finite forests start from."""
+    return (*study.figures(out), [html.P(t) for t in study.summary_sentences(out, s)], s)
 
 
 def compute_sampled(s, data, progress, exact=None) -> dict:
@@ -115,17 +122,20 @@ def compute_sampled(s, data, progress, exact=None) -> dict:
             "note": f"{s['n_estimators']:,} trees per K grown."}
 
 
+def render_sampled(out, s, data, exact=None):
+    """The lines with the finite forests' points (none where there are none to draw)."""
+    lines = study.lines_figure(out["exact"], out["sampled"]) if "exact" in out else no_update
+    return lines, out["note"]
+
+
 EXACT = JobView(PREFIX, PARAMS, compute=compute_exact, data_store="masking-data",
-                render=lambda out, s, data: (*study.figures(out), study.summary(out, s), s),
+                render=render_exact,
                 outputs=[("masking-lines", "figure"), ("masking-bump", "figure"),
                          ("masking-delta", "figure"), ("masking-summary", "children"),
                          ("masking-exact", "data")],
                 disable=["masking-fieldset", *(PARAMS.id(n) for n in (  # dcc controls
                     "problem", "irrelevant", "copy", "flip", "max_features", "max_depth"))])
-FORESTS = JobView("masking-forests", SAMPLED, compute=compute_sampled,
-                  render=lambda out, s, data, exact: (study.lines_figure(
-                      out["exact"], out["sampled"]) if "exact" in out else no_update,
-                      out["note"]),
+FORESTS = JobView("masking-forests", SAMPLED, compute=compute_sampled, render=render_sampled,
                   extra=[("exact", Input("masking-exact", "data"))], data_store="masking-data",
                   outputs=[("masking-lines", "figure"), ("masking-forests-note", "children")],
                   disable=["masking-forests-fieldset"], what="The figure")
@@ -206,6 +216,7 @@ def layout(vi_data=None, **query):
                 dcc.Store(id="masking-exact"), *EXACT.stores(), *FORESTS.stores()],
         controls=controls, status=EXACT.status(),
         content=study.figure_cards())
+
 
 @callback(Output("masking-query", "data"), *PARAMS.inputs(), *SAMPLED.inputs(),
           prevent_initial_call=True)

@@ -13,6 +13,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
 from pages._ui import masking_study as study
+from pages._ui.datachoice import DataChoice
 from pages._ui.jobs import Progress
 from pages._ui.params import Context
 
@@ -43,7 +44,7 @@ def _exact(page, **kw):
 
 
 def _store(page):
-    return page.DataChoice.from_params({"problem": "led"}).to_store()
+    return DataChoice.from_params({"problem": "led"}).to_store()
 
 
 # -- state and URL ----------------------------------------------------------------
@@ -100,12 +101,14 @@ def test_k_and_depth_beyond_the_inputs_are_notes_not_clamps(page):
 
 def test_settings_from_controls_validates(page):
     ok = _values(irrelevant=2, max_features=3)
-    assert page.PARAMS.settings(ok, Context()) == {"problem": "led", "irrelevant": 2, "copy": "none",
-                                        "k_semantics": "id3", "axis": "K", "max_depth": "full"}
+    # No copy: no copy noise; against K: no K of the depth view.
+    assert page.PARAMS.settings(ok, Context()) == {
+        "problem": "led", "irrelevant": 2, "copy": "none", "k_semantics": "id3", "axis": "K",
+        "max_depth": "full"}
     for bad, words in [({"irrelevant": 7}, "irrelevant"), ({"copy": "X9"}, "no variable"),
                        ({"flip": 0.7, "copy": "X1"}, "(?i)copy noise"),
-                       ({"k_semantics": "x"}, "semantics"), ({"problem": "iris"},
-                                                             "LED, XOR or SYM"),
+                       ({"k_semantics": "x"}, "semantics"),
+                       ({"problem": "iris"}, "LED, XOR or SYM"),
                        ({"irrelevant": 1.5}, "whole"),
                        ({"axis": "depth", "max_features": 10}, "from 1 to 9")]:
         settings, errors = page.PARAMS.validate({**ok, **bad})
@@ -176,7 +179,7 @@ def test_over_budget_settings_raise_a_sentence(page):
 
 
 def test_sampled_points_belong_to_their_settings(page):
-    data = page.DataChoice.from_store(_store(page))
+    data = DataChoice.from_store(_store(page))
     exact = _settings(page, irrelevant=1)
     on = {"sampled": True, "n_estimators": 5, "random_state": 1}
     out = page.compute_sampled(on, data, Progress(None), exact=exact)

@@ -21,25 +21,25 @@ from .controls import card
 from .datasource import spec_from_options
 from .params import Context
 
-__all__ = ["PROBLEMS", "PRESETS", "UPLOAD_NOTE", "link_problem", "copy_note", "MAX_IRRELEVANT", "NO_COPY", "split_spec", "full_spec",
-           "problem_choices", "copy_choices", "depth_choices", "problem_context", "build_table", "figures", "lines_figure",
-           "summary_sentences", "summary", "figure_cards"]
+__all__ = ["PROBLEMS", "PRESETS", "MAX_IRRELEVANT", "NO_COPY", "split_spec", "full_spec",
+           "link_problem", "copy_note", "problem_context", "problem_choices", "copy_choices",
+           "depth_choices", "build_table", "figures", "lines_figure", "summary_sentences",
+           "figure_cards"]
 
 PROBLEMS = ("led", "xor", "sym")  # built-in problems with a small exact distribution
-MAX_IRRELEVANT = 6
-NO_COPY = "none"
 PRESETS = [("led", "LED \u2014 7 segments (Table 2)"),
            ("led:noise=0.1", "LED \u2014 segments flipped with probability 0.1"),
            ("xor", "XOR of 2 bits"), ("xor:relevant=3", "XOR of 3 bits"),
            ("sym", "SYM \u2014 2 bits, symmetric")]
+MAX_IRRELEVANT = 6
+NO_COPY = "none"
 
 
-#: The note of a link (or a session) whose data is an uploaded table.
-UPLOAD_NOTE = ("The Masking page needs a built-in problem with an exact distribution (LED, XOR "
-               "or SYM), so it shows LED; your uploaded table is still used by the other pages.")
+# -- the problem and its exact table ---------------------------------------------------------
+def _last(value):
+    return value[-1] if isinstance(value, (list, tuple)) and value else value
 
 
-# -- the exact table -----------------------------------------------------------------------
 def split_spec(text) -> tuple[str, int]:
     """``"led:irrelevant=3,noise=0.1"`` -> ``("led:noise=0.1", 3)``.
 
@@ -67,8 +67,29 @@ def full_spec(base: str, irrelevant: int) -> str:
     return spec_from_options(name, {**options, "irrelevant": irrelevant or None})
 
 
-def _last(value):
-    return value[-1] if isinstance(value, (list, tuple)) and value else value
+def link_problem(query: Mapping[str, Any], vi_data: Any = None) -> tuple[str, int, list]:
+    """The problem of a fresh page: the link's, else the session's when the page can show it.
+
+    Returns its base spec, its number of irrelevant bits and notes (LED, with a note, when
+    the page cannot show the problem).
+    """
+    session = vi_data.get("params") if isinstance(vi_data, Mapping) else None
+    session = session if isinstance(session, Mapping) else {}
+    if query.get("source") == "upload" or (
+            "problem" not in query and session.get("source") == "upload"):
+        return "led", 0, ["The Masking page needs a built-in problem with an exact "
+                          "distribution (LED, XOR or SYM), so it shows LED; your uploaded "
+                          "table is still used by the other pages."]
+    try:
+        return (*split_spec(query.get("problem", session.get("problem") or "led")), [])
+    except ValueError as exc:
+        return "led", 0, [str(exc)]
+
+
+def copy_note(copy, ctx: Context) -> str:
+    """The note of a link whose noisy copy ``copy`` is not a variable of its problem."""
+    return (f"The link's noisy copy of {str(_last(copy)).upper()} was ignored: "
+            f"{ctx.extra['problem']} has the variables {', '.join(ctx.extra['relevant'])}.")
 
 
 def problem_context(values: Mapping[str, Any]) -> Context:
@@ -96,29 +117,6 @@ def problem_choices(ctx: Context) -> list:
 def copy_choices(ctx: Context) -> list:
     """"No copy", then the relevant variables of the problem."""
     return [(NO_COPY, "No copy"), *((v, v) for v in ctx.extra.get("relevant", ()))]
-
-
-def link_problem(query: Mapping[str, Any], vi_data: Any = None) -> tuple[str, int, list]:
-    """The problem of a fresh page: the link's, else the session's when the page can show it.
-
-    Returns its base spec, its number of irrelevant bits and notes (LED, with a note, when
-    the page cannot show the problem).
-    """
-    session = vi_data.get("params") if isinstance(vi_data, Mapping) else None
-    session = session if isinstance(session, Mapping) else {}
-    if query.get("source") == "upload" or (
-            "problem" not in query and session.get("source") == "upload"):
-        return "led", 0, [UPLOAD_NOTE]
-    try:
-        return (*split_spec(query.get("problem", session.get("problem") or "led")), [])
-    except ValueError as exc:
-        return "led", 0, [str(exc)]
-
-
-def copy_note(copy, ctx: Context) -> str:
-    """The note of a link whose noisy copy ``copy`` is not a variable of its problem."""
-    return (f"The link's noisy copy of {str(_last(copy)).upper()} was ignored: "
-            f"{ctx.extra['problem']} has the variables {', '.join(ctx.extra['relevant'])}.")
 
 
 def depth_choices(ctx: Context) -> list:
@@ -202,11 +200,6 @@ def summary_sentences(exact: Mapping[str, Any], settings: Mapping[str, Any]) -> 
     if first != last:
         out.append(f"The order changes: {first} at K=1, {last} at K={p}.")
     return out
-
-
-def summary(exact: Mapping[str, Any], settings: Mapping[str, Any]) -> list:
-    """:func:`summary_sentences` as paragraphs."""
-    return [html.P(t) for t in summary_sentences(exact, settings)]
 
 
 
