@@ -5,63 +5,163 @@ from __future__ import annotations
 import dash
 from dash import Input, Output, State, callback, dash_table, dcc, html, no_update
 
+from pages._ui import cache, jobs, limits, results, state
 from pages._ui import controls as ui
-from pages._ui import dataviews, jobs, state
-from pages._ui import decomposition_logic as logic
-from pages._ui.datasource import data_feature_count
+from pages._ui import decomposition_render as draw
+from pages._ui.datachoice import DataChoice
 from pages._ui.page_frame import page_frame, table_style
+from pages._ui.params import Context, Param, ParamSet
+from pages._ui.view import JobView, context_for
+from varimp_core.exact.eqn3 import conditional_terms
+from varimp_core.plots.decomposition import pair_height
 
 dash.register_page(__name__, path="/decomposition", name="Decomposition", order=2,
                    title="varimp \u2014 Decomposition")
 
-PREFIX = logic.PREFIX
-TERMS = f"{PREFIX}-terms"  # second job panel: the terms of the clicked cell
-state.register_url_sync(PREFIX)
-_CONTROLS = ["decomp-k", "decomp-depth", "decomp-semantics"]
+PREFIX = "decomp"
+SEMANTICS_OPTIONS = [("id3", "id3: K of the unused variables"),
+                     ("sklearn", "sklearn: K of all p, constant ones skipped")]
 _TABLE_STYLE = table_style(["variable", "B"])
+
+PARAMS = ParamSet(PREFIX, [
+    Param("max_features", "K (right heatmap)", default=None, key="K", low=1,
+          high=lambda c: c.p or 10_000, what="K",
+          help=lambda c: "Variables drawn at each node"
+          + (f", 1 to {c.p}; K = {c.p} gives non-random trees." if c.p else ".")),
+    Param("max_depth", "Max depth q", default=None, key="depth", low=1, blank="full",
+          help="Blank grows the trees fully. A depth q keeps the degrees k < q "
+               "(Proposition 6); the others are greyed."),
+    Param("k_semantics", "K semantics", "choice", "id3", key="semantics",
+          choices=SEMANTICS_OPTIONS),
+])
+#: The clicked cell: in the URL only (a click on a heatmap sets it).
+CELL = ParamSet(PREFIX, [
+    Param("var", "Variable", "text", what="the cell's variable"),
+    Param("degree", "Degree", default=None, low=0, what="the cell's degree"),
+    Param("panel", "Panel", "choice", "K1", choices=[("K1", "K = 1"), ("K", "chosen K")]),
+])
+
+
+def compute(settings, data: DataChoice, progress, cell=None) -> dict:
+    """Exact results at K = 1 and K, fully grown and at the depth, and the cell's terms."""
+    load = results.make_loader(data.as_dict, progress)
+    p = data.n_features()
+    p = load().table.n_features if p is None else p
+    most = limits.max_exact_features()
+    if p > most:
+        raise ValueError(f"The decomposition is computed exactly, which handles at most "
+                         f"{most} inputs on this server; this data has {p}. Choose data with "
+                         "fewer inputs on the Data page.")
+    K, depth, sem = settings["max_features"], settings["max_depth"], settings["k_semantics"]
+    if K > p:
+        raise ValueError(f"K must be a whole number from 1 to {p} (this data has {p} inputs), "
+                         f"got {K}.")
+    runs = {"k1": (1, None, "id3"), "k": (K, None, sem)}
+    if depth is not None:
+        runs.update(k1_depth=(1, depth, "id3"), k_depth=(K, depth, sem))
+    out = {"p": p, "k1_depth": None, "k_depth": None, "cell": None, "terms": None,
+           "terms_error": ""}
+    for i, (name, (k, d, s)) in enumerate(runs.items()):
+        progress(i, len(runs), f"Exact importances, K = {k}"
+                 + (f", depth {d}" if d else "") + "\u2026")
+        kwargs = results.exact_reference({"method": "exact", "max_features": k,  # as the
+                                          "max_depth": d, "k_semantics": s})  # Importances page
+        out[name] = results.cached_importances(data.as_dict, kwargs, load).to_dict()
+    progress(len(runs), len(runs), "")
+    if cell:
+        try:
+            out["cell"] = CELL.settings(cell if isinstance(cell, dict) else {}, Context(p=p))
+            out["terms"] = cell_terms(data, load, out["k1"]["variables"], out["cell"], progress)
+        except ValueError as exc:  # a sentence beside the terms; the heatmaps still show
+            out["cell"], out["terms_error"] = None, jobs.error_message(exc)
+    return out
+
+
+def cell_terms(data: DataChoice, load, variables, cell, progress) -> dict:
+    """Level iii of Eqn 3 for the cell: every conditioning set B, cached per data and cell."""
+    var, degree = cell["var"], cell["degree"]
+    if var not in variables or not 0 <= degree < len(variables):
+        raise ValueError(f"The selected cell ({var}, k = {degree}) is not in this data; "
+                         "click a cell of the heatmap.")
+    progress(0, 1, f"Terms of {var} at k = {degree}\u2026")
+
+    def terms():
+        df = conditional_terms(load().table, var, degree)
+        return {c: df[c].tolist() for c in df.columns}
+
+    return cache.get_or_compute(cache.key_for("eqn3-terms", data.as_dict, var, degree), terms)
+
+
+def render(out, settings, data, cell=None):
+    r = draw.render(draw.view_from_dict(out), settings)
+    terms = r["terms"]
+    graph = None if terms["figure"] is None else dcc.Graph(
+        id="decomp-terms-graph", figure=terms["figure"], className="vi-figure",
+        config={"displaylogo": False})
+    return (r["figure"], {"height": f"{r['height']}px"}, r["columns"], r["rows"], r["summary"],
+            graph, terms["columns"], terms["rows"], terms["note"], out["terms_error"],
+            "vi-error" if out["terms_error"] else "vi-hidden")
+
+
+def url(settings, data: DataChoice, cell=None) -> str:
+    """The page's URL query: data, settings and the selected cell."""
+    parts = (data.query(), PARAMS.query(settings), CELL.query(cell or {}))
+    return "&".join(q for q in parts if q)
+
+
+VIEW = JobView(PREFIX, PARAMS, compute=compute, render=render, data_store="decomp-data",
+               extra=[("cell", Input("decomp-cell", "data"))],
+               outputs=[("decomp-graph", "figure"), ("decomp-graph", "style"),
+                        ("decomp-totals", "columns"), ("decomp-totals", "data"),
+                        ("decomp-summary", "children"), ("decomp-terms-figure", "children"),
+                        ("decomp-terms-table", "columns"), ("decomp-terms-table", "data"),
+                        ("decomp-terms-note", "children"), ("decomp-terms-error", "children"),
+                        ("decomp-terms-error", "className")],
+               query_store="decomp-query", url=url, disable=["decomp-fieldset"],
+               what="The heatmaps")
+VIEW.register()
+state.register_url_sync(PREFIX)
+
+
+def initial_values(query, ctx: Context) -> tuple[dict, dict | None, list[str]]:
+    """Control values (K = p unless the link says), the link's cell, and notes."""
+    values, notes = PARAMS.from_url(query, ctx)
+    if values["max_features"] is None:
+        values["max_features"] = ctx.p or 1
+    cell, more = CELL.from_url(query, ctx)
+    if cell["var"] is None or cell["degree"] is None:
+        cell = None
+    return values, cell, notes + more
 
 
 def layout(vi_data=None, **query):
-    start = logic.initial_state(query, vi_data)
-    v, p = start["values"], start["p"]
+    data, notes = DataChoice.from_page(query, vi_data)
+    ctx = context_for(data)
+    values, cell, more = initial_values(query, ctx)
     settings = html.Fieldset(id="decomp-fieldset", className="vi-fieldset", children=[
-        ui.card(
-            "Trees",
-            ui.field("K (right heatmap)", ui.number_input("decomp-k", v["K"], min=1, max=p),
-                     help="Variables drawn at each node"
-                          + (f", 1 to {p}; K = {p} gives non-random trees." if p else ".")),
-            ui.field("Max depth q", ui.number_input("decomp-depth", v["depth"], min=1,
-                                                    placeholder="full"),
-                     help="Blank grows the trees fully. A depth q keeps the degrees k < q "
-                          "(Proposition 6); the others are greyed."),
-            ui.field("K semantics", dcc.RadioItems(
-                id="decomp-semantics", options=logic.SEMANTICS_OPTIONS, value=v["semantics"],
-                className="vi-radio", labelStyle={"display": "flex"})),
-        ),
-    ])
+        ui.card("Trees", *PARAMS.fields(values, ctx))])
     return page_frame(
-        PREFIX, title="Decomposition", notes=start["notes"],
+        PREFIX, title="Decomposition", notes=notes + more, data_label=data.label(),
         lead="Each importance split by the degree k of interaction: the size of the "
              "conditioning set B (Figure 2 of Louppe et al. 2013). Left: totally randomized "
              "trees (K = 1), where every term of Eqn 3 counts with its weight. Right: the "
              "chosen K, where masking moves importance between cells. Both use one colour "
              "scale, in bits. Click a cell to list its conditioning sets.",
-        stores=[state.query_store(PREFIX, start["query"]),
-                dcc.Store(id="decomp-data-params", data=start["data"]),
-                dcc.Store(id="decomp-cell", data=start["cell"])],
-        controls=settings,
+        stores=[state.query_store(PREFIX, data.query()),
+                dcc.Store(id="decomp-data", data=data.to_store()),
+                dcc.Store(id="decomp-cell", data=cell), *VIEW.stores()],
+        controls=settings, status=VIEW.status(),
         content=[
             ui.card("By degree k",
                     dcc.Graph(id="decomp-graph", config={"displaylogo": False},
                               className="vi-figure",
-                              style={"height": f"{logic.figure_height(p)}px"}),
+                              style={"height": f"{pair_height(ctx.p or 7)}px"}),
                     html.P(id="decomp-summary", className="vi-help")),
             ui.card("Totals",
                     dash_table.DataTable(id="decomp-totals", columns=[], data=[],
                                          **_TABLE_STYLE)),
             ui.card("Terms of the selected cell",
-                    jobs.job_panel(TERMS),
-                    dataviews.error_box(None, id="decomp-terms-error"),
+                    html.Div(id="decomp-terms-error", className="vi-hidden"),
                     html.P("Click a cell of a heatmap to list its conditioning sets B.",
                            id="decomp-terms-note", className="vi-help"),
                     html.Div(id="decomp-terms-figure"),
@@ -71,78 +171,27 @@ def layout(vi_data=None, **query):
         ])
 
 
-@callback(
-    Output("decomp-query", "data"),
-    *(Input(i, "value") for i in _CONTROLS),
-    Input("decomp-cell", "data"),
-    State("decomp-data-params", "data"),
-    prevent_initial_call=True,
-)
-def write_query(k, depth, semantics, cell, data):
+def cell_from_click(click_data, figure) -> dict | None:
+    """The cell ``{"var", "degree", "panel"}`` of a heatmap click, or None.
+
+    The variables are the first trace's ``y`` of the figure (as the browser holds it);
+    a trace on the second x axis belongs to the right panel (``"K"``).
+    """
+    traces = (figure or {}).get("data") or []
     try:
-        settings = logic.settings_from_controls(K=k, depth=depth, semantics=semantics)
-    except ValueError:
-        return no_update
-    return logic.page_query(data, settings, cell)
+        point = click_data["points"][0]
+        var, degree = str(point["y"]), int(point["x"])
+        trace = traces[int(point.get("curveNumber", 0))]
+        variables = list(traces[0]["y"])
+    except (TypeError, KeyError, IndexError, ValueError):
+        return None
+    if var not in variables or not 0 <= degree < len(variables):
+        return None
+    return {"var": var, "degree": degree, "panel": "K" if trace.get("xaxis") == "x2" else "K1"}
 
 
 @callback(Output("decomp-cell", "data"), Input("decomp-graph", "clickData"),
           State("decomp-graph", "figure"), prevent_initial_call=True)
 def select_cell(click, figure):
-    cell = logic.cell_from_click(click, figure)
+    cell = cell_from_click(click, figure)
     return cell if cell is not None else no_update
-
-
-@callback(
-    Output("decomp-graph", "figure"),
-    Output("decomp-graph", "style"),
-    Output("decomp-totals", "columns"),
-    Output("decomp-totals", "data"),
-    Output("decomp-summary", "children"),
-    Output("decomp-error", "children"),
-    Output("decomp-error", "className"),
-    jobs.status_output(PREFIX),
-    *(Input(i, "value") for i in _CONTROLS),
-    State("decomp-data-params", "data"),
-    State("decomp-totals", "data"),
-    **jobs.background_options(PREFIX, disable=["decomp-fieldset"]),
-)
-def compute(set_progress, k, depth, semantics, data, shown):
-    progress = jobs.Progress(set_progress)
-    try:
-        settings = logic.settings_from_controls(K=k, depth=depth, semantics=semantics,
-                                                p=data_feature_count(data))
-        out = logic.render(logic.compute_view(data, settings, progress=progress), settings)
-    except Exception as exc:  # a sentence on the page, never a traceback
-        message = jobs.failure_message(exc, bool(shown), "The heatmaps")
-        return (*[no_update] * 5, message, "vi-error", "")
-    return (out["figure"], {"height": f"{out['height']}px"}, out["columns"], out["rows"],
-            out["summary"], "", "vi-hidden", jobs.done_message(progress))
-
-
-@callback(
-    Output("decomp-terms-figure", "children"),
-    Output("decomp-terms-table", "columns"),
-    Output("decomp-terms-table", "data"),
-    Output("decomp-terms-note", "children"),
-    Output("decomp-terms-error", "children"),
-    Output("decomp-terms-error", "className"),
-    jobs.status_output(TERMS),
-    Input("decomp-cell", "data"),
-    *(Input(i, "value") for i in _CONTROLS),
-    State("decomp-data-params", "data"),
-    **jobs.background_options(TERMS),
-)
-def show_terms(set_progress, cell, k, depth, semantics, data):
-    if not cell:
-        return (*[no_update] * 4, "", "vi-hidden", "")
-    progress = jobs.Progress(set_progress)
-    try:
-        settings = logic.settings_from_controls(K=k, depth=depth, semantics=semantics,
-                                                p=data_feature_count(data))
-        out = logic.render_terms(logic.terms_view(data, settings, cell, progress=progress))
-    except Exception as exc:  # a sentence on the page, never a traceback
-        return (*[no_update] * 4, jobs.error_message(exc), "vi-error", "")
-    graph = dcc.Graph(id="decomp-terms-graph", figure=out["figure"], className="vi-figure",
-                      config={"displaylogo": False})
-    return graph, out["columns"], out["rows"], out["note"], "", "vi-hidden", ""

@@ -1,114 +1,208 @@
-"""Masking page: importances against K or depth, irrelevant variables, a noisy copy."""
+"""Masking page: importances against K or depth, irrelevant variables, a noisy copy.
+
+The page builds its own exact tables from its controls (:mod:`pages._ui.masking_study`) and
+gets every K or depth at once from :mod:`varimp_core.studies.masking`.  Its data store holds
+the built-in LED only because a :class:`JobView` needs a data choice; it plays no part.
+"""
 
 from __future__ import annotations
 
+from typing import Mapping
+
 import dash
-from dash import Input, Output, State, callback, clientside_callback, dcc, html, no_update
+from dash import Input, Output, State, callback, dcc, html, no_update
 
 from pages._ui import controls as ui
-from pages._ui import jobs, limits, state
-from pages._ui import masking_logic as logic
-from pages._ui.page_frame import job_outputs, page_frame
-from varimp_core.plots.masking import make_delta_heatmap, make_k_lines, make_rank_bump
-from varimp_core.studies.masking import importance_change
+from pages._ui import limits, state
+from pages._ui import masking_study as study
+from pages._ui.masking_study import NO_COPY, build_table, full_spec, problem_context
+from pages._ui.datachoice import DataChoice
+from pages._ui.page_frame import page_frame
+from pages._ui.params import Context, Param, ParamSet
+from pages._ui.view import JobView
+from varimp_core.problems.registry import get_problem
+from varimp_core.studies.masking import importance_vs_depth, importance_vs_k, sampled_vs_k
 
 dash.register_page(__name__, path="/masking", name="Masking", order=3,
                    title="varimp \u2014 Masking")
 
-PREFIX = logic.PREFIX
-TREES = f"{PREFIX}-trees"          # prefix of the sampled-forest job
+PREFIX = "masking"
+MAX_TREES = 2000  # the page's cap; VARIMP_MAX_TREES may lower it (pages._ui.limits)
+
+
+class MaskingParams(ParamSet):
+    """The page's parameters; their bounds depend on the problem the values build."""
+
+    def validate(self, values, ctx=None):
+        ctx = problem_context(values)
+        settings, errors = super().validate(values, ctx)
+        if "problem" in errors:
+            errors["problem"] = ("Choose LED, XOR or SYM: the Masking page needs a small exact "
+                                 "distribution.")
+        elif "copy" in errors:
+            errors["copy"] = f"{ctx.extra['problem']} has no variable {values['copy']} to copy."
+        return settings, errors
+
+
+PARAMS = MaskingParams(PREFIX, [
+    Param("problem", "Problem", "choice", "led", choices=study.problem_choices,
+          control="dropdown"),
+    Param("irrelevant", "Irrelevant variables", default=0, low=0, high=study.MAX_IRRELEVANT,
+          control="slider", what="number of irrelevant variables",
+          help="Independent fair bits appended to the inputs. At K=1 they change nothing "
+               "(Theorem 5); at K>1 they damp masking."),
+    Param("copy", "Copy of", "choice", NO_COPY, control="dropdown", what="noisy copy",
+          choices=study.copy_choices),
+    Param("flip", "Noise of the copy", "float", 0.1, low=0.0, high=0.5, step=0.05,
+          control="slider", what="copy noise", applies=lambda s: s.get("copy") != NO_COPY,
+          help="Probability that the copy differs from the original (0: exact copy). "
+               "The copy is added to the exact distribution, so values stay exact."),
+    Param("k_semantics", "K semantics", "choice", "id3", key="semantics",
+          choices=[("id3", "id3 (Louppe et al.)"), ("sklearn", "scikit-learn")],
+          help="scikit-learn counts used and constant variables towards K, so it does not "
+               "reproduce Table 2 for K \u2265 2."),
+    Param("axis", "Against", "choice", "K", what="x axis",
+          choices=[("K", "K"), ("depth", "Maximum depth")]),
+    Param("max_features", "K of every tree", default=1, key="K", low=1, high=lambda c: c.p,
+          control="slider", what="K", applies=lambda s: s.get("axis") == "depth"),
+    Param("max_depth", "Maximum depth of every tree", "choice", "full", key="depth",
+          control="dropdown", what="maximum depth", applies=lambda s: s.get("axis") == "K",
+          choices=study.depth_choices),
+])
+SAMPLED = ParamSet(PREFIX, [
+    Param("sampled", "Finite forests", "bool", False, help="Show finite forests (K view)"),
+    Param("n_estimators", "Trees per K", default=200, key="trees", low=1,
+          high=lambda c: limits.max_trees(MAX_TREES), what="number of trees",
+          applies=lambda s: s.get("sampled"),
+          help=lambda c: limits.at_most_help(limits.max_trees(MAX_TREES))),
+    Param("random_state", "Seed", default=0, key="tree_seed", low=0, high=2**32 - 1,
+          applies=lambda s: s.get("sampled")),
+])
+
+
+def _depth(s):
+    return None if s["max_depth"] == "full" else s["max_depth"]
+
+
+def compute_exact(s, data, progress) -> dict:
+    """Exact importances of every variable for every K (or every depth)."""
+    table = build_table(s)
+    progress(0, 1, f"Exact recursion over {table.n_features} variables\u2026")
+    if s["axis"] == "K":
+        df = importance_vs_k(table, max_depth=_depth(s), k_semantics=s["k_semantics"])
+    else:
+        df = importance_vs_depth(table, max_features=s["max_features"],
+                                 k_semantics=s["k_semantics"])
+    progress(1, 1, "")
+    return {"records": {c: df[c].tolist() for c in df.columns}, "x": s["axis"],
+            "variables": list(table.variables), "information": df.attrs["information"],
+            "p": table.n_features,  # add_noisy_copy names the copy of X5 "X5'"
+            "copy_name": None if s["copy"] == NO_COPY else s["copy"] + "'"}
+
+
+def render_exact(out, s, data):
+    """The figures, the summary, and the settings the finite forests start from."""
+    return (*study.figures(out), [html.P(t) for t in study.summary_sentences(out, s)], s)
+
+
+def compute_sampled(s, data, progress, exact=None) -> dict:
+    """Finite forests for every K, and the exact values of the settings ``exact``."""
+    if not isinstance(exact, Mapping):
+        return {"note": "No sampled forests without exact values for these settings."
+                if s["sampled"] else ""}
+    shown, exact, _ = EXACT.run(exact, data.to_store())
+    if not s["sampled"]:
+        return {"exact": shown, "sampled": None, "note": ""}
+    if exact["axis"] != "K":
+        return {"note": "Sampled forests are shown against K; switch the view to K."}
+    df = sampled_vs_k(build_table(exact), n_estimators=s["n_estimators"],
+                      random_state=s["random_state"], max_depth=_depth(exact),
+                      k_semantics=exact["k_semantics"], progress=progress)
+    return {"exact": shown, "sampled": {c: df[c].tolist() for c in df.columns},
+            "note": f"{s['n_estimators']:,} trees per K grown."}
+
+
+def render_sampled(out, s, data, exact=None):
+    """The lines with the finite forests' points (none where there are none to draw)."""
+    lines = study.lines_figure(out["exact"], out["sampled"]) if "exact" in out else no_update
+    return lines, out["note"]
+
+
+EXACT = JobView(PREFIX, PARAMS, compute=compute_exact, data_store="masking-data",
+                render=render_exact,
+                outputs=[("masking-lines", "figure"), ("masking-bump", "figure"),
+                         ("masking-delta", "figure"), ("masking-summary", "children"),
+                         ("masking-exact", "data")],
+                disable=["masking-fieldset", *(PARAMS.id(n) for n in (  # dcc controls
+                    "problem", "irrelevant", "copy", "flip", "max_features", "max_depth"))])
+FORESTS = JobView("masking-forests", SAMPLED, compute=compute_sampled, render=render_sampled,
+                  extra=[("exact", Input("masking-exact", "data"))], data_store="masking-data",
+                  outputs=[("masking-lines", "figure"), ("masking-forests-note", "children")],
+                  disable=["masking-forests-fieldset"], what="The figure")
+EXACT.register()
+FORESTS.register()
 state.register_url_sync(PREFIX)
 
-_CONTROLS = [f"{PREFIX}-{n}" for n in ("problem", "irrelevant", "copy", "flip", "k", "depth")]
-#: The controls of the exact computation and the settings they give.
-_SETTINGS = [f"{PREFIX}-{n}" for n in ("problem", "irrelevant", "copy", "flip", "semantics",
-                                        "axis", "k", "depth")]
-_KEYS = ("base", "irrelevant", "copy", "flip", "semantics", "axis", "k", "depth")
-_GRAPH_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "svg"}}
+
+def initial_values(query, vi_data=None) -> tuple[dict, list[str]]:
+    """Control values of a fresh page, and notes on the link's values that were ignored."""
+    query = dict(query or {})
+    query["problem"], query["irrelevant"], notes = study.link_problem(query, vi_data)
+    ctx = problem_context(query)
+    try:
+        PARAMS.by_name["copy"].parse(query.get("copy", NO_COPY), ctx)
+    except ValueError:
+        notes.append(study.copy_note(query.pop("copy"), ctx))
+    values, more = PARAMS.from_url(query, problem_context(query))
+    forests, most = SAMPLED.from_url(query, Context())
+    return {**values, **forests}, notes + more + most
 
 
-def _marks(low: int, high: int) -> dict:
-    return {i: str(i) for i in range(low, high + 1)}
+def page_query(values) -> str | None:
+    """The URL query of control values (None when one cannot be used).
 
-
-def _depth_options(p: int) -> list[dict]:
-    return [{"label": "Full (no limit)", "value": "full"}] + [
-        {"label": str(d), "value": d} for d in range(1, p)]
-
-
-def _graph(name: str, height: str) -> dcc.Graph:
-    return dcc.Graph(id=f"{PREFIX}-{name}", figure=logic.placeholder_figure(),
-                     config=_GRAPH_CONFIG, style={"height": height})
+    The problem carries its irrelevant bits, other values are written when they are not
+    their defaults, and the K or depth the axis does not use is kept (switching the axis
+    back restores it).
+    """
+    settings, errors = PARAMS.validate(values)
+    forests, more = SAMPLED.validate(values, Context())
+    if errors or more:
+        return None
+    for name in ("max_features", "max_depth"):
+        try:
+            settings.setdefault(name, PARAMS.by_name[name].parse(values[name],
+                                                                 problem_context(values)))
+        except ValueError:
+            pass
+    settings.update(forests, problem=full_spec(settings["problem"], settings.pop("irrelevant")))
+    kept = {n: v for n, v in settings.items()
+            if n == "problem" or v != (PARAMS.by_name.get(n) or SAMPLED.by_name[n]).default}
+    return "&".join(q for q in (PARAMS.query(kept), SAMPLED.query(kept)) if q)
 
 
 def layout(vi_data=None, **query):
-    s, notes = logic.initial_state(query, vi_data)
-    p = logic.n_inputs(s["base"], s["irrelevant"], s["copy"])
-    by_depth = s["axis"] == "depth"
-    most_trees = limits.max_trees(logic.MAX_TREES)
-    settings_card = ui.card(
-        "Inputs",
-        ui.field("Problem", dcc.Dropdown(
-            id=f"{PREFIX}-problem", options=logic.problem_options(s["base"]), value=s["base"],
-            clearable=False, searchable=False, className="vi-dropdown")),
-        html.P(logic.problem_description(s["base"]), id=f"{PREFIX}-problem-help",
-               className="vi-help"),
-        ui.field("Irrelevant variables", dcc.Slider(
-            id=f"{PREFIX}-irrelevant", min=0, max=logic.MAX_IRRELEVANT, step=1,
-            value=s["irrelevant"], marks=_marks(0, logic.MAX_IRRELEVANT)),
-            help="Independent fair bits appended to the inputs. At K=1 they change nothing "
-                 "(Theorem 5); at K>1 they damp masking."),
-    )
-    copy_card = ui.card(
-        "Noisy copy",
-        ui.field("Copy of", dcc.Dropdown(
-            id=f"{PREFIX}-copy", options=logic.copy_options(s["base"]),
-            value=s["copy"] or logic.NO_COPY, clearable=False, searchable=False,
-            className="vi-dropdown")),
-        ui.field("Noise of the copy", dcc.Slider(
-            id=f"{PREFIX}-flip", min=0, max=logic.MAX_FLIP, step=0.05, value=s["flip"],
-            marks={0: "0", 0.1: "0.1", 0.2: "0.2", 0.3: "0.3", 0.4: "0.4", 0.5: "0.5"}),
-            help="Probability that the copy differs from the original (0: exact copy). "
-                 "The copy is added to the exact distribution, so values stay exact."),
-    )
-    trees_card = ui.card(
-        "Trees",
-        ui.field("K semantics", dcc.RadioItems(
-            id=f"{PREFIX}-semantics", value=s["semantics"], className="vi-radio",
-            options=[{"label": "id3 (Louppe et al.)", "value": "id3"},
-                     {"label": "scikit-learn", "value": "sklearn"}]),
-            help="scikit-learn counts used and constant variables towards K, so it does not "
-                 "reproduce Table 2 for K \u2265 2."),
-        ui.field("Against", dcc.RadioItems(
-            id=f"{PREFIX}-axis", value=s["axis"], className="vi-radio",
-            options=[{"label": "K", "value": "K"}, {"label": "Maximum depth", "value": "depth"}])),
-        ui.field("K of every tree", dcc.Slider(
-            id=f"{PREFIX}-k", min=1, max=p, step=1, value=s["k"], marks=_marks(1, p)),
-            id=f"{PREFIX}-k-field", className="" if by_depth else "vi-hidden"),
-        ui.field("Maximum depth of every tree", dcc.Dropdown(
-            id=f"{PREFIX}-depth", options=_depth_options(p),
-            value=s["depth"] if s["depth"] is not None else "full", clearable=False,
-            searchable=False, className="vi-dropdown"),
-            id=f"{PREFIX}-depth-field", className="vi-hidden" if by_depth else ""),
-    )
-    sampled_card = ui.card(
-        "Sampled forests",
-        html.Fieldset(id=f"{TREES}-fieldset", className="vi-fieldset", children=[
-            dcc.Checklist(id=f"{PREFIX}-sampled", className="vi-check",
-                          options=[{"label": "Show finite forests (K view)", "value": "on"}],
-                          value=["on"] if s["sampled"] else []),
-            html.Div(className="vi-row", children=[
-                ui.field("Trees per K", ui.number_input(
-                    f"{PREFIX}-trees", s["trees"], min=1, max=most_trees),
-                    help=limits.at_most_help(most_trees)),
-                ui.field("Seed", ui.number_input(
-                    f"{PREFIX}-forest-seed", s["forest_seed"], min=0, max=2**32 - 1)),
-            ]),
-        ]),
-        html.P("Open diamonds: mean over the trees of a forest grown on the exact "
-               "distribution, with bars of \u00b12 standard errors.", className="vi-help"),
-        jobs.job_panel(TREES),
-    )
+    values, notes = initial_values(query, vi_data)
+    ctx = problem_context(values)
+    f = dict(zip(PARAMS.names, PARAMS.fields(values, ctx)))
+    f["flip"] = PARAMS.field("flip", values["flip"], ctx)  # shown with or without a copy
+    f["flip"].children[1].marks = {v: f"{v:g}" for v in (0, 0.1, 0.2, 0.3, 0.4, 0.5)}
+    s = {n: SAMPLED.field(n, values[n], ctx) for n in SAMPLED.names}
+    help_ = html.P(get_problem(values["problem"]).description, id="masking-problem-help",
+                   className="vi-help")
+    controls = [
+        html.Fieldset(id="masking-fieldset", className="vi-fieldset", children=[
+            ui.card("Inputs", f["problem"], help_, f["irrelevant"]),
+            ui.card("Noisy copy", f["copy"], f["flip"]),
+            ui.card("Trees", f["k_semantics"], f["axis"], f["max_features"], f["max_depth"])]),
+        ui.card("Sampled forests", s["sampled"],  # outside the fieldset a job disables
+                html.Fieldset(html.Div([s["n_estimators"], s["random_state"]],
+                                       className="vi-row"),
+                              id="masking-forests-fieldset", className="vi-fieldset"),
+                html.P("Open diamonds: mean over the trees of a forest grown on the exact "
+                       "distribution, with bars of \u00b12 standard errors.",
+                       className="vi-help"),
+                html.P(id="masking-forests-note", className="vi-help"), *FORESTS.status())]
     return page_frame(
         PREFIX, title="Masking", notes=notes,
         lead="Totally randomized trees (K=1) credit every variable with all of its "
@@ -116,124 +210,40 @@ def layout(vi_data=None, **query):
              "each node, so strong variables mask weaker ones that carry the same "
              "information, and the ranking can change. Values are exact: the infinite "
              "forest on the exact distribution.",
-        stores=[state.query_store(PREFIX, logic.page_query(
-                    logic.settings_from_state(s), sampled=s["sampled"], trees=s["trees"],
-                    forest_seed=s["forest_seed"], k=s["k"], depth=s["depth"])),
-                dcc.Store(id=f"{PREFIX}-exact"), dcc.Store(id=f"{PREFIX}-sampled-data")],
-        controls=[html.Fieldset(id=f"{PREFIX}-fieldset", className="vi-fieldset",
-                                children=[settings_card, copy_card, trees_card]),
-                  sampled_card],
-        content=[
-            ui.card("Importance", _graph("lines", "460px"),
-                    html.Div(id=f"{PREFIX}-summary", className="vi-description"),
-                    className="vi-figure"),
-            html.Div(style={"display": "grid", "gap": "1rem",
-                            "gridTemplateColumns": "repeat(auto-fit, minmax(380px, 1fr))"},
-                     children=[
-                         ui.card("Rank", _graph("bump", "420px"), className="vi-figure"),
-                         ui.card("Change from the first column", _graph("delta", "420px"),
-                                 className="vi-figure"),
-                     ]),
-        ])
+        stores=[state.query_store(PREFIX, page_query(values) or ""),
+                dcc.Store(id="masking-data",
+                          data=DataChoice.from_params({"problem": "led"}).to_store()),
+                dcc.Store(id="masking-exact"), *EXACT.stores(), *FORESTS.stores()],
+        controls=controls, status=EXACT.status(),
+        content=study.figure_cards())
 
 
-@callback(Output(f"{PREFIX}-copy", "options"), Output(f"{PREFIX}-copy", "value"),
-          Output(f"{PREFIX}-problem-help", "children"), Input(f"{PREFIX}-problem", "value"),
-          State(f"{PREFIX}-copy", "value"), prevent_initial_call=True)
-def show_problem(base, copy):
-    return logic.problem_controls(base, copy)
-
-
-@callback(Output(f"{PREFIX}-k", "max"), Output(f"{PREFIX}-k", "marks"),
-          Output(f"{PREFIX}-k", "value"), Output(f"{PREFIX}-depth", "options"),
-          Output(f"{PREFIX}-depth", "value"),
-          *(Input(f"{PREFIX}-{n}", "value") for n in ("problem", "irrelevant", "copy")),
-          State(f"{PREFIX}-k", "value"), State(f"{PREFIX}-depth", "value"),
+@callback(Output("masking-query", "data"), *PARAMS.inputs(), *SAMPLED.inputs(),
           prevent_initial_call=True)
-def fit_ranges(base, irrelevant, copy, k, depth):
-    p = logic.n_inputs_or_default(base, irrelevant, copy)
-    depth = depth if depth == "full" or (isinstance(depth, int) and depth < p) else "full"
-    return p, _marks(1, p), min(int(k or 1), p), _depth_options(p), depth
-
-
-clientside_callback(
-    """
-    function(axis) {
-        const depth = axis === "depth";
-        const shown = "vi-field", hidden = "vi-field vi-hidden";
-        return [depth ? shown : hidden, depth ? hidden : shown];
-    }
-    """,
-    Output(f"{PREFIX}-k-field", "className"),
-    Output(f"{PREFIX}-depth-field", "className"),
-    Input(f"{PREFIX}-axis", "value"),
-)
-
-
-@callback(
-    Output(f"{PREFIX}-query", "data"),
-    *(Input(i, "value") for i in _SETTINGS),
-    Input(f"{PREFIX}-sampled", "value"),
-    Input(f"{PREFIX}-trees", "value"),
-    Input(f"{PREFIX}-forest-seed", "value"),
-    prevent_initial_call=True,
-)
-def sync_url(*values):
-    *controls, sampled, trees, seed = values
-    query = logic.query_from_controls(dict(zip(_KEYS, controls)), sampled=sampled,
-                                      trees=trees, forest_seed=seed)
+def write_query(*args):
+    query = page_query(dict(zip(PARAMS.names + SAMPLED.names, args)))
     return no_update if query is None else query
 
 
-@callback(
-    *job_outputs(PREFIX, "exact"),
-    *(Input(i, "value") for i in _SETTINGS),
-    **jobs.background_options(PREFIX, disable=[f"{PREFIX}-fieldset", *_CONTROLS]),
-)
-def compute_exact(set_progress, *controls):
-    progress = jobs.Progress(set_progress)
-    try:
-        settings = logic.settings_from_controls(**dict(zip(_KEYS, controls)))
-        view = logic.compute_exact(settings, progress)
-    except Exception as exc:  # a sentence on the page, never a traceback
-        return None, jobs.error_message(exc), "vi-error", ""
-    return view, "", "vi-hidden", jobs.done_message(progress, "Exact importances ready")
-
-
-@callback(
-    Output(f"{PREFIX}-sampled-data", "data"),
-    jobs.status_output(TREES),
-    Input(f"{PREFIX}-exact", "data"),
-    Input(f"{PREFIX}-sampled", "value"),
-    Input(f"{PREFIX}-trees", "value"),
-    Input(f"{PREFIX}-forest-seed", "value"),
-    **jobs.background_options(TREES, disable=[f"{TREES}-fieldset"]),
-)
-def compute_sampled(set_progress, exact, sampled, trees, seed):
-    if not sampled:
-        return None, ""
-    if not exact:
-        return None, "No sampled forests without exact values for these settings."
-    if exact.get("x") != "K":
-        return no_update, "Sampled forests are shown against K; switch the view to K."
-    progress = jobs.Progress(set_progress)
-    try:
-        view = logic.compute_sampled(exact["settings"], trees=trees, forest_seed=seed,
-                                     progress=progress)
-    except Exception as exc:
-        return None, jobs.error_message(exc)
-    return view, jobs.done_message(progress, f"{view['trees']:,} trees per K grown")
-
-
-@callback(*(Output(f"{PREFIX}-{name}", "figure") for name in ("lines", "bump", "delta")),
-          Output(f"{PREFIX}-summary", "children"),
-          Input(f"{PREFIX}-exact", "data"), Input(f"{PREFIX}-sampled-data", "data"))
-def draw(exact, sampled):
-    df, ds = logic.frames(exact, sampled)
-    if df is None:
-        empty = logic.placeholder_figure("No figure for these settings; see the message above.")
-        return empty, empty, empty, ""
-    x = exact["x"]
-    return (make_k_lines(df, ds, x=x), make_rank_bump(df, x=x),
-            make_delta_heatmap(importance_change(df, x=x), x=x),
-            [html.P(t) for t in logic.summary_sentences(exact)])
+@callback(Output("masking-copy", "options"), Output("masking-copy", "value"),
+          Output("masking-problem-help", "children"), Output("masking-k", "max"),
+          Output("masking-k", "marks"), Output("masking-k", "value"),
+          Output("masking-depth", "options"), Output("masking-depth", "value"),
+          Output("masking-k-field", "className"), Output("masking-depth-field", "className"),
+          *(Input(PARAMS.id(n), "value") for n in ("problem", "irrelevant", "copy", "axis")),
+          State("masking-k", "value"), State("masking-depth", "value"),
+          prevent_initial_call=True)
+def fit_controls(problem, irrelevant, copy, axis, k, depth):
+    """Controls that follow the others: the problem's copies and text, K's and depth's ranges."""
+    ctx = problem_context({"problem": problem, "irrelevant": irrelevant})
+    if ctx.p is None:
+        return (no_update,) * 10
+    copies = PARAMS.by_name["copy"].options(ctx)
+    copy = copy if copy in {o["value"] for o in copies} else NO_COPY
+    p = ctx.p + (copy != NO_COPY)
+    depths = PARAMS.by_name["max_depth"].options(Context(p=p))
+    shown = dict(zip(PARAMS.names, PARAMS.field_classes({"axis": axis})))
+    return (copies, copy, get_problem(problem).description, p,
+            {i: str(i) for i in range(1, p + 1)}, min(int(k or 1), p), depths,
+            depth if depth in {o["value"] for o in depths} else "full",
+            shown["max_features"], shown["max_depth"])

@@ -327,9 +327,11 @@ def test_limits_are_shown_before_the_click(dash_app, five_thousand_trees):
 
 
 def test_over_a_limit_is_refused_with_a_sentence(dash_app, five_thousand_trees):
+    import pages.decomposition as decomposition
     import pages.importances as imp
+    import pages.masking as masking
     import pages.measures as meas
-    from pages._ui import datasource, decomposition_logic, masking_logic
+    from pages._ui import datasource
     from pages._ui.datachoice import DataChoice
     from pages._ui.jobs import Progress
     from pages._ui.params import Context
@@ -354,11 +356,14 @@ def test_over_a_limit_is_refused_with_a_sentence(dash_app, five_thousand_trees):
         imp.compute({"method": "exact", "max_features": 1, "max_depth": None,
                      "k_semantics": "id3"}, DataChoice.from_params(led), Progress(None))
     with pytest.raises(ValueError, match="at most 6 inputs"):
-        decomposition_logic.compute_view(led, {"K": 1, "depth": None, "semantics": "id3"})
+        decomposition.compute({"max_features": 1, "max_depth": None, "k_semantics": "id3"},
+                              DataChoice.from_params(led), Progress(None))
     with pytest.raises(ValueError, match="repetitions must be a whole number from 1 to 10"):
         meas.STUDY.settings({**meas.STUDY.defaults(), "n_repeats": 11}, Context())
-    with pytest.raises(ValueError, match="number of trees must be a whole number from 1 to 2000"):
-        masking_logic.compute_sampled({}, trees=2001, forest_seed=0)
+    _, errors = masking.SAMPLED.validate({"sampled": True, "n_estimators": 2001,
+                                          "random_state": 0}, Context())
+    assert errors["n_estimators"].startswith(
+        "Number of trees must be a whole number from 1 to 2,000")
 
 
 # -- jobs: time, memory, cancel -------------------------------------------------------------------

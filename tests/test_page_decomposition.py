@@ -1,4 +1,4 @@
-"""The Decomposition page: its callback logic (plain functions) and runs in the browser."""
+"""The Decomposition page: its parameters, computing and rendering, and runs in the browser."""
 
 from __future__ import annotations
 
@@ -14,11 +14,29 @@ from varimp_core.exact.recursion import exact_importances
 from varimp_core.problems.registry import get_problem
 from varimp_core.exact.eqn3 import conditional_terms, eqn3_importances
 
-from pages._ui import decomposition_logic as logic
+from pages._ui import decomposition_render as draw
+from pages._ui.datachoice import DataChoice
+from pages._ui.jobs import Progress
+from pages._ui.params import Context, ParamErrors
+
+
+@pytest.fixture(scope="module")
+def page(app_module):
+    import pages.decomposition as module
+
+    return module
 
 
 def _data(query=None):
-    return logic.initial_state(query or {"problem": "led"})["data"]
+    return DataChoice.from_page(query or {"problem": "led"})[0]
+
+
+def _settings(K, depth=None, semantics="id3"):
+    return {"max_features": K, "max_depth": depth, "k_semantics": semantics}
+
+
+def _view(page, settings, data=None, cell=None):
+    return draw.view_from_dict(page.compute(settings, data or _data(), Progress(None), cell))
 
 
 @pytest.fixture(scope="module")
@@ -27,62 +45,80 @@ def led_table():
 
 
 # -- settings, URL, clicks ---------------------------------------------------------------
-def test_defaults_and_link_values():
-    start = logic.initial_state({"problem": "led"})
-    assert start["values"] == {"K": 7, "depth": None, "semantics": "id3"}  # K = p: Figure 2
-    assert start["cell"] is None
-    start = logic.initial_state({"problem": "led", "K": "3", "depth": "2", "var": "X2",
-                                 "degree": "1", "panel": "K"})
-    assert start["values"] == {"K": 3, "depth": 2, "semantics": "id3"}
-    assert start["cell"] == {"var": "X2", "degree": 1, "panel": "K"}
-    start = logic.initial_state({"problem": "led", "K": "30", "panel": "left"})
-    assert start["values"]["K"] == 7 and len(start["notes"]) == 2
+def test_defaults_and_link_values(page):
+    values, cell, notes = page.initial_values({"problem": "led"}, Context(p=7))
+    assert values == _settings(7)  # K = p: Figure 2
+    assert cell is None and notes == []
+    values, cell, _ = page.initial_values({"problem": "led", "K": "3", "depth": "2", "var": "X2",
+                                           "degree": "1", "panel": "K"}, Context(p=7))
+    assert values == _settings(3, 2)
+    assert cell == {"var": "X2", "degree": 1, "panel": "K"}
+    values, _, notes = page.initial_values({"problem": "led", "K": "30", "panel": "left"},
+                                           Context(p=7))
+    assert values["max_features"] == 7 and len(notes) == 2
 
 
-def test_query_round_trips():
+def test_query_round_trips(page):
     data = _data()
-    settings = logic.settings_from_controls(K=4, depth=3, semantics="sklearn", p=7)
+    settings = page.PARAMS.settings({"max_features": 4, "max_depth": 3,
+                                     "k_semantics": "sklearn"}, Context(p=7))
     cell = {"var": "X5", "degree": 2, "panel": "K"}
-    query = logic.page_query(data, settings, cell)
-    start = logic.initial_state({k: v[-1] for k, v in parse_qs(query).items()})
-    assert start["values"] == settings and start["cell"] == cell and start["notes"] == []
-    assert start["query"] == query
+    query = page.url(settings, data, cell)
+    parsed = {k: v[-1] for k, v in parse_qs(query).items()}
+    again, notes = DataChoice.from_page(parsed)
+    values, again_cell, more = page.initial_values(parsed, Context(p=again.n_features()))
+    assert again == data and values == settings and again_cell == cell
+    assert notes == [] and more == []
+    assert page.url(values, again, again_cell) == query
 
 
-@pytest.mark.parametrize("controls,match", [
-    (dict(K=0), "from 1 to 7"), (dict(K=None), "from 1 to 7"), (dict(K=2, depth=-1), "depth"),
-    (dict(K=2, semantics="weka"), "semantics"),
+@pytest.mark.parametrize("controls,name,match", [
+    (dict(max_features=0), "max_features", "from 1 to 7"),
+    (dict(max_features=None), "max_features", "from 1 to 7"),
+    (dict(max_features=2, max_depth=-1), "max_depth", "depth"),
+    (dict(max_features=2, k_semantics="weka"), "k_semantics", "semantics"),
 ])
-def test_bad_settings_are_sentences(controls, match):
-    with pytest.raises(ValueError, match=match):
-        logic.settings_from_controls(p=7, **controls)
+def test_bad_settings_are_sentences(page, controls, name, match):
+    values = {**_settings(1), **controls}
+    settings, errors = page.PARAMS.validate(values, Context(p=7))
+    assert settings == {} and list(errors) == [name] and match in errors[name]
+    with pytest.raises(ParamErrors, match=match):
+        page.PARAMS.settings(values, Context(p=7))
 
 
-def test_cell_from_click():
-    settings = {"K": 7, "depth": 2, "semantics": "id3"}
-    figure = logic.render(logic.compute_view(_data(), settings), settings)["figure"]
-    figure = figure.to_plotly_json()
+def test_out_of_range_k_is_a_sentence_never_a_default(page):
+    for k in (8, -1, 2.5, 10**8):
+        _, errors = page.PARAMS.validate(_settings(k), Context(p=7))
+        assert errors["max_features"].startswith("K must be a whole number from 1 to 7, not ")
+    _, errors = page.CELL.validate({"var": "X1", "degree": -1, "panel": "K1"}, Context(p=7))
+    assert list(errors) == ["degree"]
+
+
+def test_cell_from_click(page):
+    settings = _settings(7, 2)
+    figure = page.render(page.compute(settings, _data(), Progress(None)), settings,
+                         _data())[0].to_plotly_json()
     # Traces: left kept, left cut, right kept, right cut.
     click = {"points": [{"x": 2, "y": "X5", "z": 0.05, "curveNumber": 3}]}
-    assert logic.cell_from_click(click, figure) == {"var": "X5", "degree": 2, "panel": "K"}
+    assert page.cell_from_click(click, figure) == {"var": "X5", "degree": 2, "panel": "K"}
     click = {"points": [{"x": 0, "y": "X1", "curveNumber": 0}]}
-    assert logic.cell_from_click(click, figure) == {"var": "X1", "degree": 0, "panel": "K1"}
-    assert logic.cell_from_click(None, figure) is None
-    assert logic.cell_from_click(click, None) is None
-    assert logic.cell_from_click({"points": [{"x": 9, "y": "X5"}]}, figure) is None
-    assert logic.cell_from_click({"points": [{"x": 1, "y": "X9"}]}, figure) is None
+    assert page.cell_from_click(click, figure) == {"var": "X1", "degree": 0, "panel": "K1"}
+    assert page.cell_from_click(None, figure) is None
+    assert page.cell_from_click(click, None) is None
+    assert page.cell_from_click({"points": [{"x": 9, "y": "X5"}]}, figure) is None
+    assert page.cell_from_click({"points": [{"x": 1, "y": "X9"}]}, figure) is None
 
 
 # -- computing ---------------------------------------------------------------------------------
-def test_view_is_eqn3_and_exact_k(led_table):
-    settings = {"K": 3, "depth": None, "semantics": "id3"}
-    view = logic.compute_view(_data(), settings)
+def test_view_is_eqn3_and_exact_k(page, led_table):
+    settings = _settings(3)
+    view = _view(page, settings)
     np.testing.assert_allclose(view["k1"].by_degree, eqn3_importances(led_table).by_degree,
                                atol=1e-12)
     np.testing.assert_allclose(view["k"].by_degree,
                                exact_importances(led_table, max_features=3).by_degree,
                                atol=1e-12)
-    out = logic.render(view, settings)
+    out = draw.render(view, settings)
     left, right = out["figure"].data
     np.testing.assert_allclose(np.asarray(left.z, float), view["k1"].by_degree)
     np.testing.assert_allclose(np.asarray(right.z, float), view["k"].by_degree)
@@ -95,15 +131,15 @@ def test_view_is_eqn3_and_exact_k(led_table):
     assert "I(X;Y) = 3.3219 bits" in out["summary"]
 
 
-def test_depth_gives_proposition_6_totals(led_table):
-    settings = {"K": 7, "depth": 2, "semantics": "id3"}
-    view = logic.compute_view(_data(), settings)
+def test_depth_gives_proposition_6_totals(page, led_table):
+    settings = _settings(7, 2)
+    view = _view(page, settings)
     pruned = eqn3_importances(led_table, max_depth=2)
     np.testing.assert_allclose(view["k1_depth"].importances, pruned.importances, atol=1e-12)
     # Proposition 6: the first q = 2 terms of Eqn 3.
     np.testing.assert_allclose(view["k1_depth"].importances,
                                view["k1"].by_degree[:, :2].sum(axis=1), atol=1e-12)
-    out = logic.render(view, settings)
+    out = draw.render(view, settings)
     assert len(out["figure"].data) == 4  # kept and cut cells in both panels
     ids = [c["id"] for c in out["columns"]]
     assert ids == ["variable", "k1", "k1_depth", "k", "k_depth"]
@@ -111,67 +147,84 @@ def test_depth_gives_proposition_6_totals(led_table):
     assert "Proposition 6" in out["summary"]
 
 
-def test_too_many_inputs_is_a_sentence():
+def test_the_importances_cache_is_shared_with_the_importances_page(page, app_module):
+    """Decomposition's K = 3 is the Importances page's exact result for the same K."""
+    import pages.importances as importances
+    from pages._ui import results
+
+    data = _data()
+    settings = importances.PARAMS.settings({"method": "exact", "max_features": 3,
+                                            "max_depth": None, "k_semantics": "id3"},
+                                           Context(p=7))
+    importances.compute(settings, data, Progress(None))
+    shared = results.peek_importances(data.as_dict, {**settings, "criterion": "entropy"})
+    assert shared is not None
+    np.testing.assert_allclose(_view(page, _settings(3))["k"].importances, shared.importances)
+
+
+def test_too_many_inputs_is_a_sentence(page):
     with pytest.raises(ValueError, match="at most 20 inputs"):
-        logic.compute_view(_data({"problem": "madelon"}), {"K": 1, "depth": None,
-                                                           "semantics": "id3"})
+        page.compute(_settings(1), _data({"problem": "madelon"}), Progress(None))
 
 
-def test_xor_terms_by_hand():
+def test_xor_terms_by_hand(page):
     # p = 2, Y = X1 xor X2. X1's k = 1 cell has one set B = {X2}:
     # 1/(C(2,1) * 1) * I(X1; Y | X2) = 1/2 * 1 = 0.5.
-    data = _data({"problem": "xor:relevant=2"})
-    settings = {"K": 2, "depth": None, "semantics": "id3"}
-    out = logic.terms_view(data, settings, {"var": "X1", "degree": 1, "panel": "K1"})
-    assert out["terms"]["term"].tolist() == pytest.approx([0.5])
-    assert out["cell_k1"] == pytest.approx(0.5)
-    assert "1/(C(2,1)\u00b71) = 1/2" in out["note"]
-    shown = logic.render_terms(out)
+    settings = _settings(2)
+    view = _view(page, settings, _data({"problem": "xor:relevant=2"}),
+                 {"var": "X1", "degree": 1, "panel": "K1"})
+    assert view["terms"]["term"].tolist() == pytest.approx([0.5])
+    assert view["k1"].by_degree[0, 1] == pytest.approx(0.5)
+    shown = draw.render_terms(view, settings)
+    assert "1/(C(2,1)\u00b71) = 1/2" in shown["note"]
     assert shown["rows"] == [{"B": "{X2}", "size": 1, "cmi": pytest.approx(1.0),
                               "weight": 0.5, "term": pytest.approx(0.5)}]
     np.testing.assert_allclose(shown["figure"].data[0].y, [0.5])
 
 
-def test_led_terms_sum_to_the_cell(led_table):
-    settings = {"K": 7, "depth": None, "semantics": "id3"}
-    out = logic.terms_view(_data(), settings, {"var": "X5", "degree": 2, "panel": "K1"})
-    shown = logic.render_terms(out)
+def test_led_terms_sum_to_the_cell(page, led_table):
+    settings = _settings(7)
+    view = _view(page, settings, cell={"var": "X5", "degree": 2, "panel": "K1"})
+    shown = draw.render_terms(view, settings)
     assert len(shown["rows"]) == math.comb(6, 2)
     expected = eqn3_importances(led_table).by_degree[4, 2]
     assert sum(r["term"] for r in shown["rows"]) == pytest.approx(expected, abs=1e-12)
-    assert "not defined" not in out["note"]
+    assert "not defined" not in shown["note"]
 
 
-def test_masked_panel_explains_and_shows_k1_terms(led_table):
-    settings = {"K": 7, "depth": None, "semantics": "id3"}
-    out = logic.terms_view(_data(), settings, {"var": "X1", "degree": 0, "panel": "K"})
-    assert "masking" in out["note"] and "not defined" in out["note"]
+def test_masked_panel_explains_and_shows_k1_terms(page, led_table):
+    settings = _settings(7)
+    view = _view(page, settings, cell={"var": "X1", "degree": 0, "panel": "K"})
+    note = draw.render_terms(view, settings)["note"]
+    assert "masking" in note and "not defined" in note
     # Figure 2, right: at K = 7, X1 is never chosen at the root.
-    assert out["cell_k"] == pytest.approx(0.0, abs=1e-12)
-    assert out["cell_k1"] == pytest.approx(
+    assert view["k"].by_degree[0, 0] == pytest.approx(0.0, abs=1e-12)
+    assert view["terms"]["term"].sum() == pytest.approx(
         conditional_terms(led_table, "X1", 0)["term"].sum(), abs=1e-12)
+    assert view["k1"].by_degree[0, 0] == pytest.approx(view["terms"]["term"].sum(), abs=1e-12)
 
 
-def test_cut_degree_is_said(led_table):
-    settings = {"K": 1, "depth": 2, "semantics": "id3"}
-    out = logic.terms_view(_data(), settings, {"var": "X3", "degree": 4, "panel": "K1"})
-    assert "Depth 2 removes this degree" in out["note"]
+def test_cut_degree_is_said(page, led_table):
+    settings = _settings(1, 2)
+    view = _view(page, settings, cell={"var": "X3", "degree": 4, "panel": "K1"})
+    assert "Depth 2 removes this degree" in draw.render_terms(view, settings)["note"]
 
 
-def test_long_term_lists_are_cut_in_the_table(monkeypatch):
-    monkeypatch.setattr(logic, "MAX_TERM_ROWS", 4)
-    out = logic.terms_view(_data(), {"K": 7, "depth": None, "semantics": "id3"},
-                           {"var": "X2", "degree": 3, "panel": "K1"})
-    shown = logic.render_terms(out)
+def test_long_term_lists_are_cut_in_the_table(page, monkeypatch):
+    monkeypatch.setattr(draw, "MAX_TERM_ROWS", 4)
+    settings = _settings(7)
+    view = _view(page, settings, cell={"var": "X2", "degree": 3, "panel": "K1"})
+    shown = draw.render_terms(view, settings)
     assert len(shown["rows"]) == 4 and "4 largest of 20 terms" in shown["note"]
     terms = [r["term"] for r in shown["rows"]]
     assert terms == sorted(terms, reverse=True)
 
 
-def test_unknown_cell_is_a_sentence():
-    with pytest.raises(ValueError, match="not in this data"):
-        logic.terms_view(_data(), {"K": 7, "depth": None, "semantics": "id3"},
-                         {"var": "X9", "degree": 1, "panel": "K1"})
+def test_unknown_cell_is_a_sentence(page):
+    view = _view(page, _settings(7), cell={"var": "X9", "degree": 1, "panel": "K1"})
+    assert "not in this data" in view["terms_error"] and view["terms"] is None
+    view = _view(page, _settings(7), cell={"var": "X1", "degree": "two", "panel": "K1"})
+    assert "degree" in view["terms_error"] and view["terms"] is None
 
 
 def test_page_is_registered(dash_app):
@@ -251,6 +304,16 @@ def test_heatmaps_follow_k_and_clicks_list_terms(dash_duo, dash_app, led_table):
     _click_cell(dash_duo, 2, 0, 0)
     dash_duo.wait_for_contains_text("#decomp-terms-note", "not defined", timeout=20)
     assert "X1 at k = 0" in dash_duo.find_element("#decomp-terms-note").text
+    assert dash_duo.get_logs() == []
+
+    # A K above p is a sentence beside K; nothing runs and the heatmaps stay.
+    set_number(dash_duo, "#decomp-k", 9)
+    dash_duo.wait_for_contains_text("#decomp-k-error", "K must be a whole number from 1 to 7",
+                                    timeout=20)
+    dash_duo.wait_for_contains_text("#decomp-job-status", "Nothing was recomputed", timeout=10)
+    _wait_for_heatmaps(dash_duo, k1, exact_importances(led_table, max_features=3).by_degree,
+                       timeout=5)
+    assert "Traceback" not in dash_duo.find_element("#vi-root").text
     assert dash_duo.get_logs() == []
 
 

@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from _browser import open_page, visit, wait_for
 
-from pages._ui import datasource, state
+from pages._ui import datasource
 
 
 def _walk(component):
@@ -35,11 +35,6 @@ def _links(kind: str) -> list[str]:
             if f"learn-{kind}-link" in (getattr(c, "className", "") or "")]
 
 
-def _old_style(params):
-    """Keys and notes of a page whose URL parameters are ``state.Param``s."""
-    return lambda query: ({p.name for p in params}, state.parse_query(query, params)[1])
-
-
 def _framework(param_set):
     """Keys and notes of a page on the framework: the data keys and its ParamSet."""
     from pages._ui.datachoice import DataChoice
@@ -54,13 +49,21 @@ def _framework(param_set):
     return check
 
 
+def _masking(query):
+    """Keys and notes of the Masking page, whose problem is its own control."""
+    import pages.masking as masking
+
+    return ({p.url_key for p in (*masking.PARAMS, *masking.SAMPLED)},
+            masking.initial_values(query)[1])
+
+
 def _page_params():
+    import pages.decomposition as decomposition
     import pages.importances as importances
-    from pages._ui import decomposition_logic, masking_logic
 
     return {"/importances": _framework(importances.PARAMS),
-            "/decomposition": _old_style(datasource.DATA_PARAMS + decomposition_logic.PARAMS),
-            "/masking": _old_style(masking_logic.PARAMS)}
+            "/decomposition": _framework(decomposition.PARAMS),
+            "/masking": _masking}
 
 
 def test_page_is_registered(dash_app):

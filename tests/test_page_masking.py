@@ -1,50 +1,79 @@
-"""The Masking page: its callback logic as plain functions, then the page in Chromium."""
+"""The Masking page: its parameters, computing and rendering, then the page in Chromium."""
 
 from __future__ import annotations
 
 import math
 
+import pandas as pd
 import pytest
-from _browser import open_link_with_note, open_page, url_query, wait_for
+from _browser import open_link_with_note, open_page, set_number, url_query, wait_for
 from _pages import query_dict as _query
 from _pages import registered_page
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
-from pages._ui import masking_logic as logic
+from pages._ui import masking_study as study
+from pages._ui.datachoice import DataChoice
+from pages._ui.jobs import Progress
+from pages._ui.params import Context
 
 EQN3_X1 = 0.412   # Louppe et al. (2013), Table 2, Eqn 3 column (truncated)
 
 
+@pytest.fixture(scope="module")
+def page(app_module):
+    import pages.masking as module
+
+    return module
+
+
+def _values(**kw):
+    """Control values by parameter name, as the browser sends them."""
+    base = dict(problem="led", irrelevant=0, copy="none", flip=0.1, k_semantics="id3",
+                axis="K", max_features=1, max_depth="full", sampled=[], n_estimators=200,
+                random_state=0)
+    return {**base, **kw}
+
+
+def _settings(page, **kw):
+    return page.PARAMS.settings(_values(**kw), Context())
+
+
+def _exact(page, **kw):
+    return page.compute_exact(_settings(page, **kw), None, Progress(None))
+
+
+def _store(page):
+    return DataChoice.from_params({"problem": "led"}).to_store()
+
+
 # -- state and URL ----------------------------------------------------------------
-def test_default_state_is_the_led():
-    s, notes = logic.initial_state({})
+def test_default_state_is_the_led(page):
+    values, notes = page.initial_values({})
     assert notes == []
-    assert (s["base"], s["irrelevant"], s["copy"], s["axis"], s["semantics"]) == \
-        ("led", 0, None, "K", "id3")
+    assert (values["problem"], values["irrelevant"], values["copy"], values["axis"],
+            values["k_semantics"]) == ("led", 0, study.NO_COPY, "K", "id3")
 
 
-def test_link_state_round_trips_through_the_url():
-    s, notes = logic.initial_state({"problem": "led:irrelevant=3,noise=0.1", "copy": "x5",
-                                    "flip": "0.2", "semantics": "sklearn", "axis": "depth",
-                                    "K": "4", "sampled": "1", "trees": "50",
-                                    "tree_seed": "7"})
+def test_link_state_round_trips_through_the_url(page):
+    values, notes = page.initial_values({"problem": "led:irrelevant=3,noise=0.1", "copy": "x5",
+                                         "flip": "0.2", "semantics": "sklearn", "axis": "depth",
+                                         "K": "4", "sampled": "1", "trees": "50",
+                                         "tree_seed": "7"})
     assert notes == []
-    assert (s["base"], s["irrelevant"], s["copy"], s["flip"]) == ("led:noise=0.1", 3, "X5", 0.2)
-    query = logic.page_query(logic.settings_from_state(s), sampled=s["sampled"],
-                             trees=s["trees"], forest_seed=s["forest_seed"], k=s["k"],
-                             depth=s["depth"])
-    again, notes = logic.initial_state(_query(query))
-    assert notes == [] and again == s
+    assert (values["problem"], values["irrelevant"], values["copy"], values["flip"]) == \
+        ("led:noise=0.1", 3, "X5", 0.2)
+    again, notes = page.initial_values(_query(page.page_query(values)))
+    assert notes == [] and again == values
 
 
-def test_the_session_problem_is_the_default_when_the_url_has_none():
+def test_the_session_problem_is_the_default_when_the_url_has_none(page):
     vi_data = {"params": {"source": "problem", "problem": "xor:irrelevant=2,relevant=3"}}
-    s, notes = logic.initial_state({}, vi_data)
-    assert (s["base"], s["irrelevant"], notes) == ("xor:relevant=3", 2, [])
+    values, notes = page.initial_values({}, vi_data)
+    assert (values["problem"], values["irrelevant"], notes) == ("xor:relevant=3", 2, [])
     # a problem in the URL wins over the session's
-    s, _ = logic.initial_state({"problem": "sym"}, vi_data)
-    assert s["base"] == "sym"
+    values, _ = page.initial_values({"problem": "sym"}, vi_data)
+    assert values["problem"] == "sym"
 
 
 @pytest.mark.parametrize("query,vi_data,words", [
@@ -57,107 +86,119 @@ def test_the_session_problem_is_the_default_when_the_url_has_none():
     ({"flip": "0.9"}, None, "copy noise"),
     ({"axis": "sideways"}, None, "x axis"),
 ])
-def test_bad_links_fall_back_with_a_sentence(query, vi_data, words):
-    s, notes = logic.initial_state(query, vi_data)
+def test_bad_links_fall_back_with_a_sentence(page, query, vi_data, words):
+    values, notes = page.initial_values(query, vi_data)
     assert len(notes) == 1 and words in notes[0], notes
-    assert s["base"] in ("led", "xor")
+    assert values["problem"] in ("led", "xor")
 
 
-def test_k_and_depth_are_clamped_to_the_inputs():
-    s, _ = logic.initial_state({"problem": "xor", "K": "9", "depth": "5", "axis": "depth"})
-    assert s["k"] == 2 and s["depth"] is None
+def test_k_and_depth_beyond_the_inputs_are_notes_not_clamps(page):
+    values, notes = page.initial_values({"problem": "xor", "K": "9", "depth": "5",
+                                         "axis": "depth"})
+    assert values["max_features"] <= 2 and values["max_depth"] == "full"
+    assert len(notes) == 2 and "K must be a whole number from 1 to 2, not 9" in notes[0]
 
 
-def test_settings_from_controls_validates():
-    ok = dict(base="led", irrelevant=2, copy="none", flip=0.1, semantics="id3", axis="K",
-              k=3, depth="full")
-    s = logic.settings_from_controls(**ok)
-    assert s == {"base": "led", "irrelevant": 2, "copy": None, "flip": None,
-                 "semantics": "id3", "axis": "K", "k": None, "depth": None}
+def test_settings_from_controls_validates(page):
+    ok = _values(irrelevant=2, max_features=3)
+    # No copy: no copy noise; against K: no K of the depth view.
+    assert page.PARAMS.settings(ok, Context()) == {
+        "problem": "led", "irrelevant": 2, "copy": "none", "k_semantics": "id3", "axis": "K",
+        "max_depth": "full"}
     for bad, words in [({"irrelevant": 7}, "irrelevant"), ({"copy": "X9"}, "no variable"),
-                       ({"flip": 0.7}, "copy noise"), ({"semantics": "x"}, "semantics"),
-                       ({"base": "iris"}, "LED, XOR or SYM"), ({"irrelevant": 1.5}, "whole")]:
-        with pytest.raises(ValueError, match=words):
-            logic.settings_from_controls(**{**ok, **bad})
+                       ({"flip": 0.7, "copy": "X1"}, "(?i)copy noise"),
+                       ({"k_semantics": "x"}, "semantics"),
+                       ({"problem": "iris"}, "LED, XOR or SYM"),
+                       ({"irrelevant": 1.5}, "whole"),
+                       ({"axis": "depth", "max_features": 10}, "from 1 to 9")]:
+        settings, errors = page.PARAMS.validate({**ok, **bad})
+        assert settings == {} and len(errors) == 1
+        assert pd.Series(list(errors.values())).str.contains(words).all(), errors
 
 
-def test_query_from_controls_keeps_the_unused_k_and_depth():
-    q = logic.query_from_controls(dict(base="led", irrelevant=1, copy="X2", flip=0.3,
-                                       semantics="id3", axis="K", k=4, depth=3),
-                                  sampled=["on"], trees=10, forest_seed=2)
+def test_page_query_keeps_the_unused_k_and_depth(page):
+    q = page.page_query(_values(problem="led", irrelevant=1, copy="X2", flip=0.3, axis="K",
+                                max_features=4, max_depth=3, sampled=["on"], n_estimators=10,
+                                random_state=2))
     assert _query(q) == {"problem": "led:irrelevant=1", "copy": "X2", "flip": "0.3", "K": "4",
                          "depth": "3", "sampled": "1", "trees": "10", "tree_seed": "2"}
-    assert logic.query_from_controls(dict(base="led", irrelevant=9, copy=None, flip=0,
-                                          semantics="id3", axis="K", k=1, depth=None),
-                                     sampled=[], trees=1, forest_seed=0) is None
+    assert page.page_query(_values(irrelevant=9)) is None
+
+
+def test_out_of_range_trees_are_a_sentence_never_a_default(page):
+    for trees in (0, -7, page.MAX_TREES + 1, 10**8):
+        _, errors = page.SAMPLED.validate(_values(sampled=["on"], n_estimators=trees),
+                                          Context())
+        assert errors["n_estimators"].startswith(
+            "Number of trees must be a whole number from 1 to 2,000, not ")
+    _, errors = page.SAMPLED.validate(_values(sampled=[], n_estimators=0), Context())
+    assert errors == {}   # trees do not apply without the finite forests
 
 
 # -- computing -----------------------------------------------------------------------
-def _settings(**kw):
-    base = dict(base="led", irrelevant=0, copy=None, flip=0.1, semantics="id3", axis="K",
-                k=1, depth=None)
-    return logic.settings_from_controls(**{**base, **kw})
-
-
-def test_compute_exact_gives_table2_and_theorem2():
-    view = logic.compute_exact(_settings())
-    df, _ = logic.frames(view)
+def test_compute_exact_gives_table2_and_theorem2(page):
+    out = _exact(page)
+    df = pd.DataFrame(out["records"])
     k1 = df[df.K == 1].set_index("variable")["importance"]
     assert math.floor(k1["X1"] * 1000) / 1000 == EQN3_X1
     assert df.groupby("K").importance.sum().to_numpy() == pytest.approx(math.log2(10))
-    text = " ".join(logic.summary_sentences(view))
+    text = " ".join(study.summary_sentences(out, _settings(page)))
     assert "3.3219 bits at every K (Theorem 2)" in text
     assert "X4 > X3" in text and "X3 > X4" in text        # Table 2: the order changes
 
 
-def test_compute_exact_is_cached():
-    s = _settings(irrelevant=1)
-    first = logic.compute_exact(s)
+def test_compute_exact_is_cached(page):
+    first = page.EXACT.run(_values(irrelevant=1), _store(page))[0]
     calls = []
-    second = logic.compute_exact(s, progress=lambda *a: calls.append(a))
+    second = page.EXACT.run(_values(irrelevant=1), _store(page),
+                            progress=lambda *a: calls.append(a))[0]
     assert first == second
-    assert calls == [(1, 1, "")]      # no recursion ran: only the final tick
+    assert calls == []      # no recursion ran: the result came from the cache
 
 
-def test_noisy_copy_is_placed_after_the_relevant_variables_and_masked():
-    view = logic.compute_exact(_settings(irrelevant=1, copy="X5", flip=0.1))
-    assert view["variables"] == ["X1", "X2", "X3", "X4", "X5", "X6", "X7", "X5'", "X8"]
-    assert view["copy_name"] == "X5'"
-    df, _ = logic.frames(view)
+def test_noisy_copy_is_placed_after_the_relevant_variables_and_masked(page):
+    out = _exact(page, irrelevant=1, copy="X5", flip=0.1)
+    assert out["variables"] == ["X1", "X2", "X3", "X4", "X5", "X6", "X7", "X5'", "X8"]
+    assert out["copy_name"] == "X5'"
+    df = pd.DataFrame(out["records"])
     at_p = df[(df.K == 9) & (df.variable == "X5'")].importance.iloc[0]
     assert at_p == pytest.approx(0.0, abs=1e-12)
-    assert "masked by X5" in " ".join(logic.summary_sentences(view))
+    settings = _settings(page, irrelevant=1, copy="X5", flip=0.1)
+    assert "masked by X5" in " ".join(study.summary_sentences(out, settings))
 
 
-def test_depth_view():
-    view = logic.compute_exact(_settings(base="xor", axis="depth", k=1))
-    df, _ = logic.frames(view)
+def test_depth_view(page):
+    df = pd.DataFrame(_exact(page, problem="xor", axis="depth", max_features=1)["records"])
     assert list(df.columns) == ["variable", "depth", "importance", "rank"]
     assert df[df.depth == 1].importance.abs().max() < 1e-12    # XOR: useless alone
 
 
-def test_over_budget_settings_raise_a_sentence():
+def test_over_budget_settings_raise_a_sentence(page):
     with pytest.raises(ValueError, match="exact method"):
-        logic.compute_exact(_settings(base="led:noise=0.1", irrelevant=6))
+        _exact(page, problem="led:noise=0.1", irrelevant=6)
 
 
-def test_sampled_points_belong_to_their_settings():
-    s = _settings(irrelevant=1)
-    exact = logic.compute_exact(s)
-    sampled = logic.compute_sampled(s, trees=5, forest_seed=1)
-    df, ds = logic.frames(exact, sampled)
-    assert ds is not None and set(ds.K) == set(df.K)
-    other = logic.compute_exact(_settings(irrelevant=2))
-    assert logic.frames(other, sampled)[1] is None          # stale points are not drawn
-    with pytest.raises(ValueError, match="number of trees"):
-        logic.compute_sampled(s, trees=logic.MAX_TREES + 1, forest_seed=0)
+def test_sampled_points_belong_to_their_settings(page):
+    data = DataChoice.from_store(_store(page))
+    exact = _settings(page, irrelevant=1)
+    on = {"sampled": True, "n_estimators": 5, "random_state": 1}
+    out = page.compute_sampled(on, data, Progress(None), exact=exact)
+    df, ds = pd.DataFrame(out["exact"]["records"]), pd.DataFrame(out["sampled"])
+    assert set(ds.K) == set(df.K) and set(ds.variable) == set(df.variable)
+    assert "5 trees per K" in out["note"]
+    depth = page.compute_sampled(on, data, Progress(None), exact=_settings(page, axis="depth"))
+    assert "exact" not in depth and "against K" in depth["note"]
+    off = page.compute_sampled({"sampled": False}, data, Progress(None), exact=exact)
+    assert off["sampled"] is None and off["exact"] == out["exact"]
 
 
-def test_problem_controls_keep_a_valid_copy():
-    options, value, text = logic.problem_controls("xor", "X2")
-    assert [o["value"] for o in options] == ["none", "X1", "X2"] and value == "X2"
-    assert logic.problem_controls("xor", "X5")[1] == "none"
-    assert "XOR" in text
+def test_problem_controls_keep_a_valid_copy(page):
+    out = page.fit_controls("xor", 0, "X2", "K", 1, "full")
+    assert [o["value"] for o in out[0]] == ["none", "X1", "X2"] and out[1] == "X2"
+    assert page.fit_controls("xor", 0, "X5", "K", 1, "full")[1] == "none"
+    assert "XOR" in out[2]
+    # K and depth follow p = 3 (XOR and its copy).
+    assert out[3] == 3 and out[5] == 1 and [o["value"] for o in out[6]] == ["full", 1, 2]
 
 
 def test_page_is_registered(dash_app):
@@ -214,9 +255,20 @@ def test_sampled_points_depth_view_and_bad_link(dash_duo, dash_app):
     dash_duo.find_element("#masking-sampled input[type=checkbox]").click()
     sampled = wait_for(lambda: _lines(dash_duo, "sampled"), what="the sampled points")
     assert set(sampled) == {"X1 (sampled)", "X2 (sampled)", "X3 (sampled)"}
-    dash_duo.wait_for_contains_text(f"#{logic.PREFIX}-trees-job-status", "trees per K",
-                                    timeout=30)
+    dash_duo.wait_for_contains_text("#masking-forests-note", "trees per K", timeout=30)
     assert "sampled=1" in dash_duo.driver.current_url
+
+    # Too many trees is a sentence beside the control; nothing runs and the points stay.
+    set_number(dash_duo, "#masking-trees", 5000)
+    dash_duo.wait_for_contains_text(
+        "#masking-trees-error", "Number of trees must be a whole number from 1 to 2,000",
+        timeout=20)
+    dash_duo.wait_for_contains_text("#masking-forests-job-status", "Nothing was recomputed",
+                                    timeout=10)
+    assert _lines(dash_duo, "sampled") == sampled
+    assert "Traceback" not in dash_duo.find_element("#vi-root").text
+    set_number(dash_duo, "#masking-trees", 200)
+    dash_duo.wait_for_text_to_equal("#masking-trees-error", "", timeout=20)
 
     dash_duo.find_element("#masking-axis input[value='depth']").click()
     wait_for(lambda: "depth" in dash_duo.driver.execute_script(
