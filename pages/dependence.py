@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import dash
-from dash import Input, Output, State, callback, dcc, html, no_update
+from dash import Input, Output, callback, dcc, html, no_update
 
 from pages._ui import controls as ui
 from pages._ui import dependence_render as draw
@@ -70,8 +70,8 @@ PARAMS = ParamSet(PREFIX, [
                    choices=lambda c: [(NONE, "none"), *_variables(c)],
                    help="A second variable adds its own curves and the 2-D partial dependence."),
     Param("grid_resolution", "Grid resolution", default=30, key="grid", low=2, high=MAX_GRID,
-          help=f"Grid points per variable (at most {forest.MAX_GRID_2D} per axis in 2-D); fewer when "
-               "the variable has fewer distinct values."),
+          help=f"Grid points per variable (at most {forest.MAX_GRID_2D} per axis in 2-D); "
+               "fewer when the variable has fewer distinct values."),
     Percentiles("percentiles", "Percentiles of the grid", "float", [0.05, 0.95],
                 help="The grid spans these percentiles of the variable's values."),
     Param("max_ice_lines", "ICE lines", default=50, key="ice", low=0, high=MAX_ICE,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dash
-from dash import Input, Output, State, callback, ctx, dash_table, dcc, html, no_update
+from dash import Input, Output, callback, ctx, dash_table, dcc, html, no_update
 
 from pages._ui import controls as ui
 from pages._ui import interactions_render as draw
@@ -34,7 +34,8 @@ DISPLAY = ParamSet(PREFIX, [
                                        marks={0: "0", 0.05: "5%", 0.1: "10%", 0.15: "15%",
                                               0.2: "20%"})),
     Param("label", "Partial importance for the class", "text", None, blank="",
-          control="dropdown", what="class", help="Observations the forest predicts as this class."),
+          control="dropdown", what="class",
+          help="Observations the forest predicts as this class."),
     Param("threshold", "Threshold", "float", None, blank="median",
           help="Blank: the median prediction."),
     Param("direction", "Partial importance for predictions", "choice", "above",
@@ -129,42 +130,21 @@ def layout(vi_data=None, **query):
         ])
 
 
-_MORE = [("summary", "children"), ("label", "options"), ("label", "value"),
-         ("label-field", "className"), ("threshold-field", "className"),
-         ("threshold", "placeholder")]
-
-
-@callback(*(o for name in draw.PARTS for o in (
-    Output(f"{PREFIX}-{name}", "figure"), Output(f"{PREFIX}-{name}-wrap", "className"),
-    Output(f"{PREFIX}-{name}-msg", "children"), Output(f"{PREFIX}-{name}-msg", "className"))),
-    *(Output(f"{PREFIX}-{name}", prop) for name, prop in _MORE), *DISPLAY.error_outputs(),
-    Input(f"{PREFIX}-current", "data"), Input(f"{PREFIX}-error", "className"),
-    *DISPLAY.inputs())
+@callback(*(Output(f"{PREFIX}-{name}", prop) for name, prop in draw.OUTPUTS),
+          *DISPLAY.error_outputs(), Input(f"{PREFIX}-current", "data"),
+          Input(f"{PREFIX}-error", "className"), *DISPLAY.inputs())
 def show(store, error, *values):
     """Draw the figures of the computed store (cheap: nothing is refitted)."""
     shown, errors = DISPLAY.validate(dict(zip(DISPLAY.names, values)), Context())
-    texts, n_out = [errors.get(n, "") for n in DISPLAY.names], 4 * len(draw.PARTS) + len(_MORE)
+    texts = [errors.get(n, "") for n in DISPLAY.names]
     if errors or (not store and error != "vi-error"):
-        return [no_update] * n_out + texts
-    if not store:  # the first job failed: its sentence is above
-        empty = placeholder_figure("No figure for these settings; see the message above.")
-        return [empty, "", "", "vi-hidden"] * len(draw.PARTS) + [""] + [no_update] * 5 + texts
+        return [no_update] * len(draw.OUTPUTS) + texts
     try:
-        out = draw.draw(store, shown)
+        return draw.outputs(store, shown) + texts
     except ValueError as exc:
         message = jobs.error_message(exc)
         return [no_update, "vi-hidden", message, "vi-error"] * len(draw.PARTS) + \
-            [no_update] * len(_MORE) + texts
-    parts = []
-    for name in draw.PARTS:
-        msg = out[name + "_message"]
-        parts += [out[name], "vi-hidden" if msg else "", msg, "vi-notes" if msg else "vi-hidden"]
-    classes = store.get("classes")
-    placeholder = "median" if out["median"] is None else f"median: {out['median']:.4g}"
-    return parts + [out["summary"], [{"label": c, "value": c} for c in classes or []],
-                    no_update if out["label"] == shown["label"] else out["label"],
-                    "vi-field" if classes else "vi-field vi-hidden",
-                    "vi-hidden" if classes else "", placeholder] + texts
+            [no_update] * (len(draw.OUTPUTS) - 4 * len(draw.PARTS)) + texts
 
 
 def _min_share(value) -> float:

@@ -14,7 +14,6 @@ from pages._ui import datasource
 from pages._ui import dependence_render as draw
 from pages._ui import local_forest as forest
 from pages._ui.datachoice import DataChoice
-from pages._ui.jobs import Progress
 from pages._ui.params import Context
 from varimp_core.local.response_dependence import dependence_over_responses
 from varimp_core.local.partial_dependence import PartialDependence, partial_dependence

@@ -196,4 +196,5 @@ def dor_csv(store: Mapping[str, Any], positions="all") -> str:
 
 def csv_filename(store: Mapping[str, Any], what: str) -> str:
     """``varimp-dependence-<data>-<variables>-<what>.csv`` with only safe characters."""
-    return local_forest.csv_filename("dependence", store["data"], *features(store["settings"]), what)
+    return local_forest.csv_filename("dependence", store["data"], *features(store["settings"]),
+                                     what)

@@ -19,16 +19,23 @@ from varimp_core.local.interactions import (OTHER_FEATURES, importance_over_labe
 from varimp_core.plots.interactions import (make_importance_over_labels, make_mosaic,
                                             make_partial_importance_figure, make_vii_bars)
 
+from dash import no_update
+
 from .common import placeholder_figure, safe_csv
 from . import local_forest
 from .local_forest import FOREST_NAMES, load_local
 from .params import sentence
 
-__all__ = ["PARTS", "MAX_TILE_ROWS", "draw", "summary_sentence", "tile_rows", "pairs_csv",
-           "variables_csv", "csv_filename"]
+__all__ = ["PARTS", "OUTPUTS", "MAX_TILE_ROWS", "draw", "outputs", "summary_sentence",
+           "tile_rows", "pairs_csv", "variables_csv", "csv_filename"]
 
 #: The page's figures, each with a message line that replaces it when it does not apply.
 PARTS = ("mosaic", "vii", "partial", "over")
+#: What the page draws: ``inter-<name>``'s property, in the order of :func:`outputs`.
+OUTPUTS = [(f"{name}{part}", prop) for name in PARTS for part, prop in (
+    ("", "figure"), ("-wrap", "className"), ("-msg", "children"), ("-msg", "className"))] + [
+    ("summary", "children"), ("label", "options"), ("label", "value"),
+    ("label-field", "className"), ("threshold-field", "className"), ("threshold", "placeholder")]
 #: Observations listed for one mosaic tile.
 MAX_TILE_ROWS = 1000
 
@@ -93,6 +100,23 @@ def draw(store: Mapping[str, Any], shown: Mapping[str, Any]) -> dict:
     part("over", over)
     out["summary"] = summary_sentence(store, found.get("it"))
     return out
+
+
+def outputs(store: Mapping[str, Any] | None, shown: Mapping[str, Any]) -> list:
+    """The values of :data:`OUTPUTS` for a computed store (None: the job failed)."""
+    if not store:  # the first job failed: its sentence is above
+        empty = placeholder_figure("No figure for these settings; see the message above.")
+        return [empty, "", "", "vi-hidden"] * len(PARTS) + [""] + [no_update] * 5
+    out, parts = draw(store, shown), []
+    for name in PARTS:
+        msg = out[name + "_message"]
+        parts += [out[name], "vi-hidden" if msg else "", msg, "vi-notes" if msg else "vi-hidden"]
+    classes = store.get("classes")
+    return parts + [out["summary"], [{"label": c, "value": c} for c in classes or []],
+                    no_update if out["label"] == shown["label"] else out["label"],
+                    "vi-field" if classes else "vi-field vi-hidden",
+                    "vi-hidden" if classes else "",
+                    "median" if out["median"] is None else f"median: {out['median']:.4g}"]
 
 
 def summary_sentence(store: Mapping[str, Any], it=None) -> str:

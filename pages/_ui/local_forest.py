@@ -36,9 +36,9 @@ from .params import Context, Param, ParamSet
 from .view import context_for
 
 __all__ = ["FOREST_KINDS", "SKLEARN_KINDS", "FOREST_NAMES", "MAX_TREES_UI", "MAX_ROWS",
-           "TEST_SHARE", "MAX_PD_ROWS", "MAX_GRID_2D", "CustomParam", "forest_params", "forest_cards", "start", "fields",
-           "download_button", "link", "register_link",
-           "page_data", "data_variables", "split_rows", "fit_forest", "make_forest_loader",
+           "TEST_SHARE", "MAX_PD_ROWS", "MAX_GRID_2D", "CustomParam", "forest_params",
+           "forest_cards", "page_data", "start", "fields", "download_button", "link",
+           "register_link", "data_variables", "split_rows", "fit_forest", "make_forest_loader",
            "local_view", "partial_dependences", "cached_entry", "load_local", "csv_filename"]
 
 #: Forests the Interactions page fits; the scikit-learn ones also serve partial dependence.
@@ -149,7 +149,7 @@ def fields(st: Mapping[str, Any], *params: ParamSet) -> dict:
 
 
 def download_button(prefix: str, text: str, name: str) -> html.Button:
-    """The button ``{prefix}-download-{name}`` (see :func:`pages._ui.page_frame.register_csv_downloads`)."""
+    """The button ``{prefix}-download-{name}`` (for ``page_frame.register_csv_downloads``)."""
     return html.Button(text, id=f"{prefix}-download-{name}", n_clicks=0,
                        className="vi-button vi-button-secondary", style={"marginTop": "0.75rem"})
 
@@ -160,7 +160,7 @@ def link(*parts: str) -> str:
 
 
 def register_link(prefix: str, params: ParamSet, display: ParamSet, page_query: Callable) -> None:
-    """Write ``page_query(store, settings, shown)`` to ``{prefix}-query`` while every value is usable.
+    """Write ``page_query(store, settings, shown)`` to ``{prefix}-query`` when values are usable.
 
     ``params`` are the job's parameters, ``display`` the view's; the store is
     ``{prefix}-data`` (:func:`start`).
