@@ -27,7 +27,7 @@ POSITION_OPTIONS = [("1", "1st"), ("12", "1st or 2nd"), ("all", "any")]
 
 
 @dataclass(frozen=True)
-class SecondVariable(Param):
+class SecondVariable(forest.CustomParam):
     """A variable, or "none" (None in the settings)."""
 
     def parse(self, raw, ctx):
@@ -61,12 +61,17 @@ def _variables(ctx: Context) -> list:
     return [(v, v) for v in ctx.extra.get("variables", ())]
 
 
+def _dropdown(cid, value, options):
+    return dcc.Dropdown(id=cid, options=options, value=value, clearable=False,
+                        className="vi-dropdown")
+
+
 #: What the job computes on: the forest, the variables and the grid.
 PARAMS = ParamSet(PREFIX, [
     *forest.forest_params(forest.SKLEARN_KINDS),
-    Param("feature", "Variable", "text", None, control="dropdown", choices=_variables,
-          what="a variable"),
-    SecondVariable("feature2", "Second variable (2-D)", "text", None, control="dropdown",
+    forest.CustomParam("feature", "Variable", "text", None, choices=_variables,
+                       what="a variable", make=_dropdown),
+    SecondVariable("feature2", "Second variable (2-D)", "text", None, make=_dropdown,
                    choices=lambda c: [(NONE, "none"), *_variables(c)],
                    help="A second variable adds its own curves and the 2-D partial dependence."),
     Param("grid_resolution", "Grid resolution", default=30, key="grid", low=2, high=MAX_GRID,
@@ -83,9 +88,8 @@ DISPLAY = ParamSet(PREFIX, [
           help="Partial dependence of the predicted probability of this class."),
     forest.CustomParam("positions", "Dependence over responses: the variable at position",
                        "choice", "all", choices=POSITION_OPTIONS, what="positions",
-                       make=lambda cid, v: dcc.RadioItems(
-                           id=cid, value=v, className="vi-radio",
-                           options=[{"label": t, "value": x} for x, t in POSITION_OPTIONS])),
+                       make=lambda cid, v, options: dcc.RadioItems(
+                           id=cid, value=v, options=options, className="vi-radio")),
 ])
 
 

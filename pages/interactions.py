@@ -30,7 +30,7 @@ DISPLAY = ParamSet(PREFIX, [
         key="other", low=0.0, high=MAX_MIN_SHARE, what="other-features threshold",
         help="Variables whose share of positions 1 and 2 is below this are merged into one "
              "meta-variable in the mosaic.",
-        make=lambda cid, v: dcc.Slider(id=cid, min=0, max=MAX_MIN_SHARE, step=0.01, value=v,
+        make=lambda cid, v, _: dcc.Slider(id=cid, min=0, max=MAX_MIN_SHARE, step=0.01, value=v,
                                        marks={0: "0", 0.05: "5%", 0.1: "10%", 0.15: "15%",
                                               0.2: "20%"})),
     Param("label", "Partial importance for the class", "text", None, blank="",

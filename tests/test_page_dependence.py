@@ -188,6 +188,16 @@ def test_cached_results_are_reused(page):
     assert all(text == "" for _, _, text in calls)            # only the "done" ticks
 
 
+def test_the_local_importance_is_shared_with_the_interactions_page(page):
+    import pages.interactions as interactions
+
+    _, store = _run(page, n_estimators=14, feature2="X2")
+    settings = {k: store["settings"][k] for k in forest.FOREST_KEYS}
+    calls = []
+    again = interactions.compute(settings, XOR, lambda *a: calls.append(a))
+    assert again["local"] == store["local"] and calls == []     # counted once, for both
+
+
 def test_page_is_registered(dash_app):
     page = registered_page("pages.dependence")
     assert (page["path"], page["name"], page["order"]) == ("/dependence", "Dependence", 6)

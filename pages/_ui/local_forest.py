@@ -36,7 +36,8 @@ from .params import Context, Param, ParamSet
 from .view import context_for
 
 __all__ = ["FOREST_KINDS", "SKLEARN_KINDS", "FOREST_NAMES", "MAX_TREES_UI", "MAX_ROWS",
-           "TEST_SHARE", "MAX_PD_ROWS", "MAX_GRID_2D", "CustomParam", "forest_params",
+           "TEST_SHARE", "MAX_PD_ROWS", "MAX_GRID_2D", "FOREST_KEYS", "CustomParam",
+           "forest_params",
            "forest_cards", "page_data", "start", "fields", "download_button", "link",
            "register_link", "data_variables", "split_rows", "fit_forest", "make_forest_loader",
            "local_view", "partial_dependences", "cached_entry", "load_local", "csv_filename"]
@@ -66,12 +67,13 @@ MAX_GRID_2D = 20
 
 @dataclass(frozen=True)
 class CustomParam(Param):
-    """A :class:`Param` whose control ``make(cid, value)`` builds (a slider with marks ...)."""
+    """A :class:`Param` whose control ``make(cid, value, options)`` builds (a slider with marks,
+    a searchable dropdown ...)."""
 
     make: Callable | None = None
 
     def component(self, cid: str, value: Any, ctx: Context):
-        return self.make(cid, self.control_value(value))
+        return self.make(cid, self.control_value(value), self.options(ctx))
 
 
 def forest_params(kinds=FOREST_KINDS) -> list[Param]:
@@ -91,6 +93,10 @@ def forest_params(kinds=FOREST_KINDS) -> list[Param]:
             help="Local importance reads only the forest and the rows it is shown, never "
                  "their labels, so it works on new rows too."),
     ]
+
+
+#: The settings the forest and its local importance depend on (what :func:`forest_params` names).
+FOREST_KEYS = ("forest", "n_estimators", "max_features", "random_state", "rows")
 
 
 def forest_cards(f: Mapping[str, Any]) -> list:
@@ -322,7 +328,7 @@ def local_view(data: DataChoice, settings: Mapping[str, Any], load: Callable,
             "variables": list(local.variables), "target": prepared.target,
             "n": int(rows.size), "n_fit": int(f["fit"].size)}}
 
-    key = cache.key_for("ciss-local", data.as_dict, dict(settings))
+    key = cache.key_for("ciss-local", data.as_dict, {k: settings[k] for k in FOREST_KEYS})
     return {"local": key, **cache.get_or_compute(key, count)["summary"]}
 
 
