@@ -2,94 +2,198 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import dash
-from dash import Input, Output, State, callback, dcc, html, no_update
+from dash import Input, Output, callback, dcc, html, no_update
 
 from pages._ui import controls as ui
-from pages._ui import dependence_logic as logic
+from pages._ui import dependence_render as draw
 from pages._ui import local_forest as forest
 from pages._ui import jobs, state
-from pages._ui.page_frame import (figure_config, job_outputs, page_frame, register_csv_downloads,
-                                  store_job)
+from pages._ui.common import placeholder_figure
+from pages._ui.page_frame import figure_config, page_frame, register_csv_downloads
+from pages._ui.params import Context, Param, ParamSet, sentence
+from pages._ui.view import JobView
 
 dash.register_page(__name__, path="/dependence", name="Dependence", order=6,
                    title="varimp \u2014 Dependence")
 
-PREFIX = logic.PREFIX
+PREFIX = "dep"
+MAX_GRID = 200
+MAX_ICE = 500
+NONE = "none"
+POSITION_OPTIONS = [("1", "1st"), ("12", "1st or 2nd"), ("all", "any")]
+
+
+@dataclass(frozen=True)
+class SecondVariable(forest.CustomParam):
+    """A variable, or "none" (None in the settings)."""
+
+    def parse(self, raw, ctx):
+        return None if raw in (None, "", NONE) else super().parse(raw, ctx)
+
+    def control_value(self, value):
+        return NONE if value is None else value
+
+
+@dataclass(frozen=True)
+class Percentiles(Param):
+    """The grid's span, ``[low, high]`` from a range slider (links write ``low`` and ``high``)."""
+
+    def parse(self, raw, ctx):
+        try:
+            low, high = (float(v) for v in raw)
+        except (TypeError, ValueError):
+            raise ValueError("The percentiles must be numbers from 0 to 1.") from None
+        if not 0 <= low < high <= 1:
+            raise ValueError(f"The percentiles must satisfy 0 \u2264 low < high \u2264 1, got "
+                             f"{low:g} and {high:g}.")
+        return [round(low, 4), round(high, 4)]
+
+    def component(self, cid, value, ctx):
+        return dcc.RangeSlider(id=cid, min=0, max=1, step=0.01, value=value, allowCross=False,
+                               marks={0: "0", 0.25: "25%", 0.5: "50%", 0.75: "75%", 1: "100%"},
+                               tooltip={"placement": "bottom"})
+
+
+def _variables(ctx: Context) -> list:
+    return [(v, v) for v in ctx.extra.get("variables", ())]
+
+
+def _dropdown(cid, value, options):
+    return dcc.Dropdown(id=cid, options=options, value=value, clearable=False,
+                        className="vi-dropdown")
+
+
+#: What the job computes on: the forest, the variables and the grid.
+PARAMS = ParamSet(PREFIX, [
+    *forest.forest_params(forest.SKLEARN_KINDS),
+    forest.CustomParam("feature", "Variable", "text", None, choices=_variables,
+                       what="a variable", make=_dropdown),
+    SecondVariable("feature2", "Second variable (2-D)", "text", None, make=_dropdown,
+                   choices=lambda c: [(NONE, "none"), *_variables(c)],
+                   help="A second variable adds its own curves and the 2-D partial dependence."),
+    Param("grid_resolution", "Grid resolution", default=30, key="grid", low=2, high=MAX_GRID,
+          help=f"Grid points per variable (at most {forest.MAX_GRID_2D} per axis in 2-D); "
+               "fewer when the variable has fewer distinct values."),
+    Percentiles("percentiles", "Percentiles of the grid", "float", [0.05, 0.95],
+                help="The grid spans these percentiles of the variable's values."),
+    Param("max_ice_lines", "ICE lines", default=50, key="ice", low=0, high=MAX_ICE,
+          help="Individual curves of a seeded subset of the rows; 0 draws none."),
+])
+#: How the result is shown: cheap to change, nothing is recomputed.
+DISPLAY = ParamSet(PREFIX, [
+    Param("label", "Class", "text", None, blank="", control="dropdown", what="class",
+          help="Partial dependence of the predicted probability of this class."),
+    forest.CustomParam("positions", "Dependence over responses: the variable at position",
+                       "choice", "all", choices=POSITION_OPTIONS, what="positions",
+                       make=lambda cid, v, options: dcc.RadioItems(
+                           id=cid, value=v, options=options, className="vi-radio")),
+])
+
+
+def compute(settings, data, progress) -> dict:
+    """Fit, count local importance (cached) and compute the partial dependences."""
+    load = forest.make_forest_loader(data, settings, progress)
+    out = forest.local_view(data, settings, load, progress)
+    features = draw.features(settings)
+    for f in features:
+        if f not in out["variables"]:
+            raise ValueError(f"This data has no input {f!r}; choose one of its variables.")
+    if settings["feature2"] == settings["feature"]:
+        raise ValueError("Choose two different variables for the 2-D partial dependence "
+                         "(or no second variable).")
+    pds = forest.partial_dependences(load(), features, settings, progress)
+    return {**out, "pd": pds[:len(features)], "pair": pds[2] if len(pds) == 3 else None,
+            "n_pd": min(out["n"], forest.MAX_PD_ROWS)}
+
+
+def render(out, settings, data) -> tuple:
+    """The page's store: where the result is cached, and what the figures need besides."""
+    return ({**{k: v for k, v in out.items() if k not in ("pd", "pair")}, "settings": settings,
+             "result": VIEW.key(data, settings, {}), "data": data.as_dict},)
+
+
+VIEW = JobView(PREFIX, PARAMS, compute=compute, render=render, data_store="dep-data",
+               outputs=[("dep-current", "data")], what="The figures",
+               disable=["dep-fieldset", "dep-forest-fieldset", "dep-download-pd",
+                        "dep-download-dor"])
+VIEW.register()
 state.register_url_sync(PREFIX)
 
-_FOREST = [f"{PREFIX}-{n}" for n in ("forest", "trees", "k", "tree-seed", "rows")]
-_PD = [f"{PREFIX}-{n}" for n in ("feature", "feature2", "grid", "percentiles", "ice")]
-_VIEW = [f"{PREFIX}-{n}" for n in ("label", "positions")]
-NONE = "none"
+
+def page_query(store, settings, shown) -> str:
+    """The page's link: the user's data choice, the settings, the view (``low`` and ``high``)."""
+    low, high = settings["percentiles"]
+    return forest.link(store.get("query", ""), PARAMS.query({**settings, "percentiles": None}),
+                       f"low={low:g}&high={high:g}", DISPLAY.query(shown))
+
+
+def initial_state(query, vi_data=None) -> dict:
+    """:func:`pages._ui.local_forest.start`, the data's ``variables``, the link's ``query``.
+
+    ``feature`` defaults to the first input; unknown variables and unusable
+    percentiles in the link are dropped with a note.
+    """
+    st = forest.start(query, vi_data, PARAMS, DISPLAY)
+    values, notes = st["values"], st["notes"]
+    if "low" in query or "high" in query:
+        try:
+            values["percentiles"] = PARAMS.by_name["percentiles"].parse(
+                [query.get("low", 0.05), query.get("high", 0.95)], st["ctx"])
+        except ValueError as exc:
+            notes.append(f"The link's percentiles were ignored: {sentence(exc)} Using 0.05 "
+                         "and 0.95 instead.")
+    try:
+        variables = forest.data_variables(st["page"])
+    except ValueError as exc:
+        variables = []
+        notes.append(str(exc))
+    for name, what in (("feature", "variable"), ("feature2", "second variable")):
+        if values[name] is not None and variables and values[name] not in variables:
+            notes.append(f"The link's {what} {values[name]!r} was ignored: this data has no "
+                         "input of that name.")
+            values[name] = None
+    if values["feature"] is None and variables:
+        values["feature"] = variables[0]
+    if values["feature2"] == values["feature"]:
+        values["feature2"] = None
+    return {**st, "variables": variables, "query": page_query(st["store"], values, values),
+            "ctx": Context(p=st["ctx"].p, extra={"variables": variables})}
 
 
 def _graph(name: str, height: str, hidden: bool = False) -> html.Div:
-    return html.Div(dcc.Graph(id=f"{PREFIX}-{name}", figure=forest.placeholder_figure(),
+    return html.Div(dcc.Graph(id=f"{PREFIX}-{name}", figure=placeholder_figure(),
                               config=figure_config(f"{PREFIX}-{name}"), className="vi-figure",
                               style={"height": height}),
                     id=f"{PREFIX}-{name}-wrap", className="vi-hidden" if hidden else "")
 
 
 def layout(vi_data=None, **query):
-    st = logic.initial_state(query, vi_data)
-    v, variables = st["values"], st["variables"]
-    notes = list(st["notes"])
-    if st["data_error"]:
-        notes.append(st["data_error"])
-    options = [{"label": name, "value": name} for name in variables]
-    choose = ui.card(
-        "Variables",
-        ui.field("Variable", dcc.Dropdown(id=f"{PREFIX}-feature", options=options,
-                                          value=v["feature"], clearable=False,
-                                          className="vi-dropdown")),
-        ui.field("Second variable (2-D)", dcc.Dropdown(
-            id=f"{PREFIX}-feature2", options=[{"label": "none", "value": NONE}] + options,
-            value=v["feature2"] or NONE, clearable=False, className="vi-dropdown"),
-            help="A second variable adds its own curves and the 2-D partial dependence."),
-    )
-    grid_card = ui.card(
-        "Partial dependence",
-        ui.field("Grid resolution", ui.number_input(f"{PREFIX}-grid", v["grid"], min=2,
-                                                    max=logic.MAX_GRID),
-                 help=f"Grid points per variable (at most {logic.MAX_GRID_2D} per axis in "
-                      "2-D); fewer when the variable has fewer distinct values."),
-        ui.field("Percentiles of the grid", dcc.RangeSlider(
-            id=f"{PREFIX}-percentiles", min=0, max=1, step=0.01,
-            value=[v["low"], v["high"]], allowCross=False,
-            marks={0: "0", 0.25: "25%", 0.5: "50%", 0.75: "75%", 1: "100%"},
-            tooltip={"placement": "bottom"}),
-            help="The grid spans these percentiles of the variable's values."),
-        ui.field("ICE lines", ui.number_input(f"{PREFIX}-ice", v["ice"], min=0,
-                                              max=logic.MAX_ICE),
-                 help="Individual curves of a seeded subset of the rows; 0 draws none."),
-    )
-    view_card = ui.card(
-        "View",
-        ui.field("Class", dcc.Dropdown(id=f"{PREFIX}-label", options=[], value=v["label"],
-                                       clearable=False, searchable=False,
-                                       className="vi-dropdown"),
-                 id=f"{PREFIX}-label-field", className="vi-hidden",
-                 help="Partial dependence of the predicted probability of this class."),
-        ui.field("Dependence over responses: the variable at position", dcc.RadioItems(
-            id=f"{PREFIX}-positions", options=logic.POSITION_OPTIONS, value=v["positions"],
-            className="vi-radio")),
-    )
+    st = initial_state(query, vi_data)
+    f = forest.fields(st, PARAMS, DISPLAY)
+    f["label"].className = "vi-field vi-hidden"  # shown for a classification target
     return page_frame(
-        PREFIX, title="Dependence", notes=notes,
+        PREFIX, title="Dependence", notes=st["notes"], data_label=st["page"].label(),
         lead="Two different answers to \u201chow do the predictions depend on this "
              "variable?\u201d. Friedman's partial dependence sets the variable to each grid "
              "value in every row and averages the forest's answers (ICE lines: one row "
              "each), so it also asks about rows that never occur. Ciss's dependence over "
              "responses sets nothing: it plots the observed values against the forest's "
              "predictions, for the observations where the variable is locally important.",
-        stores=forest.page_stores(PREFIX, st),
+        stores=[state.query_store(PREFIX, st["query"]), dcc.Store(id="dep-data", data=st["store"]),
+                dcc.Store(id="dep-current"), *VIEW.stores(), dcc.Download(id="dep-download")],
         controls=[
-            html.Fieldset([choose, grid_card], id=f"{PREFIX}-fieldset", className="vi-fieldset"),
-            view_card,
-            html.Fieldset(forest.forest_cards(PREFIX, v, forest.SKLEARN_KINDS),
-                          id=f"{PREFIX}-forest-fieldset", className="vi-fieldset"),
+            html.Fieldset([ui.card("Variables", f["feature"], f["feature2"]),
+                           ui.card("Partial dependence", f["grid_resolution"], f["percentiles"],
+                                   f["max_ice_lines"])],
+                          id=f"{PREFIX}-fieldset", className="vi-fieldset"),
+            ui.card("View", f["label"], f["positions"]),
+            html.Fieldset(forest.forest_cards(f), id=f"{PREFIX}-forest-fieldset",
+                          className="vi-fieldset"),
         ],
+        status=VIEW.status(),
         content=[
             html.Div(id=f"{PREFIX}-messages", className="vi-hidden", role="status"),
             ui.card("Partial dependence and ICE (Friedman)",
@@ -98,10 +202,7 @@ def layout(vi_data=None, **query):
                            "of their ICE lines; thin lines: the ICE lines of a seeded "
                            "subset of the rows.", className="vi-help"),
                     html.P(id=f"{PREFIX}-summary", className="vi-description"),
-                    html.Button("Download partial dependence (CSV)",
-                                id=f"{PREFIX}-download-pd", n_clicks=0,
-                                className="vi-button vi-button-secondary",
-                                style={"marginTop": "0.75rem"})),
+                    forest.download_button(PREFIX, "Download partial dependence (CSV)", "pd")),
             ui.card("2-D partial dependence", _graph("pd2", "480px"),
                     id=f"{PREFIX}-pd2-card", className="vi-hidden"),
             ui.card("Dependence over responses (Ciss) \u2014 not a partial dependence",
@@ -109,92 +210,33 @@ def layout(vi_data=None, **query):
                     html.P("Each point is an observation: its observed value and the "
                            "forest's prediction, kept when the variable stands at the "
                            "chosen position of its local importance.", className="vi-help"),
-                    html.Button("Download dependence over responses (CSV)",
-                                id=f"{PREFIX}-download-dor", n_clicks=0,
-                                className="vi-button vi-button-secondary",
-                                style={"marginTop": "0.75rem"})),
+                    forest.download_button(PREFIX, "Download dependence over responses (CSV)",
+                                           "dor")),
         ])
 
 
-def _settings(forest_kind, trees, k, seed, rows, feature, feature2, grid, percentiles, ice):
-    settings = forest.forest_settings(forest=forest_kind, trees=trees, K=k, tree_seed=seed,
-                                      rows=rows, kinds=forest.SKLEARN_KINDS)
-    low, high = (percentiles or [None, None])[:2]
-    dep = logic.dependence_settings(feature=feature,
-                                    feature2=None if feature2 == NONE else feature2,
-                                    grid=grid, low=low, high=high, ice=ice)
-    return settings, dep
-
-
-@callback(*job_outputs(PREFIX), *(Input(i, "value") for i in _FOREST + _PD),
-          State(f"{PREFIX}-page-data", "data"), State(f"{PREFIX}-current", "data"),
-          **jobs.background_options(PREFIX, disable=[
-              f"{PREFIX}-fieldset", f"{PREFIX}-forest-fieldset", f"{PREFIX}-download-pd",
-              f"{PREFIX}-download-dor"]))
-def compute(set_progress, *values):
-    *controls, data, shown = values
-    return store_job(set_progress, shown, lambda progress: logic.compute(
-        data, *_settings(*controls), progress=progress))
-
-
-_DRAWN = [("pd", "figure"), ("pd", "style"), ("pd-b", "figure"), ("pd-b", "style"),
-          ("pd-b-wrap", "className"), ("pd2", "figure"), ("pd2-card", "className"),
-          ("dor", "figure"), ("dor-b", "figure"), ("dor-b-wrap", "className"),
-          ("messages", "children"), ("messages", "className"), ("summary", "children"),
-          ("label", "options"), ("label", "value"), ("label-field", "className")]
-
-
-@callback(*(Output(f"{PREFIX}-{name}", prop) for name, prop in _DRAWN),
-          Input(f"{PREFIX}-current", "data"), *(Input(i, "value") for i in _VIEW))
-def draw(store, label, positions):
-    if not store:
-        return [no_update] * 16
-    if store.get("error"):
-        empty = forest.placeholder_figure("No figure for these settings; see the message above.")
-        return [empty, no_update, empty, no_update, "vi-hidden", empty, "vi-card vi-hidden",
-                empty, empty, "vi-hidden", [], "vi-hidden", ""] + [no_update] * 3
+@callback(*(Output(f"{PREFIX}-{name}", prop) for name, prop in draw.OUTPUTS),
+          *DISPLAY.error_outputs(), Input(f"{PREFIX}-current", "data"),
+          Input(f"{PREFIX}-error", "className"), *DISPLAY.inputs())
+def show(store, error, label, positions):
+    """Draw the figures of the computed store (cheap: nothing is recomputed)."""
+    shown, errors = DISPLAY.validate({"label": label, "positions": positions}, Context())
+    texts = [errors.get(n, "") for n in DISPLAY.names]
+    if errors or (not store and error != "vi-error"):
+        return [no_update] * len(draw.OUTPUTS) + texts
     try:
-        out = logic.draw(store, label, positions)
+        return draw.outputs(store, shown["label"], shown["positions"], label) + texts
     except ValueError as exc:
-        return [no_update] * 10 + [jobs.error_message(exc), "vi-error"] + [no_update] * 4
-    two = len(out["pd"]) > 1
-    empty = forest.placeholder_figure("")
-    messages = [html.P(m) for m in dict.fromkeys(out["messages"] + store.get("notes", []))]
-    classification = bool(store.get("classes"))
-    s = store["settings"]
-    summary = (f"{forest.FOREST_NAMES[s['forest']].capitalize()} of {s['trees']:,} "
-               f"tree{'s' if s['trees'] != 1 else ''}; partial dependence averaged over "
-               f"{store['n_pd']:,} {'held-out' if s['rows'] == 'test' else 'training'} rows.")
-    heights = [{"height": f"{h}px"} for h in out["pd_heights"]]
-    return (out["pd"][0], heights[0], out["pd"][1] if two else empty,
-            heights[1] if two else no_update,
-            "" if two else "vi-hidden",
-            out["pd2"] if out["pd2"] is not None else empty,
-            "vi-card" if out["pd2"] is not None else "vi-card vi-hidden",
-            out["dor"][0], out["dor"][1] if two else empty, "" if two else "vi-hidden",
-            messages, "vi-notes" if messages else "vi-hidden", summary,
-            logic.class_options(store), no_update if out["label"] == label else out["label"],
-            "vi-field" if classification else "vi-field vi-hidden")
+        return [no_update] * 10 + [jobs.error_message(exc), "vi-error"] + [no_update] * 4 + texts
 
 
-@callback(Output(f"{PREFIX}-query", "data"), *(Input(i, "value") for i in _FOREST + _PD + _VIEW),
-          State(f"{PREFIX}-data-params", "data"), prevent_initial_call=True)
-def sync_url(*values):
-    *controls, label, positions, data = values
-    try:
-        settings, dep = _settings(*controls)
-    except ValueError:
-        return no_update
-    values = {**settings, "feature": dep["feature"], "feature2": dep["feature2"],
-              "grid": dep["grid"], "low": dep["percentiles"][0], "high": dep["percentiles"][1],
-              "ice": dep["ice"], "label": label, "positions": positions}
-    return logic.page_query(data, values)
+forest.register_link(PREFIX, PARAMS, DISPLAY, page_query)
 
 
 register_csv_downloads(PREFIX, {
     f"{PREFIX}-download-pd": lambda store, positions: (
-        logic.pd_csv(store), logic.csv_filename(store, "partial-dependence")),
+        draw.pd_csv(store), draw.csv_filename(store, "partial-dependence")),
     f"{PREFIX}-download-dor": lambda store, positions: (
-        logic.dor_csv(store, positions),
-        logic.csv_filename(store, "dependence-over-responses")),
-}, view=f"{PREFIX}-positions")
+        draw.dor_csv(store, DISPLAY.by_name["positions"].parse(positions, Context())),
+        draw.csv_filename(store, "dependence-over-responses")),
+}, view=DISPLAY.id("positions"))

@@ -1,4 +1,4 @@
-"""The Dependence page: its callback logic as plain functions, then the page in Chromium."""
+"""The Dependence page: its parameters, computing and drawing, then the page in Chromium."""
 
 from __future__ import annotations
 
@@ -10,51 +10,65 @@ from _browser import open_page, set_number, url_query, visit, wait_for
 from _pages import query_dict as _query
 from _pages import constant_column_frame, registered_page, upload_frame
 
-from pages._ui import cache, datasource
-from pages._ui import dependence_logic as logic
-from pages._ui import interactions_logic as forest
+from pages._ui import datasource
+from pages._ui import dependence_render as draw
+from pages._ui import local_forest as forest
+from pages._ui.datachoice import DataChoice
+from pages._ui.params import Context
 from varimp_core.local.response_dependence import dependence_over_responses
-from varimp_core.local.partial_dependence import partial_dependence
+from varimp_core.local.partial_dependence import PartialDependence, partial_dependence
 from varimp_core.local.importance import fit_uniform_forest
 
-XOR = {"source": "problem", "problem": "xor:irrelevant=3", "sampling": "sample", "n": 500,
-       "seed": 0, "bins": 5}
+XOR = DataChoice.from_params({"source": "problem", "problem": "xor:irrelevant=3",
+                              "sampling": "sample", "n": 500, "seed": 0, "bins": 5})
 XOR_URL = "problem=xor:relevant=2,irrelevant=3&sampling=sample&n=500&trees=50"
 
 
-def _forest(**kw):
-    return forest.forest_settings(**{"forest": "uniform", "trees": 30, **kw})
+@pytest.fixture(scope="module")
+def page(app_module):
+    import pages.dependence as module
+
+    return module
 
 
-def _dep(**kw):
-    return logic.dependence_settings(**{"feature": "X1", "grid": 10, "ice": 20, **kw})
+def _controls(**kw):
+    """Control values by parameter name, as the browser sends them."""
+    return {"forest": "uniform", "n_estimators": 30, "max_features": None, "random_state": 0,
+            "rows": "train", "feature": "X1", "feature2": "none", "grid_resolution": 10,
+            "percentiles": [0.05, 0.95], "max_ice_lines": 20, **kw}
 
 
-def _upload(df: pd.DataFrame) -> dict:
-    return upload_frame(df, "c.csv")
+def _run(page, data=XOR, progress=None, **kw):
+    """The page's job on these controls: (its cached result, the store its figures use)."""
+    result, settings, data = page.VIEW.run(_controls(**kw), data.to_store(), progress=progress)
+    return result, page.render(result, settings, data)[0]
+
+
+def _upload(df: pd.DataFrame) -> DataChoice:
+    return DataChoice.from_params(upload_frame(df, "c.csv"))
 
 
 def _with_constant(n=200, seed=0):
     return constant_column_frame("x2", 0.0, n, seed)
 
 
-# -- state and URL ----------------------------------------------------------------------
-def test_defaults_pick_the_first_variable():
-    st = logic.initial_state(_query(XOR_URL))
+# -- parameters and URL -----------------------------------------------------------------
+def test_defaults_pick_the_first_variable(page):
+    st = page.initial_state(_query(XOR_URL))
     v = st["values"]
     assert st["variables"] == ["X1", "X2", "X3", "X4", "X5"] and st["notes"] == []
-    assert (v["feature"], v["feature2"], v["grid"], v["low"], v["high"], v["ice"]) == \
-        ("X1", None, 30, 0.05, 0.95, 50)
+    assert (v["feature"], v["feature2"], v["grid_resolution"], v["percentiles"],
+            v["max_ice_lines"]) == ("X1", None, 30, [0.05, 0.95], 50)
     assert _query(st["query"])["trees"] == "50"
 
 
-def test_link_values_round_trip_and_bad_ones_get_notes():
-    st = logic.initial_state(_query(XOR_URL + "&feature=X2&feature2=X3&grid=12&low=0.1"
-                                    "&high=0.8&ice=5&positions=12&forest=rf"))
+def test_link_values_round_trip_and_bad_ones_get_notes(page):
+    st = page.initial_state(_query(XOR_URL + "&feature=X2&feature2=X3&grid=12&low=0.1"
+                                             "&high=0.8&ice=5&positions=12&forest=rf"))
     assert st["notes"] == []
-    again = logic.initial_state(_query(st["query"]))
+    again = page.initial_state(_query(st["query"]))
     assert again["values"] == st["values"]
-    bad = logic.initial_state(_query(XOR_URL + "&feature=Z9&feature2=X1&low=0.9&high=0.2"))
+    bad = page.initial_state(_query(XOR_URL + "&feature=Z9&feature2=X1&low=0.9&high=0.2"))
     assert bad["values"]["feature"] == "X1" and bad["values"]["feature2"] is None
     text = " ".join(bad["notes"])
     assert "'Z9' was ignored" in text and "percentiles were ignored" in text
@@ -62,23 +76,44 @@ def test_link_values_round_trip_and_bad_ones_get_notes():
 
 @pytest.mark.parametrize("kw,words", [
     ({"feature": None}, "Choose a variable"),
+    ({"grid_resolution": 1}, "Grid resolution"),
+    ({"percentiles": [0.5, 0.5]}, "percentiles"),
+    ({"max_ice_lines": -1}, "ICE lines"),
+])
+def test_dependence_settings_refuse_bad_values(page, kw, words):
+    with pytest.raises(ValueError, match=words):
+        page.PARAMS.settings(_controls(**kw), Context(5))
+
+
+@pytest.mark.parametrize("kw,words", [
     ({"feature": "X9"}, "no input 'X9'"),
     ({"feature2": "X1"}, "two different variables"),
-    ({"grid": 1}, "grid resolution"),
-    ({"low": 0.5, "high": 0.5}, "percentiles"),
-    ({"ice": -1}, "ICE lines"),
 ])
-def test_dependence_settings_refuse_bad_values(kw, words):
+def test_the_job_refuses_variables_the_data_lacks(page, kw, words):
     with pytest.raises(ValueError, match=words):
-        _dep(variables=["X1", "X2"], **kw)
+        _run(page, **kw)
+
+
+def test_out_of_range_values_are_sentences_and_never_defaults(page):
+    for grid in (0, 1, 201, 10**8):
+        settings, errors = page.PARAMS.validate(_controls(grid_resolution=grid), Context(5))
+        assert settings == {} and list(errors) == ["grid_resolution"]
+        assert errors["grid_resolution"].startswith(
+            "Grid resolution must be a whole number from 2 to 200")
+    _, errors = page.PARAMS.validate(_controls(max_ice_lines=501, n_estimators=0,
+                                               max_features=6), Context(5))
+    assert set(errors) == {"max_ice_lines", "n_estimators", "max_features"}
+    _, errors = page.PARAMS.validate(_controls(max_ice_lines=None), Context(5))
+    assert errors == {"max_ice_lines": "Enter ICE lines: a whole number from 0 to 500."}
+    shown, errors = page.DISPLAY.validate({"label": None, "positions": "7"}, Context())
+    assert shown == {} and "Positions must be one of 1, 12, all" in errors["positions"]
 
 
 # -- computing ------------------------------------------------------------------------------
-def test_partial_dependence_is_the_cores_on_the_same_forest():
-    settings, dep = _forest(), _dep(feature2="X2")
-    store = logic.compute(XOR, settings, dep)
-    assert len(store["pd"]) == 2 and store["pair"] is not None
-    prepared = datasource.load_prepared(XOR)
+def test_partial_dependence_is_the_cores_on_the_same_forest(page):
+    result, store = _run(page, feature2="X2")
+    assert len(result["pd"]) == 2 and result["pair"] is not None
+    prepared = datasource.load_prepared(XOR.as_dict)
     fit, assessed = forest.split_rows(500, 0, "train")
     model = fit_uniform_forest(prepared.X_numeric[fit], prepared.y[fit], n_estimators=30,
                                random_state=0)
@@ -86,70 +121,81 @@ def test_partial_dependence_is_the_cores_on_the_same_forest():
                                 grid_resolution=10, categorical_features=["X1"],
                                 feature_names=list(prepared.variables), max_ice_lines=20,
                                 random_state=0)
-    cached = logic.pd_from_json(cache.get_json(store["pd"][0]))
+    cached = PartialDependence.from_dict(result["pd"][0])
     assert cached.outputs == ("0", "1")                      # class labels, as text
     np.testing.assert_array_equal(cached.average, direct.average)
     np.testing.assert_array_equal(cached.individual, direct.individual)
     np.testing.assert_array_equal(cached.ice_rows, assessed[direct.ice_rows])   # data rows
     # the figures draw those numbers: binary target, so the positive class by default
-    out = logic.draw(store)
+    out = draw.draw(store)
     assert out["label"] == "1" and out["messages"] == []
     pd_trace = [t for t in out["pd"][0].data if t.meta == "pd"]
     assert len(pd_trace) == 1
     np.testing.assert_array_equal(pd_trace[0].y, direct.average[1])
-    pair = logic.pd_from_json(cache.get_json(store["pair"]))
+    pair = PartialDependence.from_dict(result["pair"])
     np.testing.assert_array_equal(np.asarray(out["pd2"].data[0].z).T, pair.average[1])
     # every class side by side
-    assert len([t for t in logic.draw(store, logic.ALL_CLASSES)["pd"][0].data
+    assert len([t for t in draw.draw(store, draw.ALL_CLASSES)["pd"][0].data
                 if t.meta == "pd"]) == 2
 
 
-def test_dependence_over_responses_uses_data_rows_and_positions():
-    store = logic.compute(XOR, _forest(forest="et", K=1), _dep())
-    local_json = cache.get_json(store["local"])
-    local = forest.local_from_json(local_json)
+def test_dependence_over_responses_uses_data_rows_and_positions(page):
+    _, store = _run(page, forest="et", max_features=1)
+    local, data_rows = forest.load_local(store["local"])
     r = dependence_over_responses(local, "X1", positions=1)
-    out = logic.draw(store, None, "1")
+    out = draw.draw(store, None, "1")
     boxes = [t for t in out["dor"][0].data if t.meta == "points"]
     assert sum(len(b.x) for b in boxes) == len(r.value)
     rows = np.concatenate([np.asarray(b.customdata)[:, 0] for b in boxes])
-    assert set(rows) == set(np.asarray(local_json["rows"])[r.observation])
-    text = logic.dor_csv(store, "1")
+    assert set(rows) == set(data_rows[r.observation])
+    text = draw.dor_csv(store, "1")
     assert text.splitlines()[0] == "feature,row,value,prediction,position"
     assert len(text.splitlines()) == len(r.value) + 1
-    with pytest.raises(ValueError, match="positions"):
-        logic.draw(store, None, "7")
+    with pytest.raises(ValueError, match="Positions"):
+        page.DISPLAY.settings({"label": None, "positions": "7"}, Context())
 
 
-def test_regression_has_no_class_choice():
-    data = forest.page_data({"source": "problem", "problem": "diabetes"})[0]
-    store = logic.compute(data, _forest(forest="rf", trees=10),
-                          _dep(feature="bmi", ice=0, grid=8))
-    assert logic.class_options(store) == [] and logic.default_class(store, "1") is None
-    out = logic.draw(store, "1")                               # a stale class is ignored
+def test_regression_has_no_class_choice(page):
+    data = forest.page_data(DataChoice.from_params({"source": "problem",
+                                                    "problem": "diabetes"}))[0]
+    _, store = _run(page, data, forest="rf", n_estimators=10, feature="bmi",
+                    max_ice_lines=0, grid_resolution=8)
+    assert draw.class_options(store["classes"]) == []
+    assert draw.default_class(store["classes"], "1") is None
+    out = draw.draw(store, "1")                                # a stale class is ignored
     assert out["label"] is None
     (trace,) = out["pd"][0].data                               # no ICE lines asked
     assert trace.meta == "pd" and "predicted response" in trace.hovertemplate
-    assert "prediction" in logic.pd_csv(store)
+    assert "prediction" in draw.pd_csv(store)
 
 
-def test_constant_variable_and_uniform_forest_get_sentences():
+def test_constant_variable_and_uniform_forest_get_sentences(page):
     data = _upload(_with_constant())
     with pytest.raises(ValueError, match="constant"):
-        logic.compute(data, _forest(), _dep(feature="x1"))
+        _run(page, data, feature="x1")
     with pytest.raises(ValueError, match="'const' is constant"):
-        logic.compute(data, _forest(forest="rf"), _dep(feature="const"))
-    store = logic.compute(data, _forest(forest="rf"), _dep(feature="x1", feature2="x2"))
-    assert logic.csv_filename(store, "pd") == "varimp-dependence-c-x1-x2-pd.csv"
+        _run(page, data, forest="rf", feature="const")
+    _, store = _run(page, data, forest="rf", feature="x1", feature2="x2")
+    assert draw.csv_filename(store, "pd") == "varimp-dependence-c-x1-x2-pd.csv"
 
 
-def test_cached_results_are_reused():
-    settings, dep = _forest(trees=12), _dep(grid=6)
-    first = logic.compute(XOR, settings, dep)
+def test_cached_results_are_reused(page):
+    first = _run(page, n_estimators=12, grid_resolution=6)
     calls = []
-    second = logic.compute(XOR, settings, dep, progress=lambda *a: calls.append(a))
+    second = _run(page, n_estimators=12, grid_resolution=6,
+                  progress=lambda *a: calls.append(a))
     assert first == second
     assert all(text == "" for _, _, text in calls)            # only the "done" ticks
+
+
+def test_the_local_importance_is_shared_with_the_interactions_page(page):
+    import pages.interactions as interactions
+
+    _, store = _run(page, n_estimators=14, feature2="X2")
+    settings = {k: store["settings"][k] for k in forest.FOREST_KEYS}
+    calls = []
+    again = interactions.compute(settings, XOR, lambda *a: calls.append(a))
+    assert again["local"] == store["local"] and calls == []     # counted once, for both
 
 
 def test_page_is_registered(dash_app):
@@ -188,6 +234,22 @@ def test_dependence_page_loads_and_controls_update_the_figures(dash_duo, dash_ap
 
 
 @pytest.mark.browser
+def test_an_out_of_range_value_is_a_sentence_and_nothing_is_recomputed(dash_duo, dash_app):
+    open_page(dash_duo, dash_app, "/dependence?" + XOR_URL + "&ice=20&grid=10")
+    wait_for(lambda: _ice_lines(dash_duo) == 20, what="20 ICE lines")
+    before = _figure(dash_duo, "dep-pd")
+    set_number(dash_duo, "#dep-grid", 500)
+    dash_duo.wait_for_contains_text(
+        "#dep-grid-error", "Grid resolution must be a whole number from 2 to 200, not 500",
+        timeout=20)
+    dash_duo.wait_for_contains_text("#dep-job-status", "Nothing was recomputed", timeout=10)
+    assert _figure(dash_duo, "dep-pd") == before
+    assert url_query(dash_duo)["grid"] == "10"
+    assert "Traceback" not in dash_duo.find_element("#vi-root").text
+    assert dash_duo.get_logs() == []
+
+
+@pytest.mark.browser
 def test_regression_constant_columns_and_single_tree(dash_duo, dash_app):
     data = _upload(_with_constant(seed=9))
     dash_duo.start_server(dash_app)
@@ -200,7 +262,7 @@ def test_regression_constant_columns_and_single_tree(dash_duo, dash_app):
     assert dash_duo.get_logs() == []
 
     # a constant column: a sentence, never a traceback
-    visit(dash_duo, "/dependence?forest=rf&feature=const&" + datasource.data_query(data))
+    visit(dash_duo, "/dependence?forest=rf&feature=const&" + data.query())
     dash_duo.wait_for_contains_text("#dep-error", "'const' is constant", timeout=60)
     assert "Traceback" not in dash_duo.find_element("#dep-error").text
 

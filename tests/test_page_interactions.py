@@ -1,4 +1,4 @@
-"""The Interactions page: its callback logic as plain functions, then the page in Chromium."""
+"""The Interactions page: its parameters, computing and drawing, then the page in Chromium."""
 
 from __future__ import annotations
 
@@ -10,105 +10,159 @@ from _browser import open_page, set_number, url_query, visit, wait_for
 from _pages import query_dict as _query
 from _pages import constant_column_frame, registered_page, upload_frame
 
-from pages._ui import cache, datasource
-from pages._ui import interactions_logic as logic
+from pages._ui import datasource
+from pages._ui import interactions_render as draw
+from pages._ui import local_forest as forest
+from pages._ui.datachoice import DataChoice
+from pages._ui.jobs import Progress
+from pages._ui.params import Context
 from varimp_core.local.interactions import interactions, partial_importance
 from varimp_core.local.importance import fit_uniform_forest, local_importance
 
-XOR = {"source": "problem", "problem": "xor:irrelevant=3", "sampling": "sample", "n": 500,
-       "seed": 0, "bins": 5}
+XOR = DataChoice.from_params({"source": "problem", "problem": "xor:irrelevant=3",
+                              "sampling": "sample", "n": 500, "seed": 0, "bins": 5})
 XOR_URL = "problem=xor:relevant=2,irrelevant=3&sampling=sample&n=500&trees=50"
 
 
-def _settings(**kw):
-    return logic.forest_settings(**{"forest": "uniform", "trees": 30, **kw})
+@pytest.fixture(scope="module")
+def page(app_module):
+    import pages.interactions as module
+
+    return module
 
 
-def _upload(df: pd.DataFrame) -> dict:
-    return upload_frame(df, "t.csv")
+def _controls(**kw):
+    """Control values of the forest by parameter name, as the browser sends them."""
+    return {"forest": "uniform", "n_estimators": 30, "max_features": None, "random_state": 0,
+            "rows": "train", **kw}
+
+
+def _settings(page, p=5, **kw):
+    return page.PARAMS.settings(_controls(**kw), Context(p))
+
+
+def _shown(page, **kw):
+    return page.DISPLAY.settings({"min_share": 0.01, "label": None, "threshold": None,
+                                  "direction": "above", **kw}, Context())
+
+
+def _compute(page, data, settings, progress=None):
+    return page.compute(settings, data, progress or Progress(None))
+
+
+def _store(page, data, settings):
+    """The page's store of a computed result (what its figures are drawn from)."""
+    return page.render(_compute(page, data, settings), settings, data)[0]
+
+
+def _start(page, query):
+    return forest.start(query, None, page.PARAMS, page.DISPLAY)
+
+
+def _upload(df: pd.DataFrame) -> DataChoice:
+    return DataChoice.from_params(upload_frame(df, "t.csv"))
+
+
+def _diabetes() -> DataChoice:
+    return forest.page_data(DataChoice.from_params({"source": "problem",
+                                                    "problem": "diabetes"}))[0]
 
 
 def _with_constant(n=200, seed=0):
     return constant_column_frame("=cmd", 1.0, n, seed)
 
 
-# -- state and URL --------------------------------------------------------------------
-def test_defaults_and_the_exact_distribution_becomes_a_sample():
-    st = logic.initial_state({})
-    assert st["values"]["forest"] == "uniform" and st["values"]["trees"] == 100
-    assert st["values"]["rows"] == "train" and st["values"]["other"] == logic.DEFAULT_MIN_SHARE
+# -- parameters and URL ----------------------------------------------------------------
+def test_defaults_and_the_exact_distribution_becomes_a_sample(page):
+    st = _start(page, {})
+    assert st["values"]["forest"] == "uniform" and st["values"]["n_estimators"] == 100
+    assert st["values"]["rows"] == "train"
+    assert st["values"]["min_share"] == page.DEFAULT_MIN_SHARE
     assert st["data"]["sampling"] == "exact"                 # the user's choice is kept
-    assert st["page_data"]["sampling"] == "sample"           # the page computes on a sample
+    assert st["page"]["sampling"] == "sample"                # the page computes on a sample
     assert len(st["notes"]) == 1 and "exact distribution" in st["notes"][0]
     assert "1,000 rows" in st["notes"][0]                    # led's default sample size
 
 
-def test_link_state_round_trips_and_bad_values_fall_back():
-    st = logic.initial_state(_query(XOR_URL + "&forest=rf&K=2&tree_seed=4&rows=test&other=0.1"
-                                    "&direction=below&threshold=1.5"))
+def test_link_state_round_trips_and_bad_values_fall_back(page):
+    st = _start(page, _query(XOR_URL + "&forest=rf&K=2&tree_seed=4&rows=test&other=0.1"
+                                       "&direction=below&threshold=1.5"))
     assert st["notes"] == []
     v = st["values"]
-    assert (v["forest"], v["trees"], v["K"], v["tree_seed"], v["rows"], v["other"]) == \
-        ("rf", 50, 2, 4, "test", 0.1)
-    again = logic.initial_state(_query(st["query"]))
-    assert again["values"] == v and again["query"] == st["query"]
-    bad = logic.initial_state({"forest": "gbm", "trees": "0", "other": "0.9"})
+    assert (v["forest"], v["n_estimators"], v["max_features"], v["random_state"], v["rows"],
+            v["min_share"]) == ("rf", 50, 2, 4, "test", 0.1)
+    query = page.page_query(st["store"], v, v)
+    again = _start(page, _query(query))
+    assert again["values"] == v and page.page_query(again["store"], v, v) == query
+    bad = _start(page, {"forest": "gbm", "trees": "0", "other": "0.9"})
     assert len(bad["notes"]) == 4                 # three values plus the exact-to-sample note
-    assert bad["values"]["forest"] == "uniform" and bad["values"]["trees"] == 100
+    assert bad["values"]["forest"] == "uniform" and bad["values"]["n_estimators"] == 100
 
 
 @pytest.mark.parametrize("kw,words", [
-    ({"forest": "gbm"}, "Choose a forest"),
-    ({"trees": 0}, "number of trees"),
-    ({"trees": None}, "Enter the number of trees"),
-    ({"trees": 2.5}, "whole number"),
-    ({"K": 9, "p": 5}, "from 1 to 5"),
-    ({"rows": "oob"}, "rows to assess"),
+    ({"forest": "gbm"}, "Forest kind must be one of"),
+    ({"n_estimators": 0}, "Number of trees"),
+    ({"n_estimators": None}, "Enter number of trees"),
+    ({"n_estimators": 2.5}, "whole number"),
+    ({"max_features": 9}, "from 1 to 5"),
+    ({"rows": "oob"}, "Rows assessed must be one of"),
 ])
-def test_forest_settings_refuse_bad_values_with_a_sentence(kw, words):
+def test_forest_settings_refuse_bad_values_with_a_sentence(page, kw, words):
     with pytest.raises(ValueError, match=words):
-        _settings(**kw)
+        _settings(page, **kw)
+
+
+def test_out_of_range_values_are_sentences_and_never_defaults(page):
+    for trees in (0, -7, 10**8):
+        settings, errors = page.PARAMS.validate(_controls(n_estimators=trees), Context(5))
+        assert settings == {} and list(errors) == ["n_estimators"]
+        assert errors["n_estimators"].startswith(
+            "Number of trees must be a whole number from 1 to 1,000")
+    _, errors = page.PARAMS.validate(_controls(max_features=0, random_state=-1), Context(5))
+    assert set(errors) == {"max_features", "random_state"}
+    shown, errors = page.DISPLAY.validate({"min_share": 0.9, "direction": "above"}, Context())
+    assert shown == {} and errors["min_share"].startswith(
+        "Other-features threshold must be a number from 0 to 0.2")
 
 
 def test_split_rows_holds_out_thirty_percent():
-    fit, assessed = logic.split_rows(100, seed=3, rows="test")
+    fit, assessed = forest.split_rows(100, seed=3, rows="test")
     assert len(fit) == 70 and len(assessed) == 30 and not set(fit) & set(assessed)
-    fit2, same = logic.split_rows(100, seed=3, rows="train")
+    fit2, same = forest.split_rows(100, seed=3, rows="train")
     assert np.array_equal(fit, fit2) and np.array_equal(same, fit)
     with pytest.raises(ValueError, match="no held-out rows"):
-        logic.split_rows(3, seed=0, rows="test")
-    assert len(logic.split_rows(3, seed=0, rows="train")[1]) == 3
+        forest.split_rows(3, seed=0, rows="test")
+    assert len(forest.split_rows(3, seed=0, rows="train")[1]) == 3
 
 
 # -- computing ------------------------------------------------------------------------
-def test_cached_local_importance_is_the_cores():
-    settings = _settings()
-    store = logic.compute(XOR, settings)
+def test_cached_local_importance_is_the_cores(page):
+    settings = _settings(page)
+    store = _compute(page, XOR, settings)
     assert store["task"] == "classification" and store["classes"] == ["0", "1"]
     assert (store["n"], store["n_fit"]) == (350, 350)
-    d = cache.get_json(store["key"])
-    local = logic.local_from_json(d)
+    local, rows = forest.load_local(store["local"])
     # the same forest, fitted directly on the same rows, gives the same counts
-    prepared = datasource.load_prepared(XOR)
-    fit, assessed = logic.split_rows(500, 0, "train")
-    forest = fit_uniform_forest(prepared.X_numeric[fit], prepared.y[fit], n_estimators=30,
-                                random_state=0)
-    direct = local_importance(forest, prepared.X_numeric[assessed], variables=prepared.variables)
+    prepared = datasource.load_prepared(XOR.as_dict)
+    fit, assessed = forest.split_rows(500, 0, "train")
+    model = fit_uniform_forest(prepared.X_numeric[fit], prepared.y[fit], n_estimators=30,
+                               random_state=0)
+    direct = local_importance(model, prepared.X_numeric[assessed], variables=prepared.variables)
     np.testing.assert_array_equal(local.counts, direct.counts)
     np.testing.assert_array_equal(local.positions, direct.positions)
     np.testing.assert_array_equal(local.prediction, direct.prediction.astype(str))
-    assert d["rows"] == assessed.tolist()
+    assert rows.tolist() == assessed.tolist()
     # a second call reads the cache: nothing is fitted
     calls = []
-    again = logic.compute(XOR, settings, progress=lambda *a: calls.append(a))
+    again = _compute(page, XOR, settings, progress=lambda *a: calls.append(a))
     assert again == store and calls == []
 
 
-def test_draw_shows_the_cores_numbers():
-    store = logic.compute(XOR, _settings(forest="et", K=1))
-    out = logic.draw(store, logic.view_settings(other=0))
+def test_draw_shows_the_cores_numbers(page):
+    store = _store(page, XOR, _settings(page, forest="et", max_features=1))
+    out = draw.draw(store, _shown(page, min_share=0))
     assert all(out[f"{p}_message"] == "" for p in ("mosaic", "vii", "partial", "over"))
-    local = logic.local_from_json(cache.get_json(store["key"]))
+    local, _ = forest.load_local(store["local"])
     it = interactions(local, min_share=0)
     widths = np.asarray([t for t in out["mosaic"].data][0].width)
     np.testing.assert_allclose(widths, it.joint.sum(axis=1)[it.joint.sum(axis=1) > 0])
@@ -118,53 +172,53 @@ def test_draw_shows_the_cores_numbers():
     assert "350 of 350 observations" in out["summary"]
 
 
-def test_a_single_tree_gets_a_sentence_and_the_other_parts_still_show():
-    store = logic.compute(XOR, _settings(trees=1))
-    out = logic.draw(store, logic.view_settings())
+def test_a_single_tree_gets_a_sentence_and_the_other_parts_still_show(page):
+    store = _store(page, XOR, _settings(page, n_estimators=1))
+    out = draw.draw(store, _shown(page))
     assert "at least two trees" in out["mosaic_message"]
     assert "at least two trees" in out["vii_message"]
     assert out["partial_message"] == "" and out["over_message"] == ""
     assert "1 tree " in out["summary"]
 
 
-def test_regression_target_for_the_class_only_view():
-    data = logic.page_data({"source": "problem", "problem": "diabetes"})[0]
-    store = logic.compute(data, _settings(forest="rf", trees=20, rows="test"))
+def test_regression_target_for_the_class_only_view(page):
+    store = _store(page, _diabetes(), _settings(page, 10, forest="rf", n_estimators=20,
+                                                rows="test"))
     assert store["task"] == "regression" and store["classes"] is None
-    assert store["median"] == pytest.approx(np.median(
-        logic.local_from_json(cache.get_json(store["key"])).prediction))
-    out = logic.draw(store, logic.view_settings(label="2", direction="below"))
+    out = draw.draw(store, _shown(page, label="2", direction="below"))
+    assert out["median"] == pytest.approx(np.median(
+        forest.load_local(store["local"])[0].prediction))
     assert "regression" in out["over_message"] and "Traceback" not in out["over_message"]
-    assert out["partial_message"] == "" and out["threshold"] == store["median"]
+    assert out["partial_message"] == "" and out["threshold"] == out["median"]
     assert "<=" in out["partial"].layout.title.text
     assert "held-out rows" in out["summary"]
 
 
-def test_constant_columns_no_held_out_rows_and_csv_injection():
+def test_constant_columns_no_held_out_rows_and_csv_injection(page):
     data = _upload(_with_constant())
     with pytest.raises(ValueError, match="constant.*random forest or extra-trees"):
-        logic.compute(data, _settings())
-    store = logic.compute(data, _settings(forest="rf"))        # RF accepts constant columns
+        _compute(page, data, _settings(page, 3))
+    store = _store(page, data, _settings(page, 3, forest="rf"))  # RF accepts constant columns
     tiny = _upload(pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [0, 1, 0], "y": [0, 1, 1]}))
     with pytest.raises(ValueError, match="no held-out rows"):
-        logic.compute(tiny, _settings(forest="rf", rows="test"))
-    text = logic.variables_csv(store)
+        _compute(page, tiny, _settings(page, 2, forest="rf", rows="test"))
+    text = draw.variables_csv(store)
     assert "\n'=cmd," in text and "\n=cmd" not in text
-    pairs = logic.pairs_csv(store, 0.0)
+    pairs = draw.pairs_csv(store, 0.0)
     assert "'=cmd" in pairs
-    assert logic.csv_filename(store, "pairs") == "varimp-interactions-t-rf-pairs.csv"
+    assert draw.csv_filename(store, "pairs") == "varimp-interactions-t-rf-pairs.csv"
 
 
-def test_multiway_forest_is_the_cores_and_pairs_x1_x2():
-    settings = _settings(forest="multiway", trees=40, K=1)
-    store = logic.compute(XOR, settings)
+def test_multiway_forest_is_the_cores_and_pairs_x1_x2(page):
+    settings = _settings(page, forest="multiway", n_estimators=40, max_features=1)
+    store = _store(page, XOR, settings)
     assert store["task"] == "classification" and store["classes"] == ["0", "1"]
-    local = logic.local_from_json(cache.get_json(store["key"]))
+    local, _ = forest.load_local(store["local"])
     # the same forest grown by the core on the same coded rows gives the same counts
     from varimp_core.local.multiway import forest_local_importance
     from varimp_core.data.table import DiscreteTable
-    prepared = datasource.load_prepared(XOR)
-    fit, assessed = logic.split_rows(500, 0, "train")
+    prepared = datasource.load_prepared(XOR.as_dict)
+    fit, assessed = forest.split_rows(500, 0, "train")
     table = DiscreteTable.from_codes(prepared.X_codes[fit], prepared.y_codes[fit],
                                      variables=prepared.variables)
     direct = forest_local_importance(table, prepared.X_codes[assessed], n_estimators=40,
@@ -178,37 +232,35 @@ def test_multiway_forest_is_the_cores_and_pairs_x1_x2():
     assert joint.loc[noise].to_numpy().sum() == 0 and joint[noise].to_numpy().sum() == 0
     # ... and every observation has both at its first two positions
     assert joint.loc["X1", "X2"] + joint.loc["X2", "X1"] == pytest.approx(1.0)
-    out = logic.draw(store, logic.view_settings(other=0))
+    out = draw.draw(store, _shown(page, min_share=0))
     assert all(out[f"{p}_message"] == "" for p in ("mosaic", "vii", "partial", "over"))
     assert "multiway forest of 40 trees" in out["summary"]
 
 
-def test_multiway_forest_refuses_a_regression_target_and_dependence_offers_sklearn_only():
-    data = logic.page_data({"source": "problem", "problem": "diabetes"})[0]
+def test_multiway_forest_refuses_a_regression_target_and_dependence_offers_sklearn_only(page):
     with pytest.raises(ValueError, match="multiway forest classifies"):
-        logic.compute(data, _settings(forest="multiway", trees=5))
-    with pytest.raises(ValueError, match="Choose a forest"):
-        logic.forest_settings(forest="multiway", trees=5, kinds=logic.SKLEARN_KINDS)
-    from pages._ui import dependence_logic
-    forest_param = dependence_logic.PARAMS[0]
+        _compute(page, _diabetes(), _settings(page, 10, forest="multiway", n_estimators=5))
+    import pages.dependence as dependence
+
+    forest_param = dependence.PARAMS.params[0]
     assert forest_param.name == "forest"
     with pytest.raises(ValueError):
-        forest_param.parse("multiway")
+        forest_param.parse("multiway", Context())
 
 
-def test_tile_rows_are_the_observations_of_the_tile():
-    store = logic.compute(XOR, _settings(forest="et", K=1))
-    local = logic.local_from_json(cache.get_json(store["key"]))
+def test_tile_rows_are_the_observations_of_the_tile(page):
+    store = _store(page, XOR, _settings(page, forest="et", max_features=1))
+    local, _ = forest.load_local(store["local"])
     it = interactions(local, min_share=0)
     r, c = np.unravel_index(np.argmax(it.joint), it.joint.shape)
-    columns, rows, caption = logic.tile_rows(store, 0, it.labels[r], it.labels[c])
+    columns, rows, caption = draw.tile_rows(store, 0, it.labels[r], it.labels[c])
     assert len(rows) == round(it.joint[r, c] * it.n_pairs)
     assert caption.startswith(f"{len(rows):,} observation")
     assert {row["first"] for row in rows} == {it.labels[r]}
     assert {row["second"] for row in rows} == {it.labels[c]}
     assert [col["name"] for col in columns[1:6]] == list(local.variables)
     with pytest.raises(ValueError, match="click a tile again"):
-        logic.tile_rows(store, 0, "nope", it.labels[c])
+        draw.tile_rows(store, 0, "nope", it.labels[c])
 
 
 def test_page_is_registered(dash_app):
@@ -293,20 +345,36 @@ def test_single_tree_and_regression_targets_get_sentences(dash_duo, dash_app):
 def test_constant_columns_and_no_held_out_rows(dash_duo, dash_app):
     data = _upload(_with_constant(seed=5))
     tiny = _upload(pd.DataFrame({"a": [1.0, 2.0, 4.0], "b": [0, 1, 0], "y": [0, 1, 1]}))
-    open_page(dash_duo, dash_app, "/interactions?" + datasource.data_query(data))
+    open_page(dash_duo, dash_app, "/interactions?" + data.query())
     dash_duo.wait_for_contains_text("#inter-error", "'const' is constant", timeout=60)
     assert "Traceback" not in dash_duo.find_element("#inter-error").text
     dash_duo.wait_for_contains_text("#inter-mosaic", "see the message above", timeout=20)
     visit(dash_duo, "/interactions?forest=rf&rows=test&" +
-          datasource.data_query(tiny))
+          tiny.query())
     dash_duo.wait_for_contains_text("#inter-error", "no held-out rows", timeout=60)
     assert dash_duo.get_logs() == []
 
 
-def test_tree_cap_follows_the_server_limit(monkeypatch):
-    from pages._ui import interactions_logic as ilogic
+@pytest.mark.browser
+def test_an_out_of_range_value_is_a_sentence_and_nothing_is_recomputed(dash_duo, dash_app):
+    open_page(dash_duo, dash_app, "/interactions?" + XOR_URL)
+    tiles = wait_for(lambda: _tiles(dash_duo), what="the mosaic")
+    dash_duo.wait_for_contains_text("#inter-summary", "random uniform forest of 50 trees",
+                                    timeout=20)
+    set_number(dash_duo, "#inter-trees", 5000)
+    dash_duo.wait_for_contains_text(
+        "#inter-trees-error", "Number of trees must be a whole number from 1 to 1,000, not 5,000",
+        timeout=20)
+    dash_duo.wait_for_contains_text("#inter-job-status", "Nothing was recomputed", timeout=10)
+    assert _tiles(dash_duo) == tiles
+    assert "random uniform forest of 50 trees" in dash_duo.find_element("#inter-summary").text
+    assert url_query(dash_duo)["trees"] == "50"
+    assert "Traceback" not in dash_duo.find_element("#vi-root").text
+    assert dash_duo.get_logs() == []
 
+
+def test_tree_cap_follows_the_server_limit(page, monkeypatch):
     monkeypatch.setenv("VARIMP_MAX_TREES", "20")
     with pytest.raises(ValueError, match="1 to 20"):
-        ilogic.forest_settings(forest="rf", trees=50)
-    assert ilogic.forest_settings(forest="rf", trees=20)["trees"] == 20
+        _settings(page, forest="rf", n_estimators=50)
+    assert _settings(page, forest="rf", n_estimators=20)["n_estimators"] == 20

@@ -1,172 +1,199 @@
-"""The forest shared by the Interactions and Dependence pages, as plain functions.
+"""The forest the Interactions and Dependence pages grow, and its local importance (Ciss 2015).
 
-Both pages fit a forest on the training part of the shared data and count
-Ciss's local importance on the training or the held-out rows
-(:func:`varimp_core.local.local_importance`).  Fitting is the slow step; its
-result is cached server-side as JSON (counts, positions, predictions and the
-rows assessed; never the fitted forest, never a pickle), keyed by a hash of the
-data choice and the forest settings (:func:`forest_settings`,
-:func:`make_forest_loader`, :func:`local_view`).
+Both pages fit a forest on the training part of the data and count Ciss's
+local importance (:func:`varimp_core.local.local_importance`) on the training
+or the held-out rows.  This module declares the forest's parameters once
+(:func:`forest_params`, shown by :func:`forest_cards`), grows the forest
+(:func:`make_forest_loader`) and caches the local importance server-side as
+the core's JSON (:func:`local_view`, read back by :func:`load_local`; never
+the fitted forest, never a pickle), keyed by a hash of the data choice and the
+forest settings, so the two pages share it.  It imports no page.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
-from typing import Any, Callable, Mapping, Sequence
+import re
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import pandas as pd
+from dash import Output, State, callback, html, no_update
 
 from varimp_core.data.prepare import DataError
-from varimp_core.local.multiway import forest_local_importance
-from varimp_core.local.importance import LocalImportance, fit_uniform_forest, local_importance
 from varimp_core.data.table import DiscreteTable
-from varimp_core.problems.registry import get_problem
 from varimp_core.forests.sklearn_mdi import fit_sklearn_forest
+from varimp_core.local.importance import LocalImportance, fit_uniform_forest, local_importance
+from varimp_core.local.multiway import forest_local_importance
+from varimp_core.local.partial_dependence import partial_dependence
+from varimp_core.problems.registry import get_problem
 
-from dash import dcc, html
-
-from . import cache, datasource, limits
+from . import cache, limits
 from . import controls as ui
-from .common import placeholder_figure
-from .state import whole_number
-from .state import Param, choice_parser, int_parser, query_store
+from .datachoice import DataChoice
+from .params import Context, Param, ParamSet
+from .view import context_for
 
-__all__ = [
-    "FOREST_KINDS", "FOREST_OPTIONS", "FOREST_NAMES", "FOREST_PARAMS", "SKLEARN_KINDS",
-    "MAX_TREES_UI", "MAX_ROWS", "TEST_SHARE",
-    "forest_params", "page_data", "data_variables", "forest_settings", "split_rows",
-    "fit_forest", "multiway_table", "make_forest_loader", "local_key", "local_view",
-    "local_from_json", "forest_cards", "page_stores", "placeholder_figure",
-]
+__all__ = ["FOREST_KINDS", "SKLEARN_KINDS", "FOREST_NAMES", "MAX_TREES_UI", "MAX_ROWS",
+           "TEST_SHARE", "MAX_PD_ROWS", "MAX_GRID_2D", "FOREST_KEYS", "CustomParam",
+           "forest_params",
+           "forest_cards", "page_data", "start", "fields", "download_button", "link",
+           "register_link", "data_variables", "split_rows", "fit_forest", "make_forest_loader",
+           "local_view", "partial_dependences", "cached_entry", "load_local", "csv_filename"]
 
 #: Forests the Interactions page fits; the scikit-learn ones also serve partial dependence.
 SKLEARN_KINDS = ("uniform", "rf", "et")
 FOREST_KINDS = SKLEARN_KINDS + ("multiway",)
 FOREST_OPTIONS = [
-    {"label": "Random uniform forest (uniform cut-points, bootstrap)", "value": "uniform"},
-    {"label": "Random forest (RF)", "value": "rf"},
-    {"label": "Extra-trees (ET)", "value": "et"},
-    {"label": "varimp's multiway forest (one branch per value of the coded inputs)",
-     "value": "multiway"},
+    ("uniform", "Random uniform forest (uniform cut-points, bootstrap)"),
+    ("rf", "Random forest (RF)"),
+    ("et", "Extra-trees (ET)"),
+    ("multiway", "varimp's multiway forest (one branch per value of the coded inputs)"),
 ]
 FOREST_NAMES = {"uniform": "random uniform forest", "rf": "random forest", "et": "extra-trees",
                 "multiway": "multiway forest"}
-#: At most this many trees from the page.
+#: At most this many trees from the page (the server's VARIMP_MAX_TREES may lower it).
 MAX_TREES_UI = 1000
 #: At most this many rows are assessed (a seeded subset of the chosen rows beyond it).
 MAX_ROWS = 5000
 #: Share of the rows held out from fitting (the "held-out rows").
 TEST_SHARE = 0.3
+#: Rows averaged by a partial dependence (a seeded subset of the assessed rows beyond it).
+MAX_PD_ROWS = 1000
+#: Grid points per axis of a 2-D partial dependence (the cost grows with the square).
+MAX_GRID_2D = 20
 
 
-def forest_params(kinds: Sequence[str] = FOREST_KINDS) -> tuple[Param, ...]:
-    """URL parameters of the forest, offering ``kinds``."""
-    return (Param("forest", "uniform", choice_parser(tuple(kinds), what="forest kind"),
-                  "forest kind"),) + _FOREST_REST
+@dataclass(frozen=True)
+class CustomParam(Param):
+    """A :class:`Param` whose control ``make(cid, value, options)`` builds (a slider with marks,
+    a searchable dropdown ...)."""
+
+    make: Callable | None = None
+
+    def component(self, cid: str, value: Any, ctx: Context):
+        return self.make(cid, self.control_value(value), self.options(ctx))
 
 
-_FOREST_REST: tuple[Param, ...] = (
-    Param("trees", 100, int_parser(1, MAX_TREES_UI, what="number of trees"), "number of trees"),
-    Param("K", None, int_parser(1, 100_000, what="K"), "K"),
-    Param("tree_seed", 0, int_parser(0, 2**32 - 1, what="seed"), "seed"),
-    Param("rows", "train", choice_parser(("train", "test"), what="rows assessed"),
-          "rows assessed"),
-)
-#: URL parameters of the forest on the Interactions page (the Dependence page:
-#: ``forest_params(SKLEARN_KINDS)``).
-FOREST_PARAMS: tuple[Param, ...] = forest_params()
+def forest_params(kinds=FOREST_KINDS) -> list[Param]:
+    """The forest's parameters, offering the forest ``kinds`` (old links' keys kept)."""
+    return [
+        Param("forest", "Kind", "choice", "uniform", what="forest kind",
+              choices=[o for o in FOREST_OPTIONS if o[0] in kinds]),
+        Param("n_estimators", "Trees", default=100, key="trees", low=1,
+              high=lambda c: limits.max_trees(MAX_TREES_UI), what="number of trees"),
+        Param("max_features", "K", default=None, key="K", low=1, blank="all",
+              high=lambda c: c.p or 100_000),
+        Param("random_state", "Seed", default=0, key="tree_seed", low=0, high=2**32 - 1,
+              help="Seeds the split into fitted and held-out rows and the trees."),
+        Param("rows", "Rows", "choice", "train", what="rows assessed", choices=[
+            ("train", f"Rows the forest was fitted on ({1 - TEST_SHARE:.0%})"),
+            ("test", f"Held-out rows ({TEST_SHARE:.0%})")],
+            help="Local importance reads only the forest and the rows it is shown, never "
+                 "their labels, so it works on new rows too."),
+    ]
 
 
-# -- data ------------------------------------------------------------------------------
-def page_data(data: Mapping[str, Any]) -> tuple[dict, list[str]]:
+#: The settings the forest and its local importance depend on (what :func:`forest_params` names).
+FOREST_KEYS = ("forest", "n_estimators", "max_features", "random_state", "rows")
+
+
+def forest_cards(f: Mapping[str, Any]) -> list:
+    """The Forest and Rows assessed cards, from the fields of :func:`forest_params`."""
+    return [ui.card("Forest", f["forest"],
+                    html.Div(className="vi-row", children=[f["n_estimators"], f["max_features"]]),
+                    html.P("K: variables drawn at each node; blank draws all of them (Random "
+                           "Uniform Forests' choice).", className="vi-help",
+                           style={"marginBottom": "0.9rem"}),
+                    f["random_state"]),
+            ui.card("Rows assessed", f["rows"])]
+
+
+# -- data --------------------------------------------------------------------------------
+def page_data(data: DataChoice) -> tuple[DataChoice, list[str]]:
     """The data these pages compute on, and a note when it differs from the choice.
 
     An exact distribution has no observations to follow through trees, so a
     built-in problem chosen as "exact" is replaced by a seeded sample of its
     default size.
-
-    Returns
-    -------
-    data : dict
-        Canonical data parameters with observations.
-    notes : list of str
     """
-    data = datasource.canonical_params(data)
-    if data["source"] == "problem" and data["sampling"] == "exact":
-        try:
-            n = get_problem(data["problem"]).default_samples
-        except ValueError:
-            return data, []
-        sampled = datasource.canonical_params({**data, "sampling": "sample"})
-        return sampled, [f"Local importance follows observations through the trees, and the "
-                         f"exact distribution of {data['problem']} has none; this page uses "
-                         f"a sample of {n:,} rows (seed {sampled['seed']}). Choose a sample "
-                         "size on the Data page to change it."]
-    return data, []
+    if data.is_upload or data["sampling"] != "exact":
+        return data, []
+    try:
+        n = get_problem(data["problem"]).default_samples
+    except ValueError:
+        return data, []
+    sampled = DataChoice.from_params({**data.as_dict, "sampling": "sample"})
+    return sampled, [f"Local importance follows observations through the trees, and the "
+                     f"exact distribution of {data['problem']} has none; this page uses a "
+                     f"sample of {n:,} rows (seed {sampled['seed']}). Choose a sample size on "
+                     "the Data page to change it."]
 
 
-def data_variables(data: Mapping[str, Any]) -> list[str]:
-    """Input names of a data choice (cached; loads the data on a miss).
+def start(query: Mapping[str, Any], vi_data: Any, *params: ParamSet) -> dict:
+    """What a page's layout starts from: its data and the link's values of ``params``.
 
-    Raises
-    ------
-    DataError
-        As :func:`pages._ui.datasource.load_prepared`.
+    Returns a dict: ``data`` (the user's choice, which links keep), ``page`` (the
+    data computed on, :func:`page_data`), ``store`` (the page's data store:
+    ``page.to_store()`` and the choice's ``query``), ``values``, ``notes``, ``ctx``.
     """
-    data = datasource.canonical_params(data)
-    key = cache.key_for("data-variables", data)
-    return cache.get_or_compute(key, lambda: list(datasource.load_prepared(data).variables))
+    data, notes = DataChoice.from_page(query, vi_data)
+    page, more = page_data(data)
+    ctx, values = context_for(page), {}
+    for p in params:
+        got, bad = p.from_url(query, ctx)
+        values.update(got)
+        notes += bad
+    return {"data": data, "page": page, "values": values, "notes": notes + more, "ctx": ctx,
+            "store": {**page.to_store(), "query": data.query()}}
 
 
-# -- forest settings -------------------------------------------------------------------
-def forest_settings(*, forest, trees, K=None, tree_seed=0, rows="train",
-                    p: int | None = None, kinds: Sequence[str] = FOREST_KINDS) -> dict:
-    """Canonical forest settings from control values.
+def fields(st: Mapping[str, Any], *params: ParamSet) -> dict:
+    """The fields of ``params`` by parameter name, with the values and context of ``st``."""
+    return {n: f for p in params for n, f in zip(p.names, p.fields(st["values"], st["ctx"]))}
 
-    Parameters
-    ----------
-    forest : {"uniform", "rf", "et", "multiway"}
-        One of ``kinds``.
-    trees : int
-        Number of trees, 1 to :data:`MAX_TREES_UI`.
-    K : int or None
-        Variables drawn at each node; None (blank) means all inputs.
-    tree_seed : int
-        Seed of the split into fitted and held-out rows and of the forest.
-    rows : {"train", "test"}
-        Rows assessed: those the forest was fitted on, or the held-out ones.
-    p : int, optional
-        Number of inputs, to check K.
-    kinds : sequence of str, default=FOREST_KINDS
-        The kinds the page offers (partial dependence needs a scikit-learn forest).
 
-    Raises
-    ------
-    ValueError
-        With a sentence for the page.
+def download_button(prefix: str, text: str, name: str) -> html.Button:
+    """The button ``{prefix}-download-{name}`` (for ``page_frame.register_csv_downloads``)."""
+    return html.Button(text, id=f"{prefix}-download-{name}", n_clicks=0,
+                       className="vi-button vi-button-secondary", style={"marginTop": "0.75rem"})
+
+
+def link(*parts: str) -> str:
+    """A URL query from the non-empty ``parts``."""
+    return "&".join(q for q in parts if q)
+
+
+def register_link(prefix: str, params: ParamSet, display: ParamSet, page_query: Callable) -> None:
+    """Write ``page_query(store, settings, shown)`` to ``{prefix}-query`` when values are usable.
+
+    ``params`` are the job's parameters, ``display`` the view's; the store is
+    ``{prefix}-data`` (:func:`start`).
     """
-    if forest not in kinds:
-        names = [FOREST_NAMES[k] for k in kinds]
-        raise ValueError(f"Choose a forest: {', '.join(names[:-1])} or {names[-1]}.")
-    most = limits.max_trees(MAX_TREES_UI)  # VARIMP_MAX_TREES can lower the page's cap
-    n = whole_number(trees, "number of trees", 1, most, None)
-    if n is None:
-        raise ValueError(f"Enter the number of trees (1 to {most:,}).")
-    k = whole_number(K, "K (variables drawn at each node)", 1, p, None)
-    if rows not in ("train", "test"):
-        raise ValueError("Choose the rows to assess: training rows or held-out rows.")
-    return {"forest": forest, "trees": n, "K": k,
-            "tree_seed": whole_number(tree_seed, "seed", 0, 2**32 - 1, 0), "rows": rows}
+    @callback(Output(f"{prefix}-query", "data"), *params.inputs(), *display.inputs(),
+              State(f"{prefix}-data", "data"), prevent_initial_call=True)
+    def sync_url(*args):
+        n, store = len(params.names), args[-1] or {}
+        settings, errors = params.validate(dict(zip(params.names, args[:n])),
+                                           Context(store.get("p")))
+        shown, more = display.validate(dict(zip(display.names, args[n:-1])), Context())
+        return no_update if errors or more else page_query(store, settings, shown)
 
 
+def data_variables(data: DataChoice) -> list[str]:
+    """Input names of a data choice (cached; loads the data on a miss; raises DataError)."""
+    return cache.get_or_compute(cache.key_for("data-variables", data.as_dict),
+                                lambda: list(data.load().variables))
+
+
+# -- the forest ----------------------------------------------------------------------------
 def split_rows(n: int, seed: int, rows: str = "train") -> tuple[np.ndarray, np.ndarray]:
     """Seeded split of ``n`` rows: (rows fitted, rows assessed).
 
     ``floor(TEST_SHARE * n)`` rows are held out; the forest is fitted on the
     others.  ``rows="train"`` assesses the fitted rows, ``"test"`` the held-out
-    ones; at most :data:`MAX_ROWS` are assessed (the first of the shuffled order).
+    ones; at most :data:`MAX_ROWS` are assessed (a seeded subset).
 
     Raises
     ------
@@ -179,56 +206,40 @@ def split_rows(n: int, seed: int, rows: str = "train") -> tuple[np.ndarray, np.n
     if fit.size < 2:
         raise ValueError(f"This data has {n} row{'s' if n != 1 else ''}: too few to fit a "
                          "forest; use more rows.")
-    if rows == "test":
-        if held.size == 0:
-            raise ValueError(f"There are no held-out rows: {TEST_SHARE:.0%} of {n} rows is less "
-                             "than one row. Assess the training rows instead, or use more data.")
-        assessed = held
-    else:
-        assessed = fit
+    if rows == "test" and held.size == 0:
+        raise ValueError(f"There are no held-out rows: {TEST_SHARE:.0%} of {n} rows is less "
+                         "than one row. Assess the training rows instead, or use more data.")
+    assessed = held if rows == "test" else fit
     if assessed.size > MAX_ROWS:
         keep = np.random.default_rng(seed + 1).choice(assessed.size, MAX_ROWS, replace=False)
         assessed = np.sort(assessed[keep])
     return fit, assessed
 
 
-def fit_forest(X, y, *, task: str, settings: Mapping[str, Any],
-               variables: Sequence[str] | None = None):
-    """Fit the forest of ``settings`` (see :func:`forest_settings`) on ``X, y``.
-
-    ``variables`` names the columns of ``X`` in messages (a constant column ...).
+def fit_forest(X, y, *, task: str, settings: Mapping[str, Any], variables=None):
+    """Fit the scikit-learn forest of ``settings`` (:func:`forest_params`) on ``X, y``.
 
     Raises
     ------
     ValueError
         With a sentence, e.g. for a constant column under the uniform forest.
     """
-    kw = dict(task=task, n_estimators=settings["trees"], max_features=settings["K"],
-              random_state=settings["tree_seed"])
+    kw = {k: settings[k] for k in ("n_estimators", "max_features", "random_state")}
     if variables is not None:
         X = pd.DataFrame(X, columns=list(variables))
-    if settings["forest"] == "uniform":
-        try:
-            return fit_uniform_forest(X, y, **kw)
-        except ValueError as exc:
-            if "constant" in str(exc):
-                raise ValueError(f"{exc} Or choose the random forest or extra-trees, which "
-                                 "accept constant columns.") from None
-            raise
-    return fit_sklearn_forest(X, y, kind=settings["forest"], **kw)
+    if settings["forest"] != "uniform":
+        return fit_sklearn_forest(X, y, kind=settings["forest"], task=task, **kw)
+    try:
+        return fit_uniform_forest(X, y, task=task, **kw)
+    except ValueError as exc:
+        if "constant" in str(exc):
+            raise ValueError(f"{exc} Or choose the random forest or extra-trees, which "
+                             "accept constant columns.") from None
+        raise
 
 
-def multiway_table(prepared, fit: np.ndarray) -> DiscreteTable:
-    """The coded training rows varimp's multiway forest grows on (its "fitted forest").
-
-    The forest itself is grown while the assessed rows are routed through it
-    (:func:`varimp_core.forest_local.forest_local_importance`).
-
-    Raises
-    ------
-    ValueError
-        For a numeric (regression) target: the multiway forest classifies.
-    """
+def _multiway_table(prepared, fit: np.ndarray) -> DiscreteTable:
+    """The coded training rows varimp's multiway forest grows on (it classifies only)."""
     if prepared.task != "classification" or prepared.X_codes is None:
         raise ValueError("varimp's multiway forest classifies, and this data's target is "
                          "numeric (regression); choose the random uniform forest, random "
@@ -238,38 +249,37 @@ def multiway_table(prepared, fit: np.ndarray) -> DiscreteTable:
                                     x_labels=prepared.table.x_labels)
 
 
-def make_forest_loader(data: Mapping[str, Any], settings: Mapping[str, Any],
-                       progress: Callable | None = None):
+def make_forest_loader(data: DataChoice, settings: Mapping[str, Any], progress: Callable):
     """A zero-argument function that loads the data and fits the forest once, on first call.
 
-    Returns a dict: ``prepared`` (PreparedData), ``estimator``, ``fit`` and
-    ``assessed`` (row indices), ``labels`` (class labels as text, or None).
+    It returns a dict: ``prepared`` (PreparedData), ``estimator`` (the multiway
+    forest's coded table), ``fit`` and ``assessed`` (row indices), ``labels``
+    (class labels as text, or None).
     """
     memo: dict[str, Any] = {}
-    say = progress or (lambda *a, **k: None)
 
     def load() -> dict:
         if "fit" not in memo:
-            say(0, None, "Loading the data\u2026")
-            prepared = datasource.load_prepared(data)
+            progress(0, None, "Loading the data\u2026")
+            prepared = data.load()
             if prepared.X_numeric is None or prepared.y is None:
                 raise DataError("This data has no observations (it is an exact distribution); "
                                 "choose a sample on the Data page.")
-            p = prepared.X_numeric.shape[1]
-            if settings["K"] is not None and settings["K"] > p:
+            p, k = prepared.X_numeric.shape[1], settings["max_features"]
+            if k is not None and k > p:
                 raise ValueError(f"K must be a whole number from 1 to {p} (this data has {p} "
-                                 f"inputs), got {settings['K']}.")
-            fit, assessed = split_rows(prepared.X_numeric.shape[0], settings["tree_seed"],
+                                 f"inputs), not {k}.")
+            fit, assessed = split_rows(prepared.X_numeric.shape[0], settings["random_state"],
                                        settings["rows"])
             if settings["forest"] == "multiway":
-                est = multiway_table(prepared, fit)
+                est = _multiway_table(prepared, fit)
             else:
-                say(0, None, f"Fitting {settings['trees']:,} trees on {fit.size:,} rows\u2026")
+                progress(0, None, f"Fitting {settings['n_estimators']:,} trees on "
+                                  f"{fit.size:,} rows\u2026")
                 est = fit_forest(prepared.X_numeric[fit], prepared.y[fit], task=prepared.task,
                                  settings=settings, variables=prepared.variables)
-            labels = None
-            if prepared.task == "classification":
-                labels = [str(v) for v in prepared.table.y_labels]
+            labels = ([str(v) for v in prepared.table.y_labels]
+                      if prepared.task == "classification" else None)
             memo["fit"] = {"prepared": prepared, "estimator": est, "fit": fit,
                            "assessed": assessed, "labels": labels}
         return memo["fit"]
@@ -277,118 +287,112 @@ def make_forest_loader(data: Mapping[str, Any], settings: Mapping[str, Any],
     return load
 
 
-def local_key(data: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
-    """Cache key of the local importance of a forest on a data choice."""
-    return cache.key_for("ciss-local", datasource.canonical_params(data), dict(settings))
-
-
-def _local_to_json(local: LocalImportance, rows: np.ndarray, labels: list[str] | None,
-                   target: str, n_fit: int) -> dict:
-    if labels is not None:
-        prediction = [labels[int(c)] for c in local.prediction]
-        classes = [labels[int(c)] for c in local.classes]
-    else:
-        prediction = np.asarray(local.prediction, dtype=float).tolist()
-        classes = None
-    return {"variables": list(local.variables), "counts": local.counts.tolist(),
-            "positions": local.positions.tolist(), "prediction": prediction,
-            "X": local.X.tolist(), "task": local.task, "classes": classes,
-            "n_estimators": int(local.n_estimators), "rows": np.asarray(rows).tolist(),
-            "target": target, "n_fit": int(n_fit),
-            "parameters": {k: v for k, v in local.parameters.items() if k != "proba"}}
-
-
-def local_view(data: Mapping[str, Any], settings: Mapping[str, Any], load,
-               progress: Callable | None = None) -> dict:
-    """The cached local importance (JSON) of ``settings`` on ``data``; fits on a miss.
+# -- local importance ------------------------------------------------------------------------
+def local_view(data: DataChoice, settings: Mapping[str, Any], load: Callable,
+               progress: Callable) -> dict:
+    """The local importance of ``settings`` on ``data``, cached; counted (and fitted) on a miss.
 
     Returns
     -------
-    view : dict
-        ``key`` and the JSON entry: ``variables``, ``counts``, ``positions``,
-        ``prediction`` (class labels as text, or numbers), ``X``, ``task``,
-        ``classes``, ``n_estimators``, ``rows`` (row numbers in the data),
-        ``target``, ``n_fit``.
+    summary : dict
+        ``local`` (its cache key, for :func:`load_local`), ``task``, ``classes``
+        (labels as text, or None), ``variables``, ``target``, ``n`` (rows
+        assessed) and ``n_fit`` (rows fitted).
     """
-    key = local_key(data, settings)
-    say = progress or (lambda *a, **k: None)
-
-    def compute() -> dict:
+    def count() -> dict:
         f = load()
-        say(0, None, f"Counting leaf parents on {f['assessed'].size:,} rows\u2026")
-        prepared = f["prepared"]
-        rows = f["assessed"]
+        prepared, rows = f["prepared"], f["assessed"]
+        progress(0, None, f"Counting leaf parents on {rows.size:,} rows\u2026")
         if settings["forest"] == "multiway":
-            table = f["estimator"]
-            say(0, None, f"Growing {settings['trees']:,} multiway trees on {f['fit'].size:,} "
-                         f"rows and following {rows.size:,} rows down them\u2026")
+            table, n = f["estimator"], settings["n_estimators"]
+            progress(0, None, f"Growing {n:,} multiway trees on {f['fit'].size:,} rows and "
+                              f"following {rows.size:,} rows down them\u2026")
             local = forest_local_importance(
-                table, prepared.X_codes[rows], n_estimators=settings["trees"],
-                max_features=settings["K"] or table.n_features, random_state=settings["tree_seed"],
-                progress=lambda d, t: say(d, t, f"{d:,} of {t:,} trees"))
-            local = replace(local, X=prepared.X_numeric[rows])   # values, not codes, in tables
+                table, prepared.X_codes[rows], n_estimators=n,
+                max_features=settings["max_features"] or table.n_features,
+                random_state=settings["random_state"],
+                progress=lambda d, t: progress(d, t, f"{d:,} of {t:,} trees"))
+            local = replace(local, X=prepared.X_numeric[rows])  # values, not codes, in tables
         else:
             local = local_importance(f["estimator"], prepared.X_numeric[rows],
                                      variables=prepared.variables)
-        return _local_to_json(local, f["assessed"], f["labels"], prepared.target, f["fit"].size)
+        labels = f["labels"]
+        if labels is not None:  # class labels as text, as the page shows them
+            local = replace(local, prediction=np.asarray([labels[int(c)] for c in
+                                                          local.prediction]),
+                            classes=tuple(labels[int(c)] for c in local.classes))
+        local = replace(local, parameters={k: v for k, v in local.parameters.items()
+                                           if k != "proba"})
+        return {"local": local.to_dict(), "rows": rows.tolist(), "summary": {
+            "task": local.task, "classes": None if labels is None else list(local.classes),
+            "variables": list(local.variables), "target": prepared.target,
+            "n": int(rows.size), "n_fit": int(f["fit"].size)}}
 
-    return dict(cache.get_or_compute(key, compute), key=key)
-
-
-def local_from_json(d: Mapping[str, Any]) -> LocalImportance:
-    """Rebuild the core's :class:`LocalImportance` from a cached JSON entry."""
-    counts = np.asarray(d["counts"], dtype=np.int64).reshape(len(d["rows"]), -1)
-    classification = d["task"] == "classification"
-    prediction = np.asarray(d["prediction"], dtype=object if classification else float)
-    if classification:
-        prediction = prediction.astype(str)
-    return LocalImportance(
-        variables=tuple(d["variables"]), counts=counts,
-        positions=np.asarray(d["positions"], dtype=np.intp).reshape(counts.shape),
-        prediction=prediction, X=np.asarray(d["X"], dtype=float).reshape(counts.shape),
-        task=d["task"], classes=tuple(d["classes"]) if classification else None,
-        n_estimators=int(d["n_estimators"]), counts_by_level=counts[None],
-        parameters=dict(d.get("parameters") or {}))
+    key = cache.key_for("ciss-local", data.as_dict, {k: settings[k] for k in FOREST_KEYS})
+    return {"local": key, **cache.get_or_compute(key, count)["summary"]}
 
 
-# -- controls --------------------------------------------------------------------------
-def forest_cards(prefix: str, v: dict, kinds: Sequence[str] = FOREST_KINDS) -> list:
-    """The Forest and Rows cards (ids ``{prefix}-forest`` ... ``{prefix}-rows``)."""
-    return [
-        ui.card(
-            "Forest",
-            ui.field("Kind", dcc.RadioItems(
-                id=f"{prefix}-forest", options=[o for o in FOREST_OPTIONS if o["value"] in kinds],
-                value=v["forest"],
-                className="vi-radio", labelStyle={"display": "flex"})),
-            html.Div(className="vi-row", children=[
-                ui.field("Trees", ui.number_input(f"{prefix}-trees", v["trees"], min=1,
-                                                  max=MAX_TREES_UI)),
-                ui.field("K", ui.number_input(f"{prefix}-k", v["K"], min=1,
-                                              placeholder="all")),
-            ]),
-            html.P("K: variables drawn at each node; blank draws all of them (Random Uniform "
-                   "Forests' choice).", className="vi-help", style={"marginBottom": "0.9rem"}),
-            ui.seed_field(f"{prefix}-tree", v["tree_seed"],
-                          help="Seeds the split into fitted and held-out rows and the trees."),
-        ),
-        ui.card(
-            "Rows assessed",
-            dcc.RadioItems(id=f"{prefix}-rows", value=v["rows"], className="vi-radio",
-                           labelStyle={"display": "flex"}, options=[
-                               {"label": f"Rows the forest was fitted on "
-                                         f"({1 - TEST_SHARE:.0%})", "value": "train"},
-                               {"label": f"Held-out rows ({TEST_SHARE:.0%})",
-                                "value": "test"}]),
-            html.P("Local importance reads only the forest and the rows it is shown, never "
-                   "their labels, so it works on new rows too.", className="vi-help"),
-        ),
-    ]
+def partial_dependences(fitted: Mapping[str, Any], features: list[str],
+                        settings: Mapping[str, Any], progress: Callable) -> list[dict]:
+    """Friedman's partial dependence of the fitted forest on each variable, then on the pair.
+
+    ``fitted`` is what :func:`make_forest_loader`'s function returns; the
+    average runs over at most :data:`MAX_PD_ROWS` assessed rows (a seeded
+    subset), a pair over at most :data:`MAX_GRID_2D` grid points per axis.
+    Each result is the core's JSON, its classes as text and its ICE lines on
+    data rows.
+    """
+    prepared, rows, labels = fitted["prepared"], fitted["assessed"], fitted["labels"]
+    seed, n_ice = settings["random_state"], settings["max_ice_lines"]
+    if rows.size > MAX_PD_ROWS:
+        keep = np.random.default_rng(seed + 2).choice(rows.size, MAX_PD_ROWS, replace=False)
+        rows = np.sort(rows[keep])
+    todo = [[f] for f in features] + ([list(features)] if len(features) == 2 else [])
+    out = []
+    for step, feats in enumerate(todo):
+        pair = len(feats) == 2
+        progress(step, len(todo), f"Partial dependence on {' and '.join(feats)} over "
+                                  f"{rows.size:,} rows\u2026")
+        r = partial_dependence(
+            fitted["estimator"], prepared.X_numeric[rows], feats if pair else feats[0],
+            kind="average" if pair or n_ice == 0 else "both",
+            grid_resolution=min(settings["grid_resolution"], MAX_GRID_2D) if pair
+            else settings["grid_resolution"], percentiles=tuple(settings["percentiles"]),
+            categorical_features=[v for v in feats if prepared.kinds.get(v) == "discrete"]
+            or None, feature_names=list(prepared.variables), max_ice_lines=n_ice or None,
+            random_state=seed)
+        outputs = tuple(str(labels[int(o)] if labels and r.response != "prediction" else o)
+                        for o in r.outputs)
+        out.append(replace(r, outputs=outputs, ice_rows=None if r.ice_rows is None
+                           else rows[r.ice_rows]).to_dict())
+        progress(step + 1, len(todo), "")
+    return out
 
 
-def page_stores(prefix: str, start: Mapping[str, Any]) -> list:
-    """Stores of a page on this forest: its query, data choice, page data, result, download."""
-    return [query_store(prefix, start["query"]),
-            dcc.Store(id=f"{prefix}-data-params", data=start["data"]),
-            dcc.Store(id=f"{prefix}-page-data", data=start["page_data"]),
-            dcc.Store(id=f"{prefix}-current"), dcc.Download(id=f"{prefix}-download")]
+def cached_entry(key: Any) -> dict:
+    """The cached JSON under ``key`` (named by a page's store).
+
+    Raises
+    ------
+    ValueError
+        When it is no longer in the server's cache.
+    """
+    entry = cache.get_json(key) if isinstance(key, str) else None
+    if entry is None:
+        raise ValueError("The result is no longer on the server (the cache was cleared); "
+                         "change a setting or reload the page to recompute it.")
+    return entry
+
+
+def load_local(key: Any) -> tuple[LocalImportance, np.ndarray]:
+    """The cached local importance of :func:`local_view`, and the data rows it assessed."""
+    entry = cached_entry(key)
+    return LocalImportance.from_dict(entry["local"]), np.asarray(entry["rows"])
+
+
+def csv_filename(page: str, data: Mapping[str, Any], *parts: str) -> str:
+    """``varimp-<page>-<data>-<parts>.csv`` with only safe characters."""
+    name = data.get("problem") if data["source"] == "problem" else (data.get("file") or "upload")
+    name = re.sub(r"\.csv$", "", str(name), flags=re.I)
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", "-".join([name, *parts]))
+    return f"varimp-{page}-{slug.strip('-.')[:80]}.csv"
