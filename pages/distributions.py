@@ -8,7 +8,7 @@ import dash
 from dash import Input, Output, State, callback, dash_table, dcc, html, no_update
 
 from pages._ui import controls as ui
-from pages._ui import distributions_render as draw
+from pages._ui import distributions_study as draw
 from pages._ui import fanout, state, studies
 from pages._ui.datachoice import DataChoice
 from pages._ui.page_frame import page_frame, table_style

@@ -15,7 +15,7 @@ from _pages import query_dict as _query
 from _pages import registered_page, store_csv, upload_csv
 
 from pages._ui import datasource, jobs
-from pages._ui import distributions_render as draw
+from pages._ui import distributions_study as draw
 from pages._ui.datachoice import DataChoice
 from pages._ui.params import Context
 from varimp_core.studies.montecarlo import monte_carlo, sweep

@@ -8,7 +8,9 @@ cached once per settings (:func:`cached_study`), so a control that only
 changes the drawing (histograms or violins, which method's selection) never
 grows a forest again; a study that Cancel stopped is drawn but not kept.
 Downloads serve a :class:`pages._ui.view.JobView`'s cache only
-(:func:`register_downloads`).
+(:func:`register_downloads`); the page's URL holds the data and two parameter
+sets (:func:`register_url`); figures and button rows look the same on both
+pages (:func:`graph`, :func:`buttons`).
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from .page_frame import figure_config
 from .view import context_for
 
 __all__ = ["METHOD_OPTIONS", "problem_options", "choose_data", "generator", "is_exact",
-           "sample_of", "graph", "buttons", "cached_study", "register_url", "register_downloads"]
+           "sample_of", "graph", "buttons", "study_key", "cached_study", "register_url",
+           "register_downloads"]
 
 #: The forests a study grows (labels as the pages show them).
 METHOD_OPTIONS = [("forest", "ours: multiway totally randomized trees"),
@@ -115,9 +118,14 @@ def buttons(note: str, *pairs: tuple[str, str]) -> html.Div:
                      html.P(id=note, className="vi-field-error")])
 
 
+def study_key(namespace: str, parts: Any) -> str:
+    """Cache key of the study of ``parts`` (the data and settings it depends on)."""
+    return cache.key_for(namespace, parts)
+
+
 def cached_study(namespace: str, parts: Any, run: Callable[[], dict]) -> dict:
     """``run()``'s JSON result, cached under ``parts``; one with ``partial`` set is not kept."""
-    key = cache.key_for(namespace, parts)
+    key = study_key(namespace, parts)
     out = cache.get_json(key)
     if out is None:
         out = json.loads(json.dumps(run()))
