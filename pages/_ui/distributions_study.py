@@ -49,6 +49,7 @@ SWEEP_DEFAULTS = {"n_samples": "50,200,1000", "n_estimators": "1,10,50", "max_de
                   "irrelevant": "0,2,4", "noise": "0,0.1,0.2,0.3", "input_noise": "0,0.1,0.2,0.3"}
 
 
+# -- choices, caps and sweep values --------------------------------------------------------
 def cap(name: str) -> int:
     return limits.max_replicates() if name == "R" else env_limit(*CAPS[name])
 
@@ -80,7 +81,6 @@ def sweep_options(data: DataChoice | None, mode: str | None) -> list[dict]:
         out.append({"label": parameter_label(name) + (f" \u2014 {why}" if why else ""),
                     "value": name, "disabled": data is not None and why is not None})
     return out
-
 
 
 def parse_values(text, parameter: str, *, p: int | None = None) -> list:
@@ -121,6 +121,7 @@ def parse_values(text, parameter: str, *, p: int | None = None) -> list:
             out.append(x)
     return sorted(set(out))
 
+
 def default_values(parameter: str, p: int | None = None) -> str:
     """Values a new sweep of ``parameter`` starts with (text for the input)."""
     if parameter in (None, "none"):
@@ -130,6 +131,7 @@ def default_values(parameter: str, p: int | None = None) -> str:
     return SWEEP_DEFAULTS.get(parameter, "")
 
 
+# -- checks, computing and drawing ---------------------------------------------------------
 #: Variables that get fitted laws (the first ones): each fit runs a KS test.
 MAX_FITTED = 60
 METHOD_WORDS = {"forest": "multiway trees", "sklearn-et": "scikit-learn extra-trees",
