@@ -2,141 +2,189 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import dash
 from dash import Input, Output, State, callback, dash_table, dcc, html, no_update
 
 from pages._ui import controls as ui
-from pages._ui import distributions_logic as logic
-from pages._ui import jobpage, state
+from pages._ui import distributions_study as draw
+from pages._ui import fanout, state, studies
+from pages._ui.datachoice import DataChoice
+from pages._ui.page_frame import page_frame, table_style
+from pages._ui.params import Context, Param, ParamSet
+from pages._ui.view import JobView, context_for
+from varimp_core.serialize import to_jsonable
+from varimp_core.studies.montecarlo import monte_carlo, sweep, sweep_statistics
+from varimp_core.studies.nulls import permutation_null, plugin_bias_overlay
 
 dash.register_page(__name__, path="/distributions", name="Distributions", order=7,
                    title="varimp \u2014 Distributions")
 
-PREFIX = logic.PREFIX
-SWEEP = logic.SWEEP_PREFIX
+PREFIX, SWEEP = "dist", "dist-sweep"
+RUN = ParamSet(PREFIX, [
+    Param("mode", "Replicates", "choice", "samples",
+          choices=lambda c: draw.mode_options(c.extra.get("data")), what="replicate kind"),
+    Param("method", "Method", "choice", "forest", choices=studies.METHOD_OPTIONS),
+    Param("n_replicates", "Replicates R", default=100, key="R", low=1,
+          high=lambda c: draw.cap("R"), what="number of replicates R"),
+    Param("n_samples", "Samples N", default=500, key="N", low=1, high=lambda c: draw.cap("N"),
+          blank="all rows", what="sample size N"),
+    Param("n_estimators", "Trees T", default=50, key="T", low=1,
+          high=lambda c: draw.cap("T"), what="number of trees T"),
+    Param("max_features", "K", default=1, key="K", low=1, high=lambda c: c.p or 100_000),
+    Param("max_depth", "Max depth", default=None, key="depth", low=1, blank="full",
+          what="maximum depth"),
+    Param("random_state", "Seed", default=0, key="mc_seed", low=0, high=2**32 - 1),
+    Param("view", "View", "choice", "histogram",
+          choices=[("histogram", "Histograms with fits"), ("violin", "Violins")]),
+])
+SWEEPS = ParamSet(SWEEP, [
+    Param("parameter", "Parameter", "choice", "n_estimators", key="sweep", control="dropdown",
+          choices=lambda c: draw.sweep_options(c.extra.get("data"), c.extra.get("mode")),
+          what="swept parameter"),
+    Param("values", "Values", "text", "", blank="e.g. 1, 10, 50", what="sweep values",
+          help=lambda c: f"Comma-separated, at most {draw.cap('values')}; every value is a "
+                         "full run of R replicates with the settings above."),
+])
+RUN_NAMES = [n for n in RUN.names if n != "view"]  # the sweep's run settings
+
+
+def run_study(s, data: DataChoice, n, progress) -> dict:
+    """The core's Monte Carlo run or permutation null, with fitted laws and the bias overlay."""
+    R, seed, mode = s["n_replicates"], s["random_state"], s["mode"]
+    opts = draw.forest_options(s, progress,
+                               "permutations" if mode == "permutation" else "replicates")
+    if mode == "samples":  # with REDIS_URL, replicates fan out to the Celery workers
+        result = monte_carlo(data["problem"], n_replicates=R, n_samples=n, random_state=seed,
+                             mapper=fanout.replicate_mapper(), **opts)
+    elif mode == "bootstrap":
+        result = monte_carlo(studies.sample_of(data, n, seed), n_replicates=R, n_samples=n,
+                             random_state=seed, **opts)
+    else:
+        result = permutation_null(studies.sample_of(data, n, seed), n_permutations=R,
+                                  random_state=seed, **opts)
+    null = mode == "permutation"
+    samples = result.null if null else result.replicates
+    relevance = [None if null or result.relevant is None else v in result.relevant
+                 for v in result.variables]
+    overlay = None if null or not result.n_replicates else plugin_bias_overlay(result)
+    first = slice(0, draw.MAX_FITTED)
+    return {"kind": "permutation" if null else "monte_carlo", "mode": mode,
+            "result": (result if null else dataclasses.replace(result, population=None)
+                       ).to_dict(), "partial": bool(result.cancelled), "n_samples": n,
+            "fits": to_jsonable(draw.fits(result.variables[first], samples[:, first],
+                                          relevance[first])),
+            "overlay": None if overlay is None else to_jsonable(overlay)}
+
+
+def compute(settings, data: DataChoice, progress, data_store=None) -> dict:
+    n = draw.replicate_rows(settings, data)
+    s = {k: v for k, v in settings.items() if k != "view"}  # drawing only: same study
+    return studies.cached_study("dist-run", [data.as_dict, s, n],
+                                lambda: run_study(s, data, n, progress))
+
+
+def compute_sweep(settings, data: DataChoice, progress, data_store=None, **run_values) -> dict:
+    """Statistics of the run repeated over the values of one parameter (Sutera 2013)."""
+    parameter = settings["parameter"]
+    if parameter == "none":
+        return {"parameter": None, "mode": run_values.get("mode")}
+    run = RUN.settings({**run_values, "view": "histogram"}, context_for(data, data_store))
+    del run["view"]
+    n = draw.replicate_rows(run, data)
+    draw.check_sweep(parameter, data, run["mode"])
+    values = draw.parse_values(settings["values"], parameter, p=data.n_features())
+    R = run.pop("n_replicates")
+    draw.check_budget(R * sum(values) if parameter == "n_estimators" else
+                      R * run["n_estimators"] * len(values))
+
+    def study() -> dict:
+        kwargs = draw.forest_options({**run, "n_replicates": R}, progress, "replicates")
+        kwargs.update({"n_samples": n} if n is not None else {})
+        kwargs.pop(parameter, None)
+        source = data["problem"] if run["mode"] == "samples" else \
+            studies.sample_of(data, n, run["random_state"])
+        if run["mode"] == "samples":
+            kwargs["mapper"] = fanout.replicate_mapper()
+        df = sweep(source, parameter, values, n_replicates=R, random_state=run["random_state"],
+                   replicates=True, **kwargs)
+        return {"stats": to_jsonable(sweep_statistics(df)), "parameter": parameter,
+                "values": values, "partial": bool(df.attrs.get("cancelled")),
+                "mode": run["mode"]}
+
+    return studies.cached_study("dist-sweep", [data.as_dict, run, R, n, parameter, values], study)
+
+
+DATA = ("data_store", Input("dist-data", "data"))  # choosing another problem reruns the views
+VIEW = JobView(PREFIX, RUN, compute=compute, partial=True, data_store="dist-data", extra=[DATA],
+               render=draw.render, outputs=[
+                   ("dist-graph", "figure"), ("dist-table", "columns"), ("dist-table", "data"),
+                   ("dist-fit-table", "columns"), ("dist-fit-table", "data"),
+                   ("dist-summary", "children"), ("dist-partial", "children"),
+                   ("dist-partial", "className")],
+               disable=["dist-fieldset", "dist-problem", "dist-download-summary",
+                        "dist-download-replicates"])
+SWEEP_VIEW = JobView(SWEEP, SWEEPS, compute=compute_sweep, render=draw.render_sweep, partial=True,
+                     data_store="dist-data", outputs=[("dist-sweep-graph", "figure"),
+                                                      ("dist-sweep-note", "children")],
+                     extra=[DATA, *((n, Input(RUN.id(n), "value")) for n in RUN_NAMES)],
+                     disable=["dist-sweep-fieldset", "dist-sweep-download"])
+VIEW.register()
+SWEEP_VIEW.register()
+studies.register_url("dist-query", "dist-data", RUN, SWEEPS)
 state.register_url_sync(PREFIX)
-
-_RUN = [f"{PREFIX}-{n}" for n in ("problem", "mode", "method", "n", "trees", "k", "depth",
-                                  "replicates", "seed")]
-_RUN_INPUTS = [Input(i, "value") for i in _RUN]
-_SWEEP_INPUTS = [Input(f"{SWEEP}-param", "value"), Input(f"{SWEEP}-values", "value")]
-_DOWNLOADS = {"summary": f"{PREFIX}-download-summary",
-              "replicates": f"{PREFIX}-download-replicates", "sweep": f"{SWEEP}-download"}
-_GRAPH_CONFIG = jobpage.graph_config("varimp-distributions")
-_TABLE_STYLE = jobpage.table_style(page_size=20, wrap=True,
-                                   left=("variable", "relevance", "law", "parameters"))
+make_csv = lambda what, out, s, data: (draw.csv_text(what, out),  # noqa: E731
+                                       draw.csv_filename(what, data, out["mode"]))
+studies.register_downloads(VIEW, {"dist-download-summary": "summary",
+                                  "dist-download-replicates": "replicates"},
+                           "dist-download", "dist-download-note", make_csv)
+studies.register_downloads(SWEEP_VIEW, {"dist-sweep-download": "sweep"}, "dist-download",
+                           "dist-sweep-download-note", make_csv)
 
 
-def _controls(v: dict, start: dict) -> html.Div:
-    p = start["p"]
-    form = logic.problem_controls(v["problem"], start["data"], v["mode"], v["K"])
-    data_card = ui.card(
-        "Data",
-        ui.field("Problem", dcc.Dropdown(
-            id=f"{PREFIX}-problem", options=logic.problem_options(start["data"]),
-            value=v["problem"], clearable=False, searchable=True, className="vi-dropdown")),
-        html.P(form["description"], id=f"{PREFIX}-problem-help", className="vi-help",
-               style={"marginBottom": "0.9rem"}),
-        ui.field("Replicates", dcc.RadioItems(
-            id=f"{PREFIX}-mode", options=form["mode_options"], value=v["mode"],
-            className="vi-radio", labelStyle={"display": "flex"}),
-            help="Fresh samples show the spread over data sets; the bootstrap imitates it "
-                 "from one table; the permutation null shows what a variable gets by chance."),
-    )
-    forest_card = ui.card(
-        "Forests",
-        ui.field("Method", dcc.RadioItems(
-            id=f"{PREFIX}-method", options=logic.METHOD_OPTIONS, value=v["method"],
-            className="vi-radio", labelStyle={"display": "flex"})),
-        html.Div(className="vi-row", children=[
-            ui.field("Replicates R", ui.number_input(f"{PREFIX}-replicates", v["R"], min=1,
-                                                     max=logic.max_replicates())),
-            ui.field("Samples N", ui.number_input(f"{PREFIX}-n", v["N"], min=1,
-                                                  max=logic.max_samples(),
-                                                  placeholder=form["n_placeholder"])),
-        ]),
-        html.Div(className="vi-row", children=[
-            ui.field("Trees T", ui.number_input(f"{PREFIX}-trees", v["T"], min=1,
-                                                max=logic.max_trees())),
-            ui.field("K", ui.number_input(f"{PREFIX}-k", v["K"], min=1, max=p)),
-        ]),
-        html.Div(className="vi-row", children=[
-            ui.field("Max depth", ui.number_input(f"{PREFIX}-depth", v["depth"], min=1,
-                                                  placeholder="full")),
-            ui.field("Seed", ui.number_input(f"{PREFIX}-seed", v["mc_seed"], min=0,
-                                             max=2**32 - 1)),
-        ]),
-        html.P("N: rows per data set (blank: the data's size for the bootstrap). K: variables "
-               "drawn at each node. The seed fixes every replicate.", className="vi-help"),
-        html.P(logic.caps_text(), id=f"{PREFIX}-caps", className="vi-help",
-               style={"marginTop": "0.4rem"}),
-    )
-    sweep_card = ui.card(
-        "Sweep",
-        html.Fieldset(id=f"{SWEEP}-fieldset", className="vi-fieldset", children=[
-            ui.field("Parameter", dcc.Dropdown(
-                id=f"{SWEEP}-param", options=form["sweep_options"], value=v["sweep"],
-                clearable=False, searchable=False, className="vi-dropdown")),
-            ui.field("Values", dcc.Input(
-                id=f"{SWEEP}-values", type="text", value=v["values"], debounce=True,
-                className="vi-input", placeholder="e.g. 1, 10, 50"),
-                help=f"Comma-separated, at most {logic.max_sweep_values()}; every value is a "
-                     "full run of R replicates with the settings above."),
-        ]),
-    )
-    return html.Aside(className="vi-controls", children=[
-        html.Fieldset(id=f"{PREFIX}-fieldset", className="vi-fieldset",
-                      children=[data_card, forest_card]),
-        sweep_card,
-    ])
-
-
-def _results(v: dict) -> list:
-    """The main column: the run's figure and tables, then the sweep."""
-    return [
-        *jobpage.job_status(PREFIX),
-        ui.card(
-            "Importance over the replicates",
-            dcc.RadioItems(id=f"{PREFIX}-view", value=v["view"], className="vi-radio",
-                           inline=True,
-                           options=[{"label": "Histograms with fits", "value": "histogram"},
-                                    {"label": "Violins", "value": "violin"}]),
-            jobpage.graph(f"{PREFIX}-graph", _GRAPH_CONFIG),
-            html.Div(id=f"{PREFIX}-summary", className="vi-description"),
-        ),
-        ui.card(
-            "Mean \u00b1 standard deviation (as in Sutera 2013, Tables 3.2\u20133.33)",
-            dash_table.DataTable(id=f"{PREFIX}-table", columns=[], data=[],
-                                 **_TABLE_STYLE),
-            jobpage.button_row(
-                ("Download table (CSV)", f"{PREFIX}-download-summary"),
-                ("Download replicates (CSV)", f"{PREFIX}-download-replicates")),
-        ),
-        ui.card(
-            "Goodness of fit",
-            dash_table.DataTable(id=f"{PREFIX}-fit-table", columns=[], data=[],
-                                 **_TABLE_STYLE),
-            html.P("Kolmogorov\u2013Smirnov distance D between the replicates and each "
-                   "fitted law (smaller is closer). The laws are fitted to the same "
-                   "values, so the p-values are too large (Lilliefors 1967): read D as "
-                   "a distance, not as a test.", className="vi-help",
-                   style={"marginTop": "0.5rem"}),
-        ),
-        ui.card(
-            "Sweep",
-            *jobpage.job_status(SWEEP, partial=False),
-            jobpage.graph(f"{SWEEP}-graph", _GRAPH_CONFIG),
-            html.P(id=f"{SWEEP}-note", className="vi-help"),
-            jobpage.button_row(("Download sweep (CSV)", f"{SWEEP}-download")),
-        ),
-    ]
+def initial_values(query, data: DataChoice) -> tuple[dict, dict, list[str]]:
+    """The controls of a fresh page: the link's values (with notes), else the data's defaults."""
+    ctx = Context(p=data.n_features(), extra={"data": data})
+    run, notes = RUN.from_url(query, ctx)
+    if "mode" not in query or run["mode"] not in draw.allowed(draw.mode_options(data)):
+        run["mode"] = draw.default_mode(data)
+    if "N" not in query and run["mode"] != "samples" and not studies.is_exact(data):
+        run["n_samples"] = None  # the table's own size
+    sctx = Context(p=ctx.p, extra={"data": data, "mode": run["mode"]})
+    sweep, more = SWEEPS.from_url(query, sctx)
+    if sweep["parameter"] not in draw.allowed(draw.sweep_options(data, run["mode"])):
+        sweep["parameter"] = "none"
+    sweep["values"], bad = draw.link_values(query, sweep["parameter"], ctx.p)
+    return run, sweep, notes + more + bad
 
 
 def layout(vi_data=None, **query):
-    start = logic.initial_state(query, vi_data)
-    v = start["values"]
-    return jobpage.job_page(
-        PREFIX, start, (PREFIX, SWEEP), title="Distributions", controls=_controls(v, start),
+    data, notes = DataChoice.from_page(query, vi_data)
+    run, sweep, more = initial_values(query, data)
+    ctx = Context(p=data.n_features(), extra={"data": data, "mode": run["mode"]})
+    f = {**dict(zip(RUN.names, RUN.fields(run, ctx))),
+         **dict(zip(SWEEPS.names, SWEEPS.fields(sweep, ctx)))}
+    row = lambda *kids: html.Div(kids, className="vi-row")  # noqa: E731
+    table = dict(sort_action="native", page_size=20,
+                 **table_style(("variable", "relevance", "law", "parameters"), wrap=True))
+    controls = [html.Fieldset(id="dist-fieldset", className="vi-fieldset", children=[
+        ui.card("Data", ui.field("Problem", dcc.Dropdown(
+            id="dist-problem", options=studies.problem_options(data), clearable=False,
+            value="upload" if data.is_upload else data["problem"], searchable=True,
+            className="vi-dropdown")), html.P(draw.description(data), id="dist-problem-help",
+                                              className="vi-help"), f["mode"]),
+        ui.card("Forests", f["method"], row(f["n_replicates"], f["n_samples"]),
+                row(f["n_estimators"], f["max_features"]),
+                row(f["max_depth"], f["random_state"]),
+                html.P("N: rows per data set (blank: the data's size for the bootstrap). K: "
+                       "variables drawn at each node. The seed fixes every replicate.",
+                       className="vi-help"),
+                html.P(draw.caps_text(), id="dist-caps", className="vi-help"))]),
+        ui.card("Sweep", html.Fieldset(id="dist-sweep-fieldset", className="vi-fieldset",
+                                       children=[f["parameter"], f["values"]]))]
+    return page_frame(
+        PREFIX, title="Distributions", notes=notes + more, controls=controls,
         lead="One forest on one data set gives one number per variable; another data set, or "
              "other trees, give another. Here R data sets are drawn, a forest is grown on "
              "each, and every variable's importance is looked at as a random variable "
@@ -144,95 +192,54 @@ def layout(vi_data=None, **query):
              "\u03c7\u00b2 law for irrelevant variables and a normal law for relevant ones, "
              "the plug-in bias that lifts irrelevant variables above zero (Geurts 2016), and "
              "how all of it moves when one setting is swept.",
-        content=_results(v))
+        stores=[dcc.Store(id="dist-query"), dcc.Store(id="dist-base", data=data.to_store()),
+                dcc.Store(id="dist-data", data=data.to_store()), *VIEW.stores(),
+                *SWEEP_VIEW.stores(), dcc.Download(id="dist-download")],
+        status=[*VIEW.status(), html.Div(id="dist-partial", className="vi-hidden")],
+        content=[
+            ui.card("Importance over the replicates", f["view"],
+                    studies.graph("dist-graph", "distributions"),
+                    html.Div(id="dist-summary", className="vi-description")),
+            ui.card("Mean \u00b1 standard deviation (as in Sutera 2013, Tables 3.2\u20133.33)",
+                    dash_table.DataTable(id="dist-table", columns=[], data=[], **table),
+                    studies.buttons("dist-download-note",
+                                    ("Download table (CSV)", "dist-download-summary"),
+                                    ("Download replicates (CSV)", "dist-download-replicates"))),
+            ui.card("Goodness of fit",
+                    dash_table.DataTable(id="dist-fit-table", columns=[], data=[], **table),
+                    html.P("Kolmogorov\u2013Smirnov distance D between the replicates and each "
+                           "fitted law (smaller is closer). The laws are fitted to the same "
+                           "values, so the p-values are too large (Lilliefors 1967): read D as "
+                           "a distance, not as a test.", className="vi-help")),
+            ui.card("Sweep", *SWEEP_VIEW.status(),
+                    studies.graph("dist-sweep-graph", "distributions"),
+                    html.P(id="dist-sweep-note", className="vi-help"),
+                    studies.buttons("dist-sweep-download-note",
+                                    ("Download sweep (CSV)", "dist-sweep-download"))),
+        ])
 
 
-@callback(
-    Output(f"{PREFIX}-mode", "options"), Output(f"{PREFIX}-mode", "value"),
-    Output(f"{PREFIX}-k", "max"), Output(f"{PREFIX}-k", "value"),
-    Output(f"{PREFIX}-problem-help", "children"), Output(f"{PREFIX}-n", "placeholder"),
-    Output(f"{SWEEP}-param", "options"),
-    Input(f"{PREFIX}-problem", "value"), Input(f"{PREFIX}-mode", "value"),
-    State(f"{PREFIX}-data-params", "data"), State(f"{PREFIX}-k", "value"),
-    prevent_initial_call=True,
-)
-def show_problem(problem, mode, data, k):
-    f = logic.problem_controls(problem, data, mode, k)
-    return (f["mode_options"], f["mode"], f["k_max"], f["k"] if f["k"] != k else no_update,
-            f["description"], f["n_placeholder"], f["sweep_options"])
-
-
-@callback(Output(f"{SWEEP}-param", "value"), Input(f"{SWEEP}-param", "options"),
-          State(f"{SWEEP}-param", "value"), prevent_initial_call=True)
-def keep_sweep_param(options, value):
-    allowed = {o["value"] for o in options or [] if not o.get("disabled")}
-    return no_update if value in allowed else "none"
-
-
-@callback(Output(f"{SWEEP}-values", "value"), Input(f"{SWEEP}-param", "value"),
-          State(f"{PREFIX}-k", "max"), prevent_initial_call=True)
-def default_values(parameter, p):
-    return logic.default_values(parameter, p) if parameter not in (None, "none") else ""
-
-
-@callback(Output(f"{PREFIX}-query", "data"), *_RUN_INPUTS, Input(f"{PREFIX}-view", "value"),
-          *_SWEEP_INPUTS, State(f"{PREFIX}-data-params", "data"), prevent_initial_call=True)
-def sync_url(*values):
-    *run_values, view, sweep, text, data = values
-    query = logic.query_from_controls(_run_controls(*run_values, data), view=view,
-                                      sweep_param=sweep, values_text=text)
-    return no_update if query is None else query
-
-
-def _run_controls(problem, mode, method, n, trees, k, depth, replicates, seed, data) -> dict:
-    """The run's control values (in the order of ``_RUN``) by their settings' names."""
-    return dict(problem=problem, data=data, mode=mode, R=replicates, N=n, T=trees, K=k,
-                depth=depth, method=method, mc_seed=seed)
-
-
-def _settings(*values):
-    return logic.settings_from_controls(**_run_controls(*values))
-
-
-# Cancel keeps what finished: it sets the flag "run" (or "sweep") of this page view.
-@jobpage.stoppable_job(PREFIX, _RUN_INPUTS, page_prefix=PREFIX, job="run", disable=[
-    f"{PREFIX}-fieldset", f"{PREFIX}-problem", _DOWNLOADS["summary"], _DOWNLOADS["replicates"]])
-def run(*values, data, instance, shown, progress):
-    return logic.run_monte_carlo(_settings(*values, data), instance=instance, progress=progress)
-
-
-@jobpage.stoppable_job(SWEEP, [*_RUN_INPUTS, *_SWEEP_INPUTS], page_prefix=PREFIX, job="sweep",
-                       keep_note=None,
-                       disable=[f"{SWEEP}-fieldset", f"{SWEEP}-param", _DOWNLOADS["sweep"]])
-def run_sweep(*values, data, instance, shown, progress):
-    *run_values, parameter, text = values
-    spec = logic.sweep_settings(_settings(*run_values, data), parameter, text)
-    return None if spec is None else logic.run_sweep(spec, instance=instance, progress=progress)
-
-
-jobpage.register_downloads(
-    PREFIX, {i: (what, f"{SWEEP if what == 'sweep' else PREFIX}-current")
-             for what, i in _DOWNLOADS.items()}, logic.csv_text, logic.csv_filename)
-
-
-@jobpage.result_view(PREFIX, [Output(f"{PREFIX}-{i}", p) for i, p in (
-    ("graph", "figure"), ("table", "columns"), ("table", "data"), ("fit-table", "columns"),
-    ("fit-table", "data"), ("summary", "children"))],
-    [Input(f"{PREFIX}-current", "data"), Input(f"{PREFIX}-view", "value")])
-def draw(current, view):
-    out = logic.render(current, view)
-    return (out["figure"], out["table_columns"], out["table_rows"], out["fit_columns"],
-            out["fit_rows"], [html.P(t) for t in out["sentences"]], out["partial_note"])
-
-
-@callback(
-    Output(f"{SWEEP}-graph", "figure"),
-    Output(f"{SWEEP}-note", "children"),
-    Input(f"{SWEEP}-current", "data"),
-)
-def draw_sweep(current):
+@callback(Output("dist-data", "data"), Output(RUN.id("mode"), "options"),
+          Output(RUN.id("mode"), "value"), Output("dist-problem-help", "children"),
+          Output(RUN.id("n_samples"), "placeholder"), Output(SWEEPS.id("parameter"), "options"),
+          Output(SWEEPS.id("parameter"), "value"), Input("dist-problem", "value"),
+          Input(RUN.id("mode"), "value"), State("dist-base", "data"),
+          State(SWEEPS.id("parameter"), "value"), prevent_initial_call=True)
+def choose_data(problem, mode, base, parameter):
+    """The problem's data (the views rerun on it), and the controls that depend on it."""
     try:
-        out = logic.render_sweep(current)
-    except ValueError as exc:
-        return logic.placeholder_figure("No sweep to show."), str(exc)
-    return out["figure"], out["note"]
+        data = studies.choose_data(problem, DataChoice.from_store(base))
+    except ValueError:
+        return (no_update,) * 7
+    modes = draw.mode_options(data)
+    mode = mode if mode in draw.allowed(modes) else draw.default_mode(data)
+    sweeps = draw.sweep_options(data, mode)
+    drawn = mode == "samples" or studies.is_exact(data)
+    return (data.to_store(), modes, mode, draw.description(data), "" if drawn else "all rows",
+            sweeps, no_update if parameter in draw.allowed(sweeps) else "none")
+
+
+@callback(Output(SWEEPS.id("values"), "value"), Input(SWEEPS.id("parameter"), "value"),
+          State("dist-data", "data"), prevent_initial_call=True)
+def start_values(parameter, store):
+    return draw.default_values(parameter, store.get("p") if isinstance(store, dict) else None)

@@ -1,6 +1,6 @@
-"""Shared page helpers: failure sentences, views kept after Cancel."""
+"""Shared page helpers: failure sentences, studies kept only when they finished."""
 
-from pages._ui import common, jobs
+from pages._ui import cache, jobs, studies
 
 
 def test_failure_message_adds_what_still_shows():
@@ -14,17 +14,11 @@ def test_failure_message_adds_what_still_shows():
     assert "operands" not in jobs.failure_message(ValueError("operands could not be broadcast"))
 
 
-def test_a_stopped_view_is_returned_but_not_stored(tmp_path, monkeypatch):
+def test_a_stopped_study_is_returned_but_not_stored(tmp_path, monkeypatch):
     monkeypatch.setenv("VARIMP_CACHE_DIR", str(tmp_path))
-    key = common.cache.key_for("test-view", 1)
-
-    def stopped():
-        raise common.Stopped({"done": 2})
-
-    assert common.cached_view(key, stopped) == {"done": 2, "partial": True}
-    assert common.cache.get_json(key) is None
-    assert common.cached_view(key, lambda: {"done": 5}) == {"done": 5, "partial": False}
-    assert common.cached_view(key, stopped) == {"done": 5, "partial": False}  # read back
-    assert common.keep_view({"done": 5, "partial": False}, key, "a", "ns") == (key, False)
-    where, partial = common.keep_view({"done": 2, "partial": True}, key, "a", "ns")
-    assert partial and where != key and common.cache.get_json(where)["done"] == 2
+    assert studies.cached_study("test-view", 1, lambda: {"done": 2, "partial": True}) == \
+        {"done": 2, "partial": True}
+    assert cache.get_json(studies.study_key("test-view", 1)) is None
+    assert studies.cached_study("test-view", 1, lambda: {"done": 5}) == {"done": 5}
+    assert studies.cached_study("test-view", 1, lambda: {"done": 2, "partial": True}) == \
+        {"done": 5}                                                           # read back

@@ -1,4 +1,4 @@
-"""The Selection page: its callback logic as plain functions, then the page in Chromium."""
+"""The Selection page: its parameters, computing and rendering, then the page in Chromium."""
 
 from __future__ import annotations
 
@@ -7,10 +7,12 @@ import pytest
 from _browser import image_format, open_link_with_note, open_page, set_number, url_query, wait_for
 from _browser import traces_by_meta as _traces
 from _pages import query_dict as _query
-from _pages import problem_settings, registered_page, store_csv
+from _pages import registered_page, store_csv
 
-from pages._ui import cache, datasource
-from pages._ui import selection_logic as logic
+from pages._ui import datasource, jobs
+from pages._ui import selection_study as study
+from pages._ui.datachoice import DataChoice
+from pages._ui.params import Context
 from varimp_core.api import compute_importances
 from varimp_core.studies.nulls import permutation_null
 from varimp_core.exact.relevance import relevance
@@ -19,37 +21,80 @@ from varimp_core.studies.selection import madelon_curves
 XOR = "xor:irrelevant=2"
 
 
-def _null(problem=XOR, **kw):
-    controls = dict(tol=None, R=19, trees=10, method="forest", seed=0, N=300)
-    return problem_settings(logic, logic.null_settings, problem, **{**controls, **kw})
+@pytest.fixture(scope="module")
+def page(app_module):
+    import pages.selection as module
+
+    return module
 
 
-def _rs(choice="480", data=None, **kw):
-    controls = dict(choice=choice, data=data or {}, q=20, alpha=0.5, K=None, T=10, L=5,
-                    beta=0.95, seeds=1)
-    controls.update(kw)
-    return logic.rs_settings(**controls)
+class _Stop(jobs.Progress):
+    """A job's progress whose Cancel is asked after ``after`` looks (None: never)."""
+
+    def __init__(self, after=None):
+        super().__init__(None)
+        self.after, self.looks = after, 0
+
+    def should_stop(self) -> bool:
+        self.looks += 1
+        return self.after is not None and self.looks > self.after
 
 
-# -- state and URL ----------------------------------------------------------------------
-def test_default_state_is_light():
-    s = logic.initial_state({})
-    v = s["values"]
-    assert s["notes"] == []
-    assert (v["rs"], v["T"], v["seeds"], v["q"], v["R"], v["trees"]) == \
-        ("480", 300, 1, 50, 50, 50)
-    assert "T=" not in s["query"] and "rs=" not in s["query"]     # defaults stay out of links
+def _data(problem=XOR) -> DataChoice:
+    return DataChoice.from_page({"problem": problem})[0]
 
 
-def test_link_state_round_trips_through_the_url():
+def _null_values(**kw):
+    return {**dict(tol=None, n_permutations=19, n_estimators=10, method="forest",
+                   random_state=0, n_samples=300), **kw}
+
+
+def _rs_values(**kw):
+    return {**dict(source="480", subspace_size=20, alpha=0.5, max_features=None,
+                   n_estimators=10, min_sampled=5, beta=0.95, n_seeds=1, show="srs"), **kw}
+
+
+def _null(page, data=None, progress=None, **kw):
+    data = data or _data()
+    store = data.to_store()
+    return page.NULL_VIEW.run(_null_values(**kw), store, {"data_store": store},
+                              progress or _Stop())
+
+
+def _rs(page, data=None, progress=None, **kw):
+    data = data or _data()
+    store = data.to_store()
+    return page.RS_VIEW.run(_rs_values(**kw), store, {"data_store": store}, progress or _Stop())
+
+
+def _draw(view, out, settings, data):
+    return view.draw(out, settings, data, {"data_store": data.to_store()})
+
+
+# -- parameters and URL -----------------------------------------------------------------------
+def test_default_state_is_light(page):
+    rs, notes = page.RSS.from_url({}, Context(7))
+    null, more = page.NULLS.from_url({}, Context(7))
+    assert notes == more == []
+    assert (rs["source"], rs["n_estimators"], rs["n_seeds"], rs["subspace_size"],
+            null["n_permutations"], null["n_estimators"]) == ("480", 300, 1, 50, 50, 50)
+
+
+def test_link_state_round_trips_through_the_url(page):
     query = {"problem": XOR, "tol": "0.01", "R": "30", "trees": "7", "method": "sklearn-et",
              "null_seed": "4", "N": "250", "rs": "1480", "q": "40", "alpha": "0.25",
              "K": "7", "T": "120", "L": "3", "beta": "0.9", "seeds": "2", "show": "rs"}
-    s = logic.initial_state(query)
-    assert s["notes"] == []
-    again = logic.initial_state(_query(s["query"]))
-    assert again["notes"] == [] and again["values"] == s["values"]
-    assert _query(s["query"])["rs"] == "1480" and _query(s["query"])["show"] == "rs"
+    ctx = Context(4)
+    null, notes = page.NULLS.from_url(query, ctx)
+    rs, more = page.RSS.from_url(query, ctx)
+    assert notes == more == []
+    link = "&".join([_data().query(), page.NULLS.query(page.NULLS.settings(null, ctx)),
+                     page.RSS.query(page.RSS.settings(rs, ctx))])
+    again = _query(link)
+    assert page.NULLS.from_url(again, ctx) == (null, [])
+    assert page.RSS.from_url(again, ctx) == (rs, [])
+    assert again["rs"] == "1480" and again["show"] == "rs" and again["null_seed"] == "4"
+    assert DataChoice.from_page(again)[0] == _data()
 
 
 @pytest.mark.parametrize("query,words", [
@@ -57,158 +102,154 @@ def test_link_state_round_trips_through_the_url():
     ({"T": "0"}, "number of trees T"),
     ({"rs": "7"}, "RS/SRS problem"),
     ({"beta": "2"}, "\u03b2"),
-    ({"q": "900"}, "cannot run together"),      # q > p = 500 for Madelon-480
+    ({"seeds": "99"}, "number of seeds was ignored"),
 ])
-def test_bad_links_fall_back_with_a_sentence(query, words):
-    s = logic.initial_state(query)
-    assert len(s["notes"]) == 1 and words in s["notes"][0]
-    assert "Traceback" not in s["notes"][0]
+def test_bad_links_fall_back_with_a_sentence(page, query, words):
+    _, notes = page.NULLS.from_url(query, Context(4))
+    _, more = page.RSS.from_url(query, Context(4))
+    notes += more
+    assert len(notes) == 1 and words in notes[0]
+    assert "Traceback" not in notes[0]
 
 
 @pytest.mark.parametrize("change,words", [
-    (dict(q=501), "subspace size q must be a whole number from 1 to 500"),
-    (dict(beta=0), "above 0"),
-    (dict(alpha="x"), "must be a number"),
-    (dict(T=None), "Enter the number of trees T"),
-    (dict(seeds=10, T=5000), "more than the limit"),
+    (dict(beta=0), "Fraction \u03b2 of trees must be a number from 0.01 to 1"),
+    (dict(alpha="x"), "Share \u03b1 of the subspace must be a number"),
+    (dict(n_estimators=None), "Enter number of trees T"),
+    (dict(n_estimators=6000), "Number of trees T must be a whole number from 1 to 5,000"),
 ])
-def test_bad_rs_controls_are_sentences(change, words):
+def test_out_of_range_rs_controls_are_sentences_and_nothing_runs(page, change, words):
+    settings, errors = page.RSS.validate(_rs_values(**change), Context(4))
+    assert settings == {} and len(errors) == 1
+    assert words in next(iter(errors.values()))
+
+
+@pytest.mark.parametrize("change,words", [
+    (dict(subspace_size=501), "Subspace size q must be a whole number from 1 to 500"),
+    (dict(n_seeds=10, n_estimators=5000), "more than the limit"),
+    (dict(max_features=22), "from 1 to 21"),
+])
+def test_rs_settings_that_cannot_run_together_are_sentences(page, change, words):
     with pytest.raises(ValueError, match=words):
-        _rs(**change)
+        _rs(page, **change)
 
 
-def test_bad_null_controls_are_sentences():
+def test_bad_null_controls_are_sentences(page):
     with pytest.raises(ValueError, match="R \u00d7 T"):
-        _null(R=1000, trees=1000)
-    with pytest.raises(ValueError, match="threshold tol"):
-        _null(tol=-1)
+        _null(page, n_permutations=1000, n_estimators=1000)
+    _, errors = page.NULLS.validate(_null_values(tol=-1), Context(4))
+    assert "Threshold tol must be a number from 0 to 1" in errors["tol"]
 
 
-def test_caps_come_from_the_environment(monkeypatch):
+def test_caps_come_from_the_environment(page, monkeypatch):
     monkeypatch.setenv("VARIMP_MAX_TREES", "100")
-    assert logic.max_rs_trees() == 100 and logic.max_null_trees() == 100
-    with pytest.raises(ValueError, match="from 1 to 100"):
-        _rs(T=300)
-    assert "T \u2264 100" in logic.caps_text()
+    assert study.max_rs_trees() == 100 and study.max_null_trees() == 100
+    _, errors = page.RSS.validate(_rs_values(n_estimators=300), Context(4))
+    assert "from 1 to 100" in errors["n_estimators"]
+    assert "T \u2264 100" in study.caps_text()
 
 
 # -- computing --------------------------------------------------------------------------
-def test_relevance_and_null_are_the_core_numbers():
-    settings = _null()
-    out = logic.run_null(settings, instance="t-null")
-    view = logic.render_null(out["current"])
-    table = datasource.load_prepared(settings["data"]).table
+def test_relevance_and_null_are_the_core_numbers(page):
+    out, settings, data = _null(page)
+    _, texts, rows, pvalues, null_texts, _, _ = _draw(page.NULL_VIEW, out, settings, data)
+    table = datasource.load_prepared(data.as_dict).table
     r = relevance(table)
-    assert [row["relevance"] for row in view["relevance_rows"]] == list(r.relevance)
-    assert [row["degree"] for row in view["relevance_rows"]] == [1, 1, "", ""]
-    assert "Exact" in view["relevance_sentences"][0]
-    strong = next(t for t in view["relevance_figure"].data if t.meta == "class-strong")
+    assert [row["relevance"] for row in rows] == list(r.relevance)
+    assert [row["degree"] for row in rows] == [1, 1, "", ""]
+    assert "Exact" in texts[0].children
+    figure = _draw(page.NULL_VIEW, out, settings, data)[0]
+    strong = next(t for t in figure.data if t.meta == "class-strong")
     exact = compute_importances(table, method="exact", max_features=1).importances
     assert list(strong.y) == pytest.approx(exact[:2].tolist(), abs=0)
-    sample = datasource.load_prepared(dict(settings["data"], sampling="sample", n=300, seed=0))
+    sample = datasource.load_prepared(dict(data.as_dict, sampling="sample", n=300, seed=0))
     pn = permutation_null(sample, n_permutations=19, n_estimators=10, max_features=1,
                           random_state=0)
-    pv = next(t for t in view["pvalue_figure"].data if t.meta == "p-value")
+    pv = next(t for t in pvalues.data if t.meta == "p-value")
     assert np.array_equal(pv.y, pn.p_values)
-    assert "Above the 95 % quantile of their null (\u2605): X1, X2." in view["null_sentences"][1]
-    assert cache.get_json(logic.null_key(settings)) is not None          # cached
+    assert "Above the 95 % quantile of their null (\u2605): X1, X2." in null_texts[1].children
+    assert page.NULL_VIEW.cached(data, settings, {"data_store": data.to_store()}) is not None
 
 
-def test_plugin_relevance_uses_and_shows_tol():
-    settings = _null(problem="led", tol=0.2)
-    settings["data"] = dict(settings["data"], sampling="sample", n=500, seed=0)
-    settings["N"] = None
-    rel = logic.compute_relevance(settings)
-    assert rel["exact"] is False and rel["relevance"]["tol"] == 0.2
-    out = logic.run_null(settings, instance="t-plug")
-    sentence = logic.render_null(out["current"])["relevance_sentences"][0]
+def test_plugin_relevance_uses_and_shows_tol(page):
+    data = DataChoice.from_params(dict(_data("led").as_dict, sampling="sample", n=500, seed=0))
+    out, settings, data = _null(page, data=data, tol=0.2)
+    assert out["relevance"]["exact"] is False and out["n_samples"] is None
+    assert out["relevance"]["relevance"]["tol"] == 0.2
+    sentence = _draw(page.NULL_VIEW, out, settings, data)[1][0].children
     assert "Plug-in" in sentence and "tol = 0.2 bits" in sentence
 
 
-def test_too_many_inputs_for_relevance_is_a_sentence_not_an_error():
-    settings = _null(problem="madelon:irrelevant=30,samples=200", R=3, trees=2)
-    rel = logic.compute_relevance(settings)
-    assert rel["relevance"] is None and "50 inputs" in rel["message"]
+def test_too_many_inputs_for_relevance_is_a_sentence_not_an_error(page):
+    out, settings, data = _null(page, data=_data("madelon:irrelevant=30,samples=200"),
+                                n_permutations=3, n_estimators=2)
+    assert out["relevance"]["relevance"] is None and "50 inputs" in out["relevance"]["message"]
+    assert "50 inputs" in _draw(page.NULL_VIEW, out, settings, data)[1][0].children
 
 
-def test_rs_study_equals_madelon_curves():
-    settings = _rs(T=10, seeds=2, q=20)
-    view = logic.compute_rs(settings)
+def test_rs_study_equals_madelon_curves(page):
+    out, settings, data = _rs(page, n_estimators=10, n_seeds=2, subspace_size=20)
     expected = madelon_curves([480], seeds=[0, 1], n_estimators=10, subspace_size=20)
-    got = logic._curves_frame(view)
+    got = study.curves_frame(out)
     for c in ("n_trees", "auprc", "accuracy", "n_selected"):
         assert np.allclose(got[c].to_numpy(float), expected[c].to_numpy(float),
                            equal_nan=True, rtol=0, atol=0), c
     assert list(got["method"]) == list(expected["method"])
-    out = logic.render_rs({"key": logic.rs_key(settings), "settings": settings}, "rs")
-    assert "RS: " in out["selected_figure"].layout.title.text
-    assert "precision" in out["selected_sentences"][0] or "n/a" in out["selected_sentences"][0]
+    _, _, selected, texts, _, _ = _draw(page.RS_VIEW, out, {**settings, "show": "rs"}, data)
+    assert "RS: " in selected.layout.title.text
+    assert "Precision" in texts[0].children or "n/a" in texts[0].children
 
 
-def test_rs_on_the_current_data_and_a_regression_target():
-    data = logic.initial_state({"problem": XOR})["data"]
-    settings = _rs(choice="data", data=data, q=4, T=30)
-    view = logic.compute_rs(settings)
-    assert view["p"] == 4 and view["truth_known"]
-    with pytest.raises(ValueError, match="subspace size q"):
-        _rs(choice="data", data=data, q=5)
-    reg = logic.initial_state({"problem": "diabetes"})["data"]
+def test_madelon_study_does_not_depend_on_the_pages_data(page):
+    first, _, _ = _rs(page, n_estimators=12)
+    calls = []
+    again, _, _ = _rs(page, data=_data("led"), progress=lambda *a: calls.append(a),
+                      n_estimators=12, show="rs")
+    assert again == first and calls == []       # read back, not recomputed
+
+
+def test_rs_on_the_current_data_and_a_regression_target(page):
+    out, _, _ = _rs(page, source="data", subspace_size=4, n_estimators=30)
+    assert out["p"] == 4 and out["truth_known"]
+    with pytest.raises(ValueError, match="Subspace size q"):
+        _rs(page, source="data", subspace_size=5)
     with pytest.raises(ValueError, match="regression"):
-        logic.compute_rs(_rs(choice="data", data=reg, q=3, T=5))
+        _rs(page, data=_data("diabetes"), source="data", subspace_size=3, n_estimators=5)
 
 
-def test_cancel_keeps_the_finished_trees_and_caches_nothing():
-    settings = _rs(T=40, q=10)
-    calls = {"n": 0}
-
-    def stop():
-        calls["n"] += 1
-        return calls["n"] > 25
-
-    view = logic.compute_rs(settings, should_stop=stop)
-    assert view["partial"] and 0 < view["trees_done"] < 80
-    assert cache.get_json(logic.rs_key(settings)) is None
-    logic.request_stop("t-cancel", "sel-null")
-    out = logic.run_null(_null(R=50, trees=5, seed=1), instance="t-cancel")
-    # run_null clears an old flag when it starts, so this run completes
-    assert not out["current"]["partial"]
+def test_cancel_keeps_the_finished_trees_and_caches_nothing(page):
+    out, settings, data = _rs(page, progress=_Stop(after=25), n_estimators=40,
+                              subspace_size=10)
+    assert out["partial"] and 0 < out["trees_done"] < 80
+    assert page.RS_VIEW.cached(data, settings, {"data_store": data.to_store()}) is None
+    note = _draw(page.RS_VIEW, out, settings, data)[4]
+    assert note == f"Partial result: cancelled after {out['trees_done']:,} of 80 trees."
 
 
-def test_null_cancel_shows_a_partial_note():
-    settings = _null(R=40, trees=5, seed=9)
-    calls = {"n": 0}
-
-    def stop():
-        calls["n"] += 1
-        return calls["n"] > 3
-
-    view = logic.compute_null(settings, should_stop=stop)
-    assert view["partial"] and 0 < len(view["null"]["null"]) < 40
-    assert cache.get_json(logic.null_key(settings)) is None
+def test_null_cancel_shows_a_partial_note(page):
+    out, settings, data = _null(page, progress=_Stop(after=3), n_permutations=40,
+                                n_estimators=5, random_state=9)
+    done = len(out["null"]["null"]["__ndarray__"])
+    assert out["partial"] and 0 < done < 40
+    assert page.NULL_VIEW.cached(data, settings, {"data_store": data.to_store()}) is None
+    assert _draw(page.NULL_VIEW, out, settings, data)[5] == \
+        f"Partial result: cancelled after {done} of 40 permutations."
 
 
-def test_csv_exports_are_safe_to_open():
+def test_csv_exports_are_safe_to_open(page):
     rows = "\n".join(f"{i % 3},{i % 2},{(i + i // 3) % 2}" for i in range(60))
     info = store_csv("=evil,b,y\n" + rows, "t.csv")
-    data = datasource.canonical_params({"source": "upload", "upload": info["key"],
-                                        "file": "t.csv", "target": "y"})
-    settings = logic.null_settings(problem="upload", data=data, tol=None, R=5, trees=3,
-                                   method="forest", seed=0, N=None)
-    out = logic.run_null(settings, instance="t-csv")
-    text = logic.csv_text("pvalues", out["current"])
+    data = DataChoice.from_params({"source": "upload", "upload": info["key"], "file": "t.csv",
+                                   "target": "y"})
+    out, settings, data = _null(page, data=data, n_permutations=5, n_estimators=3)
+    text = study.csv_text("pvalues", out)
     assert "'=evil" in text and "\n=evil" not in text and "relevance" in text.splitlines()[0]
-    assert logic.csv_filename("pvalues", out["current"]) == "varimp-selection-t-pvalues.csv"
-    rs = _rs(T=10)
-    current = logic.run_rs(rs, instance="t-csv")["current"]
-    assert logic.csv_text("curves", current).startswith("method,p,seed,n_trees,auprc")
-    assert "win_rate" in logic.csv_text("selected", current).splitlines()[0]
-    with pytest.raises(ValueError, match="no RS/SRS"):
-        logic.csv_text("curves", None)
-
-
-def test_expired_results_are_a_sentence():
-    with pytest.raises(ValueError, match="no longer on the server"):
-        logic.render_rs({"key": "0" * 64, "settings": {}})
+    assert study.csv_filename("pvalues", data, settings) == "varimp-selection-t-pvalues.csv"
+    out, settings, data = _rs(page, n_estimators=10)
+    assert study.csv_text("curves", out).startswith("method,p,seed,n_trees,auprc")
+    assert "win_rate" in study.csv_text("selected", out).splitlines()[0]
+    assert study.csv_filename("curves", data, settings) == \
+        "varimp-selection-madelon-480-curves.csv"
 
 
 def test_page_is_registered(dash_app):
@@ -236,7 +277,7 @@ def test_page_loads_and_a_control_change_updates_the_figure(dash_duo, dash_app):
     wait_for(lambda: _traces(dash_duo, "#sel-rs-graph", "mean"), what="the RS/SRS curves")
     assert dash_duo.get_logs() == []
 
-    set_number(dash_duo, "#sel-null-R", "39")
+    set_number(dash_duo, "#sel-null-r", "39")
     wait_for(lambda: (lambda p: p and p[0] == pytest.approx(1 / 40))(_pvalues(dash_duo)),
              what="p-values of R = 39")
     wait_for(lambda: url_query(dash_duo).get("R") == "39", what="R=39 in the address bar")
@@ -256,17 +297,30 @@ def test_bad_input_shows_a_sentence(dash_duo, dash_app):
 
 
 @pytest.mark.browser
-def test_a_shared_link_reproduces_the_view(dash_duo, dash_app):
+def test_an_out_of_range_value_is_a_sentence_and_nothing_runs(dash_duo, dash_app):
+    open_page(dash_duo, dash_app, _SMALL)
+    first = wait_for(lambda: _pvalues(dash_duo), what="the p-values")
+    set_number(dash_duo, "#sel-null-trees", "5000")
+    dash_duo.wait_for_contains_text(
+        "#sel-null-trees-error", "Number of trees must be a whole number from 1 to 1,000",
+        timeout=20)
+    dash_duo.wait_for_contains_text("#sel-null-job-status", "Nothing was recomputed",
+                                    timeout=10)
+    assert "vi-job-running" not in dash_duo.find_element("#sel-null-job").get_attribute("class")
+    assert _pvalues(dash_duo) == first                       # the figure is unchanged
+    assert url_query(dash_duo).get("trees") == "10"
+    assert dash_duo.get_logs() == []
+
+
+@pytest.mark.browser
+def test_a_shared_link_reproduces_the_view(dash_duo, dash_app, page):
     open_page(dash_duo, dash_app, _SMALL)
     wait_for(lambda: _traces(dash_duo, "#sel-rs-graph", "mean"), what="the RS/SRS curves")
-    set_number(dash_duo, "#sel-null-seed", "5")
+    set_number(dash_duo, "#sel-null-null-seed", "5")
     wait_for(lambda: "null_seed=5" in dash_duo.driver.current_url, what="the seed in the URL")
-    settings = _null(R=19, trees=10, seed=5, N=500)
-    wait_for(lambda: cache.get_json(logic.null_key(settings)) is not None,
-             what="the seed-5 null")
-    expected = logic.render_null({"key": logic.null_key(settings), "settings": settings,
-                                  "relevance_key": logic.relevance_key(settings)})
-    want = list(next(t for t in expected["pvalue_figure"].data if t.meta == "p-value").y)
+    out, settings, data = _null(page, random_state=5, n_samples=500)
+    want = list(next(t for t in _draw(page.NULL_VIEW, out, settings, data)[3].data
+                     if t.meta == "p-value").y)
     wait_for(lambda: _pvalues(dash_duo) == pytest.approx(want), what="the seed-5 p-values")
     curves = _traces(dash_duo, "#sel-rs-graph", "mean")
     link = dash_duo.driver.current_url
@@ -275,5 +329,5 @@ def test_a_shared_link_reproduces_the_view(dash_duo, dash_app):
     dash_duo.driver.get(link)
     wait_for(lambda: _pvalues(dash_duo) == pytest.approx(want), what="the same p-values")
     wait_for(lambda: _traces(dash_duo, "#sel-rs-graph", "mean") == curves, what="the same curves")
-    assert dash_duo.find_element("#sel-null-seed").get_attribute("value") == "5"
+    assert dash_duo.find_element("#sel-null-null-seed").get_attribute("value") == "5"
     assert dash_duo.get_logs() == []

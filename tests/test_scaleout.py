@@ -223,30 +223,52 @@ def test_fanned_out_monte_carlo_is_identical_on_one_and_two_workers(cluster):
     _wait(lambda: discarded() > before, 10, "workers discarding the revoked chunks")
 
 
+def _rs_study(**kw):
+    from pages._ui import selection_study as study
+    from pages._ui.datachoice import DataChoice
+
+    settings = dict(source="480", subspace_size=50, alpha=0.5, max_features=None,
+                    n_estimators=150, min_sampled=5, beta=0.95, n_seeds=2, show="srs")
+    return study.rs_study({**settings, **kw}, DataChoice.from_page({})[0])
+
+
+class _Progress:
+    """A job's progress: ``report(done, total, text)``, and Cancel from ``stop()``."""
+
+    def __init__(self, report=None, stop=None):
+        self.report, self.stop = report, stop
+
+    def __call__(self, done=0, total=None, text=None):
+        if self.report is not None:
+            self.report(done, total, text)
+
+    def should_stop(self):
+        return self.stop is not None and self.stop()
+
+
 def test_fanned_out_selection_study_is_identical_on_one_and_two_workers(
         cluster, monkeypatch, tmp_path):
-    from pages._ui import fanout_selection
-    from pages._ui import selection_logic as logic
+    from pages._ui import fanout
+    from pages._ui import selection_study as study
 
     cluster.ensure_worker("a")
     cluster.ensure_worker("b")
     cluster.consume("b", True)
-    mapper = fanout_selection.run_mapper(cluster.celery, local=False, timeout=30)
-    settings = logic.rs_settings(choice="480", data={}, q=50, alpha=0.5, K=None, T=150, L=5,
-                                 beta=0.95, seeds=2)
-    runs = [(seed, m) for seed in range(2) for m in ("rs", "srs")]
+    mapper = fanout.task_mapper(study.RS_TASK, cluster.celery, local=False, timeout=30)
+    settings = _rs_study()
+    runs = [(settings, seed, m) for seed in range(2) for m in ("rs", "srs")]
     # Same numbers as the study computed here (and warms both workers up).
     monkeypatch.setenv("VARIMP_CACHE_DIR", str(tmp_path / "local"))
-    here = logic.compute_rs(settings)
+    here = study.run_rs_study(settings, _Progress())
     monkeypatch.setenv("VARIMP_CACHE_DIR", str(tmp_path / "fanned"))
-    monkeypatch.setattr(fanout_selection, "run_mapper", lambda: mapper)
+    monkeypatch.setattr(fanout, "task_mapper", lambda name: mapper)
     ticks = []
-    there = logic.compute_rs(settings, progress=lambda d, t, text: ticks.append(d))
+    there = study.run_rs_study(settings, _Progress(lambda d, t, text: ticks.append(d)))
     assert there == here and not there["partial"]
     assert ticks[-1] == 600 and any(d % 150 for d in ticks)  # the workers' trees as they grow
 
     def study_run(n_workers):
-        got = dict(mapper(settings, runs))
+        got = dict(mapper(runs))
         assert sorted(got) == [0, 1, 2, 3] and not any(r["stopped"] for r in got.values())
 
     _on_both_workers(cluster, study_run, "Task varimp.selection_run[")
@@ -257,9 +279,9 @@ def test_fanned_out_selection_study_is_identical_on_one_and_two_workers(
         return logs.count("Discarding revoked task: varimp.selection_run")
 
     before, grown = discarded(), {}
-    long = dict(settings, T=3000)
+    long = [(dict(settings, n_estimators=3000), *run[1:]) for run in runs]
     t0 = time.perf_counter()
-    got = dict(mapper(long, runs, progress=lambda i, d: grown.__setitem__(i, d),
+    got = dict(mapper(long, progress=lambda i, d: grown.__setitem__(i, d),
                       should_stop=lambda: sum(grown.values()) >= 40))
     assert got and all(r["stopped"] and r["n_estimators"] < 3000 for r in got.values())
     assert time.perf_counter() - t0 < 15  # 4 x 3,000 trees take about a minute
@@ -267,37 +289,37 @@ def test_fanned_out_selection_study_is_identical_on_one_and_two_workers(
 
 
 def test_selection_page_job_shares_its_runs_with_the_other_worker(cluster, monkeypatch):
-    from pages._ui import cache
-    from pages._ui import selection_logic as logic
+    from pages._ui import cache, studies
+    from pages._ui import selection_study as study
+    from pages._ui.datachoice import DataChoice
 
     cluster.ensure_worker("a")
     cluster.ensure_worker("b")
     cluster.consume("b", True)
-    client = _client(cluster, "sel-rs-current.data")
-    start = logic.initial_state({})
-    controls = {"data": "480", "q": 50, "alpha": 0.5, "K": None, "T": 120, "L": 5,
-                "beta": 0.95, "seeds": 2}
-    values = {f"sel-rs-{k}.value": v for k, v in controls.items()}
-    values.update({"sel-null-problem.value": start["values"]["problem"],
-                   "sel-data-params.data": start["data"], "sel-instance.data": "t-scaleout",
-                   "sel-rs-current.data": None})
-    first, progress, last = client.run(values, "sel-rs-T.value", timeout=60)
+    client = _client(cluster, "sel-rs-graph.figure")
+    store = DataChoice.from_page({})[0].to_store()
+    controls = {"source": "480", "subspace_size": 50, "alpha": 0.5, "max_features": None,
+                "n_estimators": 120, "min_sampled": 5, "beta": 0.95, "n_seeds": 2,
+                "show": "srs"}
+    # what the page's plain callback writes to the miss store on a cache miss
+    values = {"sel-rs-miss.data": {"values": controls, "extra": {"data_store": store},
+                                   "data": store},
+              "sel-rs-instance.data": "t-scaleout"}
+    first, progress, last = client.run(values, "sel-rs-miss.data", timeout=60)
     status = last["response"]["sel-rs-job-status"]["children"]
-    assert status.startswith("480 trees grown"), status
+    assert status.startswith("Done in"), status
     messages = [p.get("sel-rs-job-message.children", "") for p in progress]
-    assert any("runs done" in m for m in messages), messages
+    assert any("of 480 trees" in m and "runs done" in m for m in messages), messages
     # The job (the caller) ran on one worker and gave runs to the other, same numbers.
     task = _task_id(first["job"])
     logs = cluster.procs.log("worker-a") + cluster.procs.log("worker-b")
     assert re.search(rf"Task background_callback_\w+\[{task}\] succeeded", logs)
     assert "Task varimp.selection_run[" in logs
-    current = last["response"]["sel-rs-current"]["data"]
+    settings = _rs_study(n_estimators=120)
     monkeypatch.setenv("VARIMP_CACHE_DIR", str(cluster.procs.logdir / "cache"))
-    there = cache.get_json(current["key"])
-    settings = logic.rs_settings(choice="480", data={}, **{k: v for k, v in controls.items()
-                                                          if k != "data"})
+    there = cache.get_json(studies.study_key("sel-rs", settings))
     monkeypatch.setenv("VARIMP_CACHE_DIR", str(cluster.procs.logdir / "here"))
-    assert there == {k: v for k, v in logic.compute_rs(settings).items() if k != "partial"}
+    assert there == study.run_rs_study(settings, _Progress())
 
 
 def test_web_job_runs_on_a_worker_with_progress(cluster):

@@ -56,15 +56,14 @@ def lost_after() -> float:
 def make_celery_app(url: str, *, default: bool = True):
     """The Celery app on Redis ``url``: JSON messages, started-state tracking, heartbeats.
 
-    Also registers the Monte Carlo chunk task (:mod:`pages._ui.fanout`) and the
-    RS/SRS run task (:mod:`pages._ui.fanout_selection`); with ``default``,
-    ``fanout.replicate_mapper()`` and ``fanout_selection.run_mapper()`` send
-    them through this app.
+    Also registers the Monte Carlo chunk task and the tasks pages registered
+    (:mod:`pages._ui.fanout`); with ``default``, ``fanout.replicate_mapper()``
+    and ``fanout.task_mapper(name)`` send them through this app.
     """
     from celery import Celery
     from celery.signals import task_postrun, task_prerun
 
-    from . import fanout, fanout_selection, limits
+    from . import fanout, limits
 
     app = Celery("varimp", broker=url, backend=url)
     app.conf.update(
@@ -84,7 +83,6 @@ def make_celery_app(url: str, *, default: bool = True):
     task_prerun.connect(_start_heartbeat, weak=False, dispatch_uid="varimp-heartbeat-start")
     task_postrun.connect(_stop_heartbeat, weak=False, dispatch_uid="varimp-heartbeat-stop")
     fanout.install(app, default=default)
-    fanout_selection.install(app)
     return app
 
 

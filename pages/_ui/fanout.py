@@ -1,7 +1,8 @@
 """Independent pieces of a job fanned out to Celery workers as a task group.
 
-With ``REDIS_URL`` set, a Monte Carlo study's chunks of replicates (here) and
-an RS/SRS study's runs (:mod:`pages._ui.fanout_selection`) run on every
+With ``REDIS_URL`` set, a Monte Carlo study's chunks of replicates
+(:func:`replicate_mapper`) and the pieces of any task a page registered
+(:func:`register`, :func:`task_mapper`: an RS/SRS study's runs) run on every
 Celery worker instead of in one process, so adding worker machines shortens
 them:
 
@@ -28,6 +29,22 @@ pieces and raises the group's stop flag, which long tasks poll between steps
 (:func:`revoke_children`, called by the app's manager; :func:`stop_flag`).
 
 Monte Carlo jobs on uploaded tables (no ``to_dict``) run in the caller as before.
+
+A page fans out work of its own by registering a function under a task name,
+when its module is imported (the workers import ``app``, hence every page, so
+they know it too); this module knows only the name:
+
+.. code-block:: python
+
+    fanout.register("varimp.selection_run", run_one)      # run_one(*args, progress, should_stop)
+    mapper = fanout.task_mapper("varimp.selection_run")   # None without Redis: run locally
+    for i, value in mapper([args_0, args_1], progress=report, should_stop=stop):
+        ...
+
+A registered task gets JSON arguments and returns JSON; while it runs it
+stores its ``progress(done)`` as the task's PROGRESS state, and between two
+steps it looks at the group's stop flag, so Cancel (or the Dash job being
+cancelled or lost, :func:`revoke_children`) ends it with what it finished.
 """
 
 from __future__ import annotations
@@ -39,8 +56,8 @@ import uuid
 
 import numpy as np
 
-__all__ = ["TASK_NAME", "install", "replicate_mapper", "revoke_children", "TaskGroup",
-           "stop_flag", "progress_reporter"]
+__all__ = ["TASK_NAME", "TASKS", "install", "register", "replicate_mapper", "task_mapper",
+           "revoke_children", "TaskGroup", "stop_flag", "progress_reporter"]
 
 #: Name of the chunk task the workers run.
 TASK_NAME = "varimp.replicate_chunk"
@@ -49,14 +66,47 @@ _STOP_KEY = "varimp-fanout-stop-{}"  # set: the group's running tasks end early
 _STOP_TTL = 6 * 3600  # seconds a stop flag is kept (longer than a job may run)
 _FINISHED = ("SUCCESS", "FAILURE", "REVOKED")
 _STATE = {"app": None}  # the Celery app of this process (set by install; no user data)
+_APPS: list = []  # every Celery app given to install: registered tasks reach each of them
+#: Registered task name -> ``fn(*args, progress=..., should_stop=...)`` (functions, no data).
+TASKS: dict = {}
 
 
 def install(celery_app, *, default: bool = True) -> None:
-    """Register the chunk task on ``celery_app``; ``default``: :func:`replicate_mapper` uses it."""
+    """Register the chunk task and every :func:`register`-ed task on ``celery_app``.
+
+    ``default``: :func:`replicate_mapper` and :func:`task_mapper` use this app.
+    """
     if TASK_NAME not in celery_app.tasks:
         celery_app.task(name=TASK_NAME, serializer="json", acks_late=False)(_replicate_chunk)
+    for name in TASKS:
+        _install_task(celery_app, name)
+    if celery_app not in _APPS:
+        _APPS.append(celery_app)
     if default:
         _STATE["app"] = celery_app
+
+
+def register(name: str, fn) -> None:
+    """Make ``fn`` a task the workers run under ``name`` (call at import, once per name).
+
+    ``fn(*args, progress=callable(done), should_stop=callable())`` takes and
+    returns JSON; ``should_stop()`` turns True once the group is stopped.
+    """
+    TASKS[name] = fn
+    for app in _APPS:
+        _install_task(app, name)
+
+
+def _install_task(celery_app, name: str) -> None:
+    if name not in celery_app.tasks:
+        celery_app.task(name=name, bind=True, serializer="json", acks_late=False)(_registered)
+
+
+def _registered(task, *args, stop: str | None = None):
+    """Worker side: the registered function of ``task.name`` (JSON in, JSON out)."""
+    report = progress_reporter(task)
+    return TASKS[task.name](*args, progress=lambda done: report(done=int(done)),
+                            should_stop=stop_flag(task.app, stop))
 
 
 def default_app():
@@ -103,6 +153,63 @@ def replicate_mapper(celery_app=None, *, local: bool = True, poll: float = 0.05,
         return None
     install(app, default=False)
     return _Mapper(app, local=local, poll=poll, timeout=timeout)
+
+
+def task_mapper(name: str, celery_app=None, *, local: bool = True, poll: float = 0.05,
+                timeout: float | None = None, stall_after: float = 10.0):
+    """The pieces of registered task ``name`` on Celery workers, or None (no Celery app).
+
+    Parameters
+    ----------
+    name : str
+        A :func:`register`-ed task.
+    celery_app : celery.Celery, default=None
+        None uses the app given to :func:`install` (the dashboard's, when
+        ``REDIS_URL`` is set).
+    local : bool, default=True
+        Also compute in this process the pieces no worker has started (taken
+        from the end) and those whose worker failed or seems gone.  False only
+        dispatches.
+    poll : float, default=0.05
+        Seconds between two looks at the results.
+    timeout : float, default=None
+        With ``local=False``: raise when no piece finished for this many seconds.
+    stall_after : float, default=10.0
+        Seconds without news of a running piece before its worker counts as
+        gone (at least 4 times the slowest piece; see :class:`TaskGroup`).
+
+    Returns
+    -------
+    mapper : callable or None
+        ``mapper(args, *, progress=None, should_stop=None)`` with ``args`` a
+        list of argument tuples (JSON), one per piece; it returns an iterator of
+        ``(index, value)`` pairs in the order the pieces finish.
+        ``progress(index, done)`` reports a piece's steps, also those of pieces
+        still on a worker.  Once ``should_stop()`` is True the running pieces
+        end after their current step and the pieces nobody started are left out.
+    """
+    app = celery_app or _STATE["app"]
+    if app is None:
+        return None
+    install(app, default=False)
+
+    def mapper(args, *, progress=None, should_stop=None):
+        args, report = [tuple(a) for a in args], progress or (lambda i, done: None)
+
+        def compute(i: int):
+            def tick(done):
+                report(i, done)
+                group.peek()  # the workers' pieces move on too
+
+            return TASKS[name](*args[i], progress=tick, should_stop=should_stop)
+
+        group = TaskGroup(app, name, args, compute, local=local, poll=poll, timeout=timeout,
+                          stall_after=stall_after, what=name, stoppable=True,
+                          should_stop=should_stop,
+                          on_progress=lambda i, info: report(i, int(info.get("done", 0))))
+        return iter(group)
+
+    return mapper
 
 
 def revoke_children(celery_app, job_id) -> None:

@@ -1,48 +1,152 @@
-"""The RS/SRS study of the Selection page: Random Subspace against Sequential RS.
+"""The Selection page's study: relevance, the permutation null, RS against SRS, and drawing.
 
-Part of :mod:`pages._ui.selection_logic` (which re-exports every public name
-here): :func:`varimp_core.selection.subspace_selection` on Madelon-like data
-or on the current data, for each seed and both methods; the (seed, method)
-runs fan out to the Celery workers when there are some
-(:mod:`pages._ui.fanout_selection`).  The study is cached server-side as
-JSON; a cancelled one keeps the trees it grew in a short-lived entry.
+Three views of "which variables matter" (Geurts 2016, parts 1 and 3):
+relevance classes, degrees and a Markov boundary of the data
+(:func:`varimp_core.exact.relevance.relevance`) with each variable's K = 1
+infinite-forest importance; permutation-null p-values
+(:func:`varimp_core.studies.nulls.permutation_null`); and Random Subspace
+against Sequential Random Subspace
+(:func:`varimp_core.studies.selection.subspace_selection`) on Madelon-like
+data or on the page's data.  An RS/SRS study is a set of independent (seed,
+method) runs: :func:`rs_run` is registered as the fan-out task
+:data:`RS_TASK`, so with ``REDIS_URL`` set the runs spread over the Celery
+workers (:mod:`pages._ui.fanout`), with the numbers of a local run.  The
+Selection page (:mod:`pages.selection`) is this module's only user.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
+from dash import html
 
+from varimp_core.api import compute_importances
+from varimp_core.exact.relevance import RelevanceResult, relevance
+from varimp_core.plots.selection import (make_pvalue_figure, make_relevance_figure,
+                                         make_selected_figure, make_subspace_curves)
 from varimp_core.problems.registry import get_problem
-from varimp_core.studies.selection import subspace_selection
+from varimp_core.serialize import from_jsonable, to_jsonable
+from varimp_core.studies.nulls import PermutationNull
+from varimp_core.studies.selection import (MADELON_IRRELEVANT, SubspaceSelection,
+                                           subspace_selection)
 
-from . import cache, datasource, fanout_selection
-from .common import Stopped, cached_view, clear_stop, keep_view, stop_requested
-from .selection_results import _floats, selection_to_dict
+from . import datasource, fanout, limits
+from .common import placeholder_figure, safe_csv
 
-__all__ = ["rs_key", "rs_run", "compute_rs", "run_rs"]
+__all__ = ["RS_TASK", "RS_CHOICES", "RS_LABELS", "HONEST_NOTE", "MAX_SEEDS", "max_permutations",
+           "max_null_trees", "max_rs_trees", "caps_text", "check_null_budget", "rs_study",
+           "relevance_view", "rs_run", "run_rs_study", "render_null", "render_rs",
+           "relevance_rows", "rs_sentences", "curves_frame", "csv_text", "csv_filename"]
 
-_N_TRAIN, _N_TEST = 1000, 500          # the slides' Madelon split
+#: Name of the fan-out task computing one (seed, method) run of an RS/SRS study.
+RS_TASK = "varimp.selection_run"
+#: Problems of the RS/SRS section: Madelon with k irrelevant features, or the page's data.
+RS_CHOICES = tuple(str(k) for k in MADELON_IRRELEVANT) + ("data",)
+RS_LABELS = {"480": "Madelon, 480 irrelevant (p = 500)",
+             "1480": "Madelon, 1,480 irrelevant (p = 1,500)",
+             "2980": "Madelon, 2,980 irrelevant (p = 3,000)",
+             "5480": "Madelon, 5,480 irrelevant (p = 5,500)", "data": "The data above"}
+HONEST_NOTE = ("What the numbers show: on the slides' Madelon protocol (Geurts 2016) SRS ranks "
+               "and predicts better than RS, more so as q/p shrinks. Over 3 seeds at T = 2,000, "
+               "AUPRC goes from 0.90 (RS) to 1.00 (SRS) with 480 irrelevant features and from "
+               "0.39 to 0.64 with 5,480; test accuracy from 0.69 to 0.82 and from 0.53 to 0.74. "
+               "SRS needs trees to find its first features, so a short run of one seed, like the "
+               "default T = 300, can show a smaller gain. The generator follows Guyon's design "
+               "(randomly labelled hypercube vertices); it is not the original Madelon data.")
+MAX_SEEDS = 10
+MAX_NULL_TOTAL = 100_000           # R x T of one permutation null
+MAX_RS_TOTAL = 60_000              # seeds x 2 methods x T
+_N_TRAIN, _N_TEST = 1000, 500      # the slides' Madelon split
 
 
-def rs_key(settings: Mapping[str, Any]) -> str:
-    return cache.key_for("sel-rs", dict(settings))
+def max_null_trees() -> int:
+    """Largest T of the permutation forests: 1,000 or ``VARIMP_MAX_TREES`` if lower."""
+    return limits.max_trees(1000)
 
 
-def _rs_data(settings: Mapping[str, Any], seed: int):
+def max_rs_trees() -> int:
+    """Largest T of one RS/SRS run: 5,000 or ``VARIMP_MAX_TREES`` if lower."""
+    return limits.max_trees(5000)
+
+
+def max_permutations() -> int:
+    """Largest R: 1,000 or ``VARIMP_MAX_REPLICATES`` if lower."""
+    return limits.max_replicates(1000)
+
+
+def caps_text() -> str:
+    return (f"Limits on this server: R \u2264 {max_permutations():,} permutations of "
+            f"T \u2264 {max_null_trees():,} trees (R \u00d7 T \u2264 {MAX_NULL_TOTAL:,}); "
+            f"RS/SRS T \u2264 {max_rs_trees():,}, at most {MAX_SEEDS} seeds and "
+            f"{MAX_RS_TOTAL:,} trees per study (seeds \u00d7 2 \u00d7 T); relevance classes "
+            f"for at most {limits.max_exact_features()} inputs.")
+
+
+def check_null_budget(R: int, T: int) -> None:
+    if R * T > MAX_NULL_TOTAL:
+        raise ValueError(f"R \u00d7 T = {R * T:,} trees is more than the limit of "
+                         f"{MAX_NULL_TOTAL:,}; lower R or the number of trees.")
+
+
+# -- computing --------------------------------------------------------------------------------
+def relevance_view(data, tol: float | None) -> dict:
+    """Relevance classes of ``data`` with each variable's K = 1 importance, or why none."""
+    prepared = data.load()
+    t = prepared.table
+    p, most = t.n_features, limits.max_exact_features()
+    if p > most:
+        return {"relevance": None, "exact": bool(t.exact), "n": prepared.n_samples,
+                "message": f"Relevance classes test every subset of the other inputs: this "
+                           f"data has {p:,} inputs, more than the {most} this server allows "
+                           f"(VARIMP_MAX_EXACT_FEATURES). Choose data with fewer inputs; the "
+                           f"p-values below work for any number."}
+    imp = compute_importances(t, method="exact", max_features=1)
+    return {"relevance": relevance(t, tol=tol).to_dict(), "exact": bool(t.exact),
+            "importances": to_jsonable(imp.importances), "units": imp.units,
+            "n": prepared.n_samples, "message": None}
+
+
+def rs_study(settings: Mapping[str, Any], data) -> dict:
+    """The study's JSON settings (what a worker gets): the source, q, alpha, K, T, L, beta.
+
+    Raises
+    ------
+    ValueError
+        q above the number of inputs, K above q + 1, more trees than the limit.
+    """
+    s = {k: v for k, v in settings.items() if k not in ("source", "show")}
+    if settings["source"] == "data":
+        source, p = {"kind": "data", "data": data.as_dict}, data.n_features()
+    else:
+        source, p = {"kind": "madelon", "irrelevant": int(settings["source"])}, \
+            20 + int(settings["source"])
+    q, K = s["subspace_size"], s["max_features"]
+    if p is not None and q > p:
+        raise ValueError(f"Subspace size q must be a whole number from 1 to {p:,} (the number "
+                         f"of inputs), not {q:,}.")
+    if K is not None and K > q + 1:
+        raise ValueError(f"K (candidates per node) must be a whole number from 1 to {q + 1:,} "
+                         f"(q + 1), not {K:,}.")
+    trees = 2 * s["n_seeds"] * s["n_estimators"]
+    if trees > MAX_RS_TOTAL:
+        raise ValueError(f"{s['n_seeds']} seed(s) \u00d7 2 methods \u00d7 T = {trees:,} trees "
+                         f"is more than the limit of {MAX_RS_TOTAL:,}; lower T or the seeds.")
+    return {**s, "source": source}
+
+
+def _rs_data(source: Mapping[str, Any], seed: int):
     """Train and test rows, names and the truth for one seed of the study."""
-    src = settings["source"]
-    if src["kind"] == "madelon":
-        prob = get_problem(f"madelon:irrelevant={src['irrelevant']}")
+    if source["kind"] == "madelon":
+        prob = get_problem(f"madelon:irrelevant={source['irrelevant']}")
         df = prob.sample(_N_TRAIN + _N_TEST, random_state=seed)       # as madelon_curves
-        X = df[list(prob.variables)].to_numpy()
-        y = df[prob.target].to_numpy()
+        X, y = df[list(prob.variables)].to_numpy(), df[prob.target].to_numpy()
         return (X[:_N_TRAIN], y[:_N_TRAIN], X[_N_TRAIN:], y[_N_TRAIN:], prob.variables,
                 prob.relevant)
-    params = datasource.canonical_params(src["data"])
-    relevant = None
+    params, relevant = datasource.canonical_params(source["data"]), None
     if params["source"] == "problem":
         problem = get_problem(params["problem"])
         relevant = problem.relevant
@@ -53,131 +157,240 @@ def _rs_data(settings: Mapping[str, Any], seed: int):
         raise ValueError("RS and SRS select features for a classification target; this data's "
                          "target is numeric (regression). Choose Madelon or another data set.")
     X, y = prepared.X_numeric, prepared.y
-    n = X.shape[0]
-    if n < 6:
-        raise ValueError(f"This data has {n} rows; RS/SRS needs at least 6 (two thirds to "
-                         "train, one third to test).")
-    order = np.random.default_rng(seed).permutation(n)
-    cut = (2 * n) // 3
-    tr, te = order[:cut], order[cut:]
+    if X.shape[0] < 6:
+        raise ValueError(f"This data has {X.shape[0]} rows; RS/SRS needs at least 6 (two thirds "
+                         "to train, one third to test).")
+    order = np.random.default_rng(seed).permutation(X.shape[0])
+    tr, te = order[:(2 * X.shape[0]) // 3], order[(2 * X.shape[0]) // 3:]
     return X[tr], y[tr], X[te], y[te], prepared.variables, relevant
 
 
-def rs_run(settings: Mapping[str, Any], seed: int, method: str, *, progress=None,
+def rs_run(study: Mapping[str, Any], seed: int, method: str, *, progress=None,
            should_stop=None) -> dict:
     """One (seed, method) run of the study as JSON: what a Celery worker returns.
 
     ``progress(trees_done)``; ``should_stop()`` is checked before each tree.
-    Returns ``curve`` (the run's curve columns, NaN as None), ``selection``
-    (:func:`selection_to_dict` for seed 0, else None), ``n_estimators``,
-    ``stopped``, ``p`` and ``truth_known``.
     """
-    Xtr, ytr, Xte, yte, names, relevant = _rs_data(settings, seed)
+    Xtr, ytr, Xte, yte, names, relevant = _rs_data(study["source"], seed)
     res = subspace_selection(
-        Xtr, ytr, method=method, subspace_size=settings["q"], alpha=settings["alpha"],
-        max_features=settings["K"], n_estimators=settings["T"], min_sampled=settings["L"],
-        beta=settings["beta"], random_state=seed, variables=names, relevant=relevant,
-        X_test=Xte, y_test=yte, progress=None if progress is None else
-        (lambda d, t: progress(d)), should_stop=should_stop)
-    return {"curve": {c: _floats(res.curve[c]) for c in res.curve.columns},
-            "selection": selection_to_dict(res) if seed == 0 else None,
-            "n_estimators": int(res.n_estimators), "stopped": bool(res.stopped),
+        Xtr, ytr, method=method, subspace_size=study["subspace_size"], alpha=study["alpha"],
+        max_features=study["max_features"], n_estimators=study["n_estimators"],
+        min_sampled=study["min_sampled"], beta=study["beta"], random_state=seed,
+        variables=names, relevant=relevant, X_test=Xte, y_test=yte, should_stop=should_stop,
+        progress=None if progress is None else (lambda d, t: progress(d)))
+    return {"curve": to_jsonable(res.curve), "n_estimators": int(res.n_estimators),
+            "selection": res.to_dict() if seed == 0 else None, "stopped": bool(res.stopped),
             "p": len(names), "truth_known": relevant is not None}
 
 
-def _local_runs(settings, runs, progress, should_stop):
-    """The runs one after the other in this process, up to the first one stopped."""
-    for i, (seed, method) in enumerate(runs):
-        run = rs_run(settings, seed, method, progress=lambda d, i=i: progress(i, d),
-                     should_stop=should_stop)
-        yield i, run
-        if run["stopped"]:
-            return
+fanout.register(RS_TASK, rs_run)  # the workers import this page too: they know the task
 
 
-def compute_rs(settings: Mapping[str, Any], *, progress=None, should_stop=None) -> dict:
-    """The RS/SRS study (cached), or its partial view when stopped.
+def run_rs_study(study: Mapping[str, Any], progress) -> dict:
+    """Both methods for each seed on the same train/test split, on the workers or here.
 
-    For each seed, both methods run on the same train/test split (Madelon:
-    1,000 + 500 fresh rows, as :func:`varimp_core.selection.madelon_curves`;
-    the current data: a random two-thirds / one-third split of its rows).
-    With ``REDIS_URL`` set the (seed, method) runs fan out to the Celery
-    workers (:mod:`pages._ui.fanout_selection`), with the same numbers;
-    otherwise they run one after the other here.
-
-    Returns
-    -------
-    view : dict
-        ``curves`` (records, the columns of ``madelon_curves``),
-        ``selections`` (``{"rs": ..., "srs": ...}``: the first seed's
-        :func:`selection_to_dict`), ``truth_known``, ``p``, ``partial``.
-        Stopped, it holds the runs that had started, each with its trees.
+    Madelon: 1,000 + 500 fresh rows per seed, as
+    :func:`varimp_core.studies.selection.madelon_curves`; the page's data: a
+    random two-thirds / one-third split of its rows.  Stopped, the result holds
+    the runs that had started, each with its trees, and ``partial`` is set.
     """
-    settings = dict(settings)
-    T, seeds = settings["T"], settings["seeds"]
-    total = 2 * T * seeds
-    runs = [(seed, method) for seed in range(seeds) for method in ("rs", "srs")]
+    runs = [(seed, m) for seed in range(study["n_seeds"]) for m in ("rs", "srs")]
+    total, results, trees = len(runs) * study["n_estimators"], {}, {}
+    mapper = fanout.task_mapper(RS_TASK)
 
-    def compute() -> dict:
-        results, trees = {}, {}
-        mapper = fanout_selection.run_mapper()
+    def report(i, done):
+        trees[i] = int(done)
+        where = f"seed {runs[i][0]}, {runs[i][1].upper()}" if mapper is None else \
+            f"{len(results)} of {len(runs)} runs done"
+        progress(sum(trees.values()), total, f"{sum(trees.values()):,} of {total:,} trees "
+                                             f"({where})")
 
-        def report(i, d):
-            trees[i] = int(d)
-            if progress is not None:
-                done = sum(trees.values())
-                where = (f"seed {runs[i][0]}, {runs[i][1].upper()}" if mapper is None else
-                         f"{len(results)} of {len(runs)} runs done")
-                progress(done, total, f"{done:,} of {total:,} trees ({where})")
+    def here():
+        for i, run in enumerate(runs):
+            out = rs_run(study, *run, progress=lambda d, i=i: report(i, d),
+                         should_stop=progress.should_stop)
+            yield i, out
+            if out["stopped"]:
+                return
 
-        source = _local_runs(settings, runs, report, should_stop) if mapper is None else \
-            mapper(settings, runs, progress=report, should_stop=should_stop)
-        for i, run in source:
-            results[i] = run
-            report(i, run["n_estimators"])
-        frames, selections = [], {}
-        for i in sorted(results):
-            (seed, method), run = runs[i], results[i]
-            curve = pd.DataFrame({c: [np.nan if v is None else v for v in vals]
-                                  for c, vals in run["curve"].items()})
-            curve.insert(0, "seed", seed)
-            curve.insert(0, "p", run["p"])
-            curve.insert(0, "method", method)
-            frames.append(curve)
-            if run["selection"] is not None:
-                selections[method] = run["selection"]
-        stopped = len(results) < len(runs) or any(r["stopped"] for r in results.values())
-        last = results[max(results)] if results else {"p": None, "truth_known": False}
-        cols = ["method", "p", "seed", "n_trees", "auprc", "accuracy", "n_selected",
-                "precision", "recall"]
-        df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)
-        df = df.reindex(columns=cols)
-        view = {"curves": {c: (_floats(df[c]) if c != "method" else df[c].tolist())
-                           for c in cols},
-                "selections": selections, "truth_known": last["truth_known"], "p": last["p"],
-                "trees_done": sum(r["n_estimators"] for r in results.values()),
-                "trees_asked": total}
-        if stopped:
-            raise Stopped(view)
-        return view
-
-    return cached_view(rs_key(settings), compute)
+    for i, out in (here() if mapper is None else mapper(
+            [(study, *run) for run in runs], progress=report, should_stop=progress.should_stop)):
+        results[i] = out
+        report(i, out["n_estimators"])
+    frames = [from_jsonable(results[i]["curve"]).assign(method=runs[i][1], p=results[i]["p"],
+                                                         seed=runs[i][0]) for i in sorted(results)]
+    cols = ["method", "p", "seed", "n_trees", "auprc", "accuracy", "n_selected", "precision",
+            "recall"]
+    curves = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)
+    last = results[max(results)] if results else {"p": None, "truth_known": False}
+    return {"curves": to_jsonable(curves.reindex(columns=cols)), "p": last["p"],
+            "selections": {runs[i][1]: r["selection"] for i, r in results.items()
+                           if r["selection"] is not None},
+            "truth_known": last["truth_known"], "trees_asked": total,
+            "trees_done": sum(r["n_estimators"] for r in results.values()),
+            "partial": len(results) < len(runs) or any(r["stopped"] for r in results.values())}
 
 
-def run_rs(settings: Mapping[str, Any], *, instance: str, progress=None) -> dict:
-    """The RS/SRS study; the page's current value and status."""
-    clear_stop(instance, "sel-rs")
-    view = compute_rs(settings, progress=progress,
-                      should_stop=lambda: stop_requested(instance, "sel-rs"))
-    key, partial = keep_view(view, rs_key(settings), instance, "sel-partial")
-    if partial and not view["curves"]["n_trees"]:
-        return {"current": None, "status": "Cancelled before the first checkpoint; the page "
-                                           "shows the last finished result."}
-    current = {"key": key, "partial": partial, "settings": dict(settings)}
-    if partial:
-        status = (f"Cancelled after {view['trees_done']:,} of {view['trees_asked']:,} trees; "
-                  "the curves show these.")
+# -- drawing ------------------------------------------------------------------------------------
+def _names(items, limit: int = 12) -> str:
+    items = list(items)
+    if not items:
+        return "none"
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit:,} more" if len(items) > limit else "")
+
+
+def relevance_rows(r: RelevanceResult) -> list[dict]:
+    """One table row per variable: class, degree, Markov boundary membership."""
+    boundary = set(r.minimal_boundary)
+    return [{"variable": v, "relevance": c, "degree": "" if d is None else d,
+             "in_markov_boundary": "\u2713" if v in boundary else ""}
+            for v, c, d in zip(r.variables, r.relevance, r.degree)]
+
+
+def _relevance_sentences(rel: Mapping[str, Any], r: RelevanceResult, tol) -> list[str]:
+    how = ("Exact: computed on the exact distribution, a conditional mutual information "
+           f"counts as zero at or below tol = {r.tol:.3g} bits (rounding only)." if rel["exact"]
+           else f"Plug-in estimate from a sample of N = {rel['n']:,} rows: a conditional mutual "
+           f"information counts as zero at or below tol = {r.tol:.3g} bits"
+           + (" (the core's default, the plug-in bias of the largest conditioning set, "
+              "capped at 0.05 bits)." if tol is None else " (yours)."))
+    by = {c: [v for v, k in zip(r.variables, r.relevance) if k == c]
+          for c in ("strong", "weak", "irrelevant")}
+    mb = ("Markov boundary (unique, the input distribution is strictly positive): "
+          + _names(r.markov_boundary) + "." if r.markov_boundary is not None else
+          "A minimal Markov boundary: " + _names(r.minimal_boundary) + " (the input "
+          "distribution is not strictly positive, so it need not be unique).")
+    return [how,
+            f"Strongly relevant: {_names(by['strong'])}; weakly relevant: {_names(by['weak'])}; "
+            f"irrelevant: {_names(by['irrelevant'])}. The degree d is the size of the smallest "
+            "set B with I(X; Y | B) > 0.", mb,
+            "Bars: each variable's importance in an infinite forest of totally randomized trees "
+            "(K = 1, Eqn 3) on the same " + ("distribution" if rel["exact"] else "sample")
+            + "; it is zero exactly for the irrelevant variables (Louppe et al. 2013, "
+            "Theorem 3)" + ("." if rel["exact"] else ", which a plug-in estimate only "
+                            "approaches: the bias keeps it above zero.")]
+
+
+def render_null(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) -> tuple:
+    """Figures, relevance table and sentences of sections 1 and 2, and the partial note."""
+    rel, pn = out["relevance"], PermutationNull.from_dict(out["null"])
+    if out["partial"] and not pn.n_permutations:
+        raise ValueError("Cancelled before any permutation finished.")
+    if rel["relevance"] is not None:
+        r = RelevanceResult.from_dict(rel["relevance"])
+        rel_figure = make_relevance_figure(r, from_jsonable(rel["importances"]),
+                                           units=rel["units"])
+        rows, rel_text = relevance_rows(r), _relevance_sentences(rel, r, settings["tol"])
     else:
-        status = f"{view['trees_asked']:,} trees grown ({settings['seeds']} seed(s) \u00d7 RS " \
-                 f"and SRS \u00d7 T = {settings['T']:,})."
-    return {"current": current, "status": status}
+        rel_figure = placeholder_figure("No relevance classes for this data.")
+        rows, rel_text = [], [rel["message"]]
+    above, R = [v for v, a in zip(pn.variables, pn.above_null) if a], pn.n_permutations
+    rows_text = f"{out['n']:,} rows" if out.get("n") else "the data"
+    null_text = [
+        f"{R:,} permutations of the target; on each, {settings['n_estimators']:,} K = 1 trees "
+        f"({settings['method']}) on {rows_text}" + (
+            f" drawn from the exact distribution (seed {settings['random_state']})"
+            if out["n_samples"] is not None else "") + ".",
+        (f"Above the 95 % quantile of their null (\u2605): {_names(above)}." if above else
+         "No variable is above the 95 % quantile of its null.")
+        + f" The smallest possible p-value with R = {R:,} is 1/(R + 1) = {1 / (R + 1):.3g}.",
+        "The null keeps Y impure in every cell, so an irrelevant variable of the real data "
+        "often scores below its null (a large p-value): the test is conservative for "
+        "irrelevant variables."]
+    note = (f"Partial result: cancelled after {R:,} of {settings['n_permutations']:,} "
+            "permutations." if out["partial"] else "")
+    return (rel_figure, [html.P(t) for t in rel_text], rows, make_pvalue_figure(pn),
+            [html.P(t) for t in null_text], note, "vi-notes" if note else "vi-hidden")
+
+
+def curves_frame(out: Mapping[str, Any]) -> pd.DataFrame:
+    return from_jsonable(out["curves"])
+
+
+def rs_sentences(out: Mapping[str, Any], settings: Mapping[str, Any]) -> list[str]:
+    """The final numbers of the curves, RS against SRS, in sentences."""
+    df = curves_frame(out)
+    if not len(df):
+        return []
+    src, n_seeds = settings["source"], int(df["seed"].nunique())
+    what = (f"Madelon-like data with 20 relevant and {int(src):,} irrelevant features "
+            "(1,000 training and 500 test rows per seed)" if src != "data" else
+            "the current data (two thirds of the rows train, one third tests, per seed)")
+    k = "q + 1 (every column of the subspace and the probe)" \
+        if settings["max_features"] is None else str(settings["max_features"])
+    out_ = [f"{what}; q = {settings['subspace_size']}, \u03b1 = {settings['alpha']:g}, K = {k}, "
+            f"L = {settings['min_sampled']}, \u03b2 = {settings['beta']:g}; mean over "
+            f"{n_seeds} seed(s)" + (" with \u00b1 1 sd bands." if n_seeds > 1 else ".")]
+    last = df[df.groupby(["method", "seed"])["n_trees"].transform("max") == df["n_trees"]]
+    means = last.groupby("method")[["n_trees", "auprc", "accuracy"]].mean()
+    parts = [f"{m.upper()} " + ("" if math.isnan(means.loc[m, "auprc"]) else
+                                f"AUPRC {means.loc[m, 'auprc']:.3f}, ")
+             + f"accuracy {means.loc[m, 'accuracy']:.3f}" for m in ("rs", "srs")
+             if m in means.index]
+    if parts:
+        out_.append("At the last checkpoint: " + "; ".join(parts) + ".")
+    return out_
+
+
+def render_rs(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) -> tuple:
+    """Curves, the selected set of the shown method, sentences and the partial note."""
+    df = curves_frame(out)
+    if out["partial"] and not len(df):
+        raise ValueError("Cancelled before the first checkpoint.")
+    sels, show = out["selections"], settings["show"]
+    method = show if show in sels else next(iter(sels), None)
+    selected_text = []
+    if method is None:
+        selected = placeholder_figure("No selection yet.")
+    else:
+        s = SubspaceSelection.from_dict(sels[method])
+        selected = make_selected_figure(s)
+        line = (f"Seed 0, {method.upper()}: F holds the {len(s.selected):,} features drawn "
+                f"more than L = {settings['min_sampled']} times that beat the random probe in "
+                f"at least \u03b2 = {settings['beta']:g} of their trees: "
+                f"{_names(s.selected, 20)}.")
+        if s.relevant is not None:
+            prec = "n/a (nothing selected)" if math.isnan(s.precision) else f"{s.precision:.2f}"
+            line += (f" Precision {prec}, recall {s.recall:.2f} against the {len(s.relevant)} "
+                     "truly relevant features (outlined, \u2713).")
+        else:
+            line += " The truly relevant features of this data are unknown, so there is no " \
+                    "precision or recall."
+        selected_text.append(line)
+    note = (f"Partial result: cancelled after {out['trees_done']:,} of {out['trees_asked']:,} "
+            "trees." if out["partial"] else "")
+    return (make_subspace_curves(df), [html.P(t) for t in rs_sentences(out, settings)],
+            selected, [html.P(t) for t in selected_text], note,
+            "vi-notes" if note else "vi-hidden")
+
+
+# -- export ---------------------------------------------------------------------------------
+def csv_text(what: str, out: Mapping[str, Any]) -> str:
+    """CSV of ``"pvalues"`` (relevance classes joined when known), ``"curves"`` or ``"selected"``.
+
+    Text cells a spreadsheet would run as formulas (= + - @ ...) are prefixed with ``'``.
+    """
+    if what == "pvalues":
+        df = PermutationNull.from_dict(out["null"]).to_frame()
+        if out["relevance"]["relevance"] is not None:
+            r = RelevanceResult.from_dict(out["relevance"]["relevance"]).to_frame()
+            df = df.merge(r, on="variable", how="left")
+        return safe_csv(df)
+    if what == "curves":
+        return safe_csv(curves_frame(out))
+    frames = [SubspaceSelection.from_dict(d).to_frame().assign(method=method)
+              for method, d in out["selections"].items()]
+    df = pd.concat(frames, ignore_index=True)
+    return safe_csv(df[["method", *[c for c in df.columns if c != "method"]]])
+
+
+def csv_filename(what: str, data, settings: Mapping[str, Any]) -> str:
+    """``varimp-selection-<data>-<what>.csv`` with only safe characters."""
+    if settings.get("source", "data") != "data":
+        name = f"madelon-{settings['source']}"
+    else:
+        name = data["problem"] if not data.is_upload else (data["file"] or "upload")
+        name = re.sub(r"\.csv$", "", str(name or "data"), flags=re.I)
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{name}-{what}").strip("-.")[:80]
+    return f"varimp-selection-{slug}.csv"

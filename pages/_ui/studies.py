@@ -1,0 +1,196 @@
+"""What the study pages (Distributions, Selection) share: their data, forests and results.
+
+Both pages run long studies (Monte Carlo replicates, permutation nulls, RS/SRS
+trees) on a data set the page itself chooses from a dropdown: presets from the
+thesis, every built-in problem, and the session's own table
+(:func:`problem_options`, :func:`choose_data`).  A study's core result is
+cached once per settings (:func:`cached_study`), so a control that only
+changes the drawing (histograms or violins, which method's selection) never
+grows a forest again; a study that Cancel stopped is drawn but not kept.
+Downloads serve a :class:`pages._ui.view.JobView`'s cache only
+(:func:`register_downloads`); the page's URL holds the data and two parameter
+sets (:func:`register_url`); figures and button rows look the same on both
+pages (:func:`graph`, :func:`buttons`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Mapping
+
+from dash import Input, Output, State, callback, ctx, dcc, html, no_update
+
+from varimp_core.problems.registry import get_problem
+
+from . import cache, datasource
+from .common import placeholder_figure
+from .controls import problem_choices
+from .datachoice import DataChoice
+from .page_frame import figure_config
+from .view import context_for
+
+__all__ = ["METHOD_OPTIONS", "problem_options", "choose_data", "generator", "is_exact",
+           "sample_of", "graph", "buttons", "study_key", "cached_study", "register_url",
+           "register_downloads"]
+
+#: The forests a study grows (labels as the pages show them).
+METHOD_OPTIONS = [("forest", "ours: multiway totally randomized trees"),
+                  ("sklearn-et", "scikit-learn extra-trees"),
+                  ("sklearn-rf", "scikit-learn random forest")]
+PRESETS = (
+    ("xor:irrelevant=2", "XOR, 2 relevant + 2 irrelevant bits (Sutera 2013)"),
+    ("xor:irrelevant=2,noise=0.1", "XOR + 2 irrelevant, 10 % output noise"),
+    ("sym:irrelevant=2", "SYM, 2 relevant + 2 irrelevant bits"),
+    ("led", "LED \u2014 7 segments (Louppe et al. 2013)"),
+    ("led:irrelevant=3", "LED + 3 irrelevant bits"),
+)
+
+
+def problem_options(base: DataChoice) -> list[dict]:
+    """Presets from the thesis, every built-in problem, the current spec and the upload."""
+    opts = [{"label": label, "value": spec} for spec, label in PRESETS]
+    seen = {o["value"] for o in opts}
+    opts += [o for o in problem_choices() if o["value"] not in seen]
+    if base.is_upload:
+        opts.insert(0, {"label": f"Uploaded: {base['file'] or 'uploaded table'} \u2192 "
+                                 f"{base['target'] or 'last column'}", "value": "upload"})
+    elif base["problem"] not in {o["value"] for o in opts}:
+        opts.insert(0, {"label": base["problem"], "value": base["problem"]})
+    return opts
+
+
+def choose_data(choice: str | None, base: DataChoice) -> DataChoice:
+    """The data of the problem dropdown's value (``"upload"`` keeps the session's table).
+
+    Raises
+    ------
+    ValueError
+        For an unknown problem, or "upload" without an uploaded table.
+    """
+    if choice == "upload":
+        if not base.is_upload:
+            raise ValueError("No uploaded table in this session: choose a problem, or upload a "
+                             "CSV file on the Data page.")
+        return base
+    if not choice:
+        raise ValueError("Choose a problem.")
+    spec = get_problem(str(choice)).spec
+    if not base.is_upload and base["problem"] == spec:
+        return base  # keeps the session's own sample (sampling, n, seed)
+    return DataChoice.from_params({"source": "problem", "problem": spec,
+                                   "bins": base["bins"] or 5})
+
+
+def generator(data: DataChoice):
+    """The built-in problem of ``data`` when it has a generator (fresh samples), else None."""
+    if data.is_upload:
+        return None
+    problem = get_problem(data["problem"])
+    return problem if problem.relevant is not None else None
+
+
+def is_exact(data: DataChoice) -> bool:
+    """The data is an exact distribution: a study draws N rows of it first."""
+    return not data.is_upload and data["sampling"] == "exact"
+
+
+def sample_of(data: DataChoice, n: int | None, seed: int):
+    """The core's ``PreparedData``: ``data``, or N rows drawn from its exact distribution."""
+    params = data.as_dict
+    if is_exact(data) and n is not None:
+        params = dict(params, sampling="sample", n=n, seed=seed)
+    return datasource.load_prepared(params)
+
+
+def graph(graph_id: str, name: str) -> dcc.Graph:
+    """A study's figure (a placeholder until its first result), PNG export ``varimp-{name}``."""
+    return dcc.Graph(id=graph_id, figure=placeholder_figure(), config=figure_config(name),
+                     className="vi-figure")
+
+
+def buttons(note: str, *pairs: tuple[str, str]) -> html.Div:
+    """A row of secondary buttons ``(label, id)`` and the line ``note`` for their sentences."""
+    return html.Div([html.Div([html.Button(label, id=i, n_clicks=0,
+                                           className="vi-button vi-button-secondary")
+                               for label, i in pairs],
+                              style={"marginTop": "0.75rem", "display": "flex", "gap": "0.6rem",
+                                     "flexWrap": "wrap"}),
+                     html.P(id=note, className="vi-field-error")])
+
+
+def study_key(namespace: str, parts: Any) -> str:
+    """Cache key of the study of ``parts`` (the data and settings it depends on)."""
+    return cache.key_for(namespace, parts)
+
+
+def cached_study(namespace: str, parts: Any, run: Callable[[], dict]) -> dict:
+    """``run()``'s JSON result, cached under ``parts``; one with ``partial`` set is not kept."""
+    key = study_key(namespace, parts)
+    out = cache.get_json(key)
+    if out is None:
+        out = json.loads(json.dumps(run()))
+        if not out.get("partial"):
+            cache.put_json(key, out)
+    return out
+
+
+def register_url(query_store: str, data_store: str, *params) -> None:
+    """Write the page's URL (data, then each :class:`ParamSet`) while every value is valid.
+
+    The callback runs at the page's start too, so the address bar shows the
+    canonical link of what the page computes.
+    """
+    inputs = [i for p in params for i in p.inputs()]
+
+    def url(*args):
+        store, values = args[-1], list(args[:-1])
+        try:
+            data = DataChoice.from_store(store)
+        except ValueError:
+            return no_update
+        parts = [data.query()]
+        for p in params:
+            settings, errors = p.validate(dict(zip(p.names, values[:len(p.names)])),
+                                          context_for(data, store))
+            if errors:
+                return no_update
+            parts.append(p.query(settings))
+            values = values[len(p.names):]
+        return "&".join(q for q in parts if q)
+
+    callback(Output(query_store, "data"), *inputs, Input(data_store, "data"))(url)
+
+
+def register_downloads(view, buttons: Mapping[str, str], target: str, note: str,
+                       make: Callable[[str, dict, dict, DataChoice], tuple[str, str]]) -> None:
+    """CSV buttons of ``view``: ``make(what, result, settings, data) -> (text, filename)``.
+
+    ``buttons`` maps a button id to ``what``.  The result comes from the view's
+    cache only: nothing is computed here, and a result Cancel cut short (never
+    cached) is not offered.
+    """
+    states = [State(i.component_id, "value") for i in view.params.inputs()]
+    states += [State(dep.component_id, dep.component_property) for _, dep in view.extra]
+    n, names = len(view.params.names), [name for name, _ in view.extra]
+
+    def download(*args):
+        what = buttons.get(ctx.triggered_id)
+        args = args[len(buttons):]
+        values, extra = dict(zip(view.params.names, args[:n])), dict(zip(names, args[n:-1]))
+        if what is None or not ctx.triggered[0].get("value"):
+            return no_update, no_update
+        try:
+            data, settings = view.check(values, args[-1])
+            result = view.cached(data, settings, extra)
+            if result is None:
+                return no_update, ("This result is not in the server's cache (a cancelled run "
+                                   "is not kept); change a control and back to compute it "
+                                   "again, then download.")
+            text, filename = make(what, result, settings, data)
+        except ValueError as exc:
+            return no_update, str(exc)
+        return dict(content=text, filename=filename, type="text/csv"), ""
+
+    callback(Output(target, "data", allow_duplicate=True), Output(note, "children"),
+             *[Input(b, "n_clicks") for b in buttons], *states, State(view.data_store, "data"),
+             prevent_initial_call=True)(download)
