@@ -22,7 +22,6 @@ __all__ = [
     "problem_picker",
     "problem_option_fields",
     "option_values",
-    "seed_field",
     "preview_table",
 ]
 
@@ -93,12 +92,6 @@ def option_values(problem: str, ids: Sequence[dict], values: Sequence[Any]) -> d
     ignored, so a stale form never produces an invalid spec.
     """
     return {i["key"]: v for i, v in zip(ids or [], values or []) if i.get("problem") == problem}
-
-
-def seed_field(prefix: str, value: int = 0, *, help: str | None = None) -> html.Div:
-    """Field ``{prefix}-seed``: a whole number seeding every random draw."""
-    return field("Seed", number_input(f"{prefix}-seed", value, min=0, max=2**32 - 1),
-                 help=help or "The same seed gives the same sample.")
 
 
 def preview_table(preview: dict) -> html.Div:

@@ -15,7 +15,6 @@ from varimp_core.problems.registry import get_problem
 
 from . import datasource
 from .controls import option_values
-from .page_frame import error_box  # noqa: F401  (transitional: pages moving to page_frame)
 from .params import Context, ParamSet, sentence
 
 __all__ = ["CONTROLS", "data_params", "compute", "apply_choice", "problem_form",

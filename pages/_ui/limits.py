@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Callable
 
 from varimp_core.data.csvfile import MAX_COLUMNS, MAX_UPLOAD_BYTES
 from varimp_core.data.prepare import MAX_CELLS
@@ -52,7 +51,6 @@ __all__ = [
     "max_replicates",
     "max_memory_mb",
     "job_timeout",
-    "count_parser",
     "at_most_help",
     "limits_text",
 ]
@@ -140,19 +138,6 @@ def job_timeout() -> int:
 
 
 # -- for the pages ---------------------------------------------------------------------
-def count_parser(low: int, high: Callable[[], int], *, what: str):
-    """URL parser of a whole number from ``low`` to ``high()``, read when a link is parsed.
-
-    Like :func:`pages._ui.state.int_parser`, but the upper bound follows the
-    environment, so a link asking for more than this server allows gets a
-    note and the default instead.
-    """
-    from .state import int_parser
-
-    def parse(text):
-        return int_parser(low, high(), what=what)(text)
-
-    return parse
 
 
 def at_most_help(limit: int, what: str = "trees") -> str:

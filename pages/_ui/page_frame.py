@@ -1,13 +1,11 @@
-"""Page pieces several pages share: the frame of a page, figure and table styles, a job.
+"""Page pieces several pages share: the frame of a page, figure and table styles, downloads.
 
 * :func:`page_frame`: title, lead, the stores, then the controls beside the
   content, which starts with the link notes, the error box and the job panel
   (ids ``{prefix}-link-notes``, ``{prefix}-error``, ``{prefix}-job``...);
 * :func:`figure_config` and :func:`table_style`: the options of a page's
   ``dcc.Graph`` and ``DataTable``;
-* :func:`job_outputs` and :func:`store_job`: a background job that computes a
-  store (the Interactions and Dependence pages), keeping the last result on
-  failure;
+* :func:`error_box`: a red box with one sentence;
 * :func:`register_csv_downloads`: the buttons that fill a page's one
   ``dcc.Download`` with a CSV of the shown result.
 
@@ -23,7 +21,7 @@ from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 
 from . import jobs, state
 
-__all__ = ["page_frame", "error_box", "figure_config", "table_style", "job_outputs", "store_job",
+__all__ = ["page_frame", "error_box", "figure_config", "table_style",
            "register_csv_downloads"]
 
 
@@ -80,30 +78,6 @@ def table_style(left: Sequence[str] = (), *, font_size: str = "0.88rem",
         out["style_cell_conditional"] = [{"if": {"column_id": c}, "textAlign": "left"}
                                          for c in left]
     return out
-
-
-def job_outputs(prefix: str, store: str = "current") -> list[Output]:
-    """Outputs of a job computing a store: ``{prefix}-{store}``, the error box, the status."""
-    return [Output(f"{prefix}-{store}", "data"), Output(f"{prefix}-error", "children"),
-            Output(f"{prefix}-error", "className"), jobs.status_output(prefix)]
-
-
-def store_job(set_progress, shown: dict | None, compute: Callable[[jobs.Progress], dict]
-              ) -> tuple:
-    """Run ``compute(progress)`` for :func:`job_outputs`: store, error, its class, status.
-
-    On failure the error is a sentence (never a traceback); the last good store
-    ``shown`` stays (and the sentence says so), else the store becomes
-    ``{"error": True}`` so the figures say there is nothing to show.
-    """
-    progress = jobs.Progress(set_progress)
-    try:
-        store = compute(progress)
-    except Exception as exc:  # a sentence on the page, never a traceback
-        keep = bool(shown) and not shown.get("error")
-        message = jobs.failure_message(exc, keep)
-        return (no_update if keep else {"error": True}), message, "vi-error", ""
-    return store, "", "vi-hidden", jobs.done_message(progress)
 
 
 def register_csv_downloads(prefix: str, makers: Mapping[str, Callable[[dict, Any], tuple]],
