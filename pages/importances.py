@@ -27,6 +27,7 @@ DEFAULT_BOOTSTRAP = {"exact": False, "forest": False, "sklearn-rf": True, "sklea
 METHOD_OPTIONS = [("exact", "Exact (infinite forest)"), ("forest", "Multiway forest (sampled)"),
                   ("sklearn-rf", "scikit-learn random forest"),
                   ("sklearn-et", "scikit-learn extra-trees")]
+CRITERIA = [("entropy", "Entropy (bits)"), ("gini", "Gini index")]
 SEMANTICS_OPTIONS = [("id3", "id3: K of the unused variables"),
                      ("sklearn", "sklearn: K of all p, constant ones skipped")]
 
@@ -55,6 +56,8 @@ PARAMS = ParamSet(PREFIX, [
           else "Variables drawn at each node."),
     Param("max_depth", "Max depth", default=None, key="depth", low=1, blank="full",
           help="Blank grows the trees fully."),
+    Param("criterion", "Impurity", "choice", "entropy", choices=CRITERIA,
+          help="Entropy measures in bits (Theorem 2 applies); Gini in Gini units."),
     Param("k_semantics", "K semantics", "choice", "id3", key="semantics",
           choices=SEMANTICS_OPTIONS, applies=lambda s: s.get("method") in ("exact", "forest")),
     Param("n_estimators", "Number of trees", default=100, key="trees", low=1,
@@ -79,7 +82,7 @@ def compute(settings, data: DataChoice, progress) -> dict:
     if method == "exact" and p > most:
         raise ValueError(f"The exact method accepts at most {most} input variables on this "
                          f"server and this data has {p}; choose a sampled method.")
-    kwargs = {**settings, "criterion": "entropy"}
+    kwargs = dict(settings)
     if method in SAMPLED and kwargs.get("bootstrap") is None:
         kwargs["bootstrap"] = DEFAULT_BOOTSTRAP[method]
     progress(0, 1, "Computing the importances\u2026")
@@ -92,9 +95,9 @@ def compute(settings, data: DataChoice, progress) -> dict:
         if p > most:
             notes.append(f"No exact values are drawn: the exact method handles at most "
                          f"{most} inputs and this data has {p}.")
-        elif result.units != "bits":
+        elif result.units != {"entropy": "bits", "gini": "gini"}[settings["criterion"]]:
             notes.append(f"No exact values are drawn: this forest measures {result.units} "
-                         "while the exact values are in bits (entropy of the binned target).")
+                         "while the exact values are impurities of the binned target.")
         else:
             progress(1, 1, "Computing the exact values\u2026")
             try:
@@ -144,7 +147,7 @@ def layout(vi_data=None, **query):
     f = dict(zip(PARAMS.names, PARAMS.fields(values, ctx)))
     settings = html.Fieldset(id="imp-fieldset", className="vi-fieldset", children=[
         ui.card("Method", f["method"]),
-        ui.card("Trees", f["max_features"], f["max_depth"], f["k_semantics"]),
+        ui.card("Trees", f["max_features"], f["max_depth"], f["criterion"], f["k_semantics"]),
         ui.card("Sampling", f["n_estimators"], f["bootstrap"], f["random_state"]),
     ])
     return page_frame(

@@ -154,7 +154,8 @@ def test_the_importances_cache_is_shared_with_the_importances_page(page, app_mod
 
     data = _data()
     settings = importances.PARAMS.settings({"method": "exact", "max_features": 3,
-                                            "max_depth": None, "k_semantics": "id3"},
+                                            "max_depth": None, "criterion": "entropy",
+                                            "k_semantics": "id3"},
                                            Context(p=7))
     importances.compute(settings, data, Progress(None))
     shared = results.peek_importances(data.as_dict, {**settings, "criterion": "entropy"})

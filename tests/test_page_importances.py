@@ -42,8 +42,8 @@ def _data(query=LED):
 
 def _controls(**values):
     """Control values by parameter name, as the browser sends them."""
-    defaults = {"method": "exact", "max_features": 1, "max_depth": None, "k_semantics": "id3",
-                "n_estimators": 100, "bootstrap": [], "random_state": 0}
+    defaults = {"method": "exact", "max_features": 1, "max_depth": None, "criterion": "entropy",
+                "k_semantics": "id3", "n_estimators": 100, "bootstrap": [], "random_state": 0}
     return {**defaults, **values}
 
 
@@ -61,17 +61,36 @@ def test_settings_keep_only_what_the_method_uses(page):
     s = _settings(page, method="exact", max_features=3, max_depth="", n_estimators=50,
                   bootstrap=["on"], k_semantics="sklearn", random_state=4)
     assert s == {"method": "exact", "max_features": 3, "max_depth": None,
-                 "k_semantics": "sklearn"}
+                 "criterion": "entropy", "k_semantics": "sklearn"}
     s = _settings(page, method="sklearn-rf", max_features="2", max_depth=4, n_estimators="30",
                   bootstrap=["on"], k_semantics="id3", random_state=0)
     assert s == {"method": "sklearn-rf", "max_features": 2, "max_depth": 4,
-                 "n_estimators": 30, "bootstrap": True, "random_state": 0}
+                 "criterion": "entropy", "n_estimators": 30, "bootstrap": True,
+                 "random_state": 0}
     # A blank seed is a sentence, not a silent 0.
     _, errors = page.PARAMS.validate(_controls(method="sklearn-rf", random_state=None),
                                      Context(7))
     assert errors == {"random_state": "Enter Seed: a whole number from 0 to 4,294,967,295."}
     s = _settings(page, method="forest", max_features=1, n_estimators=10, bootstrap=[])
     assert s["bootstrap"] is False and s["k_semantics"] == "id3"
+
+
+def test_gini_impurity_on_xor_is_the_hand_calculation(page):
+    """XOR of two fair bits, Gini: the root split gains nothing (each child still has
+    i = 1/2), the second split makes both children pure, gaining 1/2 with p(t) = 1/2 in each
+    of two nodes, 1/2 in all for the second variable; each variable comes first in half the
+    trees, so each gets 1/4 at any K."""
+    data = _data({"problem": "xor"})
+    for k in (1, 2):
+        view = _view(page, data, max_features=k, criterion="gini")
+        assert view["result"].units == "gini"
+        np.testing.assert_allclose(view["result"].importances, [0.25, 0.25], atol=1e-12)
+    query = page.VIEW.url(_settings(page, 2, criterion="gini"), data)
+    assert "criterion=gini" in query
+    values, notes = page.initial_values(parse_qs(query), data, Context(2))
+    assert values["criterion"] == "gini" and notes == []
+    _, errors = page.PARAMS.validate(_controls(criterion="log"), Context(7))
+    assert errors["criterion"].startswith("Impurity must be one of entropy, gini")
 
 
 @pytest.mark.parametrize("controls,name,match", [
@@ -341,6 +360,8 @@ def test_long_job_disables_controls_and_cancels(dash_duo, dash_app):
     assert "vi-job-running" in dash_duo.find_element("#imp-job").get_attribute("class")
     cancel = dash_duo.find_element("#imp-job-cancel")
     until(lambda: cancel.is_enabled(), 10)
+    # The trees box sits low in the controls; scroll back up to Cancel as a user would.
+    dash_duo.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", cancel)
     cancel.click()
     until(lambda: dash_duo.find_element("#imp-fieldset").get_attribute("disabled") is None, 20)
     assert "vi-job-running" not in dash_duo.find_element("#imp-job").get_attribute("class")

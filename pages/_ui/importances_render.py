@@ -88,7 +88,7 @@ def table_columns(units: str = "bits", *, exact: bool = False, sampled: bool = F
     cols.append({"name": "Share (normalised)", "id": "normalised", "type": "numeric",
                  "format": Format(precision=2, scheme=Scheme.percentage)})
     if exact:
-        cols += [{"name": "Exact (bits)", "id": "exact", "type": "numeric", "format": num},
+        cols += [{"name": f"Exact ({units})", "id": "exact", "type": "numeric", "format": num},
                  {"name": "Bar \u2212 exact", "id": "difference", "type": "numeric",
                   "format": Format(precision=4, scheme=Scheme.fixed, sign="+")}]
     return cols

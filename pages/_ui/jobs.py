@@ -1,35 +1,10 @@
 """Background jobs with a progress bar, a Cancel button and disabled controls.
 
 Work that can take more than about a second runs as a Dash background
-callback.  Every page does it the same way:
-
-.. code-block:: python
-
-    from dash import Input, Output, State, callback, html
-    from pages._ui import cache, jobs
-
-    layout = html.Div([
-        html.Button("Run", id="forest-run"),
-        jobs.job_panel("forest"),          # progress bar, Cancel, status line
-        dcc.Graph(id="forest-graph"),
-    ])
-
-    @callback(
-        Output("forest-graph", "figure"),
-        jobs.status_output("forest"),
-        Input("forest-run", "n_clicks"),
-        State("vi-data", "data"),
-        prevent_initial_call=True,
-        **jobs.background_options("forest", disable=["forest-run", "forest-k"]),
-    )
-    def run(set_progress, n_clicks, data):
-        progress = jobs.Progress(set_progress)
-        try:
-            key = cache.key_for("forest", data["key"], k)
-            result = cache.get_or_compute_result(key, lambda: grow(..., progress=progress))
-        except Exception as exc:
-            return dash.no_update, jobs.error_message(exc)
-        return make_figure(result), jobs.done_message(progress)
+callback.  Pages never wire one by hand: a :class:`pages._ui.view.JobView`
+registers it with :func:`background_options`, shows :func:`job_panel`
+(progress bar, Cancel, status line), reports through :class:`Progress` and
+words failures with :func:`error_message` and :func:`failure_message`.
 
 The app's manager comes from :func:`make_manager`: ``DiskcacheManager`` by
 default, ``CeleryManager`` with Redis when ``REDIS_URL`` is set (then run a
@@ -66,7 +41,6 @@ __all__ = [
     "failure_message",
     "job_ids",
     "job_panel",
-    "status_output",
     "background_options",
     "Progress",
     "JobTimeout",
@@ -118,11 +92,6 @@ def job_panel(prefix: str) -> html.Div:
                      **{"aria-live": "polite"}),
         ],
     )
-
-
-def status_output(prefix: str) -> Output:
-    """The Output of the status line (return a sentence to it from the callback)."""
-    return Output(job_ids(prefix)["status"], "children")
 
 
 def background_options(

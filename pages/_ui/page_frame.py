@@ -19,7 +19,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 
-from . import jobs, state
+from . import state
 
 __all__ = ["page_frame", "error_box", "figure_config", "table_style",
            "register_csv_downloads"]
@@ -27,16 +27,13 @@ __all__ = ["page_frame", "error_box", "figure_config", "table_style",
 
 def page_frame(prefix: str, *, title: str, lead, stores: Sequence, controls, content: Sequence,
                notes: Sequence[str] = (), data_label: str | None = None,
-               status: Sequence | None = None) -> html.Div:
+               status: Sequence) -> html.Div:
     """A page: ``stores``, title, the data it shows, lead, then ``controls`` beside the content.
 
     ``data_label`` names the dataset the page shows (:meth:`DataChoice.label`),
-    with a link to the Data page.  ``status`` replaces the default error box
-    and job panel of ``prefix`` (a :class:`pages._ui.view.JobView`'s own).
-
-    The content column starts with the notes about the link (``{prefix}-link-notes``),
-    the error box (``{prefix}-error``) and the job panel of ``prefix``; ``content``
-    follows.
+    with a link to the Data page.  The content column starts with the notes
+    about the link (``{prefix}-link-notes``), then ``status`` (a
+    :class:`pages._ui.view.JobView`'s error box and job panel), then ``content``.
     """
     return html.Div([
         *stores,
@@ -49,8 +46,7 @@ def page_frame(prefix: str, *, title: str, lead, stores: Sequence, controls, con
             html.Aside(controls, className="vi-controls"),
             html.Div(className="vi-content", children=[
                 state.notes_box(notes, id=f"{prefix}-link-notes"),
-                *(status if status is not None else
-                  [error_box(None, id=f"{prefix}-error"), jobs.job_panel(prefix)]),
+                *status,
                 *content,
             ]),
         ]),

@@ -45,9 +45,9 @@ class Context:
 
 
 def sentence(text: str) -> str:
-    """``text`` with a capital first letter and a full stop."""
+    """``text`` with a capital first letter and a full stop (a Greek symbol stays as it is)."""
     text = str(text).strip() or "This value cannot be used"
-    text = text[:1].upper() + text[1:]
+    text = (text[:1].upper() if text[:1].isascii() else text[:1]) + text[1:]
     return text if text.endswith((".", "!", "?")) else text + "."
 
 

@@ -70,7 +70,7 @@ def peek_importances(data: Mapping[str, Any], kwargs: Mapping[str, Any]
 def exact_reference(kwargs: Mapping[str, Any]) -> dict:
     """Keyword arguments of the exact values drawn over a sampled method.
 
-    Same K and depth; scikit-learn forests read K their own way, so their
+    Same K, depth and impurity; scikit-learn forests read K their own way, so their
     reference uses ``sklearn`` semantics.
     """
     semantics = kwargs.get("k_semantics", "sklearn")
@@ -78,4 +78,4 @@ def exact_reference(kwargs: Mapping[str, Any]) -> dict:
         semantics = "sklearn"
     return {"method": "exact", "max_features": kwargs["max_features"],
             "max_depth": kwargs.get("max_depth"), "k_semantics": semantics,
-            "criterion": "entropy"}
+            "criterion": kwargs.get("criterion", "entropy")}
