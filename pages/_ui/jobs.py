@@ -34,7 +34,7 @@ from dash import CeleryManager, DiskcacheManager, Input, Output, clientside_call
 from . import celery_jobs, fanout, guards, limits
 from .job_signals import (JobAbandoned, check_heartbeat, clear_stop, forget_old_beats,
                           mark_polled, request_stop, start_job, stop_requested)
-from .cache import cache_dir
+from .cache import SQLiteGuarded, cache_dir, fork_guard
 from .guards import JobTimeout
 
 __all__ = [
@@ -324,8 +324,10 @@ def make_manager():
         return _CeleryManager(celery_app, expire=expire), celery_app
     import diskcache
 
-    jobs_cache = diskcache.Cache(os.path.join(cache_dir(), "jobs"))
-    return _DiskcacheManager(jobs_cache, expire=expire), None
+    manager = _DiskcacheManager(diskcache.Cache(os.path.join(cache_dir(), "jobs")),
+                                expire=expire)
+    manager.handle = SQLiteGuarded(manager.handle)  # see cache.fork_guard
+    return manager, None
 
 
 class _KeyPerRequest:
@@ -356,8 +358,9 @@ class _DiskcacheManager(_KeyPerRequest, DiskcacheManager):
     def call_job_fn(self, key, job_fn, args, context):
         forget_old_beats()
         mark_polled(key)
-        return super().call_job_fn(key, guards.GuardedJob(job_fn, on_start=start_job), args,
-                                    context)
+        with fork_guard():  # no other thread inside SQLite while the job's process forks
+            return super().call_job_fn(key, guards.GuardedJob(job_fn, on_start=start_job),
+                                       args, context)
 
     def terminate_job(self, job):
         """Stop a job; one started by another worker process is not waited for.
