@@ -230,7 +230,8 @@ def _measures(prepared, batch: Sequence[str], **options) -> dict:
 
     MDI-oob is undefined on an entropy forest whose out-of-bag log score is -inf (an
     out-of-bag row reaches a node whose in-bag rows have none of its class): the core
-    refuses it, and it becomes ``{"refused": ...}`` beside the other measures.
+    refuses it, the other measures are computed again without it (their forest grown again),
+    and it becomes ``{"refused": the core's sentence}`` beside them.
     """
     run = partial(compute_measures, prepared.X_numeric, prepared.y, task=prepared.task,
                   variables=list(prepared.variables), problem=prepared.source, **options)
