@@ -3,12 +3,10 @@ the noisy-feature protocol and the MDI bias curves of Li et al. (2019)."""
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
 import dash
 from dash import Input, Output, State, callback, dash_table, dcc, html, no_update
 
-from pages._ui import cache, jobs, limits, state
+from pages._ui import jobs, limits, state, studies
 from pages._ui import controls as ui
 from pages._ui import measures_views as views
 from pages._ui.common import placeholder_figure
@@ -89,63 +87,35 @@ BIAS = ParamSet(PREFIX, [
 SECTIONS = (FOREST, STUDY, BIAS)
 
 
-class View(JobView):
-    """A JobView whose result is keyed only by what computes it: not by the scale (it only
-    redraws), nor by the data choice in the studies (they draw their own data)."""
-
-    def __init__(self, *args, reads_data: bool = True, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.reads_data = reads_data
+class ForestView(JobView):
+    """A JobView whose result is not keyed by the scale: a new scale only redraws."""
 
     def key(self, data, settings, extra):
-        return cache.key_for(self.namespace, data.as_dict if self.reads_data else None,
-                             {k: v for k, v in settings.items() if k != "scale"}, dict(extra))
+        return super().key(data, {k: v for k, v in settings.items() if k != "scale"}, extra)
 
 
-FOREST_VIEW = View(PREFIX, FOREST, compute=views.compute_forest, render=views.render_forest,
-                   outputs=[("meas-graph", "figure"), ("meas-table", "columns"),
-                            ("meas-table", "data"), ("meas-note", "children"),
-                            ("meas-warning", "children"), ("meas-warning", "className")],
-                   data_store="meas-data", disable=["meas-fieldset", "meas-download-button"],
-                   partial=True, what="The figure")
-AUC_VIEW = View(f"{PREFIX}-auc", STUDY, compute=views.compute_auc, render=views.render_auc,
-                outputs=[("meas-auc-graph", "figure"), ("meas-auc-table", "columns"),
-                         ("meas-auc-table", "data"), ("meas-auc-note", "children")],
-                data_store="meas-data", reads_data=False, partial=True,
-                disable=["meas-auc-fieldset", "meas-auc-download-button"])
-BIAS_VIEW = View(f"{PREFIX}-bias", BIAS, compute=views.compute_bias, render=views.render_bias,
-                 outputs=[("meas-bias-graph", "figure"), ("meas-bias-note", "children")],
-                 data_store="meas-data", reads_data=False, partial=True,
-                 disable=["meas-bias-fieldset", "meas-bias-download-button"])
+FOREST_VIEW = ForestView(
+    PREFIX, FOREST, compute=views.compute_forest, render=views.render_forest,
+    outputs=[("meas-graph", "figure"), ("meas-table", "columns"), ("meas-table", "data"),
+             ("meas-note", "children"), ("meas-warning", "children"),
+             ("meas-warning", "className")],
+    data_store="meas-data", disable=["meas-fieldset", "meas-download-button"], partial=True,
+    what="The figure")
+# The studies draw their own data: no data store, so their results are keyed by their settings.
+AUC_VIEW = JobView(f"{PREFIX}-auc", STUDY, compute=views.compute_auc, render=views.render_auc,
+                   outputs=[("meas-auc-graph", "figure"), ("meas-auc-table", "columns"),
+                            ("meas-auc-table", "data"), ("meas-auc-note", "children")],
+                   data_store=None, partial=True,
+                   disable=["meas-auc-fieldset", "meas-auc-download-button"])
+BIAS_VIEW = JobView(f"{PREFIX}-bias", BIAS, compute=views.compute_bias,
+                    render=views.render_bias, data_store=None, partial=True,
+                    outputs=[("meas-bias-graph", "figure"), ("meas-bias-note", "children")],
+                    disable=["meas-bias-fieldset", "meas-bias-download-button"])
 VIEWS = (FOREST_VIEW, AUC_VIEW, BIAS_VIEW)
 for _view in VIEWS:
     _view.register()
+studies.register_url("meas-query", "meas-data", *SECTIONS)
 state.register_url_sync(PREFIX)
-
-
-def page_url(data: DataChoice, *settings) -> str:
-    """The page's URL query: the data, then each section's settings (a list repeats its key)."""
-    parts = [data.query()]
-    for params, s in zip(SECTIONS, settings):
-        lists = {params.by_name[n].url_key: v for n, v in s.items() if isinstance(v, list)}
-        parts += [params.query({n: v for n, v in s.items() if not isinstance(v, list)}),
-                  urlencode(lists, doseq=True)]
-    return "&".join(part for part in parts if part)
-
-
-@callback(Output("meas-query", "data"), *[i for params in SECTIONS for i in params.inputs()],
-          State("meas-data", "data"), prevent_initial_call=True)
-def write_url(*args):
-    """The URL of the page's controls, once every value can be used."""
-    try:
-        data, settings, at = DataChoice.from_store(args[-1]), [], 0
-        for params in SECTIONS:
-            values = dict(zip(params.names, args[at:]))
-            settings.append(params.settings(values, context_for(data, args[-1])))
-            at += len(params.names)
-    except ValueError:
-        return no_update
-    return page_url(data, *settings)
 
 
 # -- the page -------------------------------------------------------------------------------
@@ -189,7 +159,7 @@ def layout(vi_data=None, **query):
              "variables with many values. Li et al. (2019) rewrite MDI as a sum over rows and "
              "evaluate it on out-of-bag rows (MDI-oob). Here it stands next to the other "
              "measures, on your data and on the paper's experiments.",
-        stores=[state.query_store(PREFIX, page_url(data, *values)),
+        stores=[state.query_store(PREFIX),
                 dcc.Store(id="meas-data", data=data.to_store()),
                 *(x for view in VIEWS for x in [*view.stores(),
                                                 dcc.Download(id=f"{view.prefix}-download")])],

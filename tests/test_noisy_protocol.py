@@ -7,11 +7,12 @@ strobl simulation with deep trees).
 """
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from varimp_core.studies.noisy_protocol import (DEPTH_SETTINGS, LI2019_TABLE1, StudyResult,
-                                                li_five_feature_sample, mdi_bias_curves,
-                                                noisy_feature_auc)
+                                                combine_runs, li_five_feature_sample,
+                                                mdi_bias_curves, noisy_feature_auc, paper_auc)
 
 
 def test_five_feature_sample_follows_its_definition():
@@ -82,6 +83,42 @@ def test_progress_and_cancellation():
     assert len(res.scores) == 3 * 2
     assert res.scores["auc"].between(0, 1).all()
     assert set(res.scores["task"]) == {"regression"}
+
+
+def test_runs_made_apart_combine_into_the_whole_study():
+    """One run per (seed, depth setting), seeds outermost and deep first, gives the scores
+    and the summary of one call with every seed, in its order."""
+    options = dict(problems=["strobl:task=classification"], measures=["mdi", "mdi_oob"],
+                   n_estimators=4, n_samples=150)
+    whole = noisy_feature_auc(depth_settings=["shallow", "deep"], seeds=[0, 1], **options)
+    runs = [noisy_feature_auc(depth_settings=[d], seeds=[seed], **options)
+            for seed in (0, 1) for d in ("deep", "shallow")]
+    both = combine_runs(runs)
+    pd.testing.assert_frame_equal(both.scores, whole.scores)
+    pd.testing.assert_frame_equal(both.summary, whole.summary)
+    assert not both.cancelled and both.units == {}   # AUCs have no units
+    assert combine_runs(runs[:1], cancelled=True).cancelled
+    curve = dict(n_samples=60, n_estimators=3)
+    whole = mdi_bias_curves(min_samples_leaf=[1, 5], max_depth=[2], seeds=[0, 1], **curve)
+    runs = [mdi_bias_curves(min_samples_leaf=leaf, max_depth=depth, seeds=[seed], **curve)
+            for seed in (0, 1) for leaf, depth in (([1, 5], []), ([], [2]))]
+    both = combine_runs(runs)
+    pd.testing.assert_frame_equal(both.scores, whole.scores)
+    pd.testing.assert_frame_equal(both.summary, whole.summary)
+    assert both.units == whole.units == {"mdi": "gini", "mdi_oob": "gini"}
+    with pytest.raises(ValueError, match="non-empty sequence of StudyResult"):
+        combine_runs([])
+
+
+def test_paper_auc_is_table1_on_strobl_only():
+    rows = pd.DataFrame([("strobl", "classification", "deep", "mdi"),
+                         ("strobl", "regression", "shallow", "mdi_oob"),
+                         ("strobl", "classification", "deep", "mda_oob"),
+                         ("madelon", "classification", "deep", "mdi")],
+                        columns=["problem", "task", "depth_setting", "measure"])
+    np.testing.assert_array_equal(paper_auc(rows), [0.12, 0.58, np.nan, np.nan])
+    with pytest.raises(ValueError, match="no column 'measure'"):
+        paper_auc(rows.drop(columns="measure"))
 
 
 def test_madelon_runs():

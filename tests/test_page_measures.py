@@ -12,7 +12,6 @@ import pandas as pd
 import pytest
 from _browser import full_traces, open_page, set_number, visit, wait_for_trace
 from _pages import upload_csv
-from dash import no_update
 from dash.testing.wait import until
 
 from varimp_core.api import compute_importances, load_data
@@ -154,14 +153,10 @@ def test_query_round_trips_through_the_layout_state(page):
     assert notes == [] and data.n_features() == 3
     assert forest["measures"] == ["mdi", "ranger"] and study["depth_settings"] == ["deep"]
     assert forest["bootstrap"] is False and forest["scale"] == "raw" and bias["grid"] == "full"
-    url = page.page_url(data, forest, study, bias)
+    # the page's URL (studies.register_url): the data, then each section's settings
+    url = "&".join([data.query(), *(params.query(params.settings(v, Context(p=3)))
+                                    for params, v in zip(page.SECTIONS, (forest, study, bias)))])
     assert parse_qs(url) == parse_qs(data.query() + "&" + query.split("&", 1)[1])
-    # the callback that writes the URL gives the same string from the control values
-    controls = [v[n] for params, v in zip(page.SECTIONS, (forest, study, bias))
-                for n in params.names] + [data.to_store()]
-    assert page.write_url(*controls) == url
-    controls[1] = 1   # one tree: no URL update
-    assert page.write_url(*controls) is no_update
 
 
 def test_link_defaults_and_bad_values(page):
@@ -179,7 +174,7 @@ def test_link_defaults_and_bad_values(page):
     link = {"problem": "led", "trees": "1", "measures": [""], "scale": "raw"}
     values, notes = page.initial_values(link, _data(link))
     assert values[0]["n_estimators"] == 100 and values[0]["measures"] == v["measures"]
-    assert len(notes) == 2 and "scale=raw" in page.page_url(_data(link), *values)
+    assert len(notes) == 2 and "scale=raw" in page.FOREST.query(values[0])
 
 
 # -- 1. side by side --------------------------------------------------------------------------
@@ -238,6 +233,39 @@ def test_entropy_impurity_gives_bits_and_exact_bits(page):
     # K = 1, fully grown, entropy: the exact values are Eqn 3 (Louppe et al. 2013, Table 2).
     np.testing.assert_allclose(view["exact"].importances,
                                [0.412, 0.581, 0.531, 0.542, 0.656, 0.225, 0.372], atol=1.5e-3)
+
+
+def test_entropy_forest_without_mdi_oob_shows_the_other_measures(page):
+    """Issue #14: the core refuses an entropy forest's MDI-oob whose out-of-bag log score is
+    -inf; the page shows the other measures and says in one sentence why MDI-oob is missing."""
+    data = _data({"problem": "iris"})
+    settings = _forest(page, 4, measures=["mdi", "mdi_oob", "naive_oob"], criterion="entropy")
+    sample = data.load()
+    with pytest.raises(ValueError, match="criterion='gini'"):   # the core refuses it here
+        compute_measures(sample.X_numeric, sample.y, measures=("mdi_oob",), n_estimators=10,
+                         max_features=2, criterion="entropy")
+    out = views.compute_forest(settings, data, Progress(None))
+    assert list(out["results"]) == ["mdi", "naive_oob"] and out["refused"] == ["mdi_oob"]
+    assert not out["partial"] and out["missing"] == []
+    expected = compute_measures(sample.X_numeric, sample.y, measures=("mdi", "naive_oob"),
+                                n_estimators=10, max_features=2, criterion="entropy",
+                                variables=list(sample.variables))
+    view = views.view_from_dict(out)
+    for m, r in expected.items():
+        np.testing.assert_allclose(view["results"][m].importances, r.importances, atol=1e-12)
+    figure, columns, _, _, warning, shown = views.render_forest(out, settings)
+    assert [t.legendgroup for t in figure.data] == ["mdi", "naive_oob"]
+    assert [c["id"] for c in columns] == ["variable", "mdi", "naive_oob"]
+    assert warning.startswith("MDI-oob is left out: with the entropy impurity")
+    assert warning.count(".") == 2 and "choose the Gini impurity" in warning   # one sentence
+    assert shown == "vi-notes"
+    # the refusal is cached like a result: reading the cache gives the same view
+    again = views.compute_forest(settings, data, Progress(None), compute=False)
+    assert again["refused"] == ["mdi_oob"] and not again["partial"]
+    # MDI-oob alone: nothing to show, and the same sentence in the error box
+    alone = _forest(page, 4, measures=["mdi_oob"], criterion="entropy")
+    with pytest.raises(ValueError, match="^MDI-oob is left out: with the entropy impurity"):
+        views.render_forest(views.compute_forest(alone, data, Progress(None)), alone)
 
 
 def test_sampled_data_without_exact_has_no_diamonds(page):
@@ -403,6 +431,11 @@ def test_bias_view_is_the_core_curves(page):
     assert {u[1] for u in views.bias_units(settings)[:2]} == {"min_samples_leaf", "max_depth"}
     figure, note = views.render_bias(out, settings)
     assert len(figure.data) == 20 and "only X2 is relevant" in note
+    # the y axes name the units of the core's result (Gini forests)
+    assert StudyResult.from_dict(out["study"]).units == core.units == {"mdi": "gini",
+                                                                      "mdi_oob": "gini"}
+    assert [figure.layout[a].title.text for a in ("yaxis", "yaxis3")] == ["MDI (gini)",
+                                                                          "MDI-oob (gini)"]
     twice = {**settings, "n_repeats": 2}
     partial = views.compute_bias(twice, None, Progress(None), compute=False)
     assert partial["done"] == 22 and partial["total"] == 44
@@ -413,8 +446,9 @@ def test_bias_view_is_the_core_curves(page):
 def test_studies_are_cached_whatever_the_data(page):
     """A second visit is instant: the studies' results are keyed by their settings only."""
     settings = _study(page, page.BIAS, n_estimators=4, n_samples=60)
-    out, _, _ = page.BIAS_VIEW.run(settings, _data().to_store())
-    assert page.BIAS_VIEW.cached(_data({"problem": "iris"}), settings) == out
+    out, _, data = page.BIAS_VIEW.run(settings, _data().to_store())
+    assert data is None and page.BIAS_VIEW.data(_data({"problem": "iris"}).to_store()) is None
+    assert page.BIAS_VIEW.cached(None, settings) == out
 
 
 # -- the page module ----------------------------------------------------------------------------
@@ -494,6 +528,7 @@ def test_bad_input_is_a_sentence_on_the_page(dash_duo, dash_app):
         timeout=30)
     dash_duo.wait_for_contains_text("#meas-job-status", "Nothing was recomputed", timeout=10)
     assert np.allclose(_traces(dash_duo)[0][1], first)     # the last good view stays
+    assert parse_qs(urlsplit(dash_duo.driver.current_url).query)["trees"] == ["6"]   # and URL
     set_number(dash_duo, "#meas-trees", 6)
     until(lambda: dash_duo.find_element("#meas-trees-error").text == "", 30)
 

@@ -60,6 +60,8 @@ def test_raw_bars_are_the_core_numbers(led_measures):
         assert b.name == f"{measure_label(m)} ({r.units})"
         assert b.marker.color == MEASURE_COLORS[m]
     assert list(fig.layout.xaxis.ticktext) == list(led_measures["mdi"].variables)
+    units = ", ".join(dict.fromkeys(r.units for r in led_measures.values()))
+    assert fig.layout.yaxis.title.text == f"Importance ({units})"   # the results' own units
 
 
 def test_scaled_bars_peak_at_one(led_measures):
@@ -208,6 +210,14 @@ def test_bias_curves_are_the_core_means(curves):
     assert all(t.line.width == 3 and t.line.dash == "solid" for t in x2)
     assert x2[0].line.color == variable_color(1) and x2[0].name == "X2 (relevant)"
     assert sum(t.showlegend for t in lines) == 5
+
+
+def test_bias_curves_name_the_units_of_the_study(curves):
+    assert curves.units == {"mdi": "gini", "mdi_oob": "gini"}
+    titles = lambda fig: [fig.layout[a].title.text for a in ("yaxis", "yaxis3")]  # noqa: E731
+    assert titles(make_bias_curves(curves)) == ["MDI (gini)", "MDI-oob (gini)"]
+    assert titles(make_bias_curves(curves.summary)) == ["MDI", "MDI-oob"]   # a table has none
+    assert titles(make_bias_curves(curves.summary, units={"mdi": "bits"}))[0] == "MDI (bits)"
 
 
 def test_bias_curves_from_scores_average_over_seeds(curves):

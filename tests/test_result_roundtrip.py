@@ -79,7 +79,9 @@ def test_monte_carlo_permutation_null_and_fits(xor):
 
 
 def test_study_and_selection_results():
-    _roundtrip(vc.mdi_bias_curves(min_samples_leaf=[1, 10], max_depth=[2], n_estimators=3))
+    curves = _roundtrip(vc.mdi_bias_curves(min_samples_leaf=[1, 10], max_depth=[2],
+                                           n_estimators=3))
+    assert curves.units == {"mdi": "gini", "mdi_oob": "gini"}
     rng = np.random.default_rng(1)
     X = rng.normal(size=(150, 6))
     y = (X[:, 0] + X[:, 1] > 0).astype(int)

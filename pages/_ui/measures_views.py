@@ -8,7 +8,8 @@
    (:func:`compute_auc`), and
 3. MDI and MDI-oob against min leaf size and depth, Figs 1-3
    (:func:`compute_bias`): both the core's ``StudyResult`` of the runs that
-   finished, each run cached on its own.
+   finished (:func:`~varimp_core.studies.noisy_protocol.combine_runs`), each run
+   cached on its own.
 
 Each ``compute_*`` is a :class:`pages._ui.view.JobView`'s ``compute``: it stops
 between its cached pieces when Cancel asks (the result is then ``partial``),
@@ -23,22 +24,22 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import partial
 from itertools import zip_longest
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 from dash import dcc
 from dash.dash_table.Format import Format, Scheme
 
+from varimp_core.measures.inputs import resolve_max_features
 from varimp_core.measures.suite import DEFAULT_MEASURES, compute_measures, measures_frame
 from varimp_core.plots.measures import (make_auc_figure, make_bias_curves, make_measures_figure,
                                         measure_label, scale_values)
 from varimp_core.problems.registry import get_problem
 from varimp_core.result import ImportanceResult
-from varimp_core.studies.noisy_protocol import (DEPTH_SETTINGS, LI2019_TABLE1, StudyResult,
-                                                bias_curve_summary, mdi_bias_curves,
-                                                noisy_feature_auc, summarise)
+from varimp_core.studies.noisy_protocol import (StudyResult, combine_runs, mdi_bias_curves,
+                                                noisy_feature_auc, paper_auc)
 
 from . import cache, datasource, limits, results
 from .common import safe_csv
@@ -48,9 +49,8 @@ __all__ = ["Ticks", "MAIN_FOREST", "NEEDS_OOB", "STUDY_MAX_FEATURES", "STUDY_PRO
            "BIAS_GRIDS", "rows_params", "exact_params", "resolve_k", "measure_names",
            "check_rows", "compute_forest", "view_from_dict", "measures_note",
            "measures_warning", "measures_table", "render_forest", "measures_csv",
-           "compute_auc", "paper_value", "auc_table", "auc_note", "render_auc", "auc_csv",
-           "bias_units", "compute_bias", "bias_note", "render_bias", "bias_csv",
-           "csv_filename"]
+           "compute_auc", "auc_table", "auc_note", "render_auc", "auc_csv", "bias_units",
+           "compute_bias", "bias_note", "render_bias", "bias_csv", "csv_filename"]
 
 #: Measures computed on the main forest (one fit serves them all), and those needing OOB rows.
 MAIN_FOREST = ("mdi", "mdi_normalised", "mdi_oob", "mdi_in_sample", "naive_oob", "mda_oob")
@@ -67,25 +67,23 @@ BIAS_GRIDS = {"coarse": ((1, 2, 3, 5, 7, 10, 15, 20, 30, 40, 50),
 
 @dataclass(frozen=True)
 class Ticks(Param):
-    """A parameter holding several of its ``choices``, at least one (``empty`` says so).
-
-    Its control is a checklist; in a URL its key repeats (``measures=mdi&measures=ranger``).
-    """
+    """A ``list`` parameter holding at least one of its ``choices`` (``empty`` says so), in
+    their order, whatever order a link gives (``measures=ranger&measures=mdi``)."""
 
     kind: str = "list"
     empty: str = ""
 
     def parse(self, raw, ctx):
-        chosen = {str(x).strip().lower() for x in ([raw] if isinstance(raw, str) else raw or ())}
         allowed = [o["value"] for o in self.options(ctx)]
-        unknown = sorted(chosen - set(allowed) - {""})
+        chosen = {x.strip().lower() for x in super().parse(raw, ctx) or ()} - {""}
+        unknown = sorted(chosen - set(allowed))
         if unknown:
             raise ValueError(f"{unknown[0]!r} is unknown; use {', '.join(allowed)}")
-        if not chosen - {""}:
+        if not chosen:
             raise ValueError(self.empty)
         return [v for v in allowed if v in chosen]
 
-    def component(self, cid, value, ctx):
+    def component(self, cid, value, ctx):  # the framework's checklist, one tick per line
         return dcc.Checklist(id=cid, options=self.options(ctx), value=list(value),
                              className="vi-check", labelStyle={"display": "flex"})
 
@@ -116,7 +114,7 @@ def exact_params(data: Mapping[str, Any]) -> dict | None:
 
 def resolve_k(K: int | None, p: int) -> int:
     """K itself, or scikit-learn's ``"sqrt"`` default :math:`\\lfloor\\sqrt{p}\\rfloor`."""
-    return max(1, int(math.sqrt(p))) if K is None else int(K)
+    return resolve_max_features("sqrt" if K is None else int(K), p)
 
 
 def measure_names(measures: Sequence[str]) -> str:
@@ -163,7 +161,8 @@ def compute_forest(settings: Mapping[str, Any], data, progress, *,
     out : dict
         ``results`` (measure -> ``ImportanceResult.to_dict()``), ``exact`` (or None),
         ``missing`` (not computed: cancelled), ``skipped`` (OOB measures without the
-        bootstrap), ``notes``, ``p``, ``K``, ``rows`` and ``partial``.
+        bootstrap), ``refused`` (undefined on this forest, :func:`_measures`), ``notes``,
+        ``p``, ``K``, ``rows`` and ``partial``.
     """
     s, rows = settings, rows_params(data.as_dict)
     load = results.make_loader(rows, progress)
@@ -193,15 +192,14 @@ def compute_forest(settings: Mapping[str, Any], data, progress, *,
                 break
             text = f"Computing {measure_names(batch)}\u2026"
             progress(i, len(batches) + 1, text)
-            out = compute_measures(
-                prepared.X_numeric, prepared.y, task=prepared.task, measures=batch,
-                max_features=k, criterion=None if s["criterion"] == "auto" else s["criterion"],
-                variables=list(prepared.variables), problem=prepared.source, **fit,
+            out = _measures(
+                prepared, batch, max_features=k,
+                criterion=None if s["criterion"] == "auto" else s["criterion"], **fit,
                 progress=lambda done, total, i=i, text=text: progress(
                     round(i + done / total, 3), len(batches) + 1, text))
             for m, r in out.items():
-                found[m] = r.to_dict()
-                cache.put_json(keys[m], found[m])
+                found[m] = r
+                cache.put_json(keys[m], r)
     missing = [m for m in wanted if found[m] is None]
     notes, exact, ep = [], None, exact_params(data.as_dict)
     if rows != data.as_dict:
@@ -221,10 +219,30 @@ def compute_forest(settings: Mapping[str, Any], data, progress, *,
                 exact = results.peek_importances(ep, kwargs)
         except ValueError as exc:  # the measures still show, with a sentence
             notes.append(f"No exact values are drawn: {exc}")
-    return {"results": {m: found[m] for m in wanted if found[m] is not None},
+    return {"results": {m: found[m] for m in wanted if found[m] and "refused" not in found[m]},
             "exact": None if exact is None else exact.to_dict(), "missing": missing,
-            "skipped": skipped, "notes": notes, "p": p, "K": k, "rows": rows,
-            "partial": bool(missing)}
+            "skipped": skipped, "refused": [m for m in wanted if "refused" in (found[m] or {})],
+            "notes": notes, "p": p, "K": k, "rows": rows, "partial": bool(missing)}
+
+
+def _measures(prepared, batch: Sequence[str], **options) -> dict:
+    """``to_dict()`` of the core's result of each measure of ``batch``, on one forest.
+
+    MDI-oob is undefined on an entropy forest whose out-of-bag log score is -inf (an
+    out-of-bag row reaches a node whose in-bag rows have none of its class): the core
+    refuses it, the other measures are computed again without it (their forest grown again),
+    and it becomes ``{"refused": the core's sentence}`` beside them.
+    """
+    run = partial(compute_measures, prepared.X_numeric, prepared.y, task=prepared.task,
+                  variables=list(prepared.variables), problem=prepared.source, **options)
+    try:
+        return {m: r.to_dict() for m, r in run(measures=batch).items()}
+    except ValueError as exc:
+        if options["criterion"] != "entropy" or "mdi_oob" not in batch:
+            raise
+        rest = [m for m in batch if m != "mdi_oob"]   # when these fail too, so does the view
+        out = {m: r.to_dict() for m, r in run(measures=rest).items()} if rest else {}
+        return {**out, "mdi_oob": {"refused": str(exc)}}
 
 
 def view_from_dict(out: Mapping[str, Any]) -> dict:
@@ -256,13 +274,18 @@ def measures_note(view: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
 
 
 def measures_warning(view: Mapping[str, Any]) -> str:
-    """A sentence about measures left out (no bootstrap) or not finished (cancelled)."""
+    """A sentence about measures left out (no bootstrap, undefined) or not finished."""
     out = []
     if view["skipped"]:
         out.append(f"{measure_names(view['skipped'])} "
                    f"{'is' if len(view['skipped']) == 1 else 'are'} left out: they need "
                    "out-of-bag rows, and without the bootstrap every tree sees every row. Turn "
                    "Bootstrap on to see them.")
+    if view.get("refused"):   # only MDI-oob, on an entropy forest (:func:`_measures`)
+        out.append("MDI-oob is left out: with the entropy impurity its out-of-bag log score is "
+                   "\u2212\u221e here (out-of-bag rows reach nodes whose in-bag rows have none "
+                   "of their class); choose the Gini impurity, for which Li et al. (2019) "
+                   "define it.")
     if view["missing"]:
         out.append(f"Cancelled before {measure_names(view['missing'])} finished: the figure "
                    "and the table show the measures that did.")
@@ -274,23 +297,21 @@ def _number(v) -> float | None:
     return v if math.isfinite(v) else None
 
 
+def _with_exact(view: Mapping[str, Any], name: str) -> dict:
+    """The view's results, then the exact MDI under ``name`` where there is one."""
+    return {**view["results"], **({name: view["exact"]} if view["exact"] is not None else {})}
+
+
 def measures_table(view: Mapping[str, Any]) -> tuple[list, list]:
     """DataTable columns (each naming its units) and rows: one row per variable (raw)."""
     num = Format(precision=4, scheme=Scheme.decimal_or_exponent)
-    results, exact = view["results"], view["exact"]
+    shown = _with_exact(view, "exact")
     cols = [{"name": "Variable", "id": "variable"}]
-    cols += [{"name": f"{measure_label(m)} ({r.units})", "id": m, "type": "numeric",
-              "format": num} for m, r in results.items()]
-    if exact is not None:
-        cols.append({"name": f"Exact MDI ({exact.units})", "id": "exact", "type": "numeric",
-                     "format": num})
-    first = next(iter(results.values()), None)
-    rows = []
-    for i, v in enumerate(first.variables if first is not None else ()):
-        row = {"variable": v, **{m: _number(r.importances[i]) for m, r in results.items()}}
-        if exact is not None:
-            row["exact"] = _number(exact.importances[i])
-        rows.append(row)
+    cols += [{"name": f"{'Exact MDI' if m == 'exact' else measure_label(m)} ({r.units})",
+              "id": m, "type": "numeric", "format": num} for m, r in shown.items()]
+    first = next(iter(shown.values()), None)
+    rows = [{"variable": v, **{m: _number(r.importances[i]) for m, r in shown.items()}}
+            for i, v in enumerate(first.variables if first is not None else ())]
     return cols, rows
 
 
@@ -298,14 +319,10 @@ def render_forest(out: Mapping[str, Any], settings: Mapping[str, Any], data=None
     """Figure, table columns and rows, note, warning and its class of a computed view."""
     view = view_from_dict(out)
     if not view["results"]:
-        raise ValueError("No measure finished before the job was cancelled.")
-    scale = settings["scale"]
-    figure = make_measures_figure(view["results"], view["exact"], scale=scale)
-    figure.update_layout(height=None)  # the page sizes it
-    if scale == "raw":  # the axis names the units of the values it shows
-        shown = [*view["results"].values(), *([view["exact"]] if view["exact"] else [])]
-        units = ", ".join(dict.fromkeys(r.units for r in shown))  # the legend says whose
-        figure.update_yaxes(title_text=f"Importance ({units})")
+        raise ValueError(measures_warning(view) if view.get("refused")
+                         else "No measure finished before the job was cancelled.")
+    figure = make_measures_figure(view["results"], view["exact"], scale=settings["scale"],
+                                  height=None)  # the page sizes it
     cols, rows = measures_table(view)
     warning = measures_warning(view)
     return (figure, cols, rows, measures_note(view, settings), warning,
@@ -315,20 +332,17 @@ def render_forest(out: Mapping[str, Any], settings: Mapping[str, Any], data=None
 def measures_csv(out: Mapping[str, Any], settings: Mapping[str, Any], data) -> tuple[str, str]:
     """Tidy CSV (:func:`measures_frame`, with ``units``; ``scaled``: max |value| = 1 per
     measure; the exact rows) and its file name."""
-    view = view_from_dict(out)
-    results = dict(view["results"])
-    if view["exact"] is not None:
-        results["exact_mdi"] = view["exact"]
+    results = _with_exact(view_from_dict(out), "exact_mdi")
     df = measures_frame(results)
     df["scaled"] = np.concatenate([scale_values(r.importances)[0] for r in results.values()])
     return safe_csv(df), csv_filename("side-by-side", data.as_dict)
 
 
 # -- 2. the noisy-feature protocol (and the studies' pieces) -------------------------
-def _runs(units: Sequence[tuple], key, run, progress, compute: bool
-          ) -> tuple[pd.DataFrame | None, int]:
-    """The scores of each unit's StudyResult, in order: cached, else ``run(i, *unit)`` (when
-    ``compute`` and not cancelled) and cached; and how many units have them."""
+def _runs(units: Sequence[tuple], key, run, progress, compute: bool, **more) -> dict:
+    """The study of the units that finished (the core's :func:`combine_runs`), each unit's
+    StudyResult cached, else ``run(i, *unit)`` (when ``compute`` and not cancelled) and cached;
+    with ``done`` of ``total`` units, ``partial`` and ``more``."""
     parts = []
     for i, unit in enumerate(units):
         part = cache.get_json(key(*unit))
@@ -336,22 +350,18 @@ def _runs(units: Sequence[tuple], key, run, progress, compute: bool
             part = run(i, *unit).to_dict()
             cache.put_json(key(*unit), part)
         if part is not None:
-            parts.append(StudyResult.from_dict(part).scores)
-    return (pd.concat(parts, ignore_index=True) if parts else None), len(parts)
-
-
-def _study_out(scores, summary, done: int, total: int, **more) -> dict:
-    """The finished runs as one ``StudyResult.to_dict()``, and how many of ``total`` finished."""
-    study = None if scores is None else StudyResult(scores, summary, done < total).to_dict()
-    return {"study": study, "done": done, "total": total, "partial": done < total, **more}
+            parts.append(StudyResult.from_dict(part))
+    partial = len(parts) < len(units)
+    return {"study": combine_runs(parts, cancelled=partial).to_dict() if parts else None,
+            "done": len(parts), "total": len(units), "partial": partial, **more}
 
 
 def compute_auc(settings: Mapping[str, Any], data, progress, *, compute: bool = True) -> dict:
     """Table 1's AUC protocol (:func:`noisy_feature_auc`), one cached run per (depth setting,
     seed), seeds outermost so that a cancelled study stays balanced.
 
-    Returns ``study`` (scores in :data:`DEPTH_SETTINGS` order, then seeds), ``done``,
-    ``total``, ``partial``, ``spec`` and ``max_features``.
+    Returns ``study`` (:func:`combine_runs`: scores in depth setting, then seed order),
+    ``done``, ``total``, ``partial``, ``spec`` and ``max_features``.
     """
     s, spec = settings, STUDY_PROBLEMS[settings["problem"]]
     units = [(d, seed) for seed in range(s["n_repeats"]) for d in s["depth_settings"]]
@@ -361,17 +371,10 @@ def compute_auc(settings: Mapping[str, Any], data, progress, *, compute: bool = 
         return noisy_feature_auc(problems=[spec], depth_settings=[depth], seeds=[seed],
                                  n_estimators=s["n_estimators"], max_features=STUDY_MAX_FEATURES)
 
-    scores, done = _runs(units, lambda d, seed: cache.key_for(
+    return _runs(units, lambda d, seed: cache.key_for(
         "meas-auc-run", spec, d, seed, s["n_estimators"], STUDY_MAX_FEATURES,
-        list(DEFAULT_MEASURES)), run, progress, compute)
-    summary = None
-    if scores is not None:
-        rank = scores["depth_setting"].map(list(DEPTH_SETTINGS).index).to_numpy()
-        scores = scores.iloc[np.lexsort((scores["seed"].to_numpy(), rank))]
-        scores = scores.reset_index(drop=True)
-        summary = summarise(scores, ["problem", "task", "depth_setting", "measure"], "auc")
-    return _study_out(scores, summary, done, len(units), spec=spec,
-                      max_features=STUDY_MAX_FEATURES)
+        list(DEFAULT_MEASURES)), run, progress, compute, spec=spec,
+        max_features=STUDY_MAX_FEATURES)
 
 
 def _cancelled(out: Mapping[str, Any], what: str, text: str) -> str:
@@ -388,13 +391,6 @@ def _finished(out: Mapping[str, Any], cancelled: str) -> StudyResult:
     return StudyResult.from_dict(out["study"])
 
 
-def paper_value(task: str, depth: str, measure: str, problem: str) -> float | None:
-    """The AUC of Li et al. (2019), Table 1 (strobl only), or None."""
-    if problem != "strobl":
-        return None
-    return LI2019_TABLE1.get((task, depth), {}).get(measure)
-
-
 def auc_table(summary) -> tuple[list, list]:
     """One row per measure; per depth setting ``mean ± sd`` and the paper's value."""
     depths = list(dict.fromkeys(summary["depth_setting"]))
@@ -402,21 +398,14 @@ def auc_table(summary) -> tuple[list, list]:
     for d in depths:
         cols += [{"name": f"{d.capitalize()}: mean \u00b1 sd", "id": d},
                  {"name": f"{d.capitalize()}: paper", "id": f"{d}_paper"}]
-    rows = []
-    for m in dict.fromkeys(summary["measure"]):
-        row = {"measure": measure_label(m)}
-        for d in depths:
-            hit = summary[(summary["measure"] == m) & (summary["depth_setting"] == d)]
-            if hit.empty:
-                row[d] = "\u2014"
-            else:
-                s = hit.iloc[0]
-                row[d] = (f"{s['mean']:.2f} \u00b1 {s['std']:.2f} (n = {int(s['n'])})"
-                          if s["n"] > 1 else f"{s['mean']:.2f} (n = 1)")
-                ref = paper_value(s["task"], d, m, s["problem"])
-                row[f"{d}_paper"] = "\u2014" if ref is None else f"{ref:.2f}"
-        rows.append(row)
-    return cols, rows
+    rows = {m: {"measure": measure_label(m), **dict.fromkeys(depths, "\u2014")}
+            for m in dict.fromkeys(summary["measure"])}
+    for s, ref in zip(summary.itertuples(), paper_auc(summary)):
+        row, d = rows[s.measure], s.depth_setting
+        row[d] = (f"{s.mean:.2f} \u00b1 {s.std:.2f} (n = {int(s.n)})" if s.n > 1
+                  else f"{s.mean:.2f} (n = 1)")
+        row[f"{d}_paper"] = "\u2014" if np.isnan(ref) else f"{ref:.2f}"
+    return cols, list(rows.values())
 
 
 def auc_note(out: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
@@ -439,17 +428,15 @@ def auc_note(out: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
 def render_auc(out: Mapping[str, Any], settings: Mapping[str, Any], data=None) -> tuple:
     """Figure, table columns and rows, and note of a computed (or cancelled) study."""
     study = _finished(out, "Cancelled before the first repetition finished.")
-    figure = make_auc_figure(study.scores)
-    figure.update_layout(height=None)
-    return (figure, *auc_table(study.summary), auc_note(out, settings))
+    return (make_auc_figure(study.scores, height=None), *auc_table(study.summary),
+            auc_note(out, settings))
 
 
 def auc_csv(out: Mapping[str, Any], settings: Mapping[str, Any], data=None) -> tuple[str, str]:
     """Tidy CSV of the AUC scores with the paper's value on each row (blank when none)."""
-    df = _finished(out, "No repetition has finished.").scores.copy()
-    df["paper_auc"] = [paper_value(t, d, m, p) for t, d, m, p in
-                       zip(df["task"], df["depth_setting"], df["measure"], df["problem"])]
-    return safe_csv(df), csv_filename(f"auc-{settings['problem']}")
+    scores = _finished(out, "No repetition has finished.").scores
+    return (safe_csv(scores.assign(paper_auc=paper_auc(scores))),
+            csv_filename(f"auc-{settings['problem']}"))
 
 
 # -- 3. MDI against min leaf size and depth ---------------------------------------------
@@ -474,11 +461,9 @@ def compute_bias(settings: Mapping[str, Any], data, progress, *, compute: bool =
                                n_samples=s["n_samples"], n_estimators=s["n_estimators"],
                                seeds=[seed])
 
-    scores, done = _runs(units, lambda seed, par, value: cache.key_for(
+    return _runs(units, lambda seed, par, value: cache.key_for(
         "meas-bias-forest", s["n_samples"], s["n_estimators"], seed, par, value), run,
         progress, compute)
-    return _study_out(scores, None if scores is None else bias_curve_summary(scores), done,
-                      len(units))
 
 
 def bias_note(out: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
@@ -494,10 +479,10 @@ def bias_note(out: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
 
 
 def render_bias(out: Mapping[str, Any], settings: Mapping[str, Any], data=None) -> tuple:
-    """Figure and note of computed (or cancelled) curves."""
-    figure = make_bias_curves(_finished(out, "Cancelled before the first forest finished."))
-    figure.update_layout(height=None)
-    return figure, bias_note(out, settings)
+    """Figure (its axes name the units of the study's result) and note of computed (or
+    cancelled) curves."""
+    study = _finished(out, "Cancelled before the first forest finished.")
+    return make_bias_curves(study, height=None), bias_note(out, settings)
 
 
 def bias_csv(out: Mapping[str, Any], settings=None, data=None) -> tuple[str, str]:

@@ -136,7 +136,8 @@ def make_measures_figure(results: Mapping[str, ImportanceResult],
         ``y`` its scaled importances, ``customdata[:, 1]`` the raw ones), in
         the order of ``results``; the exact diamonds come last.  The x axis is
         numeric (group ``i`` centred on ``i``) with the variable names as
-        tick labels.
+        tick labels; with ``scale="raw"`` the y axis names the results' units
+        (the legend says whose).
     """
     variables = _check_results(results)
     if exact is not None and tuple(exact.variables) != tuple(variables):
@@ -202,8 +203,10 @@ def make_measures_figure(results: Mapping[str, ImportanceResult],
         title = f"The {max_variables} of {p} variables with the largest mean scaled importance"
     fig.update_xaxes(title_text=title, tickmode="array", tickvals=x0.tolist(), ticktext=shown,
                      range=[-0.6, len(idx) - 0.4], showgrid=False)
+    shown_results = [*results.values(), *([exact] if exact is not None else [])]
+    units = ", ".join(dict.fromkeys(r.units for r in shown_results))   # the legend says whose
     fig.update_yaxes(title_text=("Importance / largest |importance| of the measure"
-                                 if scale == "max" else "Importance (each measure's own units)"),
+                                 if scale == "max" else f"Importance ({units})"),
                      zeroline=True, zerolinecolor="#888888")
     return fig
 
@@ -318,7 +321,8 @@ def _curve_means(df) -> pd.DataFrame:
     return df
 
 
-def make_bias_curves(df, *, relevant=("X2",), height: int = 560) -> go.Figure:
+def make_bias_curves(df, *, relevant=("X2",), units: Mapping[str, str] | None = None,
+                     height: int = 560) -> go.Figure:
     """MDI (and MDI-oob) of each feature against min leaf size and max depth.
 
     The panels reproduce Li et al. (2019), Fig. 1 (MDI against min leaf
@@ -336,6 +340,9 @@ def make_bias_curves(df, *, relevant=("X2",), height: int = 560) -> go.Figure:
     relevant : sequence of str, default=("X2",)
         Variables drawn as thick solid lines (the others dashed); X2 is the
         only relevant feature of the paper's simulation.
+    units : mapping of str to str, optional
+        Units of each measure, named on its y axis; default: a StudyResult's
+        own ``units`` (none for a table).
     height : int, default=560
 
     Returns
@@ -346,6 +353,8 @@ def make_bias_curves(df, *, relevant=("X2",), height: int = 560) -> go.Figure:
         ``x`` the grid, ``y`` the mean importance over seeds, error bars of
         one standard error when there are several seeds).
     """
+    if units is None:
+        units = df.units if isinstance(df, StudyResult) else {}
     means = _curve_means(df)
     if means.empty:
         return empty_figure("No forest has finished yet.", height)
@@ -380,7 +389,8 @@ def make_bias_curves(df, *, relevant=("X2",), height: int = 560) -> go.Figure:
                                    f"{measure_label(m)} = %{{y:.4f}}<extra></extra>"),
                 ), row=r, col=c)
             fig.add_hline(y=0, line=dict(color="#bbbbbb", width=1), row=r, col=c)
-        fig.update_yaxes(title_text=f"{measure_label(m)} (gini)", row=r, col=1)
+        fig.update_yaxes(title_text=measure_label(m) + (f" ({units[m]})" if m in units else ""),
+                         row=r, col=1)
     for c, par in enumerate(parameters, start=1):
         fig.update_xaxes(title_text=_STUDY_TITLES.get(par, par), row=len(measures), col=c)
     base_layout(fig, height=height)

@@ -13,6 +13,11 @@ callable checked between repetitions (a cancelled study returns what it has):
   the section's first paragraph as ``min_samples_leaf`` (1..50) and
   ``max_depth`` (1..20) vary (Figs 1-3).
 
+Both studies are made of independent runs (a seed, a depth setting, a point of
+a curve): :func:`combine_runs` makes one study of runs made separately (cached
+one by one, or stopped early), and :func:`paper_auc` reads Table 1 of the paper
+beside each AUC.
+
 References
 ----------
 .. [1] X. Li, Y. Wang, S. Basu, K. Kumbier and B. Yu, "A debiased MDI feature
@@ -23,8 +28,9 @@ References
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -37,7 +43,7 @@ from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict
 
 __all__ = ["PROTOCOL_PROBLEMS", "DEPTH_SETTINGS", "LI2019_TABLE1", "StudyResult",
            "noisy_feature_auc", "li_five_feature_sample", "mdi_bias_curves", "bias_curve_summary",
-           "summarise"]
+           "summarise", "combine_runs", "paper_auc"]
 
 #: Problem specs of :func:`noisy_feature_auc` (strobl as in Li et al. sec. 4; madelon added).
 PROTOCOL_PROBLEMS = ("strobl:task=classification", "strobl:task=regression", "madelon")
@@ -74,11 +80,16 @@ class StudyResult:
     cancelled : bool
         True when ``should_stop()`` ended the study early; ``scores`` then holds
         the repetitions finished before.
+    units : dict of str to str
+        Units of the values of each measure (``{"mdi": "gini", ...}``, from the
+        core's results) where the scores are importances; empty for AUCs,
+        which have none.
     """
 
     scores: pd.DataFrame
     summary: pd.DataFrame
     cancelled: bool = False
+    units: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """Plain JSON types (see :mod:`varimp_core.serialize`); :meth:`from_dict` reads them back."""
@@ -282,7 +293,8 @@ def mdi_bias_curves(*, min_samples_leaf=range(1, 51), max_depth=range(1, 21), n_
     result : StudyResult
         ``scores`` columns: ``parameter`` (``"min_samples_leaf"`` or
         ``"max_depth"``), ``value``, ``measure``, ``variable``, ``relevant``,
-        ``seed``, ``importance``; ``summary`` averages over seeds.
+        ``seed``, ``importance``; ``summary`` averages over seeds; ``units``
+        names each measure's units (``"gini"`` for both default measures).
 
     Notes
     -----
@@ -299,6 +311,7 @@ def mdi_bias_curves(*, min_samples_leaf=range(1, 51), max_depth=range(1, 21), n_
     _check_callable("progress", progress)
     _check_callable("should_stop", should_stop)
     total = len(seeds) * sum(len(g) for _, g in grids)
+    units: dict[str, str] = {}   # of each measure, as its results name them
 
     def one_curve_point(X, y, seed, parameter, value):
         tree_options = {"min_samples_leaf": value if parameter == "min_samples_leaf" else 1,
@@ -306,6 +319,7 @@ def mdi_bias_curves(*, min_samples_leaf=range(1, 51), max_depth=range(1, 21), n_
         results = compute_measures(X, y, measures=measures, n_estimators=n_estimators,
                                    max_features=max_features, random_state=seed,
                                    problem="li2019-five-features", **tree_options)
+        units.update({m: r.units for m, r in results.items()})
         return [(parameter, value, m, v, v == "X2", seed, float(imp))
                 for m, r in results.items() for v, imp in zip(r.variables, r.importances)]
 
@@ -321,7 +335,7 @@ def mdi_bias_curves(*, min_samples_leaf=range(1, 51), max_depth=range(1, 21), n_
     scores = pd.DataFrame(rows, columns=["parameter", "value", "measure", "variable", "relevant",
                                          "seed", "importance"])
     summary = summarise(scores, ["parameter", "value", "measure", "variable"], "importance")
-    return StudyResult(scores=scores, summary=summary, cancelled=cancelled)
+    return StudyResult(scores=scores, summary=summary, cancelled=cancelled, units=units)
 
 
 def bias_curve_summary(curves) -> pd.DataFrame:
@@ -352,3 +366,68 @@ def bias_curve_summary(curves) -> pd.DataFrame:
         raise ValueError(f"The table has no column {missing[0]!r}; pass the scores of "
                          "mdi_bias_curves.")
     return summarise(curves, keys, "importance")
+
+
+def combine_runs(runs: Sequence[StudyResult], *, cancelled: bool = False) -> StudyResult:
+    """One study of runs of :func:`noisy_feature_auc` or :func:`mdi_bias_curves` made apart.
+
+    A caller that caches each run (a seed and depth setting, a point of a
+    curve) or stops between runs makes the whole study from the runs it has.
+
+    Parameters
+    ----------
+    runs : sequence of StudyResult
+        Runs of the same study (same options but the seeds, depth settings or
+        grid values), at least one.
+    cancelled : bool, default=False
+        Whether some runs of the study are missing.
+
+    Returns
+    -------
+    result : StudyResult
+        The runs' ``scores`` one after another -- for AUCs, ordered by problem,
+        depth setting (:data:`DEPTH_SETTINGS` order) and seed, as
+        :func:`noisy_feature_auc` writes them --, the ``summary`` of them all
+        (the same mean over seeds as one call with every seed) and the runs'
+        ``units``.
+    """
+    runs = list(runs)
+    if not runs or not all(isinstance(r, StudyResult) for r in runs):
+        raise ValueError("runs must be a non-empty sequence of StudyResult.")
+    scores = pd.concat([r.scores for r in runs], ignore_index=True)
+    units = {m: u for r in runs for m, u in r.units.items()}
+    if "auc" not in scores.columns:
+        return StudyResult(scores, bias_curve_summary(scores), cancelled, units)
+    order = np.lexsort((scores["seed"].to_numpy(),
+                        scores["depth_setting"].map(list(DEPTH_SETTINGS).index).to_numpy(),
+                        scores.groupby(["problem", "task"], sort=False).ngroup().to_numpy()))
+    scores = scores.iloc[order].reset_index(drop=True)
+    summary = summarise(scores, ["problem", "task", "depth_setting", "measure"], "auc")
+    return StudyResult(scores, summary, cancelled, units)
+
+
+def paper_auc(frame: pd.DataFrame) -> np.ndarray:
+    """The AUC that Li et al. (2019), Table 1, report for each row of ``frame``.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The ``scores`` or ``summary`` of :func:`noisy_feature_auc` (columns
+        ``problem``, ``task``, ``depth_setting``, ``measure``).
+
+    Returns
+    -------
+    values : ndarray of shape (n_rows,)
+        :data:`LI2019_TABLE1`'s value, NaN where the paper has none: a problem
+        other than ``strobl`` (their simulated data) or a measure they do not
+        report (``mda_oob``).
+    """
+    missing = [c for c in ("problem", "task", "depth_setting", "measure")
+               if c not in getattr(frame, "columns", ())]
+    if missing:
+        raise ValueError(f"The table has no column {missing[0]!r}; pass the scores or the "
+                         "summary of noisy_feature_auc.")
+    return np.array([LI2019_TABLE1.get((t, d), {}).get(m, np.nan) if p == "strobl" else np.nan
+                     for p, t, d, m in zip(frame["problem"], frame["task"],
+                                           frame["depth_setting"], frame["measure"])],
+                    dtype=float)
