@@ -4,7 +4,7 @@ Uploaded tables and computed results live here, keyed by a hash of the inputs
 that produced them, so identical requests from different users reuse one
 result and nothing user-specific is kept in module-level variables.
 
-Only text is stored: tables as JSON written by :func:`table_to_json`, results
+Only text is stored: tables as JSON (:func:`varimp_core.data.tablejson.table_to_json`), results
 as JSON (``ImportanceResult.to_dict()``).  Nothing read back from the cache is
 ever unpickled, so a value that came from a user cannot run code.
 
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import socket
 import tempfile
@@ -35,6 +34,8 @@ from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
+
+from varimp_core.data.tablejson import table_from_json, table_to_json
 
 __all__ = [
     "CACHE_VERSION",
@@ -49,14 +50,11 @@ __all__ = [
     "get_or_compute_result",
     "put_table",
     "get_table",
-    "table_to_json",
-    "table_from_json",
 ]
 
 #: Bumped whenever the stored formats change, so old entries are never misread.
 CACHE_VERSION = 1
 
-_TABLE_FORMAT = "varimp-table/1"
 _LOCK_EXPIRE = 900.0  # seconds a computation may hold its key's lock
 _LOCK_POLL = 0.1
 
@@ -279,66 +277,6 @@ def get_or_compute_result(key: str, fn: Callable[[], Any], *, expire: float | No
 
 
 # -- tables ----------------------------------------------------------------
-def _cell(v):
-    if v is None:
-        return None
-    if isinstance(v, float) and math.isnan(v):
-        return None
-    if isinstance(v, np.generic):
-        v = v.item()
-    if isinstance(v, float) and not math.isfinite(v):
-        return repr(v)  # "inf" / "-inf" as text: JSON has no infinities
-    if isinstance(v, (bool, int, float, str)):
-        return v
-    if v is pd.NA or v is pd.NaT:
-        return None
-    return str(v)
-
-
-def table_to_json(df: pd.DataFrame) -> str:
-    """Serialise a DataFrame to JSON text that :func:`table_from_json` restores exactly.
-
-    Floats are written with Python's shortest round-trip repr (pandas'
-    ``to_json`` keeps at most 15 significant digits), and each column's dtype
-    is recorded so integer, float, boolean and text columns come back as such.
-    """
-    cols = [str(c) for c in df.columns]
-    if len(set(cols)) != len(cols):
-        raise ValueError("Column names must be unique.")
-    data, dtypes = [], []
-    for c in df.columns:
-        s = df[c]
-        kind = s.dtype.kind if isinstance(s.dtype, np.dtype) else "O"
-        if kind in "iub" and isinstance(s.dtype, np.dtype):
-            dtypes.append(str(s.dtype))
-            data.append(s.tolist())
-        elif kind == "f":
-            dtypes.append(str(s.dtype))
-            data.append([None if math.isnan(v) else (repr(v) if math.isinf(v) else v)
-                         for v in s.astype(float).tolist()])
-        else:
-            dtypes.append("text")
-            data.append([_cell(v) for v in s.tolist()])
-    return json.dumps({"format": _TABLE_FORMAT, "columns": cols, "dtypes": dtypes, "data": data},
-                      ensure_ascii=False, separators=(",", ":"))
-
-
-def table_from_json(text: str) -> pd.DataFrame:
-    """Inverse of :func:`table_to_json`."""
-    obj = json.loads(text)
-    if obj.get("format") != _TABLE_FORMAT:
-        raise ValueError("Not a varimp table.")
-    out = {}
-    for name, dtype, values in zip(obj["columns"], obj["dtypes"], obj["data"]):
-        if dtype == "text":
-            out[name] = pd.Series(values)  # pandas infers str (or object for mixed cells)
-        elif dtype.startswith("float"):
-            out[name] = pd.Series([np.nan if v is None else float(v) for v in values], dtype=dtype)
-        else:
-            out[name] = pd.Series(values, dtype=dtype)
-    return pd.DataFrame(out, columns=obj["columns"])
-
-
 def put_table(df: pd.DataFrame) -> str:
     """Store a table and return its key (the hash of its content).
 
