@@ -17,11 +17,11 @@ import os
 from typing import Any, Mapping
 from urllib.parse import parse_qs
 
-import numpy as np
 import pandas as pd
 
 from varimp_core.data.prepare import (MAX_UPLOAD_BYTES, DataError, decode_upload, prepare_problem,
                                       prepare_table, read_csv_bytes)
+from varimp_core.data.summary import describe, preview
 from varimp_core.problems.registry import get_problem, parse_spec
 
 from . import cache
@@ -206,58 +206,20 @@ def load_prepared(params: Mapping[str, Any]):
     return prepare_problem(problem, n_samples=n, random_state=p["seed"], bins=p["bins"])
 
 
-def _entropy(table) -> float | None:
-    try:
-        from varimp_core.exact.information import entropy
-    except ImportError:
-        from varimp_core.exact.information import output_entropy as entropy
-    value = entropy(table)
-    return None if value is None else float(value)
-
-
-def _cell(v) -> Any:
-    if isinstance(v, np.generic):
-        v = v.item()
-    if isinstance(v, float):
-        if not math.isfinite(v):
-            return None if math.isnan(v) else repr(v)
-        return float(f"{v:.6g}")
-    if isinstance(v, (bool, int, str)) or v is None:
-        return v
-    return str(v)
-
-
 def _preview(prepared, params: Mapping[str, Any]) -> dict:
-    """First rows for display: raw upload rows, exact distinct rows, or sample rows."""
-    t = prepared.table
-    names = list(prepared.variables)
-    shown = names[:PREVIEW_COLUMNS]
-    more = len(names) - len(shown)
-    if params.get("source") == "upload":
-        df = cache.get_table(params["upload"])
-        head = df.head(PREVIEW_ROWS)
-        cols = [str(c) for c in head.columns if str(c) in shown] + [prepared.target]
-        rows = [[_cell(v) for v in r] for r in head[cols].itertuples(index=False)]
-        caption = f"First {len(rows)} of {len(df):,} rows of {params.get('file') or 'the file'}."
-    elif t.exact:
-        k = min(PREVIEW_ROWS, t.n_rows)
-        idx = [names.index(c) for c in shown]
-        cols = shown + [prepared.target, "P(row)"]
-        rows = [[_cell(t.x_labels[j][t.X[i, j]]) for j in idx]
-                + [_cell(t.y_labels[t.y[i]]), _cell(t.weight[i])] for i in range(k)]
-        caption = (f"First {k} of {t.n_rows:,} rows of the exact distribution "
-                   f"(each distinct configuration with its probability).")
-    else:
-        X, y = prepared.X_numeric, prepared.y
-        k = min(PREVIEW_ROWS, X.shape[0])
-        cols = shown + [prepared.target]
-        labels = t.y_labels if prepared.task == "classification" else None
-        rows = [[_cell(X[i, j]) for j in range(len(shown))]
-                + [_cell(labels[int(y[i])] if labels is not None else y[i])] for i in range(k)]
-        caption = f"First {k} of {X.shape[0]:,} sampled rows (seed {params.get('seed', 0)})."
-    if more > 0:
-        caption += f" Showing the first {len(shown)} of {len(names)} inputs."
-    return {"columns": cols, "rows": rows, "caption": caption, "target": prepared.target}
+    """First rows for display, with the caption that says which rows they are."""
+    raw = cache.get_table(params["upload"]) if params.get("source") == "upload" else None
+    out = preview(prepared, raw=raw, rows=PREVIEW_ROWS, columns=PREVIEW_COLUMNS)
+    k, total = len(out["rows"]), out["total_rows"]
+    caption = {
+        "upload": f"First {k} of {total:,} rows of {params.get('file') or 'the file'}.",
+        "exact": f"First {k} of {total:,} rows of the exact distribution "
+                 "(each distinct configuration with its probability).",
+        "sample": f"First {k} of {total:,} sampled rows (seed {params.get('seed', 0)}).",
+    }[out["kind"]]
+    if out["n_inputs"] > PREVIEW_COLUMNS:
+        caption += f" Showing the first {PREVIEW_COLUMNS} of {out['n_inputs']} inputs."
+    return {**out, "caption": caption}
 
 
 def _label(prepared, params: Mapping[str, Any]) -> str:
@@ -289,28 +251,11 @@ def data_view(params: Mapping[str, Any]) -> dict:
 
     def compute() -> dict:
         prepared = load_prepared(p)
-        t = prepared.table
         description = ""
         if p["source"] == "problem":
             description = get_problem(p["problem"]).description
-        numeric = sorted(v for v, k in prepared.kinds.items() if k == "numeric")
-        summary = {
-            "p": len(prepared.variables),
-            "N": prepared.n_samples,
-            "classes": t.n_classes if prepared.task == "classification" else None,
-            "H_Y": _entropy(t),
-            "exact": bool(t.exact),
-            "task": prepared.task,
-            "distinct_rows": int(t.n_rows),
-            "target": prepared.target,
-            "numeric": numeric,
-            "n_numeric": len(numeric),
-            "n_discrete": len(prepared.variables) - len(numeric),
-            "y_binned": prepared.task == "regression",
-            "description": description,
-            "label": _label(prepared, p),
-            "source": prepared.source,
-        }
+        summary = {**describe(prepared), "description": description,
+                   "label": _label(prepared, p)}
         return {"summary": summary, "preview": _preview(prepared, p),
                 "notes": list(prepared.notes)}
 

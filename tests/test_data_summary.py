@@ -1,0 +1,44 @@
+"""The Data page's summary and preview, against values worked out by hand."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from varimp_core.data.prepare import prepare_problem, prepare_table
+from varimp_core.data.summary import describe, display_cell, preview
+from varimp_core.problems.registry import get_problem
+
+
+def test_xor_exact_by_hand():
+    """Y = X1 xor X2 of two fair bits: 4 equally likely rows, H(Y) = 1 bit, 2 classes."""
+    prepared = prepare_problem(get_problem("xor"))
+    s = describe(prepared)
+    assert (s["p"], s["N"], s["classes"], s["exact"], s["distinct_rows"]) == (2, None, 2, True, 4)
+    assert s["H_Y"] == pytest.approx(1.0, abs=1e-12)
+    assert (s["n_numeric"], s["n_discrete"], s["y_binned"]) == (0, 2, False)
+    out = preview(prepared)
+    assert out["kind"] == "exact" and out["columns"][-1] == "P(row)"
+    assert len(out["rows"]) == 4 and [r[-1] for r in out["rows"]] == [0.25] * 4
+    for *x, y, _ in out["rows"]:   # each shown row obeys y = x1 xor x2
+        assert int(y) == int(x[0]) ^ int(x[1])
+
+
+def test_upload_preview_shows_raw_rows_and_cuts_columns():
+    raw = pd.DataFrame({"a": [0.123456789, 2.0, 3.0], "b": ["x", "y", "x"], "c": [1, 2, 3],
+                        "y": ["p", "q", "p"]})
+    prepared = prepare_table(raw, "y")
+    out = preview(prepared, raw=raw, rows=2, columns=2)
+    assert out["kind"] == "upload" and out["total_rows"] == 3 and out["n_inputs"] == 3
+    assert out["columns"] == ["a", "b", "y"]
+    assert out["rows"] == [[0.123457, "x", "p"], [2.0, "y", "q"]]   # 6 significant digits
+    s = describe(prepared)
+    assert (s["p"], s["N"], s["classes"]) == (3, 3, 2)
+    assert s["H_Y"] == pytest.approx(-(2 / 3) * math.log2(2 / 3) - (1 / 3) * math.log2(1 / 3))
+
+
+def test_display_cells():
+    assert display_cell(float("nan")) is None and display_cell(float("-inf")) == "-inf"
+    assert display_cell(1 / 3) == 0.333333 and display_cell("=1") == "=1"
