@@ -16,7 +16,8 @@ import dash
 from dash import ALL, Dash, Input, Output, State, dcc, html, no_update
 
 from pages._ui import hygiene, jobs
-from pages._ui.datasource import link_session_data, max_request_bytes, max_upload_bytes
+from pages._ui.datasource import link_session_data, max_request_bytes
+from pages._ui.limits import max_upload_bytes
 
 background_manager, celery_app = jobs.make_manager()
 

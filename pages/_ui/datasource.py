@@ -19,19 +19,19 @@ from urllib.parse import parse_qs
 
 import pandas as pd
 
-from varimp_core.data.prepare import (MAX_UPLOAD_BYTES, DataError, decode_upload, prepare_problem,
+from varimp_core.data.prepare import (DataError, decode_upload, prepare_problem,
                                       prepare_table, read_csv_bytes)
 from varimp_core.data.summary import describe, preview
 from varimp_core.problems.registry import get_problem, parse_spec
 
 from . import cache
+from .limits import max_upload_bytes
 from .params import Context, Param, ParamSet
 
 __all__ = [
     "DATA_PARAMS",
     "DEFAULT_PROBLEM",
     "PREVIEW_ROWS",
-    "max_upload_bytes",
     "max_request_bytes",
     "parse_data_query",
     "canonical_params",
@@ -52,15 +52,6 @@ PREVIEW_ROWS = 20
 PREVIEW_COLUMNS = 30
 MAX_SAMPLES = 1_000_000
 MAX_BINS = 50
-
-
-def max_upload_bytes() -> int:
-    """Upload limit in bytes: ``VARIMP_MAX_UPLOAD_BYTES`` or 5 MiB (as the core reads it)."""
-    try:
-        value = int(os.environ.get("VARIMP_MAX_UPLOAD_BYTES", ""))
-    except ValueError:
-        return MAX_UPLOAD_BYTES
-    return value if value > 0 else MAX_UPLOAD_BYTES
 
 
 def max_request_bytes() -> int:
