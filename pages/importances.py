@@ -95,7 +95,7 @@ def compute(settings, data: DataChoice, progress) -> dict:
         if p > most:
             notes.append(f"No exact values are drawn: the exact method handles at most "
                          f"{most} inputs and this data has {p}.")
-        elif result.units != {"entropy": "bits", "gini": "gini"}[settings["criterion"]]:
+        elif result.units != ("gini" if kwargs.get("criterion") == "gini" else "bits"):
             notes.append(f"No exact values are drawn: this forest measures {result.units} "
                          "while the exact values are impurities of the binned target.")
         else:

@@ -336,7 +336,8 @@ def test_over_a_limit_is_refused_with_a_sentence(dash_app, five_thousand_trees):
     from pages._ui.jobs import Progress
     from pages._ui.params import Context
 
-    controls = {"method": "forest", "max_features": 1, "max_depth": None, "k_semantics": "id3",
+    controls = {"method": "forest", "max_features": 1, "max_depth": None, "criterion": "entropy",
+                "k_semantics": "id3",
                 "n_estimators": 6000, "bootstrap": [], "random_state": 0}
     _, errors = imp.PARAMS.validate(controls, Context(p=3))
     assert errors["n_estimators"].startswith(
@@ -442,7 +443,8 @@ def test_background_job_stops_at_the_time_limit_through_dash(app_module, monkeyp
                                            "/importances")
     data = DataChoice.from_page({"problem": "xor:irrelevant=8", "sampling": "sample",
                                  "n": "5000"})[0]
-    controls = {"method": "forest", "max_features": 1, "max_depth": None, "k_semantics": "id3",
+    controls = {"method": "forest", "max_features": 1, "max_depth": None, "criterion": "entropy",
+                "k_semantics": "id3",
                 "n_estimators": 10_000, "bootstrap": [], "random_state": 99}
     # a cache miss: what the page's plain callback writes to the store that starts the job
     values = {"imp-miss.data": {"values": controls, "extra": {}, "data": data.to_store()},
