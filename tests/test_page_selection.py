@@ -9,13 +9,14 @@ from _browser import traces_by_meta as _traces
 from _pages import query_dict as _query
 from _pages import registered_page, store_csv
 
-from pages._ui import datasource, jobs
+from pages._ui import datasource, jobs, studies
 from pages._ui import selection_study as study
 from pages._ui.datachoice import DataChoice
 from pages._ui.params import Context
 from varimp_core.api import compute_importances
 from varimp_core.studies.nulls import permutation_null
 from varimp_core.exact.relevance import relevance
+from varimp_core.studies.rs_srs import SubspaceComparison
 from varimp_core.studies.selection import madelon_curves
 
 XOR = "xor:irrelevant=2"
@@ -190,7 +191,7 @@ def test_too_many_inputs_for_relevance_is_a_sentence_not_an_error(page):
 def test_rs_study_equals_madelon_curves(page):
     out, settings, data = _rs(page, n_estimators=10, n_seeds=2, subspace_size=20)
     expected = madelon_curves([480], seeds=[0, 1], n_estimators=10, subspace_size=20)
-    got = study.curves_frame(out)
+    got = SubspaceComparison.from_dict(out).curves
     for c in ("n_trees", "auprc", "accuracy", "n_selected"):
         assert np.allclose(got[c].to_numpy(float), expected[c].to_numpy(float),
                            equal_nan=True, rtol=0, atol=0), c
@@ -244,11 +245,11 @@ def test_csv_exports_are_safe_to_open(page):
     out, settings, data = _null(page, data=data, n_permutations=5, n_estimators=3)
     text = study.csv_text("pvalues", out)
     assert "'=evil" in text and "\n=evil" not in text and "relevance" in text.splitlines()[0]
-    assert study.csv_filename("pvalues", data, settings) == "varimp-selection-t-pvalues.csv"
+    assert page.make_csv("pvalues", out, settings, data)[1] == "varimp-selection-t-pvalues.csv"
     out, settings, data = _rs(page, n_estimators=10)
     assert study.csv_text("curves", out).startswith("method,p,seed,n_trees,auprc")
     assert "win_rate" in study.csv_text("selected", out).splitlines()[0]
-    assert study.csv_filename("curves", data, settings) == \
+    assert page.make_csv("curves", out, settings, data)[1] == \
         "varimp-selection-madelon-480-curves.csv"
 
 

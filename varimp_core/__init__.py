@@ -69,6 +69,7 @@ from varimp_core.studies.fits import DistributionFit, fit_null_distributions
 from varimp_core.studies.montecarlo import MonteCarloResult, monte_carlo, sweep, sweep_statistics
 from varimp_core.studies.noisy_protocol import StudyResult, mdi_bias_curves, noisy_feature_auc
 from varimp_core.studies.nulls import PermutationNull, permutation_null, plugin_bias_overlay
+from varimp_core.studies.rs_srs import SubspaceComparison, compare_subspace_methods
 from varimp_core.studies.selection import SubspaceSelection, madelon_curves, subspace_selection
 
 __all__ = [
@@ -94,6 +95,7 @@ __all__ = [
     "fit_null_distributions", "DistributionFit",
     "noisy_feature_auc", "mdi_bias_curves", "StudyResult",
     "subspace_selection", "madelon_curves", "SubspaceSelection",
+    "compare_subspace_methods", "SubspaceComparison",
     # results
     "ImportanceResult",
     "__version__",
