@@ -15,6 +15,7 @@ from pages._ui.page_frame import page_frame, table_style
 from pages._ui.params import Context, Param, ParamSet
 from pages._ui.view import JobView, context_for
 from varimp_core.serialize import to_jsonable
+from varimp_core.studies.fits import fit_laws
 from varimp_core.studies.montecarlo import monte_carlo, sweep, sweep_statistics
 from varimp_core.studies.nulls import permutation_null, plugin_bias_overlay
 
@@ -70,12 +71,11 @@ def run_study(s, data: DataChoice, n, progress) -> dict:
                  for v in result.variables]
     overlay = None if null or not result.n_replicates else plugin_bias_overlay(result)
     first = slice(0, draw.MAX_FITTED)
+    fits = fit_laws(samples[:, first], result.variables[first], relevant=relevance[first])
     return {"kind": "permutation" if null else "monte_carlo", "mode": mode,
             "result": (result if null else dataclasses.replace(result, population=None)
                        ).to_dict(), "partial": bool(result.cancelled), "n_samples": n,
-            "fits": to_jsonable(draw.fits(result.variables[first], samples[:, first],
-                                          relevance[first])),
-            "overlay": None if overlay is None else to_jsonable(overlay)}
+            "fits": to_jsonable(fits), "overlay": None if overlay is None else to_jsonable(overlay)}
 
 
 def compute(settings, data: DataChoice, progress, data_store=None) -> dict:
@@ -133,9 +133,10 @@ SWEEP_VIEW = JobView(SWEEP, SWEEPS, compute=compute_sweep, render=draw.render_sw
 VIEW.register()
 SWEEP_VIEW.register()
 studies.register_url("dist-query", "dist-data", RUN, SWEEPS)
+studies.register_data_label(PREFIX)
 state.register_url_sync(PREFIX)
-make_csv = lambda what, out, s, data: (draw.csv_text(what, out),  # noqa: E731
-                                       draw.csv_filename(what, data, out["mode"]))
+make_csv = lambda what, out, s, data: (  # noqa: E731
+    draw.csv_text(what, out), studies.csv_filename("distributions", data, out["mode"], what))
 studies.register_downloads(VIEW, {"dist-download-summary": "summary",
                                   "dist-download-replicates": "replicates"},
                            "dist-download", "dist-download-note", make_csv)
@@ -184,7 +185,8 @@ def layout(vi_data=None, **query):
         ui.card("Sweep", html.Fieldset(id="dist-sweep-fieldset", className="vi-fieldset",
                                        children=[f["parameter"], f["values"]]))]
     return page_frame(
-        PREFIX, title="Distributions", notes=notes + more, controls=controls,
+        PREFIX, title="Distributions", notes=notes + more, data_label=data.label(),
+        controls=controls,
         lead="One forest on one data set gives one number per variable; another data set, or "
              "other trees, give another. Here R data sets are drawn, a forest is grown on "
              "each, and every variable's importance is looked at as a random variable "

@@ -253,6 +253,15 @@ def test_csv_exports_are_safe_to_open(page):
         "varimp-selection-madelon-480-curves.csv"
 
 
+def test_the_header_names_the_chosen_data(page):
+    header = next(c for c in page.layout(problem=XOR).children
+                  if getattr(c, "className", None) == "vi-dataset")
+    assert header.children[1].id == "sel-dataset"
+    assert header.children[1].children == "xor:irrelevant=2 (exact, 4 inputs)"
+    store = page.choose_data("led", _data().to_store())     # the page's problem dropdown
+    assert studies.data_label(store) == "led (exact, 7 inputs)"
+
+
 def test_page_is_registered(dash_app):
     page = registered_page("pages.selection")
     assert (page["path"], page["name"], page["order"]) == ("/selection", "Selection", 8)
@@ -283,6 +292,23 @@ def test_page_loads_and_a_control_change_updates_the_figure(dash_duo, dash_app):
              what="p-values of R = 39")
     wait_for(lambda: url_query(dash_duo).get("R") == "39", what="R=39 in the address bar")
     assert image_format(dash_duo, "#sel-pvalue-graph") == "png"
+    assert dash_duo.get_logs() == []
+
+
+@pytest.mark.browser
+def test_the_header_follows_the_problem_dropdown(dash_duo, dash_app):
+    open_page(dash_duo, dash_app, _SMALL)
+    dash_duo.wait_for_text_to_equal("#sel-dataset", "xor:irrelevant=2 (exact, 4 inputs)",
+                                    timeout=20)
+    wait_for(lambda: _pvalues(dash_duo), what="the p-values")
+    wait_for(lambda: dash_duo.find_element("#sel-null-fieldset").get_attribute("disabled")
+             is None, what="the controls to come back")
+    dash_duo.select_dcc_dropdown("#sel-null-problem",
+                                 value="LED \u2014 7 segments (Louppe et al. 2013)")
+    dash_duo.wait_for_text_to_equal("#sel-dataset", "led (exact, 7 inputs)", timeout=20)
+    wait_for(lambda: url_query(dash_duo).get("problem") == "led", what="led in the address bar")
+    wait_for(lambda: (lambda t: t and len(t[0][1]) == 5)(             # LED: 5 strong, 2 weak
+        _traces(dash_duo, "#sel-relevance-graph", "class-strong")), what="LED's classes")
     assert dash_duo.get_logs() == []
 
 

@@ -26,7 +26,6 @@ from varimp_core.plots.distributions import (MAX_PANELS, MAX_VIOLINS, make_distr
 from varimp_core.problems.registry import get_problem
 from varimp_core.serialize import from_jsonable
 from varimp_core.studies.montecarlo import SWEEP_PARAMETERS, MonteCarloResult
-from varimp_core.studies.fits import fit_normal, fit_scaled_chi2
 from varimp_core.studies.nulls import PermutationNull
 
 from . import limits
@@ -36,9 +35,9 @@ from .studies import generator, is_exact
 
 __all__ = ["MODES", "cap", "caps_text", "mode_options", "sweep_options", "parse_values",
            "default_values", "forest_options", "link_values", "replicate_rows", "check_sweep",
-           "check_budget", "fits", "default_mode", "description", "allowed", "MAX_FITTED",
+           "check_budget", "default_mode", "description", "allowed", "MAX_FITTED",
            "result_of", "fit_table", "summary_table", "summary_sentences", "render",
-           "render_sweep", "csv_text", "csv_filename"]
+           "render_sweep", "csv_text"]
 
 MODES = {"samples": "Fresh samples of the problem", "bootstrap": "Bootstrap replicates of the data",
          "permutation": "Permutation null (Y shuffled)"}
@@ -193,23 +192,6 @@ def check_budget(trees: int) -> None:
         raise ValueError(f"This would grow {trees:,} trees, more than the limit of "
                          f"{cap('total'):,} (VARIMP_MAX_MC_TOTAL_TREES); lower R, T or the "
                          "sweep values.")
-
-
-def fits(variables, samples: np.ndarray, relevance) -> pd.DataFrame:
-    """A scaled chi-square and a normal fit for every column (NaN where impossible)."""
-    rows = []
-    for j, v in enumerate(variables):
-        for kind, fit in (("chi2", fit_scaled_chi2), ("normal", fit_normal)):
-            row = dict(variable=v, relevant=relevance[j], distribution=kind, df=np.nan,
-                       scale=np.nan, mean=np.nan, std=np.nan, ks_statistic=np.nan,
-                       ks_pvalue=np.nan, n=int(samples.shape[0]))
-            try:
-                f = fit(samples[:, j])
-                row.update(f.params, ks_statistic=f.ks_statistic, ks_pvalue=f.ks_pvalue)
-            except ValueError:
-                pass
-            rows.append(row)
-    return pd.DataFrame(rows)
 
 
 def default_mode(data: DataChoice) -> str:
@@ -396,20 +378,9 @@ def csv_text(what: str, out: Mapping[str, Any]) -> str:
     result = result_of(out)
     if what == "summary":
         return safe_csv(make_summary_table_frame(result))
-    values = result.null if isinstance(result, PermutationNull) else result.replicates
-    R, p = values.shape
-    df = pd.DataFrame({"replicate": np.repeat(np.arange(R), p),
-                       "variable": list(result.variables) * R, "importance": values.ravel()})
     if isinstance(result, PermutationNull):
-        df["observed"] = np.tile(result.observed, R)
-    elif result.exact is not None:
-        df["exact"] = np.tile(result.exact, R)
+        return safe_csv(result.null_frame())
+    df = result.replicates_frame()
+    if result.exact is not None:
+        df["exact"] = np.tile(result.exact, result.n_replicates)
     return safe_csv(df)
-
-
-def csv_filename(what: str, data, mode: str) -> str:
-    """``varimp-distributions-<data>-<mode>-<what>.csv`` with only safe characters."""
-    name = data["problem"] if not data.is_upload else (data["file"] or "upload")
-    name = re.sub(r"\.csv$", "", str(name or "data"), flags=re.I)
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{name}-{mode}-{what}")
-    return f"varimp-distributions-{slug.strip('-.')[:80]}.csv"
