@@ -25,6 +25,7 @@ from varimp_core.plots.distributions import (MAX_PANELS, MAX_VIOLINS, make_distr
                                              parameter_label)
 from varimp_core.problems.registry import get_problem
 from varimp_core.serialize import from_jsonable
+from varimp_core.studies.distributions import ImportanceDistribution
 from varimp_core.studies.montecarlo import SWEEP_PARAMETERS, MonteCarloResult
 from varimp_core.studies.nulls import PermutationNull
 
@@ -210,9 +211,8 @@ def allowed(options) -> set:
 
 
 def result_of(out: Mapping[str, Any]) -> MonteCarloResult | PermutationNull:
-    """The core result of a computed run, by the core's ``from_dict``."""
-    kind = PermutationNull if out["kind"] == "permutation" else MonteCarloResult
-    return kind.from_dict(out["result"])
+    """The core result of a computed run (:meth:`ImportanceDistribution.from_dict`)."""
+    return ImportanceDistribution.from_dict(out).result
 
 
 def _num(v):
@@ -269,10 +269,10 @@ def _data_name(data) -> str:
     return data["problem"] if not data.is_upload else (data["file"] or "the upload")
 
 
-def summary_sentences(out: Mapping[str, Any], settings: Mapping[str, Any], data,
+def summary_sentences(dist: ImportanceDistribution, settings: Mapping[str, Any], data,
                       kind: str = "histogram") -> list[str]:
     """What the figures show, in a few sentences with the core's numbers."""
-    result, N = result_of(out), out["n_samples"]
+    result, N, overlay = dist.result, dist.n_samples, dist.overlay
     depth = "fully grown" if settings["max_depth"] is None else \
         f"depth \u2264 {settings['max_depth']}"
     trees = (f"T = {settings['n_estimators']:,} {METHOD_WORDS[settings['method']]} "
@@ -299,7 +299,6 @@ def summary_sentences(out: Mapping[str, Any], settings: Mapping[str, Any], data,
             f"Black lines: each variable's {ref}; grey curves: a scaled \u03c7\u00b2 (dashed) "
             "and a normal law (solid) fitted to the replicates." if kind == "histogram" else
             f"Black diamonds: each variable's {ref}.")
-    overlay = None if out.get("overlay") is None else from_jsonable(out["overlay"])
     if overlay is not None and n:
         irr = overlay[(overlay["relevant"] == False) & overlay["expected"].notna()]  # noqa: E712
         if len(irr):
@@ -320,23 +319,21 @@ def render(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) -> tu
     ValueError
         When Cancel stopped the run before any replicate finished.
     """
-    result = result_of(out)
+    dist = ImportanceDistribution.from_dict(out)
+    result, kind = dist.result, settings["view"]
     done = result.null.shape[0] if isinstance(result, PermutationNull) else result.n_replicates
-    if out.get("partial") and not done:
+    if dist.partial and not done:
         raise ValueError("Cancelled before any replicate finished.")
-    kind = settings["view"]
-    fits = from_jsonable(out["fits"])
-    overlay = None if out.get("overlay") is None else from_jsonable(out["overlay"])
-    figure = make_distribution_figure(result, fits, overlay=overlay, kind=kind)
-    sentences = summary_sentences(out, settings, data, kind)
+    figure = make_distribution_figure(result, dist.fits, overlay=dist.overlay, kind=kind)
+    sentences = summary_sentences(dist, settings, data, kind)
     p = len(result.variables)
     if p > MAX_FITTED:
         sentences.append(f"Laws are fitted to the first {MAX_FITTED} of the {p} variables; "
                          f"the histograms show the first {MAX_PANELS}, the violins the first "
                          f"{MAX_VIOLINS}; the table has them all.")
     note = (f"Partial result: cancelled after {done:,} of {result.n_requested:,} replicates."
-            if out.get("partial") else "")
-    return (figure, *summary_table(result), *fit_table(fits), [html.P(t) for t in sentences],
+            if dist.partial else "")
+    return (figure, *summary_table(result), *fit_table(dist.fits), [html.P(t) for t in sentences],
             note, "vi-notes" if note else "vi-hidden")
 
 
