@@ -1,11 +1,12 @@
-"""The Distributions study's pieces: its choices, caps and checks, fitted laws, and drawing.
+"""The Distributions study's pieces: its choices, caps and checks, and drawing.
 
 The choices and their sentences (replicate kinds, sweepable parameters, sweep
 values, the server's caps, read from the environment on every call), the
-checks a run must pass before it grows a forest, the fitted laws, and what the
-page draws.  Every figure comes from :mod:`varimp_core.plots.distributions`;
-results are the core's, read back with their ``from_dict``.  The
-Distributions page (:mod:`pages.distributions`) is its only user.
+checks a run must pass before it grows a forest, and what the page draws.
+The run is the core's (:func:`varimp_core.studies.distributions.importance_distribution`);
+every figure comes from :mod:`varimp_core.plots.distributions`; results are
+read back with their ``from_dict``.  The Distributions page
+(:mod:`pages.distributions`) is its only user.
 """
 
 from __future__ import annotations
