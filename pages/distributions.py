@@ -15,8 +15,8 @@ from pages._ui.page_frame import page_frame, table_style
 from pages._ui.params import Context, Param, ParamSet
 from pages._ui.view import JobView, context_for
 from varimp_core.serialize import to_jsonable
-from varimp_core.studies.montecarlo import monte_carlo, sweep, sweep_statistics
-from varimp_core.studies.nulls import permutation_null, plugin_bias_overlay
+from varimp_core.studies.distributions import importance_distribution
+from varimp_core.studies.montecarlo import sweep, sweep_statistics
 
 dash.register_page(__name__, path="/distributions", name="Distributions", order=7,
                    title="varimp \u2014 Distributions")
@@ -51,31 +51,18 @@ RUN_NAMES = [n for n in RUN.names if n != "view"]  # the sweep's run settings
 
 
 def run_study(s, data: DataChoice, n, progress) -> dict:
-    """The core's Monte Carlo run or permutation null, with fitted laws and the bias overlay."""
-    R, seed, mode = s["n_replicates"], s["random_state"], s["mode"]
-    opts = draw.forest_options(s, progress,
-                               "permutations" if mode == "permutation" else "replicates")
-    if mode == "samples":  # with REDIS_URL, replicates fan out to the Celery workers
-        result = monte_carlo(data["problem"], n_replicates=R, n_samples=n, random_state=seed,
-                             mapper=fanout.replicate_mapper(), **opts)
-    elif mode == "bootstrap":
-        result = monte_carlo(studies.sample_of(data, n, seed), n_replicates=R, n_samples=n,
-                             random_state=seed, **opts)
-    else:
-        result = permutation_null(studies.sample_of(data, n, seed), n_permutations=R,
-                                  random_state=seed, **opts)
-    null = mode == "permutation"
-    samples = result.null if null else result.replicates
-    relevance = [None if null or result.relevant is None else v in result.relevant
-                 for v in result.variables]
-    overlay = None if null or not result.n_replicates else plugin_bias_overlay(result)
-    first = slice(0, draw.MAX_FITTED)
-    return {"kind": "permutation" if null else "monte_carlo", "mode": mode,
-            "result": (result if null else dataclasses.replace(result, population=None)
-                       ).to_dict(), "partial": bool(result.cancelled), "n_samples": n,
-            "fits": to_jsonable(draw.fits(result.variables[first], samples[:, first],
-                                          relevance[first])),
-            "overlay": None if overlay is None else to_jsonable(overlay)}
+    """The core's study of the importances over R replicates, with fitted laws and the bias."""
+    mode, seed = s["mode"], s["random_state"]
+    fresh = mode == "samples"  # with REDIS_URL, fresh samples fan out to the Celery workers
+    what = "permutations" if mode == "permutation" else "replicates"
+    dist = importance_distribution(
+        data["problem"] if fresh else studies.sample_of(data, n, seed), mode=mode,
+        n_replicates=s["n_replicates"], n_samples=n, random_state=seed,
+        max_fitted=draw.MAX_FITTED, mapper=fanout.replicate_mapper() if fresh else None,
+        **draw.forest_options(s, progress, what))
+    if mode != "permutation":  # the figures need no population: a smaller cache entry
+        dist = dataclasses.replace(dist, result=dataclasses.replace(dist.result, population=None))
+    return dist.to_dict()
 
 
 def compute(settings, data: DataChoice, progress, data_store=None) -> dict:
@@ -133,9 +120,10 @@ SWEEP_VIEW = JobView(SWEEP, SWEEPS, compute=compute_sweep, render=draw.render_sw
 VIEW.register()
 SWEEP_VIEW.register()
 studies.register_url("dist-query", "dist-data", RUN, SWEEPS)
+studies.register_data_label(PREFIX)
 state.register_url_sync(PREFIX)
-make_csv = lambda what, out, s, data: (draw.csv_text(what, out),  # noqa: E731
-                                       draw.csv_filename(what, data, out["mode"]))
+make_csv = lambda what, out, s, data: (  # noqa: E731
+    draw.csv_text(what, out), studies.csv_filename("distributions", data, out["mode"], what))
 studies.register_downloads(VIEW, {"dist-download-summary": "summary",
                                   "dist-download-replicates": "replicates"},
                            "dist-download", "dist-download-note", make_csv)
@@ -184,7 +172,8 @@ def layout(vi_data=None, **query):
         ui.card("Sweep", html.Fieldset(id="dist-sweep-fieldset", className="vi-fieldset",
                                        children=[f["parameter"], f["values"]]))]
     return page_frame(
-        PREFIX, title="Distributions", notes=notes + more, controls=controls,
+        PREFIX, title="Distributions", notes=notes + more, data_label=data.label(),
+        controls=controls,
         lead="One forest on one data set gives one number per variable; another data set, or "
              "other trees, give another. Here R data sets are drawn, a forest is grown on "
              "each, and every variable's importance is looked at as a random variable "

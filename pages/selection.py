@@ -104,9 +104,17 @@ RS_VIEW = JobView(
 NULL_VIEW.register()
 RS_VIEW.register()
 studies.register_url("sel-query", "sel-data", NULLS, RSS)
+studies.register_data_label(PREFIX)
 state.register_url_sync(PREFIX)
-make_csv = lambda what, out, s, data: (study.csv_text(what, out),  # noqa: E731
-                                       study.csv_filename(what, data, s))
+
+
+def make_csv(what: str, out, settings, data: DataChoice) -> tuple[str, str]:
+    """The CSV of ``what`` and its name (a Madelon study is named for its Madelon data)."""
+    source = settings.get("source", "data")
+    return study.csv_text(what, out), studies.csv_filename(
+        "selection", data, what, name=None if source == "data" else f"madelon-{source}")
+
+
 studies.register_downloads(NULL_VIEW, {"sel-download-pvalues": "pvalues"}, "sel-download",
                            "sel-download-pvalues-note", make_csv)
 studies.register_downloads(RS_VIEW, {"sel-download-curves": "curves",
@@ -146,7 +154,8 @@ def layout(vi_data=None, **query):
     ]
     table = dict(sort_action="native", page_size=25, **table_style(("variable", "relevance")))
     return page_frame(
-        PREFIX, title="Selection", notes=notes + more + most, controls=controls,
+        PREFIX, title="Selection", notes=notes + more + most, data_label=data.label(),
+        controls=controls,
         lead="Which variables matter? Kohavi and John's relevance classes answer it for a "
              "distribution: strongly relevant variables carry information no other set "
              "does, weakly relevant ones only some, irrelevant ones none. From data, a "

@@ -22,6 +22,7 @@ import pytest
 from pages._ui import fanout, jobs
 from pages._ui import selection_study as study
 from pages._ui.datachoice import DataChoice
+from varimp_core.studies.rs_srs import SubspaceComparison
 
 DATA = DataChoice.from_page({"problem": "led"})[0]
 
@@ -178,7 +179,7 @@ def test_cancel_stops_the_workers_running_run(celery_app, threads, monkeypatch):
     view = study.run_rs_study(settings, _Stop(lambda d, t, text: trees.append(d),
                                               lambda: trees[-1] >= 20))
     assert view["partial"] and 20 <= view["trees_done"] < 3000
-    curves = study.curves_frame(view)
+    curves = SubspaceComparison.from_dict(view).curves
     assert set(curves["method"]) == {"rs"} and set(curves["seed"]) == {0}
 
 

@@ -8,8 +8,8 @@ import pytest
 from _tables import with_irrelevant, xor_table
 from varimp_core.data.prepare import prepare_problem
 from varimp_core.studies.montecarlo import monte_carlo
-from varimp_core.studies.fits import (density_curves, fit_normal, fit_null_distributions,
-                                      fit_scaled_chi2)
+from varimp_core.studies.fits import (density_curves, fit_laws, fit_normal,
+                                      fit_null_distributions, fit_scaled_chi2)
 from varimp_core.studies.nulls import (expected_irrelevant_importance, permutation_null,
                                        plugin_bias_overlay)
 from varimp_core.problems.registry import get_problem
@@ -106,6 +106,25 @@ def test_fit_null_distributions_on_xor(xor_run):
         fit_null_distributions(xor_run, relevant=["Z"])
 
 
+def test_fit_laws_fits_both_laws_to_every_variable(xor_run):
+    f = fit_laws(xor_run.replicates, xor_run.variables, relevant=[True, True, False, False])
+    assert list(zip(f.variable, f.distribution))[:2] == [("X1", "chi2"), ("X1", "normal")]
+    assert len(f) == 8 and f.relevant.tolist() == [True] * 4 + [False] * 4
+    # each row is the law's own fit: the same numbers as fitting that law alone
+    expected = fit_null_distributions(xor_run).set_index(["variable", "distribution"])
+    for _, row in f.iterrows():
+        if (row.variable, row.distribution) in expected.index:
+            want = expected.loc[(row.variable, row.distribution)]
+            assert row.ks_statistic == want.ks_statistic and row.n == 200
+    # irrelevant variables: the scaled chi-square is the closer law (Sutera 2013, 3.2.1.5; a
+    # relevant variable's chi-square of many degrees of freedom is nearly normal itself)
+    closer = f.loc[f.groupby("variable").ks_statistic.idxmin(), "distribution"].tolist()
+    assert closer[2:] == ["chi2", "chi2"]
+    # a constant column cannot be fitted: NaN, not an error; relevance unknown by default
+    const = fit_laws(np.ones((10, 1)), ["c"])
+    assert const.ks_statistic.isna().all() and const.relevant.tolist() == [None, None]
+
+
 def test_fit_validation():
     with pytest.raises(ValueError, match="non-negative"):
         fit_scaled_chi2([-1.0, 1.0, 2.0])
@@ -137,6 +156,10 @@ def test_permutation_null_separates_relevant_from_irrelevant(xor_sample):
     frame = res.to_frame()
     assert list(frame.columns) == ["variable", "observed", "null_mean", "null_q95", "p_value",
                                    "above_null_q95", "n_permutations"]
+    long = res.null_frame()
+    assert list(long.columns) == ["replicate", "variable", "importance", "observed"]
+    assert len(long) == R * 4 and long.importance.tolist()[4:8] == res.null[1].tolist()
+    assert long.observed.tolist()[4:8] == res.observed.tolist()
 
 
 def test_permutation_null_is_seeded_parallel_and_cancellable(xor_sample):

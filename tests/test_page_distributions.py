@@ -158,6 +158,13 @@ def test_settings_that_cannot_run_together_are_sentences(page, problem, change, 
         _run(page, problem, **change)
 
 
+def test_the_header_names_the_data(page):
+    header = next(c for c in page.layout(problem=XOR).children
+                  if getattr(c, "className", None) == "vi-dataset")
+    assert header.children[1].id == "dist-dataset"
+    assert header.children[1].children == "xor:irrelevant=2 (exact, 4 inputs)"
+
+
 def test_upload_choice_needs_an_uploaded_table(page):
     with pytest.raises(ValueError, match="No uploaded table"):
         page.studies.choose_data("upload", _data())
@@ -197,6 +204,7 @@ def test_problem_controls_follow_the_problem(page):
     store, modes, mode, _, placeholder, sweeps, parameter = page.choose_data(
         "iris", "samples", base, "noise")
     assert mode == "bootstrap" and store["p"] == 4 and placeholder == "all rows"
+    assert page.studies.data_label(store) == "iris (N = 150, 4 inputs)"    # the header
     assert next(o for o in sweeps if o["value"] == "noise")["disabled"] and parameter == "none"
     store, _, mode, _, _, _, _ = page.choose_data(XOR, "samples", base, "n_estimators")
     assert mode == "samples" and store["params"]["problem"] == XOR
@@ -357,7 +365,7 @@ def test_csv_exports_are_safe_to_open(page):
     reps = list(csv.reader(io.StringIO(draw.csv_text("replicates", out))))
     assert reps[0] == ["replicate", "variable", "importance", "exact"] and len(reps) == 11
     assert float(reps[1][2]) == draw.result_of(out).replicates[0, 0]
-    assert draw.csv_filename("summary", data, out["mode"]) == \
+    assert page.make_csv("summary", out, None, data)[1] == \
         "varimp-distributions-evil-bootstrap-summary.csv"
     with pytest.raises(ValueError, match="no sweep"):
         draw.csv_text("sweep", {"parameter": None})

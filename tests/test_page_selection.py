@@ -9,13 +9,14 @@ from _browser import traces_by_meta as _traces
 from _pages import query_dict as _query
 from _pages import registered_page, store_csv
 
-from pages._ui import datasource, jobs
+from pages._ui import datasource, jobs, studies
 from pages._ui import selection_study as study
 from pages._ui.datachoice import DataChoice
 from pages._ui.params import Context
 from varimp_core.api import compute_importances
 from varimp_core.studies.nulls import permutation_null
 from varimp_core.exact.relevance import relevance
+from varimp_core.studies.rs_srs import SubspaceComparison
 from varimp_core.studies.selection import madelon_curves
 
 XOR = "xor:irrelevant=2"
@@ -190,7 +191,7 @@ def test_too_many_inputs_for_relevance_is_a_sentence_not_an_error(page):
 def test_rs_study_equals_madelon_curves(page):
     out, settings, data = _rs(page, n_estimators=10, n_seeds=2, subspace_size=20)
     expected = madelon_curves([480], seeds=[0, 1], n_estimators=10, subspace_size=20)
-    got = study.curves_frame(out)
+    got = SubspaceComparison.from_dict(out).curves
     for c in ("n_trees", "auprc", "accuracy", "n_selected"):
         assert np.allclose(got[c].to_numpy(float), expected[c].to_numpy(float),
                            equal_nan=True, rtol=0, atol=0), c
@@ -244,12 +245,21 @@ def test_csv_exports_are_safe_to_open(page):
     out, settings, data = _null(page, data=data, n_permutations=5, n_estimators=3)
     text = study.csv_text("pvalues", out)
     assert "'=evil" in text and "\n=evil" not in text and "relevance" in text.splitlines()[0]
-    assert study.csv_filename("pvalues", data, settings) == "varimp-selection-t-pvalues.csv"
+    assert page.make_csv("pvalues", out, settings, data)[1] == "varimp-selection-t-pvalues.csv"
     out, settings, data = _rs(page, n_estimators=10)
     assert study.csv_text("curves", out).startswith("method,p,seed,n_trees,auprc")
     assert "win_rate" in study.csv_text("selected", out).splitlines()[0]
-    assert study.csv_filename("curves", data, settings) == \
+    assert page.make_csv("curves", out, settings, data)[1] == \
         "varimp-selection-madelon-480-curves.csv"
+
+
+def test_the_header_names_the_chosen_data(page):
+    header = next(c for c in page.layout(problem=XOR).children
+                  if getattr(c, "className", None) == "vi-dataset")
+    assert header.children[1].id == "sel-dataset"
+    assert header.children[1].children == "xor:irrelevant=2 (exact, 4 inputs)"
+    store = page.choose_data("led", _data().to_store())     # the page's problem dropdown
+    assert studies.data_label(store) == "led (exact, 7 inputs)"
 
 
 def test_page_is_registered(dash_app):
@@ -282,6 +292,23 @@ def test_page_loads_and_a_control_change_updates_the_figure(dash_duo, dash_app):
              what="p-values of R = 39")
     wait_for(lambda: url_query(dash_duo).get("R") == "39", what="R=39 in the address bar")
     assert image_format(dash_duo, "#sel-pvalue-graph") == "png"
+    assert dash_duo.get_logs() == []
+
+
+@pytest.mark.browser
+def test_the_header_follows_the_problem_dropdown(dash_duo, dash_app):
+    open_page(dash_duo, dash_app, _SMALL)
+    dash_duo.wait_for_text_to_equal("#sel-dataset", "xor:irrelevant=2 (exact, 4 inputs)",
+                                    timeout=20)
+    wait_for(lambda: _pvalues(dash_duo), what="the p-values")
+    wait_for(lambda: dash_duo.find_element("#sel-null-fieldset").get_attribute("disabled")
+             is None, what="the controls to come back")
+    dash_duo.select_dcc_dropdown("#sel-null-problem",
+                                 value="LED \u2014 7 segments (Louppe et al. 2013)")
+    dash_duo.wait_for_text_to_equal("#sel-dataset", "led (exact, 7 inputs)", timeout=20)
+    wait_for(lambda: url_query(dash_duo).get("problem") == "led", what="led in the address bar")
+    wait_for(lambda: (lambda t: t and len(t[0][1]) == 5)(             # LED: 5 strong, 2 weak
+        _traces(dash_duo, "#sel-relevance-graph", "class-strong")), what="LED's classes")
     assert dash_duo.get_logs() == []
 
 

@@ -65,10 +65,12 @@ from varimp_core.measures.permutation import impurity_corrected, mda_holdout, md
 from varimp_core.measures.suite import MEASURES, compute_measures, measures_frame
 from varimp_core.problems.registry import Problem, get_problem, list_problems
 from varimp_core.result import ImportanceResult
+from varimp_core.studies.distributions import ImportanceDistribution, importance_distribution
 from varimp_core.studies.fits import DistributionFit, fit_null_distributions
 from varimp_core.studies.montecarlo import MonteCarloResult, monte_carlo, sweep, sweep_statistics
 from varimp_core.studies.noisy_protocol import StudyResult, mdi_bias_curves, noisy_feature_auc
 from varimp_core.studies.nulls import PermutationNull, permutation_null, plugin_bias_overlay
+from varimp_core.studies.rs_srs import SubspaceComparison, compare_subspace_methods
 from varimp_core.studies.selection import SubspaceSelection, madelon_curves, subspace_selection
 
 __all__ = [
@@ -92,8 +94,10 @@ __all__ = [
     "monte_carlo", "sweep", "sweep_statistics", "MonteCarloResult",
     "permutation_null", "plugin_bias_overlay", "PermutationNull",
     "fit_null_distributions", "DistributionFit",
+    "importance_distribution", "ImportanceDistribution",
     "noisy_feature_auc", "mdi_bias_curves", "StudyResult",
     "subspace_selection", "madelon_curves", "SubspaceSelection",
+    "compare_subspace_methods", "SubspaceComparison",
     # results
     "ImportanceResult",
     "__version__",

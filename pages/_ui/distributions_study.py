@@ -1,11 +1,12 @@
-"""The Distributions study's pieces: its choices, caps and checks, fitted laws, and drawing.
+"""The Distributions study's pieces: its choices, caps and checks, and drawing.
 
 The choices and their sentences (replicate kinds, sweepable parameters, sweep
 values, the server's caps, read from the environment on every call), the
-checks a run must pass before it grows a forest, the fitted laws, and what the
-page draws.  Every figure comes from :mod:`varimp_core.plots.distributions`;
-results are the core's, read back with their ``from_dict``.  The
-Distributions page (:mod:`pages.distributions`) is its only user.
+checks a run must pass before it grows a forest, and what the page draws.
+The run is the core's (:func:`varimp_core.studies.distributions.importance_distribution`);
+every figure comes from :mod:`varimp_core.plots.distributions`; results are
+read back with their ``from_dict``.  The Distributions page
+(:mod:`pages.distributions`) is its only user.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from varimp_core.plots.distributions import (MAX_PANELS, MAX_VIOLINS, make_distr
                                              parameter_label)
 from varimp_core.problems.registry import get_problem
 from varimp_core.serialize import from_jsonable
+from varimp_core.studies.distributions import ImportanceDistribution
 from varimp_core.studies.montecarlo import SWEEP_PARAMETERS, MonteCarloResult
-from varimp_core.studies.fits import fit_normal, fit_scaled_chi2
 from varimp_core.studies.nulls import PermutationNull
 
 from . import limits
@@ -36,9 +37,9 @@ from .studies import generator, is_exact
 
 __all__ = ["MODES", "cap", "caps_text", "mode_options", "sweep_options", "parse_values",
            "default_values", "forest_options", "link_values", "replicate_rows", "check_sweep",
-           "check_budget", "fits", "default_mode", "description", "allowed", "MAX_FITTED",
+           "check_budget", "default_mode", "description", "allowed", "MAX_FITTED",
            "result_of", "fit_table", "summary_table", "summary_sentences", "render",
-           "render_sweep", "csv_text", "csv_filename"]
+           "render_sweep", "csv_text"]
 
 MODES = {"samples": "Fresh samples of the problem", "bootstrap": "Bootstrap replicates of the data",
          "permutation": "Permutation null (Y shuffled)"}
@@ -195,23 +196,6 @@ def check_budget(trees: int) -> None:
                          "sweep values.")
 
 
-def fits(variables, samples: np.ndarray, relevance) -> pd.DataFrame:
-    """A scaled chi-square and a normal fit for every column (NaN where impossible)."""
-    rows = []
-    for j, v in enumerate(variables):
-        for kind, fit in (("chi2", fit_scaled_chi2), ("normal", fit_normal)):
-            row = dict(variable=v, relevant=relevance[j], distribution=kind, df=np.nan,
-                       scale=np.nan, mean=np.nan, std=np.nan, ks_statistic=np.nan,
-                       ks_pvalue=np.nan, n=int(samples.shape[0]))
-            try:
-                f = fit(samples[:, j])
-                row.update(f.params, ks_statistic=f.ks_statistic, ks_pvalue=f.ks_pvalue)
-            except ValueError:
-                pass
-            rows.append(row)
-    return pd.DataFrame(rows)
-
-
 def default_mode(data: DataChoice) -> str:
     return "samples" if generator(data) is not None else "bootstrap"
 
@@ -228,9 +212,8 @@ def allowed(options) -> set:
 
 
 def result_of(out: Mapping[str, Any]) -> MonteCarloResult | PermutationNull:
-    """The core result of a computed run, by the core's ``from_dict``."""
-    kind = PermutationNull if out["kind"] == "permutation" else MonteCarloResult
-    return kind.from_dict(out["result"])
+    """The core result of a computed run (:meth:`ImportanceDistribution.from_dict`)."""
+    return ImportanceDistribution.from_dict(out).result
 
 
 def _num(v):
@@ -287,10 +270,10 @@ def _data_name(data) -> str:
     return data["problem"] if not data.is_upload else (data["file"] or "the upload")
 
 
-def summary_sentences(out: Mapping[str, Any], settings: Mapping[str, Any], data,
+def summary_sentences(dist: ImportanceDistribution, settings: Mapping[str, Any], data,
                       kind: str = "histogram") -> list[str]:
     """What the figures show, in a few sentences with the core's numbers."""
-    result, N = result_of(out), out["n_samples"]
+    result, N, overlay = dist.result, dist.n_samples, dist.overlay
     depth = "fully grown" if settings["max_depth"] is None else \
         f"depth \u2264 {settings['max_depth']}"
     trees = (f"T = {settings['n_estimators']:,} {METHOD_WORDS[settings['method']]} "
@@ -317,7 +300,6 @@ def summary_sentences(out: Mapping[str, Any], settings: Mapping[str, Any], data,
             f"Black lines: each variable's {ref}; grey curves: a scaled \u03c7\u00b2 (dashed) "
             "and a normal law (solid) fitted to the replicates." if kind == "histogram" else
             f"Black diamonds: each variable's {ref}.")
-    overlay = None if out.get("overlay") is None else from_jsonable(out["overlay"])
     if overlay is not None and n:
         irr = overlay[(overlay["relevant"] == False) & overlay["expected"].notna()]  # noqa: E712
         if len(irr):
@@ -338,23 +320,21 @@ def render(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) -> tu
     ValueError
         When Cancel stopped the run before any replicate finished.
     """
-    result = result_of(out)
+    dist = ImportanceDistribution.from_dict(out)
+    result, kind = dist.result, settings["view"]
     done = result.null.shape[0] if isinstance(result, PermutationNull) else result.n_replicates
-    if out.get("partial") and not done:
+    if dist.partial and not done:
         raise ValueError("Cancelled before any replicate finished.")
-    kind = settings["view"]
-    fits = from_jsonable(out["fits"])
-    overlay = None if out.get("overlay") is None else from_jsonable(out["overlay"])
-    figure = make_distribution_figure(result, fits, overlay=overlay, kind=kind)
-    sentences = summary_sentences(out, settings, data, kind)
+    figure = make_distribution_figure(result, dist.fits, overlay=dist.overlay, kind=kind)
+    sentences = summary_sentences(dist, settings, data, kind)
     p = len(result.variables)
     if p > MAX_FITTED:
         sentences.append(f"Laws are fitted to the first {MAX_FITTED} of the {p} variables; "
                          f"the histograms show the first {MAX_PANELS}, the violins the first "
                          f"{MAX_VIOLINS}; the table has them all.")
     note = (f"Partial result: cancelled after {done:,} of {result.n_requested:,} replicates."
-            if out.get("partial") else "")
-    return (figure, *summary_table(result), *fit_table(fits), [html.P(t) for t in sentences],
+            if dist.partial else "")
+    return (figure, *summary_table(result), *fit_table(dist.fits), [html.P(t) for t in sentences],
             note, "vi-notes" if note else "vi-hidden")
 
 
@@ -396,20 +376,9 @@ def csv_text(what: str, out: Mapping[str, Any]) -> str:
     result = result_of(out)
     if what == "summary":
         return safe_csv(make_summary_table_frame(result))
-    values = result.null if isinstance(result, PermutationNull) else result.replicates
-    R, p = values.shape
-    df = pd.DataFrame({"replicate": np.repeat(np.arange(R), p),
-                       "variable": list(result.variables) * R, "importance": values.ravel()})
     if isinstance(result, PermutationNull):
-        df["observed"] = np.tile(result.observed, R)
-    elif result.exact is not None:
-        df["exact"] = np.tile(result.exact, R)
+        return safe_csv(result.null_frame())
+    df = result.replicates_frame()
+    if result.exact is not None:
+        df["exact"] = np.tile(result.exact, result.n_replicates)
     return safe_csv(df)
-
-
-def csv_filename(what: str, data, mode: str) -> str:
-    """``varimp-distributions-<data>-<mode>-<what>.csv`` with only safe characters."""
-    name = data["problem"] if not data.is_upload else (data["file"] or "upload")
-    name = re.sub(r"\.csv$", "", str(name or "data"), flags=re.I)
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{name}-{mode}-{what}")
-    return f"varimp-distributions-{slug.strip('-.')[:80]}.csv"

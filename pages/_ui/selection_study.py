@@ -6,7 +6,7 @@ relevance classes, degrees and a Markov boundary of the data
 infinite-forest importance; permutation-null p-values
 (:func:`varimp_core.studies.nulls.permutation_null`); and Random Subspace
 against Sequential Random Subspace
-(:func:`varimp_core.studies.selection.subspace_selection`) on Madelon-like
+(:func:`varimp_core.studies.rs_srs.compare_subspace_methods`) on Madelon-like
 data or on the page's data.  An RS/SRS study is a set of independent (seed,
 method) runs: :func:`rs_run` is registered as the fan-out task
 :data:`RS_TASK`, so with ``REDIS_URL`` set the runs spread over the Celery
@@ -17,11 +17,8 @@ Selection page (:mod:`pages.selection`) is this module's only user.
 from __future__ import annotations
 
 import math
-import re
 from typing import Any, Mapping
 
-import numpy as np
-import pandas as pd
 from dash import html
 
 from varimp_core.api import compute_importances
@@ -31,8 +28,10 @@ from varimp_core.plots.selection import (make_pvalue_figure, make_relevance_figu
 from varimp_core.problems.registry import get_problem
 from varimp_core.serialize import from_jsonable, to_jsonable
 from varimp_core.studies.nulls import PermutationNull
-from varimp_core.studies.selection import (MADELON_IRRELEVANT, SubspaceSelection,
-                                           subspace_selection)
+from varimp_core.studies.rs_srs import (RUN_OPTIONS, SplitData, SubspaceComparison,
+                                        compare_subspace_methods, madelon_split, random_split,
+                                        selection_run)
+from varimp_core.studies.selection import MADELON_IRRELEVANT
 
 from . import datasource, fanout, limits
 from .common import placeholder_figure, safe_csv
@@ -40,7 +39,7 @@ from .common import placeholder_figure, safe_csv
 __all__ = ["RS_TASK", "RS_CHOICES", "RS_LABELS", "HONEST_NOTE", "MAX_SEEDS", "max_permutations",
            "max_null_trees", "max_rs_trees", "caps_text", "check_null_budget", "rs_study",
            "relevance_view", "rs_run", "run_rs_study", "render_null", "render_rs",
-           "relevance_rows", "rs_sentences", "curves_frame", "csv_text", "csv_filename"]
+           "relevance_rows", "rs_sentences", "csv_text"]
 
 #: Name of the fan-out task computing one (seed, method) run of an RS/SRS study.
 RS_TASK = "varimp.selection_run"
@@ -60,7 +59,6 @@ HONEST_NOTE = ("What the numbers show: on the slides' Madelon protocol (Geurts 2
 MAX_SEEDS = 10
 MAX_NULL_TOTAL = 100_000           # R x T of one permutation null
 MAX_RS_TOTAL = 60_000              # seeds x 2 methods x T
-_N_TRAIN, _N_TEST = 1000, 500      # the slides' Madelon split
 
 
 def max_null_trees() -> int:
@@ -138,14 +136,10 @@ def rs_study(settings: Mapping[str, Any], data) -> dict:
     return {**s, "source": source}
 
 
-def _rs_data(source: Mapping[str, Any], seed: int):
+def _rs_data(source: Mapping[str, Any], seed: int) -> SplitData:
     """Train and test rows, names and the truth for one seed of the study."""
     if source["kind"] == "madelon":
-        prob = get_problem(f"madelon:irrelevant={source['irrelevant']}")
-        df = prob.sample(_N_TRAIN + _N_TEST, random_state=seed)       # as madelon_curves
-        X, y = df[list(prob.variables)].to_numpy(), df[prob.target].to_numpy()
-        return (X[:_N_TRAIN], y[:_N_TRAIN], X[_N_TRAIN:], y[_N_TRAIN:], prob.variables,
-                prob.relevant)
+        return madelon_split(source["irrelevant"], seed)      # the slides' 1,000 + 500 rows
     params, relevant = datasource.canonical_params(source["data"]), None
     if params["source"] == "problem":
         problem = get_problem(params["problem"])
@@ -156,79 +150,36 @@ def _rs_data(source: Mapping[str, Any], seed: int):
     if prepared.task != "classification":
         raise ValueError("RS and SRS select features for a classification target; this data's "
                          "target is numeric (regression). Choose Madelon or another data set.")
-    X, y = prepared.X_numeric, prepared.y
-    if X.shape[0] < 6:
-        raise ValueError(f"This data has {X.shape[0]} rows; RS/SRS needs at least 6 (two thirds "
-                         "to train, one third to test).")
-    order = np.random.default_rng(seed).permutation(X.shape[0])
-    tr, te = order[:(2 * X.shape[0]) // 3], order[(2 * X.shape[0]) // 3:]
-    return X[tr], y[tr], X[te], y[te], prepared.variables, relevant
+    return random_split(prepared.X_numeric, prepared.y, seed, variables=prepared.variables,
+                        relevant=relevant)
 
 
 def rs_run(study: Mapping[str, Any], seed: int, method: str, *, progress=None,
            should_stop=None) -> dict:
-    """One (seed, method) run of the study as JSON: what a Celery worker returns.
+    """One (seed, method) run of the study as JSON (:func:`selection_run`): a worker's task.
 
     ``progress(trees_done)``; ``should_stop()`` is checked before each tree.
     """
-    Xtr, ytr, Xte, yte, names, relevant = _rs_data(study["source"], seed)
-    res = subspace_selection(
-        Xtr, ytr, method=method, subspace_size=study["subspace_size"], alpha=study["alpha"],
-        max_features=study["max_features"], n_estimators=study["n_estimators"],
-        min_sampled=study["min_sampled"], beta=study["beta"], random_state=seed,
-        variables=names, relevant=relevant, X_test=Xte, y_test=yte, should_stop=should_stop,
-        progress=None if progress is None else (lambda d, t: progress(d)))
-    return {"curve": to_jsonable(res.curve), "n_estimators": int(res.n_estimators),
-            "selection": res.to_dict() if seed == 0 else None, "stopped": bool(res.stopped),
-            "p": len(names), "truth_known": relevant is not None}
+    return selection_run(_rs_data(study["source"], seed), method=method, random_state=seed,
+                         keep_selection=seed == 0, **{k: study[k] for k in RUN_OPTIONS},
+                         progress=None if progress is None else (lambda d, t: progress(d)),
+                         should_stop=should_stop)
 
 
 fanout.register(RS_TASK, rs_run)  # the workers import this page too: they know the task
 
 
 def run_rs_study(study: Mapping[str, Any], progress) -> dict:
-    """Both methods for each seed on the same train/test split, on the workers or here.
+    """Both methods for each seed on the same split, on the workers or here, as JSON.
 
-    Madelon: 1,000 + 500 fresh rows per seed, as
-    :func:`varimp_core.studies.selection.madelon_curves`; the page's data: a
-    random two-thirds / one-third split of its rows.  Stopped, the result holds
-    the runs that had started, each with its trees, and ``partial`` is set.
+    Madelon: 1,000 + 500 fresh rows per seed; the page's data: a random
+    two-thirds / one-third split of its rows.  Stopped, the result holds the
+    runs that had started, each with its trees, and ``partial`` is set.
     """
-    runs = [(seed, m) for seed in range(study["n_seeds"]) for m in ("rs", "srs")]
-    total, results, trees = len(runs) * study["n_estimators"], {}, {}
-    mapper = fanout.task_mapper(RS_TASK)
-
-    def report(i, done):
-        trees[i] = int(done)
-        where = f"seed {runs[i][0]}, {runs[i][1].upper()}" if mapper is None else \
-            f"{len(results)} of {len(runs)} runs done"
-        progress(sum(trees.values()), total, f"{sum(trees.values()):,} of {total:,} trees "
-                                             f"({where})")
-
-    def here():
-        for i, run in enumerate(runs):
-            out = rs_run(study, *run, progress=lambda d, i=i: report(i, d),
-                         should_stop=progress.should_stop)
-            yield i, out
-            if out["stopped"]:
-                return
-
-    for i, out in (here() if mapper is None else mapper(
-            [(study, *run) for run in runs], progress=report, should_stop=progress.should_stop)):
-        results[i] = out
-        report(i, out["n_estimators"])
-    frames = [from_jsonable(results[i]["curve"]).assign(method=runs[i][1], p=results[i]["p"],
-                                                         seed=runs[i][0]) for i in sorted(results)]
-    cols = ["method", "p", "seed", "n_trees", "auprc", "accuracy", "n_selected", "precision",
-            "recall"]
-    curves = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)
-    last = results[max(results)] if results else {"p": None, "truth_known": False}
-    return {"curves": to_jsonable(curves.reindex(columns=cols)), "p": last["p"],
-            "selections": {runs[i][1]: r["selection"] for i, r in results.items()
-                           if r["selection"] is not None},
-            "truth_known": last["truth_known"], "trees_asked": total,
-            "trees_done": sum(r["n_estimators"] for r in results.values()),
-            "partial": len(results) < len(runs) or any(r["stopped"] for r in results.values())}
+    return compare_subspace_methods(
+        rs_run, study, n_seeds=study["n_seeds"], mapper=fanout.task_mapper(RS_TASK),
+        progress=lambda d, t, where: progress(d, t, f"{d:,} of {t:,} trees ({where})"),
+        should_stop=progress.should_stop).to_dict()
 
 
 # -- drawing ------------------------------------------------------------------------------------
@@ -304,47 +255,41 @@ def render_null(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) 
             [html.P(t) for t in null_text], note, "vi-notes" if note else "vi-hidden")
 
 
-def curves_frame(out: Mapping[str, Any]) -> pd.DataFrame:
-    return from_jsonable(out["curves"])
-
-
-def rs_sentences(out: Mapping[str, Any], settings: Mapping[str, Any]) -> list[str]:
+def rs_sentences(result: SubspaceComparison, settings: Mapping[str, Any]) -> list[str]:
     """The final numbers of the curves, RS against SRS, in sentences."""
-    df = curves_frame(out)
-    if not len(df):
+    if not len(result.curves):
         return []
-    src, n_seeds = settings["source"], int(df["seed"].nunique())
+    src, n_seeds = settings["source"], int(result.curves["seed"].nunique())
     what = (f"Madelon-like data with 20 relevant and {int(src):,} irrelevant features "
             "(1,000 training and 500 test rows per seed)" if src != "data" else
             "the current data (two thirds of the rows train, one third tests, per seed)")
     k = "q + 1 (every column of the subspace and the probe)" \
         if settings["max_features"] is None else str(settings["max_features"])
-    out_ = [f"{what}; q = {settings['subspace_size']}, \u03b1 = {settings['alpha']:g}, K = {k}, "
-            f"L = {settings['min_sampled']}, \u03b2 = {settings['beta']:g}; mean over "
-            f"{n_seeds} seed(s)" + (" with \u00b1 1 sd bands." if n_seeds > 1 else ".")]
-    last = df[df.groupby(["method", "seed"])["n_trees"].transform("max") == df["n_trees"]]
-    means = last.groupby("method")[["n_trees", "auprc", "accuracy"]].mean()
+    out = [f"{what}; q = {settings['subspace_size']}, \u03b1 = {settings['alpha']:g}, K = {k}, "
+           f"L = {settings['min_sampled']}, \u03b2 = {settings['beta']:g}; mean over "
+           f"{n_seeds} seed(s)" + (" with \u00b1 1 sd bands." if n_seeds > 1 else ".")]
+    means = result.final()
     parts = [f"{m.upper()} " + ("" if math.isnan(means.loc[m, "auprc"]) else
                                 f"AUPRC {means.loc[m, 'auprc']:.3f}, ")
              + f"accuracy {means.loc[m, 'accuracy']:.3f}" for m in ("rs", "srs")
              if m in means.index]
     if parts:
-        out_.append("At the last checkpoint: " + "; ".join(parts) + ".")
-    return out_
+        out.append("At the last checkpoint: " + "; ".join(parts) + ".")
+    return out
 
 
 def render_rs(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) -> tuple:
     """Curves, the selected set of the shown method, sentences and the partial note."""
-    df = curves_frame(out)
-    if out["partial"] and not len(df):
+    result = SubspaceComparison.from_dict(out)
+    if result.partial and not len(result.curves):
         raise ValueError("Cancelled before the first checkpoint.")
-    sels, show = out["selections"], settings["show"]
+    sels, show = result.selections, settings["show"]
     method = show if show in sels else next(iter(sels), None)
     selected_text = []
     if method is None:
         selected = placeholder_figure("No selection yet.")
     else:
-        s = SubspaceSelection.from_dict(sels[method])
+        s = sels[method]
         selected = make_selected_figure(s)
         line = (f"Seed 0, {method.upper()}: F holds the {len(s.selected):,} features drawn "
                 f"more than L = {settings['min_sampled']} times that beat the random probe in "
@@ -358,11 +303,11 @@ def render_rs(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) ->
             line += " The truly relevant features of this data are unknown, so there is no " \
                     "precision or recall."
         selected_text.append(line)
-    note = (f"Partial result: cancelled after {out['trees_done']:,} of {out['trees_asked']:,} "
-            "trees." if out["partial"] else "")
-    return (make_subspace_curves(df), [html.P(t) for t in rs_sentences(out, settings)],
-            selected, [html.P(t) for t in selected_text], note,
-            "vi-notes" if note else "vi-hidden")
+    note = (f"Partial result: cancelled after {result.trees_done:,} of "
+            f"{result.trees_asked:,} trees." if result.partial else "")
+    return (make_subspace_curves(result.curves),
+            [html.P(t) for t in rs_sentences(result, settings)], selected,
+            [html.P(t) for t in selected_text], note, "vi-notes" if note else "vi-hidden")
 
 
 # -- export ---------------------------------------------------------------------------------
@@ -377,20 +322,5 @@ def csv_text(what: str, out: Mapping[str, Any]) -> str:
             r = RelevanceResult.from_dict(out["relevance"]["relevance"]).to_frame()
             df = df.merge(r, on="variable", how="left")
         return safe_csv(df)
-    if what == "curves":
-        return safe_csv(curves_frame(out))
-    frames = [SubspaceSelection.from_dict(d).to_frame().assign(method=method)
-              for method, d in out["selections"].items()]
-    df = pd.concat(frames, ignore_index=True)
-    return safe_csv(df[["method", *[c for c in df.columns if c != "method"]]])
-
-
-def csv_filename(what: str, data, settings: Mapping[str, Any]) -> str:
-    """``varimp-selection-<data>-<what>.csv`` with only safe characters."""
-    if settings.get("source", "data") != "data":
-        name = f"madelon-{settings['source']}"
-    else:
-        name = data["problem"] if not data.is_upload else (data["file"] or "upload")
-        name = re.sub(r"\.csv$", "", str(name or "data"), flags=re.I)
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{name}-{what}").strip("-.")[:80]
-    return f"varimp-selection-{slug}.csv"
+    result = SubspaceComparison.from_dict(out)
+    return safe_csv(result.curves if what == "curves" else result.selections_frame())

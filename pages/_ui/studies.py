@@ -8,14 +8,16 @@ cached once per settings (:func:`cached_study`), so a control that only
 changes the drawing (histograms or violins, which method's selection) never
 grows a forest again; a study that Cancel stopped is drawn but not kept.
 Downloads serve a :class:`pages._ui.view.JobView`'s cache only
-(:func:`register_downloads`); the page's URL holds the data and two parameter
-sets (:func:`register_url`); figures and button rows look the same on both
-pages (:func:`graph`, :func:`buttons`).
+(:func:`register_downloads`, named by :func:`csv_filename`); the page's URL
+holds the data and two parameter sets (:func:`register_url`); the header
+names the chosen data (:func:`register_data_label`); figures and button rows
+look the same on both pages (:func:`graph`, :func:`buttons`).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Callable, Mapping
 
 from dash import Input, Output, State, callback, ctx, dcc, html, no_update
@@ -31,7 +33,7 @@ from .view import context_for
 
 __all__ = ["METHOD_OPTIONS", "problem_options", "choose_data", "generator", "is_exact",
            "sample_of", "graph", "buttons", "study_key", "cached_study", "register_url",
-           "register_downloads"]
+           "data_label", "register_data_label", "register_downloads", "csv_filename"]
 
 #: The forests a study grows (labels as the pages show them).
 METHOD_OPTIONS = [("forest", "ours: multiway totally randomized trees"),
@@ -159,6 +161,29 @@ def register_url(query_store: str, data_store: str, *params) -> None:
         return "&".join(q for q in parts if q)
 
     callback(Output(query_store, "data"), *inputs, Input(data_store, "data"))(url)
+
+
+def data_label(store: Any) -> str:
+    """What the header names for a page's data store (:meth:`DataChoice.label`)."""
+    try:
+        return DataChoice.from_store(store).label()
+    except ValueError:
+        return no_update
+
+
+def register_data_label(prefix: str) -> None:
+    """Keep the header (``{prefix}-dataset``) naming the data of ``{prefix}-data``."""
+    callback(Output(f"{prefix}-dataset", "children"), Input(f"{prefix}-data", "data"),
+             prevent_initial_call=True)(data_label)
+
+
+def csv_filename(page: str, data: DataChoice, *parts: str, name: str | None = None) -> str:
+    """``varimp-<page>-<name>-<parts>.csv`` with only safe characters; ``name``: the data's."""
+    if name is None:
+        name = data["problem"] if not data.is_upload else (data["file"] or "upload")
+        name = re.sub(r"\.csv$", "", str(name or "data"), flags=re.I)
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", "-".join([name, *parts]))
+    return f"varimp-{page}-{slug.strip('-.')[:80]}.csv"
 
 
 def register_downloads(view, buttons: Mapping[str, str], target: str, note: str,

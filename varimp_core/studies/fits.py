@@ -19,7 +19,7 @@ from varimp_core.studies.montecarlo import MonteCarloResult
 from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict
 
 __all__ = ["DistributionFit", "fit_scaled_chi2", "fit_normal", "fit_null_distributions",
-           "density_curves"]
+           "fit_laws", "density_curves"]
 
 
 @dataclass(frozen=True)
@@ -173,6 +173,52 @@ def fit_null_distributions(result: MonteCarloResult, *, relevant=None,
         row.update(fit.params)
         row.update(ks_statistic=fit.ks_statistic, ks_pvalue=fit.ks_pvalue)
         rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def fit_laws(samples, variables, *, relevant=None) -> pd.DataFrame:
+    """Both laws, a scaled chi-square and a normal, fitted to every variable's values.
+
+    :func:`fit_null_distributions` fits the law that theory expects of each
+    variable; this fits both to every variable, so that their
+    Kolmogorov-Smirnov distances say which one is closer.
+
+    Parameters
+    ----------
+    samples : array-like of shape (n_replicates, n_features)
+        A variable's importance in each column: replicates, or a permutation null.
+    variables : sequence of str
+    relevant : sequence of bool or None, optional
+        Each variable's relevance when known (None: unknown), copied to its rows.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Two rows per variable, ``distribution`` "chi2" then "normal", with the
+        columns of :func:`fit_null_distributions`; NaN parameters and KS values
+        where a law cannot be fitted (constant values).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> fits = fit_laws(rng.chisquare(3, size=(400, 1)), ["X1"])
+    >>> fits["distribution"].tolist(), bool(fits["ks_statistic"].idxmin() == 0)
+    (['chi2', 'normal'], True)
+    """
+    samples = np.asarray(samples, dtype=float)
+    relevant = [None] * len(variables) if relevant is None else list(relevant)
+    rows = []
+    for j, v in enumerate(variables):
+        for kind, fit in (("chi2", fit_scaled_chi2), ("normal", fit_normal)):
+            row = dict(variable=v, relevant=relevant[j], distribution=kind, df=np.nan,
+                       scale=np.nan, mean=np.nan, std=np.nan, ks_statistic=np.nan,
+                       ks_pvalue=np.nan, n=int(samples.shape[0]))
+            try:
+                f = fit(samples[:, j])
+                row.update(f.params, ks_statistic=f.ks_statistic, ks_pvalue=f.ks_pvalue)
+            except ValueError:
+                pass
+            rows.append(row)
     return pd.DataFrame(rows)
 
 

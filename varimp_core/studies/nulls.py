@@ -219,6 +219,18 @@ class PermutationNull:
                              "above_null_q95": self.above_null,
                              "n_permutations": self.n_permutations})
 
+    def null_frame(self) -> pd.DataFrame:
+        """Long format: one row per (permutation, variable) with ``importance`` and ``observed``.
+
+        The permutation is in column ``replicate``, as in
+        :meth:`MonteCarloResult.replicates_frame`.
+        """
+        R, p = self.null.shape
+        return pd.DataFrame({"replicate": np.repeat(np.arange(R), p),
+                             "variable": list(self.variables) * R,
+                             "importance": self.null.ravel(),
+                             "observed": np.tile(self.observed, R)})
+
     def to_dict(self) -> dict:
         """Plain JSON types (see :mod:`varimp_core.serialize`); :meth:`from_dict` reads them back."""
         return dataclass_to_dict(self)
