@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 #: Bumped whenever the stored formats change, so old entries are never misread.
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 _LOCK_EXPIRE = 900.0  # seconds a computation may hold its key's lock
 _LOCK_POLL = 0.1
