@@ -61,15 +61,10 @@ def compute(settings, data, progress, options=(), option_ids=(), upload=None) ->
     params = data_params(settings, options or (), option_ids or (), upload)
     if params is None:
         return {"waiting": True}
-    try:
-        view = datasource.data_view(params)
+    try:  # both read one cached view of the data
+        return {"store": datasource.session_data(params), "view": datasource.data_view(params)}
     except DataError as exc:
         raise ValueError(sentence(exc)) from None
-    s = view["summary"]
-    store = {"params": params, "query": datasource.data_query(params), "label": s["label"],
-             "p": s["p"], "N": s["N"], "exact": s["exact"], "task": s["task"],
-             "target": s["target"]}
-    return {"store": store, "view": view}
 
 
 def apply_choice(controls: Mapping[str, Any]) -> dict:
