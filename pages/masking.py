@@ -1,8 +1,7 @@
 """Masking page: importances against K or depth, irrelevant variables, a noisy copy.
 
 The page builds its own exact tables from its controls (:mod:`pages._ui.masking_study`) and
-gets every K or depth at once from :mod:`varimp_core.studies.masking`.  Its data store holds
-the built-in LED only because a :class:`JobView` needs a data choice; it plays no part.
+gets every K or depth at once from :mod:`varimp_core.studies.masking`; it has no data choice.
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ from pages._ui import controls as ui
 from pages._ui import limits, state
 from pages._ui import masking_study as study
 from pages._ui.masking_study import NO_COPY, build_table, full_spec, problem_context
-from pages._ui.datachoice import DataChoice
 from pages._ui.page_frame import page_frame
 from pages._ui.params import Context, Param, ParamSet
 from pages._ui.view import JobView
@@ -110,7 +108,7 @@ def compute_sampled(s, data, progress, exact=None) -> dict:
     if not isinstance(exact, Mapping):
         return {"note": "No sampled forests without exact values for these settings."
                 if s["sampled"] else ""}
-    shown, exact, _ = EXACT.run(exact, data.to_store())
+    shown, exact, _ = EXACT.run(exact, None)
     if not s["sampled"]:
         return {"exact": shown, "sampled": None, "note": ""}
     if exact["axis"] != "K":
@@ -128,15 +126,14 @@ def render_sampled(out, s, data, exact=None):
     return lines, out["note"]
 
 
-EXACT = JobView(PREFIX, PARAMS, compute=compute_exact, data_store="masking-data",
-                render=render_exact,
+EXACT = JobView(PREFIX, PARAMS, compute=compute_exact, render=render_exact, data_store=None,
                 outputs=[("masking-lines", "figure"), ("masking-bump", "figure"),
                          ("masking-delta", "figure"), ("masking-summary", "children"),
                          ("masking-exact", "data")],
                 disable=["masking-fieldset", *(PARAMS.id(n) for n in (  # dcc controls
                     "problem", "irrelevant", "copy", "flip", "max_features", "max_depth"))])
 FORESTS = JobView("masking-forests", SAMPLED, compute=compute_sampled, render=render_sampled,
-                  extra=[("exact", Input("masking-exact", "data"))], data_store="masking-data",
+                  extra=[("exact", Input("masking-exact", "data"))], data_store=None,
                   outputs=[("masking-lines", "figure"), ("masking-forests-note", "children")],
                   disable=["masking-forests-fieldset"], what="The figure")
 EXACT.register()
@@ -211,8 +208,6 @@ def layout(vi_data=None, **query):
              "information, and the ranking can change. Values are exact: the infinite "
              "forest on the exact distribution.",
         stores=[state.query_store(PREFIX, page_query(values) or ""),
-                dcc.Store(id="masking-data",
-                          data=DataChoice.from_params({"problem": "led"}).to_store()),
                 dcc.Store(id="masking-exact"), *EXACT.stores(), *FORESTS.stores()],
         controls=controls, status=EXACT.status(),
         content=study.figure_cards())

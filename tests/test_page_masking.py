@@ -13,7 +13,6 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
 from pages._ui import masking_study as study
-from pages._ui.datachoice import DataChoice
 from pages._ui.jobs import Progress
 from pages._ui.params import Context
 
@@ -41,10 +40,6 @@ def _settings(page, **kw):
 
 def _exact(page, **kw):
     return page.compute_exact(_settings(page, **kw), None, Progress(None))
-
-
-def _store(page):
-    return DataChoice.from_params({"problem": "led"}).to_store()
 
 
 # -- state and URL ----------------------------------------------------------------
@@ -148,9 +143,9 @@ def test_compute_exact_gives_table2_and_theorem2(page):
 
 
 def test_compute_exact_is_cached(page):
-    first = page.EXACT.run(_values(irrelevant=1), _store(page))[0]
+    first = page.EXACT.run(_values(irrelevant=1), None)[0]
     calls = []
-    second = page.EXACT.run(_values(irrelevant=1), _store(page),
+    second = page.EXACT.run(_values(irrelevant=1), None,
                             progress=lambda *a: calls.append(a))[0]
     assert first == second
     assert calls == []      # no recursion ran: the result came from the cache
@@ -179,7 +174,7 @@ def test_over_budget_settings_raise_a_sentence(page):
 
 
 def test_sampled_points_belong_to_their_settings(page):
-    data = DataChoice.from_store(_store(page))
+    data = None                                  # the page has no data choice
     exact = _settings(page, irrelevant=1)
     on = {"sampled": True, "n_estimators": 5, "random_state": 1}
     out = page.compute_sampled(on, data, Progress(None), exact=exact)
