@@ -8,6 +8,7 @@ from dash import Input, Output, State, callback, dash_table, dcc, html, no_updat
 from pages._ui import cache, jobs, limits, results, state
 from pages._ui import controls as ui
 from pages._ui import decomposition_render as draw
+from pages._ui.common import placeholder_figure
 from pages._ui.datachoice import DataChoice
 from pages._ui.page_frame import page_frame, table_style
 from pages._ui.params import Context, Param, ParamSet
@@ -98,7 +99,10 @@ def render(out, settings, data, cell=None):
     graph = None if terms["figure"] is None else dcc.Graph(
         id="decomp-terms-graph", figure=terms["figure"], className="vi-figure",
         config={"displaylogo": False})
-    return (r["figure"], {"height": f"{r['height']}px"}, r["columns"], r["rows"], r["summary"],
+    figure, shown = r["figure"], {"height": f"{r['height']}px"}
+    if figure is None:  # no split by degree: the summary says why
+        figure, shown = placeholder_figure(""), {"display": "none"}
+    return (figure, shown, r["columns"], r["rows"], r["summary"],
             graph, terms["columns"], terms["rows"], terms["note"], out["terms_error"],
             "vi-error" if out["terms_error"] else "vi-hidden")
 

@@ -163,6 +163,26 @@ def test_the_importances_cache_is_shared_with_the_importances_page(page, app_mod
     np.testing.assert_allclose(_view(page, _settings(3))["k"].importances, shared.importances)
 
 
+def test_no_split_by_degree_shows_the_importances_and_a_sentence(page, monkeypatch):
+    """K = 1 under sklearn semantics beyond the recursion's budget: the core has no by_degree."""
+    import varimp_core.api
+
+    monkeypatch.setattr(varimp_core.api, "MAX_LATTICE_CELLS", -1)  # every table is too large
+    # data no other test computes at K = 1 with sklearn semantics: this result stays cached
+    settings, data = _settings(1, semantics="sklearn"), _data({"problem": "xor:relevant=3"})
+    cell = {"var": "X1", "degree": 1, "panel": "K"}
+    out = page.compute(settings, data, Progress(None), cell)
+    view = draw.view_from_dict(out)
+    assert view["k"].by_degree is None and view["k1"].by_degree is not None
+    shown = draw.render(view, settings)
+    assert shown["figure"] is None and shown["summary"].startswith(draw.NO_SPLIT)
+    np.testing.assert_allclose([r["k"] for r in shown["rows"][:-1]], view["k"].importances)
+    assert shown["rows"][-1]["k"] == pytest.approx(1.0)           # Theorem 2: I(X;Y) = 1 bit
+    assert "X1 at k = 1" in shown["terms"]["note"]                # the K = 1 terms still list
+    figure, style, *_, summary = page.render(out, settings, data, cell)[:5]
+    assert style == {"display": "none"} and summary.startswith(draw.NO_SPLIT)
+
+
 def test_too_many_inputs_is_a_sentence(page):
     with pytest.raises(ValueError, match="at most 20 inputs"):
         page.compute(_settings(1), _data({"problem": "madelon"}), Progress(None))

@@ -15,10 +15,15 @@ from dash.dash_table.Format import Format, Scheme
 from varimp_core.plots.decomposition import make_degree_pair, make_terms_figure, set_label
 from varimp_core.result import ImportanceResult
 
-__all__ = ["MAX_TERM_ROWS", "view_from_dict", "render", "render_terms"]
+__all__ = ["MAX_TERM_ROWS", "NO_SPLIT", "view_from_dict", "render", "render_terms"]
 
 #: Rows of the terms table (the largest terms; the figure and sums use all of them).
 MAX_TERM_ROWS = 500
+#: Said instead of the heatmaps when a result has no ``by_degree`` (the core returns None
+#: for scikit-learn semantics at K = 1 beyond the exact recursion's size budget).
+NO_SPLIT = ("The split by degree k is not available for these settings (scikit-learn's K "
+            "semantics at K = 1 on this many inputs is beyond the exact recursion), so only "
+            "the importances are shown, in the Totals table.")
 RESULTS = ("k1", "k", "k1_depth", "k_depth")
 _NUM = Format(precision=4, scheme=Scheme.fixed)
 
@@ -68,13 +73,14 @@ def _terms_note(view: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
     var, degree, p = cell["var"], cell["degree"], len(variables)
     K, depth = settings["max_features"], settings.get("max_depth")
     m = variables.index(var)
-    cell_k1, cell_k = view["k1"].by_degree[m, degree], view["k"].by_degree[m, degree]
+    cell_k1 = view["k1"].by_degree[m, degree]
     weight = f"1/(C({p},{degree})\u00b7{p - degree}) = 1/{math.comb(p, degree) * (p - degree):,}"
     sentences = [f"Level iii of Eqn 3 for {var} at k = {degree}: the "
                  f"{math.comb(p - 1, degree):,} conditioning sets B of size {degree} without "
                  f"{var}, each I({var}; Y | B) weighted by {weight}. They add up to the K = 1 "
                  f"cell, {cell_k1:.4f} bits."]
     if cell["panel"] == "K" and K > 1:
+        cell_k = view["k"].by_degree[m, degree]
         sentences.insert(0, f"At K = {K} masking decides which nodes a tree reaches, so the "
                             f"cell ({cell_k:.4f} bits) is not a weighted sum over all sets B "
                             "and its level-iii split is not defined. Shown instead: the K = 1 "
@@ -112,10 +118,17 @@ def render_terms(view: Mapping[str, Any], settings: Mapping[str, Any]) -> dict:
 
 
 def render(view: Mapping[str, Any], settings: Mapping[str, Any]) -> dict:
-    """Heatmap pair (and its height in pixels), totals, summary and the cell's terms."""
-    figure = make_degree_pair(view["k1"], view["k"], max_depth=settings.get("max_depth"))
-    height = figure.layout.height
-    figure.update_layout(height=None)  # the page sizes it (taller in presentation mode)
+    """Heatmap pair (and its height in pixels), totals, summary and the cell's terms.
+
+    Without a split by degree (a ``by_degree`` of None) the figure is None and the
+    summary starts with :data:`NO_SPLIT`.
+    """
     cols, rows = _totals(view, settings)
-    return {"figure": figure, "height": height, "columns": cols, "rows": rows,
-            "summary": _summary(view, settings), "terms": render_terms(view, settings)}
+    out = {"figure": None, "height": None, "columns": cols, "rows": rows,
+           "summary": _summary(view, settings), "terms": render_terms(view, settings)}
+    if view["k1"].by_degree is None or view["k"].by_degree is None:
+        return {**out, "summary": f"{NO_SPLIT} {out['summary']}"}
+    figure = make_degree_pair(view["k1"], view["k"], max_depth=settings.get("max_depth"))
+    out["height"] = figure.layout.height
+    figure.update_layout(height=None)  # the page sizes it (taller in presentation mode)
+    return {**out, "figure": figure}
