@@ -15,6 +15,7 @@ from pages._ui import dependence_render as draw
 from pages._ui import local_forest as forest
 from pages._ui.datachoice import DataChoice
 from pages._ui.params import Context
+from varimp_core.local.heldout import split_rows
 from varimp_core.local.response_dependence import dependence_over_responses
 from varimp_core.local.partial_dependence import PartialDependence, partial_dependence
 from varimp_core.local.importance import fit_uniform_forest
@@ -114,7 +115,7 @@ def test_partial_dependence_is_the_cores_on_the_same_forest(page):
     result, store = _run(page, feature2="X2")
     assert len(result["pd"]) == 2 and result["pair"] is not None
     prepared = datasource.load_prepared(XOR.as_dict)
-    fit, assessed = forest.split_rows(500, 0, "train")
+    fit, assessed = split_rows(500, 0, "train")
     model = fit_uniform_forest(prepared.X_numeric[fit], prepared.y[fit], n_estimators=30,
                                random_state=0)
     direct = partial_dependence(model, prepared.X_numeric[assessed], "X1", kind="both",

@@ -16,6 +16,7 @@ from pages._ui import local_forest as forest
 from pages._ui.datachoice import DataChoice
 from pages._ui.jobs import Progress
 from pages._ui.params import Context
+from varimp_core.local.heldout import split_rows
 from varimp_core.local.interactions import interactions, partial_importance
 from varimp_core.local.importance import fit_uniform_forest, local_importance
 
@@ -125,16 +126,6 @@ def test_out_of_range_values_are_sentences_and_never_defaults(page):
         "Other-features threshold must be a number from 0 to 0.2")
 
 
-def test_split_rows_holds_out_thirty_percent():
-    fit, assessed = forest.split_rows(100, seed=3, rows="test")
-    assert len(fit) == 70 and len(assessed) == 30 and not set(fit) & set(assessed)
-    fit2, same = forest.split_rows(100, seed=3, rows="train")
-    assert np.array_equal(fit, fit2) and np.array_equal(same, fit)
-    with pytest.raises(ValueError, match="no held-out rows"):
-        forest.split_rows(3, seed=0, rows="test")
-    assert len(forest.split_rows(3, seed=0, rows="train")[1]) == 3
-
-
 # -- computing ------------------------------------------------------------------------
 def test_cached_local_importance_is_the_cores(page):
     settings = _settings(page)
@@ -144,7 +135,7 @@ def test_cached_local_importance_is_the_cores(page):
     local, rows = forest.load_local(store["local"])
     # the same forest, fitted directly on the same rows, gives the same counts
     prepared = datasource.load_prepared(XOR.as_dict)
-    fit, assessed = forest.split_rows(500, 0, "train")
+    fit, assessed = split_rows(500, 0, "train")
     model = fit_uniform_forest(prepared.X_numeric[fit], prepared.y[fit], n_estimators=30,
                                random_state=0)
     direct = local_importance(model, prepared.X_numeric[assessed], variables=prepared.variables)
@@ -218,7 +209,7 @@ def test_multiway_forest_is_the_cores_and_pairs_x1_x2(page):
     from varimp_core.local.multiway import forest_local_importance
     from varimp_core.data.table import DiscreteTable
     prepared = datasource.load_prepared(XOR.as_dict)
-    fit, assessed = forest.split_rows(500, 0, "train")
+    fit, assessed = split_rows(500, 0, "train")
     table = DiscreteTable.from_codes(prepared.X_codes[fit], prepared.y_codes[fit],
                                      variables=prepared.variables)
     direct = forest_local_importance(table, prepared.X_codes[assessed], n_estimators=40,

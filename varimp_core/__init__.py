@@ -12,7 +12,7 @@ module of a subpackage and imported here unchanged:
 * :mod:`varimp_core.measures` -- MDI-oob, permutation (MDA) and the measure
   suite (:func:`compute_measures`);
 * :mod:`varimp_core.local` -- local importance, interactions and partial
-  dependence;
+  dependence, also of a forest assessed on held-out rows;
 * :mod:`varimp_core.studies` -- Monte Carlo replicates, permutation nulls,
   Li et al.'s protocol and random-subspace selection (RS/SRS);
 * :mod:`varimp_core.plots` -- figure builders that draw these results.
@@ -51,6 +51,8 @@ from varimp_core.exact.recursion import exact_importances
 from varimp_core.exact.relevance import RelevanceResult, relevance
 from varimp_core.forests.multiway import grow_forest
 from varimp_core.forests.sklearn_mdi import forest_mdi, sklearn_importances
+from varimp_core.local.heldout import (fit_local_forest, heldout_local_importance,
+                                       heldout_partial_dependences, split_rows)
 from varimp_core.local.importance import LocalImportance, fit_uniform_forest, local_importance
 from varimp_core.local.interactions import (ImportanceOverLabels, Interactions, PartialImportance,
                                             importance_over_labels, interaction_importance,
@@ -90,6 +92,7 @@ __all__ = [
     "Interactions", "PartialImportance", "ImportanceOverLabels",
     "partial_dependence", "partial_dependences", "PartialDependence", "PartialDependenceSet",
     "dependence_over_responses", "DependenceOverResponses",
+    "split_rows", "fit_local_forest", "heldout_local_importance", "heldout_partial_dependences",
     # studies
     "monte_carlo", "sweep", "sweep_statistics", "MonteCarloResult",
     "permutation_null", "plugin_bias_overlay", "PermutationNull",

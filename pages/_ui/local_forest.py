@@ -1,10 +1,10 @@
 """The forest the Interactions and Dependence pages grow, and its local importance (Ciss 2015).
 
 Both pages fit a forest on the training part of the data and count Ciss's
-local importance (:func:`varimp_core.local.local_importance`) on the training
-or the held-out rows.  This module declares the forest's parameters once
-(:func:`forest_params`, shown by :func:`forest_cards`), grows the forest
-(:func:`make_forest_loader`) and caches the local importance server-side as
+local importance on the training or the held-out rows, as
+:mod:`varimp_core.local.heldout` does.  This module declares the forest's
+parameters once (:func:`forest_params`, shown by :func:`forest_cards`), grows
+the forest (:func:`make_forest_loader`) and caches the local importance server-side as
 the core's JSON (:func:`local_view`, read back by :func:`load_local`; never
 the fitted forest, never a pickle), keyed by a hash of the data choice and the
 forest settings, so the two pages share it.  It imports no page.
@@ -12,21 +12,18 @@ forest settings, so the two pages share it.  It imports no page.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
 
 import numpy as np
-import pandas as pd
 from dash import Output, State, callback, html, no_update
 
 from varimp_core.data.prepare import DataError
-from varimp_core.data.table import DiscreteTable
-from varimp_core.forests.sklearn_mdi import fit_sklearn_forest
-from varimp_core.local.importance import LocalImportance, fit_uniform_forest, local_importance
-from varimp_core.local.multiway import forest_local_importance
-from varimp_core.local.partial_dependence import partial_dependence
+from varimp_core.local.heldout import (LOCAL_FORESTS, TEST_SHARE, fit_local_forest,
+                                       heldout_local_importance, heldout_partial_dependences,
+                                       split_rows)
+from varimp_core.local.importance import LocalImportance
 from varimp_core.problems.registry import get_problem
 
 from . import cache, limits
@@ -36,14 +33,14 @@ from .params import Context, Param, ParamSet
 from .view import context_for
 
 __all__ = ["FOREST_KINDS", "SKLEARN_KINDS", "FOREST_NAMES", "MAX_TREES_UI", "MAX_ROWS",
-           "TEST_SHARE", "MAX_PD_ROWS", "MAX_GRID_2D", "FOREST_KEYS", "CustomParam",
+           "MAX_PD_ROWS", "MAX_GRID_2D", "FOREST_KEYS", "CustomParam",
            "forest_params",
            "forest_cards", "page_data", "start", "fields", "download_button", "link",
-           "register_link", "data_variables", "split_rows", "fit_forest", "make_forest_loader",
+           "register_link", "data_variables", "make_forest_loader",
            "local_view", "partial_dependences", "cached_entry", "load_local", "csv_filename"]
 
 #: Forests the Interactions page fits; the scikit-learn ones also serve partial dependence.
-SKLEARN_KINDS = ("uniform", "rf", "et")
+SKLEARN_KINDS = LOCAL_FORESTS
 FOREST_KINDS = SKLEARN_KINDS + ("multiway",)
 FOREST_OPTIONS = [
     ("uniform", "Random uniform forest (uniform cut-points, bootstrap)"),
@@ -57,8 +54,6 @@ FOREST_NAMES = {"uniform": "random uniform forest", "rf": "random forest", "et":
 MAX_TREES_UI = 1000
 #: At most this many rows are assessed (a seeded subset of the chosen rows beyond it).
 MAX_ROWS = 5000
-#: Share of the rows held out from fitting (the "held-out rows").
-TEST_SHARE = 0.3
 #: Rows averaged by a partial dependence (a seeded subset of the assessed rows beyond it).
 MAX_PD_ROWS = 1000
 #: Grid points per axis of a 2-D partial dependence (the cost grows with the square).
@@ -188,73 +183,12 @@ def data_variables(data: DataChoice) -> list[str]:
 
 
 # -- the forest ----------------------------------------------------------------------------
-def split_rows(n: int, seed: int, rows: str = "train") -> tuple[np.ndarray, np.ndarray]:
-    """Seeded split of ``n`` rows: (rows fitted, rows assessed).
-
-    ``floor(TEST_SHARE * n)`` rows are held out; the forest is fitted on the
-    others.  ``rows="train"`` assesses the fitted rows, ``"test"`` the held-out
-    ones; at most :data:`MAX_ROWS` are assessed (a seeded subset).
-
-    Raises
-    ------
-    ValueError
-        When there are no held-out rows, or fewer than two rows to fit on.
-    """
-    order = np.random.default_rng(seed).permutation(n)
-    n_test = int(math.floor(TEST_SHARE * n))
-    fit, held = np.sort(order[n_test:]), np.sort(order[:n_test])
-    if fit.size < 2:
-        raise ValueError(f"This data has {n} row{'s' if n != 1 else ''}: too few to fit a "
-                         "forest; use more rows.")
-    if rows == "test" and held.size == 0:
-        raise ValueError(f"There are no held-out rows: {TEST_SHARE:.0%} of {n} rows is less "
-                         "than one row. Assess the training rows instead, or use more data.")
-    assessed = held if rows == "test" else fit
-    if assessed.size > MAX_ROWS:
-        keep = np.random.default_rng(seed + 1).choice(assessed.size, MAX_ROWS, replace=False)
-        assessed = np.sort(assessed[keep])
-    return fit, assessed
-
-
-def fit_forest(X, y, *, task: str, settings: Mapping[str, Any], variables=None):
-    """Fit the scikit-learn forest of ``settings`` (:func:`forest_params`) on ``X, y``.
-
-    Raises
-    ------
-    ValueError
-        With a sentence, e.g. for a constant column under the uniform forest.
-    """
-    kw = {k: settings[k] for k in ("n_estimators", "max_features", "random_state")}
-    if variables is not None:
-        X = pd.DataFrame(X, columns=list(variables))
-    if settings["forest"] != "uniform":
-        return fit_sklearn_forest(X, y, kind=settings["forest"], task=task, **kw)
-    try:
-        return fit_uniform_forest(X, y, task=task, **kw)
-    except ValueError as exc:
-        if "constant" in str(exc):
-            raise ValueError(f"{exc} Or choose the random forest or extra-trees, which "
-                             "accept constant columns.") from None
-        raise
-
-
-def _multiway_table(prepared, fit: np.ndarray) -> DiscreteTable:
-    """The coded training rows varimp's multiway forest grows on (it classifies only)."""
-    if prepared.task != "classification" or prepared.X_codes is None:
-        raise ValueError("varimp's multiway forest classifies, and this data's target is "
-                         "numeric (regression); choose the random uniform forest, random "
-                         "forest or extra-trees.")
-    return DiscreteTable.from_codes(prepared.X_codes[fit], prepared.y_codes[fit],
-                                    variables=prepared.variables, target=prepared.target,
-                                    x_labels=prepared.table.x_labels)
-
-
 def make_forest_loader(data: DataChoice, settings: Mapping[str, Any], progress: Callable):
     """A zero-argument function that loads the data and fits the forest once, on first call.
 
-    It returns a dict: ``prepared`` (PreparedData), ``estimator`` (the multiway
-    forest's coded table), ``fit`` and ``assessed`` (row indices), ``labels``
-    (class labels as text, or None).
+    It returns a dict: ``prepared`` (PreparedData), ``estimator`` (the fitted
+    scikit-learn forest; None for varimp's multiway forest, grown while
+    counting), ``fit`` and ``assessed`` (row indices, :func:`split_rows`).
     """
     memo: dict[str, Any] = {}
 
@@ -270,21 +204,29 @@ def make_forest_loader(data: DataChoice, settings: Mapping[str, Any], progress: 
                 raise ValueError(f"K must be a whole number from 1 to {p} (this data has {p} "
                                  f"inputs), not {k}.")
             fit, assessed = split_rows(prepared.X_numeric.shape[0], settings["random_state"],
-                                       settings["rows"])
-            if settings["forest"] == "multiway":
-                est = _multiway_table(prepared, fit)
-            else:
+                                       settings["rows"], max_rows=MAX_ROWS)
+            estimator = None
+            if settings["forest"] != "multiway":
                 progress(0, None, f"Fitting {settings['n_estimators']:,} trees on "
                                   f"{fit.size:,} rows\u2026")
-                est = fit_forest(prepared.X_numeric[fit], prepared.y[fit], task=prepared.task,
-                                 settings=settings, variables=prepared.variables)
-            labels = ([str(v) for v in prepared.table.y_labels]
-                      if prepared.task == "classification" else None)
-            memo["fit"] = {"prepared": prepared, "estimator": est, "fit": fit,
-                           "assessed": assessed, "labels": labels}
+                estimator = _fit_forest(prepared, fit, settings)
+            memo["fit"] = {"prepared": prepared, "estimator": estimator, "fit": fit,
+                           "assessed": assessed}
         return memo["fit"]
 
     return load
+
+
+def _fit_forest(prepared, fit: np.ndarray, settings: Mapping[str, Any]):
+    """:func:`fit_local_forest` of ``settings``, pointing to the forests that accept constants."""
+    try:
+        return fit_local_forest(prepared, fit, **{k: settings[k] for k in (
+            "forest", "n_estimators", "max_features", "random_state")})
+    except ValueError as exc:
+        if settings["forest"] == "uniform" and "constant" in str(exc):
+            raise ValueError(f"{exc} Or choose the random forest or extra-trees, which "
+                             "accept constant columns.") from None
+        raise
 
 
 # -- local importance ------------------------------------------------------------------------
@@ -301,31 +243,21 @@ def local_view(data: DataChoice, settings: Mapping[str, Any], load: Callable,
     """
     def count() -> dict:
         f = load()
-        prepared, rows = f["prepared"], f["assessed"]
+        rows, n = f["assessed"], settings["n_estimators"]
         progress(0, None, f"Counting leaf parents on {rows.size:,} rows\u2026")
-        if settings["forest"] == "multiway":
-            table, n = f["estimator"], settings["n_estimators"]
+        if f["estimator"] is None:
             progress(0, None, f"Growing {n:,} multiway trees on {f['fit'].size:,} rows and "
                               f"following {rows.size:,} rows down them\u2026")
-            local = forest_local_importance(
-                table, prepared.X_codes[rows], n_estimators=n,
-                max_features=settings["max_features"] or table.n_features,
-                random_state=settings["random_state"],
-                progress=lambda d, t: progress(d, t, f"{d:,} of {t:,} trees"))
-            local = replace(local, X=prepared.X_numeric[rows])  # values, not codes, in tables
-        else:
-            local = local_importance(f["estimator"], prepared.X_numeric[rows],
-                                     variables=prepared.variables)
-        labels = f["labels"]
-        if labels is not None:  # class labels as text, as the page shows them
-            local = replace(local, prediction=np.asarray([labels[int(c)] for c in
-                                                          local.prediction]),
-                            classes=tuple(labels[int(c)] for c in local.classes))
+        local = heldout_local_importance(
+            f["prepared"], rows, estimator=f["estimator"], fit=f["fit"], n_estimators=n,
+            max_features=settings["max_features"], random_state=settings["random_state"],
+            progress=lambda d, t: progress(d, t, f"{d:,} of {t:,} trees"))
         local = replace(local, parameters={k: v for k, v in local.parameters.items()
-                                           if k != "proba"})
+                                           if k != "proba"})  # not drawn: kept out of the cache
         return {"local": local.to_dict(), "rows": rows.tolist(), "summary": {
-            "task": local.task, "classes": None if labels is None else list(local.classes),
-            "variables": list(local.variables), "target": prepared.target,
+            "task": local.task,
+            "classes": list(local.classes) if local.task == "classification" else None,
+            "variables": list(local.variables), "target": f["prepared"].target,
             "n": int(rows.size), "n_fit": int(f["fit"].size)}}
 
     key = cache.key_for("ciss-local", data.as_dict, {k: settings[k] for k in FOREST_KEYS})
@@ -334,39 +266,25 @@ def local_view(data: DataChoice, settings: Mapping[str, Any], load: Callable,
 
 def partial_dependences(fitted: Mapping[str, Any], features: list[str],
                         settings: Mapping[str, Any], progress: Callable) -> list[dict]:
-    """Friedman's partial dependence of the fitted forest on each variable, then on the pair.
+    """:func:`heldout_partial_dependences` of the fitted forest, as the core's JSON.
 
     ``fitted`` is what :func:`make_forest_loader`'s function returns; the
-    average runs over at most :data:`MAX_PD_ROWS` assessed rows (a seeded
-    subset), a pair over at most :data:`MAX_GRID_2D` grid points per axis.
-    Each result is the core's JSON, its classes as text and its ICE lines on
-    data rows.
+    average runs over at most :data:`MAX_PD_ROWS` assessed rows, a pair over at
+    most :data:`MAX_GRID_2D` grid points per axis.
     """
-    prepared, rows, labels = fitted["prepared"], fitted["assessed"], fitted["labels"]
-    seed, n_ice = settings["random_state"], settings["max_ice_lines"]
-    if rows.size > MAX_PD_ROWS:
-        keep = np.random.default_rng(seed + 2).choice(rows.size, MAX_PD_ROWS, replace=False)
-        rows = np.sort(rows[keep])
-    todo = [[f] for f in features] + ([list(features)] if len(features) == 2 else [])
-    out = []
-    for step, feats in enumerate(todo):
-        pair = len(feats) == 2
-        progress(step, len(todo), f"Partial dependence on {' and '.join(feats)} over "
-                                  f"{rows.size:,} rows\u2026")
-        r = partial_dependence(
-            fitted["estimator"], prepared.X_numeric[rows], feats if pair else feats[0],
-            kind="average" if pair or n_ice == 0 else "both",
-            grid_resolution=min(settings["grid_resolution"], MAX_GRID_2D) if pair
-            else settings["grid_resolution"], percentiles=tuple(settings["percentiles"]),
-            categorical_features=[v for v in feats if prepared.kinds.get(v) == "discrete"]
-            or None, feature_names=list(prepared.variables), max_ice_lines=n_ice or None,
-            random_state=seed)
-        outputs = tuple(str(labels[int(o)] if labels and r.response != "prediction" else o)
-                        for o in r.outputs)
-        out.append(replace(r, outputs=outputs, ice_rows=None if r.ice_rows is None
-                           else rows[r.ice_rows]).to_dict())
-        progress(step + 1, len(todo), "")
-    return out
+    n = min(fitted["assessed"].size, MAX_PD_ROWS)
+    todo = [*features, " and ".join(features)] if len(features) == 2 else list(features)
+
+    def report(done, total):
+        progress(done, total, "" if done == total else
+                 f"Partial dependence on {todo[done]} over {n:,} rows\u2026")
+
+    report(0, len(todo))
+    return [r.to_dict() for r in heldout_partial_dependences(
+        fitted["prepared"], fitted["estimator"], fitted["assessed"], features,
+        grid_resolution=settings["grid_resolution"], percentiles=settings["percentiles"],
+        max_ice_lines=settings["max_ice_lines"], max_grid_2d=MAX_GRID_2D,
+        max_rows=MAX_PD_ROWS, random_state=settings["random_state"], progress=report)]
 
 
 def cached_entry(key: Any) -> dict:
