@@ -27,7 +27,7 @@ POSITION_OPTIONS = [("1", "1st"), ("12", "1st or 2nd"), ("all", "any")]
 
 
 @dataclass(frozen=True)
-class SecondVariable(forest.CustomParam):
+class SecondVariable(Param):
     """A variable, or "none" (None in the settings)."""
 
     def parse(self, raw, ctx):
@@ -61,17 +61,12 @@ def _variables(ctx: Context) -> list:
     return [(v, v) for v in ctx.extra.get("variables", ())]
 
 
-def _dropdown(cid, value, options):
-    return dcc.Dropdown(id=cid, options=options, value=value, clearable=False,
-                        className="vi-dropdown")
-
-
 #: What the job computes on: the forest, the variables and the grid.
 PARAMS = ParamSet(PREFIX, [
     *forest.forest_params(forest.SKLEARN_KINDS),
-    forest.CustomParam("feature", "Variable", "text", None, choices=_variables,
-                       what="a variable", make=_dropdown),
-    SecondVariable("feature2", "Second variable (2-D)", "text", None, make=_dropdown,
+    Param("feature", "Variable", "text", None, choices=_variables, control="dropdown",
+          what="a variable"),
+    SecondVariable("feature2", "Second variable (2-D)", "text", None, control="dropdown",
                    choices=lambda c: [(NONE, "none"), *_variables(c)],
                    help="A second variable adds its own curves and the 2-D partial dependence."),
     Param("grid_resolution", "Grid resolution", default=30, key="grid", low=2, high=MAX_GRID,
@@ -86,10 +81,8 @@ PARAMS = ParamSet(PREFIX, [
 DISPLAY = ParamSet(PREFIX, [
     Param("label", "Class", "text", None, blank="", control="dropdown", what="class",
           help="Partial dependence of the predicted probability of this class."),
-    forest.CustomParam("positions", "Dependence over responses: the variable at position",
-                       "choice", "all", choices=POSITION_OPTIONS, what="positions",
-                       make=lambda cid, v, options: dcc.RadioItems(
-                           id=cid, value=v, options=options, className="vi-radio")),
+    Param("positions", "Dependence over responses: the variable at position", "choice", "all",
+          choices=POSITION_OPTIONS, what="positions"),
 ])
 
 
@@ -173,6 +166,8 @@ def _graph(name: str, height: str, hidden: bool = False) -> html.Div:
 def layout(vi_data=None, **query):
     st = initial_state(query, vi_data)
     f = forest.fields(st, PARAMS, DISPLAY)
+    for name in ("feature", "feature2"):  # many inputs: typing a name finds it
+        f[name].children[1].searchable = True
     f["label"].className = "vi-field vi-hidden"  # shown for a classification target
     return page_frame(
         PREFIX, title="Dependence", notes=st["notes"], data_label=st["page"].label(),

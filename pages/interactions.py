@@ -25,14 +25,11 @@ MAX_MIN_SHARE = 0.2
 PARAMS = ParamSet(PREFIX, forest.forest_params())
 #: How the result is shown: cheap to change, nothing is refitted.
 DISPLAY = ParamSet(PREFIX, [
-    forest.CustomParam(
-        "min_share", "\u201cOther features\u201d below", "float", DEFAULT_MIN_SHARE,
-        key="other", low=0.0, high=MAX_MIN_SHARE, what="other-features threshold",
-        help="Variables whose share of positions 1 and 2 is below this are merged into one "
-             "meta-variable in the mosaic.",
-        make=lambda cid, v, _: dcc.Slider(id=cid, min=0, max=MAX_MIN_SHARE, step=0.01, value=v,
-                                       marks={0: "0", 0.05: "5%", 0.1: "10%", 0.15: "15%",
-                                              0.2: "20%"})),
+    Param("min_share", "\u201cOther features\u201d below", "float", DEFAULT_MIN_SHARE,
+          key="other", low=0.0, high=MAX_MIN_SHARE, step=0.01, control="slider",
+          what="other-features threshold",
+          help="Variables whose share of positions 1 and 2 is below this are merged into one "
+               "meta-variable in the mosaic."),
     Param("label", "Partial importance for the class", "text", None, blank="",
           control="dropdown", what="class",
           help="Observations the forest predicts as this class."),
@@ -79,6 +76,7 @@ def _part(name: str, height: str) -> html.Div:
 def layout(vi_data=None, **query):
     st = forest.start(query, vi_data, PARAMS, DISPLAY)
     f = forest.fields(st, PARAMS, DISPLAY)
+    f["min_share"].children[1].marks = {0: "0", 0.05: "5%", 0.1: "10%", 0.15: "15%", 0.2: "20%"}
     view_card = ui.card("View", f["min_share"], f["label"], html.Div(
         [f["direction"], f["threshold"]], id=f"{PREFIX}-threshold-field", className="vi-hidden"))
     return page_frame(

@@ -13,7 +13,7 @@ forest settings, so the two pages share it.  It imports no page.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -33,7 +33,7 @@ from .params import Context, Param, ParamSet
 from .view import context_for
 
 __all__ = ["FOREST_KINDS", "SKLEARN_KINDS", "FOREST_NAMES", "MAX_TREES_UI", "MAX_ROWS",
-           "MAX_PD_ROWS", "MAX_GRID_2D", "FOREST_KEYS", "CustomParam",
+           "MAX_PD_ROWS", "MAX_GRID_2D", "FOREST_KEYS",
            "forest_params",
            "forest_cards", "page_data", "start", "fields", "download_button", "link",
            "register_link", "data_variables", "make_forest_loader",
@@ -58,17 +58,6 @@ MAX_ROWS = 5000
 MAX_PD_ROWS = 1000
 #: Grid points per axis of a 2-D partial dependence (the cost grows with the square).
 MAX_GRID_2D = 20
-
-
-@dataclass(frozen=True)
-class CustomParam(Param):
-    """A :class:`Param` whose control ``make(cid, value, options)`` builds (a slider with marks,
-    a searchable dropdown ...)."""
-
-    make: Callable | None = None
-
-    def component(self, cid: str, value: Any, ctx: Context):
-        return self.make(cid, self.control_value(value), self.options(ctx))
 
 
 def forest_params(kinds=FOREST_KINDS) -> list[Param]:
