@@ -162,13 +162,11 @@ def tile_rows(store: Mapping[str, Any], min_share: float, first: str, second: st
     it = interactions(local, min_share=min_share)
     if first not in it.labels or second not in it.labels:
         raise ValueError("That tile is not in the current mosaic; click a tile again.")
-    code = {v: (v if v in it.labels else OTHER_FEATURES) for v in local.variables}
-    pos = local.positions
-    names = np.array(list(local.variables) + [None], dtype=object)
-    v1, v2 = names[pos[:, 0]], names[pos[:, 1]]      # interactions() needs p >= 2
-    keep = np.flatnonzero((pos[:, 0] >= 0) & (pos[:, 1] >= 0)
-                          & np.array([code.get(a) == first for a in v1])
-                          & np.array([code.get(b) == second for b in v2]))
+    frame = local.to_frame(max_position=2)           # interactions() needs p >= 2
+    v1, v2 = frame["position_1"], frame["position_2"]  # a variable's name, None when empty
+    tile = {v: OTHER_FEATURES for v in it.merged}
+    keep = np.flatnonzero(v1.map(lambda v: tile.get(v, v)).eq(first)
+                          & v2.map(lambda v: tile.get(v, v)).eq(second))
     classification = local.task == "classification"
     columns = ([{"name": "Row", "id": "row", "type": "numeric"}]
                + [{"name": v, "id": f"x{j}", "type": "numeric"}
@@ -182,8 +180,7 @@ def tile_rows(store: Mapping[str, Any], min_share: float, first: str, second: st
              **{f"x{j}": _num(local.X[i, j]) for j in range(local.n_features)},
              "prediction": str(local.prediction[i]) if classification
              else _num(local.prediction[i]),
-             "first": v1[i], "second": v2[i],
-             "share_first": _num(local.counts[i, pos[i, 0]] / local.n_estimators)}
+             "first": v1[i], "second": v2[i], "share_first": _num(frame["frequency_1"][i])}
             for i in shown]
     caption = (f"{keep.size:,} observation{'s' if keep.size != 1 else ''} with {first} at "
                f"position 1 and {second} at position 2")
