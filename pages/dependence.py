@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import dash
-from dash import Input, Output, callback, dcc, html, no_update
+from dash import dcc, html, no_update
 
 from pages._ui import controls as ui
 from pages._ui import dependence_render as draw
 from pages._ui import local_forest as forest
-from pages._ui import jobs, state
+from pages._ui import state
 from pages._ui.common import placeholder_figure
 from pages._ui.page_frame import figure_config, page_frame, register_csv_downloads
 from pages._ui.params import Context, Param, ParamSet, sentence
@@ -210,22 +210,8 @@ def layout(vi_data=None, **query):
         ])
 
 
-@callback(*(Output(f"{PREFIX}-{name}", prop) for name, prop in draw.OUTPUTS),
-          *DISPLAY.error_outputs(), Input(f"{PREFIX}-current", "data"),
-          Input(f"{PREFIX}-error", "className"), *DISPLAY.inputs())
-def show(store, error, label, positions):
-    """Draw the figures of the computed store (cheap: nothing is recomputed)."""
-    shown, errors = DISPLAY.validate({"label": label, "positions": positions}, Context())
-    texts = [errors.get(n, "") for n in DISPLAY.names]
-    if errors or (not store and error != "vi-error"):
-        return [no_update] * len(draw.OUTPUTS) + texts
-    try:
-        return draw.outputs(store, shown["label"], shown["positions"], label) + texts
-    except ValueError as exc:
-        return [no_update] * 10 + [jobs.error_message(exc), "vi-error"] + [no_update] * 4 + texts
-
-
-forest.register_link(PREFIX, PARAMS, DISPLAY, page_query)
+forest.register_view(PREFIX, PARAMS, DISPLAY, page_query, draw.OUTPUTS, draw.outputs,
+                     lambda message: [no_update] * 10 + [message, "vi-error"] + [no_update] * 4)
 
 
 register_csv_downloads(PREFIX, {

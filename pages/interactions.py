@@ -128,21 +128,9 @@ def layout(vi_data=None, **query):
         ])
 
 
-@callback(*(Output(f"{PREFIX}-{name}", prop) for name, prop in draw.OUTPUTS),
-          *DISPLAY.error_outputs(), Input(f"{PREFIX}-current", "data"),
-          Input(f"{PREFIX}-error", "className"), *DISPLAY.inputs())
-def show(store, error, *values):
-    """Draw the figures of the computed store (cheap: nothing is refitted)."""
-    shown, errors = DISPLAY.validate(dict(zip(DISPLAY.names, values)), Context())
-    texts = [errors.get(n, "") for n in DISPLAY.names]
-    if errors or (not store and error != "vi-error"):
-        return [no_update] * len(draw.OUTPUTS) + texts
-    try:
-        return draw.outputs(store, shown) + texts
-    except ValueError as exc:
-        message = jobs.error_message(exc)
-        return [no_update, "vi-hidden", message, "vi-error"] * len(draw.PARTS) + \
-            [no_update] * (len(draw.OUTPUTS) - 4 * len(draw.PARTS)) + texts
+forest.register_view(PREFIX, PARAMS, DISPLAY, page_query, draw.OUTPUTS, draw.outputs,
+                     lambda message: [no_update, "vi-hidden", message, "vi-error"] * len(draw.PARTS)
+                     + [no_update] * (len(draw.OUTPUTS) - 4 * len(draw.PARTS)))
 
 
 def _min_share(value) -> float:
@@ -163,9 +151,6 @@ def show_tile(click, store, min_share):
         return [], [], "Click a tile of the mosaic."
     except ValueError as exc:
         return [], [], jobs.error_message(exc)
-
-
-forest.register_link(PREFIX, PARAMS, DISPLAY, page_query)
 
 
 register_csv_downloads(PREFIX, {

@@ -146,16 +146,17 @@ def summary_sentence(store: Mapping[str, Any]) -> str:
             f"{store['n_pd']:,} {rows} rows.")
 
 
-def outputs(store: Mapping[str, Any] | None, label=None, positions="all", shown=None) -> list:
+def outputs(store: Mapping[str, Any] | None, shown: Mapping[str, Any]) -> list:
     """The values of :data:`OUTPUTS` for a computed store (None: the job failed).
 
-    ``shown`` is the class the control shows now (left alone when it is the one drawn).
+    ``shown`` holds the view's ``label`` and ``positions`` (:func:`draw`); the class
+    control is left alone when it already shows the class drawn.
     """
     if not store:  # the first job failed: its sentence is above
         empty = placeholder_figure("No figure for these settings; see the message above.")
         return [empty, no_update, empty, no_update, "vi-hidden", empty, "vi-card vi-hidden",
                 empty, empty, "vi-hidden", [], "vi-hidden", ""] + [no_update] * 3
-    out = draw(store, label, positions)
+    out = draw(store, shown["label"], shown["positions"])
     two, empty = len(out["pd"]) > 1, placeholder_figure("")
     messages = [html.P(m) for m in dict.fromkeys(out["messages"] + notes(store))]
     heights = [{"height": f"{h}px"} for h in out["pd_heights"]]
@@ -165,7 +166,8 @@ def outputs(store: Mapping[str, Any] | None, label=None, positions="all", shown=
             "vi-card vi-hidden" if out["pd2"] is None else "vi-card",
             out["dor"][0], out["dor"][1] if two else empty, "" if two else "vi-hidden",
             messages, "vi-notes" if messages else "vi-hidden", summary_sentence(store),
-            class_options(store["classes"]), no_update if out["label"] == shown else out["label"],
+            class_options(store["classes"]),
+            no_update if out["label"] == shown["label"] else out["label"],
             "vi-field" if store["classes"] else "vi-field vi-hidden"]
 
 

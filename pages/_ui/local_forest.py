@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
-from dash import Output, State, callback, html, no_update
+from dash import Input, Output, State, callback, html, no_update
 
 from varimp_core.data.prepare import DataError
 from varimp_core.local.heldout import (LOCAL_FORESTS, TEST_SHARE, fit_local_forest,
@@ -26,7 +26,7 @@ from varimp_core.local.heldout import (LOCAL_FORESTS, TEST_SHARE, fit_local_fore
 from varimp_core.local.importance import LocalImportance
 from varimp_core.problems.registry import get_problem
 
-from . import cache, limits
+from . import cache, jobs, limits
 from . import controls as ui
 from .datachoice import DataChoice
 from .params import Context, Param, ParamSet
@@ -36,7 +36,7 @@ __all__ = ["FOREST_KINDS", "SKLEARN_KINDS", "FOREST_NAMES", "MAX_TREES_UI", "MAX
            "MAX_PD_ROWS", "MAX_GRID_2D", "FOREST_KEYS",
            "forest_params",
            "forest_cards", "page_data", "start", "fields", "download_button", "link",
-           "register_link", "data_variables", "make_forest_loader",
+           "register_view", "data_variables", "make_forest_loader",
            "local_view", "partial_dependences", "cached_entry", "load_local", "csv_filename"]
 
 #: Forests the Interactions page fits; the scikit-learn ones also serve partial dependence.
@@ -149,12 +149,30 @@ def link(*parts: str) -> str:
     return "&".join(q for q in parts if q)
 
 
-def register_link(prefix: str, params: ParamSet, display: ParamSet, page_query: Callable) -> None:
-    """Write ``page_query(store, settings, shown)`` to ``{prefix}-query`` when values are usable.
+def register_view(prefix: str, params: ParamSet, display: ParamSet, page_query: Callable,
+                  outputs: Sequence[tuple[str, str]], draw: Callable, failed: Callable) -> None:
+    """The callbacks of a page's figures and link, beside its :class:`JobView`.
 
-    ``params`` are the job's parameters, ``display`` the view's; the store is
-    ``{prefix}-data`` (:func:`start`).
+    The figures are drawn again, cheaply, when the result in ``{prefix}-current``
+    or a control of ``display`` changes: ``draw(store, shown)`` gives the values
+    of ``{prefix}-<name>``'s properties ``outputs``, ``failed(sentence)`` those
+    when drawing raises a ValueError.  ``page_query(store, settings, shown)`` is
+    written to ``{prefix}-query`` whenever the values of ``params`` (the job's)
+    and ``display`` can be used; the store is ``{prefix}-data`` (:func:`start`).
     """
+    @callback(*(Output(f"{prefix}-{name}", prop) for name, prop in outputs),
+              *display.error_outputs(), Input(f"{prefix}-current", "data"),
+              Input(f"{prefix}-error", "className"), *display.inputs())
+    def show(store, error, *values):
+        shown, errors = display.validate(dict(zip(display.names, values)), Context())
+        texts = [errors.get(n, "") for n in display.names]
+        if errors or (not store and error != "vi-error"):  # nothing computed, nothing failed
+            return [no_update] * len(outputs) + texts
+        try:
+            return draw(store, shown) + texts
+        except ValueError as exc:
+            return failed(jobs.error_message(exc)) + texts
+
     @callback(Output(f"{prefix}-query", "data"), *params.inputs(), *display.inputs(),
               State(f"{prefix}-data", "data"), prevent_initial_call=True)
     def sync_url(*args):
