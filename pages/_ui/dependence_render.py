@@ -90,39 +90,32 @@ def draw(store: Mapping[str, Any], label=None, positions="all") -> dict:
     """
     result = cached_entry(store["result"])
     label = default_class(store["classes"], label)
-    out: dict[str, Any] = {"pd": [], "pd_heights": [], "dor": [], "pd2": None,
-                           "messages": [], "label": label}
+    out: dict[str, Any] = {"pd2": None, "messages": [], "label": label}
     outputs = None if label in (None, ALL_CLASSES) else label
     variables = list(store["variables"])
 
     def color(f):
         return variable_color(variables.index(f)) if f in variables else None
 
-    def figure(make, heights=None):
+    def figure(make):
         try:
-            fig = make()
-            if heights is not None:
-                heights.append(int(fig.layout.height or 420))
-            fig.update_layout(height=None)       # the page sizes the graph
-            return fig
+            return make()
         except ValueError as exc:
-            if heights is not None:
-                heights.append(420)
             out["messages"].append(sentence(exc))
             return placeholder_figure(sentence(exc))
 
-    for d in result["pd"]:
-        r = PartialDependence.from_dict(d)
-        out["pd"].append(figure(lambda: make_pd_figure(r, outputs=outputs,
-                                                       color=color(r.features[0])),
-                                out["pd_heights"]))
+    out["pd"] = [figure(lambda: make_pd_figure(r, outputs=outputs, color=color(r.features[0])))
+                 for r in map(PartialDependence.from_dict, result["pd"])]
     if result["pair"] is not None:
         pair = PartialDependence.from_dict(result["pair"])
         out["pd2"] = figure(lambda: make_pd2_figure(pair, output=outputs))
     local, rows = load_local(store["local"])
-    for f in features(store["settings"]):
-        out["dor"].append(figure(lambda: make_dependence_over_responses(
-            _over_responses(local, rows, f, positions), classes=local.classes, color=color(f))))
+    out["dor"] = [figure(lambda: make_dependence_over_responses(
+        _over_responses(local, rows, f, positions), classes=local.classes, color=color(f)))
+        for f in features(store["settings"])]
+    out["pd_heights"] = [int(fig.layout.height or 420) for fig in out["pd"]]
+    for fig in [*out["pd"], *out["dor"], *([] if out["pd2"] is None else [out["pd2"]])]:
+        fig.update_layout(height=None)  # the page sizes the graphs
     return out
 
 

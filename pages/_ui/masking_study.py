@@ -151,10 +151,6 @@ def figures(exact: Mapping[str, Any]) -> tuple:
             make_delta_heatmap(importance_change(df, x=x), x=x))
 
 
-def _fmt(v: float) -> str:
-    return f"{v:.3f}"
-
-
 def _order(d: pd.DataFrame) -> str:
     """``"X5 > X2 = X3"``: variables with a positive importance, most important first."""
     d = d[d["importance"] > 1e-9].sort_values(["rank", "variable"])
@@ -192,15 +188,14 @@ def summary_sentences(exact: Mapping[str, Any], settings: Mapping[str, Any]) -> 
     if copy:
         orig = settings["copy"]
         out.append(f"{copy} copies {orig} with {settings['flip']:g} noise: at K=1 {orig} has "
-                   f"{_fmt(k1[orig])} and {copy} {_fmt(k1[copy])} bits; at K={p} "
-                   f"{orig} has {_fmt(kp[orig])} and {copy} {_fmt(kp[copy])} "
+                   f"{k1[orig]:.3f} and {copy} {k1[copy]:.3f} bits; at K={p} "
+                   f"{orig} has {kp[orig]:.3f} and {copy} {kp[copy]:.3f} "
                    f"\u2014 {'masked' if kp[copy] < 0.5 * k1[copy] else 'not masked'}"
                    f" by {orig}.")
     first, last = _order(df[df.K == 1]), _order(df[df.K == df.K.max()])
     if first != last:
         out.append(f"The order changes: {first} at K=1, {last} at K={p}.")
     return out
-
 
 
 def figure_cards() -> list:
