@@ -40,11 +40,6 @@ OUTPUTS = [(f"{name}{part}", prop) for name in PARTS for part, prop in (
 MAX_TILE_ROWS = 1000
 
 
-def _sized(fig):
-    fig.update_layout(height=None)  # the page sizes the graph
-    return fig
-
-
 def draw(store: Mapping[str, Any], shown: Mapping[str, Any]) -> dict:
     """Figures and sentences of a computed store for the view settings ``shown``.
 
@@ -67,7 +62,8 @@ def draw(store: Mapping[str, Any], shown: Mapping[str, Any]) -> dict:
 
     def part(name, fn):
         try:
-            out[name], out[name + "_message"] = _sized(fn()), ""
+            out[name] = fn().update_layout(height=None)  # the page sizes the graph
+            out[name + "_message"] = ""
         except ValueError as exc:
             out[name], out[name + "_message"] = placeholder_figure(sentence(exc)), sentence(exc)
 
