@@ -33,11 +33,10 @@ from .params import Context, Param, ParamSet
 from .view import context_for
 
 __all__ = ["FOREST_KINDS", "SKLEARN_KINDS", "FOREST_NAMES", "MAX_TREES_UI", "MAX_ROWS",
-           "MAX_PD_ROWS", "MAX_GRID_2D", "FOREST_KEYS",
-           "forest_params",
-           "forest_cards", "page_data", "start", "fields", "download_button", "link",
-           "register_view", "data_variables", "make_forest_loader",
-           "local_view", "partial_dependences", "cached_entry", "load_local", "csv_filename"]
+           "MAX_PD_ROWS", "MAX_GRID_2D", "FOREST_KEYS", "forest_params", "forest_cards",
+           "page_data", "start", "fields", "download_button", "link", "register_view",
+           "data_variables", "make_forest_loader", "local_view", "partial_dependences",
+           "cached_entry", "load_local", "csv_filename"]
 
 #: Forests the Interactions page fits; the scikit-learn ones also serve partial dependence.
 SKLEARN_KINDS = LOCAL_FORESTS
