@@ -15,6 +15,7 @@ from pages._ui.common import placeholder_figure
 from pages._ui.page_frame import figure_config, page_frame, register_csv_downloads
 from pages._ui.params import Context, Param, ParamSet, sentence
 from pages._ui.view import JobView
+from varimp_core.local.heldout import heldout_partial_dependences
 
 dash.register_page(__name__, path="/dependence", name="Dependence", order=6,
                    title="varimp \u2014 Dependence")
@@ -70,7 +71,7 @@ PARAMS = ParamSet(PREFIX, [
                    choices=lambda c: [(NONE, "none"), *_variables(c)],
                    help="A second variable adds its own curves and the 2-D partial dependence."),
     Param("grid_resolution", "Grid resolution", default=30, key="grid", low=2, high=MAX_GRID,
-          help=f"Grid points per variable (at most {forest.MAX_GRID_2D} per axis in 2-D); "
+          help=f"Grid points per variable (at most {draw.MAX_GRID_2D} per axis in 2-D); "
                "fewer when the variable has fewer distinct values."),
     Percentiles("percentiles", "Percentiles of the grid", "float", [0.05, 0.95],
                 help="The grid spans these percentiles of the variable's values."),
@@ -87,7 +88,11 @@ DISPLAY = ParamSet(PREFIX, [
 
 
 def compute(settings, data, progress) -> dict:
-    """Fit, count local importance (cached) and compute the partial dependences."""
+    """Fit, count local importance (cached) and compute the partial dependences.
+
+    They average over at most ``draw.MAX_PD_ROWS`` assessed rows, a pair over at most
+    ``draw.MAX_GRID_2D`` grid points per axis (:func:`heldout_partial_dependences`).
+    """
     load = forest.make_forest_loader(data, settings, progress)
     out = forest.local_view(data, settings, load, progress)
     features = draw.features(settings)
@@ -97,9 +102,21 @@ def compute(settings, data, progress) -> dict:
     if settings["feature2"] == settings["feature"]:
         raise ValueError("Choose two different variables for the 2-D partial dependence "
                          "(or no second variable).")
-    pds = forest.partial_dependences(load(), features, settings, progress)
+    fitted, n = load(), min(out["n"], draw.MAX_PD_ROWS)
+    todo = [*features, " and ".join(features)] if len(features) == 2 else features
+
+    def report(done, total):
+        progress(done, total, "" if done == total else
+                 f"Partial dependence on {todo[done]} over {n:,} rows\u2026")
+
+    report(0, len(todo))
+    pds = [r.to_dict() for r in heldout_partial_dependences(
+        fitted["prepared"], fitted["estimator"], fitted["assessed"], features,
+        grid_resolution=settings["grid_resolution"], percentiles=settings["percentiles"],
+        max_ice_lines=settings["max_ice_lines"], max_grid_2d=draw.MAX_GRID_2D,
+        max_rows=draw.MAX_PD_ROWS, random_state=settings["random_state"], progress=report)]
     return {**out, "pd": pds[:len(features)], "pair": pds[2] if len(pds) == 3 else None,
-            "n_pd": min(out["n"], forest.MAX_PD_ROWS)}
+            "n_pd": n}
 
 
 def render(out, settings, data) -> tuple:

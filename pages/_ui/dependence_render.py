@@ -26,14 +26,18 @@ from dash import html, no_update
 
 from .common import placeholder_figure, safe_csv
 from . import local_forest
-from .local_forest import FOREST_NAMES, MAX_GRID_2D, MAX_PD_ROWS, cached_entry, load_local
+from .local_forest import FOREST_NAMES, cached_entry, load_local
 from .params import sentence
 
-__all__ = ["ALL_CLASSES", "POSITIONS", "OUTPUTS", "features", "class_options",
-           "default_class", "draw", "notes", "summary_sentence", "outputs", "pd_csv", "dor_csv",
-           "csv_filename"]
+__all__ = ["ALL_CLASSES", "MAX_PD_ROWS", "MAX_GRID_2D", "POSITIONS", "OUTPUTS", "features",
+           "class_options", "default_class", "draw", "notes", "summary_sentence", "outputs",
+           "pd_csv", "dor_csv", "csv_filename"]
 
 ALL_CLASSES = "all"
+#: Rows averaged by a partial dependence (a seeded subset of the assessed rows beyond it).
+MAX_PD_ROWS = 1000
+#: Grid points per axis of a 2-D partial dependence (the cost grows with the square).
+MAX_GRID_2D = 20
 #: The positions choice of the dependence over responses, as the core reads it.
 POSITIONS = {"1": 1, "12": [1, 2], "all": "all"}
 #: What the page draws: ``dep-<name>``'s property, in the order of :func:`outputs`.

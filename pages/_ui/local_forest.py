@@ -21,8 +21,7 @@ from dash import Input, Output, State, callback, html, no_update
 
 from varimp_core.data.prepare import DataError
 from varimp_core.local.heldout import (LOCAL_FORESTS, TEST_SHARE, fit_local_forest,
-                                       heldout_local_importance, heldout_partial_dependences,
-                                       split_rows)
+                                       heldout_local_importance, split_rows)
 from varimp_core.local.importance import LocalImportance
 from varimp_core.problems.registry import get_problem
 
@@ -33,10 +32,10 @@ from .params import Context, Param, ParamSet
 from .view import context_for
 
 __all__ = ["FOREST_KINDS", "SKLEARN_KINDS", "FOREST_NAMES", "MAX_TREES_UI", "MAX_ROWS",
-           "MAX_PD_ROWS", "MAX_GRID_2D", "FOREST_KEYS", "forest_params", "forest_cards",
+           "FOREST_KEYS", "forest_params", "forest_cards",
            "page_data", "start", "fields", "download_button", "link", "register_view",
-           "data_variables", "make_forest_loader", "local_view", "partial_dependences",
-           "cached_entry", "load_local", "csv_filename"]
+           "data_variables", "make_forest_loader", "local_view", "cached_entry", "load_local",
+           "csv_filename"]
 
 #: Forests the Interactions page fits; the scikit-learn ones also serve partial dependence.
 SKLEARN_KINDS = LOCAL_FORESTS
@@ -53,10 +52,6 @@ FOREST_NAMES = {"uniform": "random uniform forest", "rf": "random forest", "et":
 MAX_TREES_UI = 1000
 #: At most this many rows are assessed (a seeded subset of the chosen rows beyond it).
 MAX_ROWS = 5000
-#: Rows averaged by a partial dependence (a seeded subset of the assessed rows beyond it).
-MAX_PD_ROWS = 1000
-#: Grid points per axis of a 2-D partial dependence (the cost grows with the square).
-MAX_GRID_2D = 20
 
 
 def forest_params(kinds=FOREST_KINDS) -> list[Param]:
@@ -268,29 +263,6 @@ def local_view(data: DataChoice, settings: Mapping[str, Any], load: Callable,
 
     key = cache.key_for("ciss-local", data.as_dict, {k: settings[k] for k in FOREST_KEYS})
     return {"local": key, **cache.get_or_compute(key, count)["summary"]}
-
-
-def partial_dependences(fitted: Mapping[str, Any], features: list[str],
-                        settings: Mapping[str, Any], progress: Callable) -> list[dict]:
-    """:func:`heldout_partial_dependences` of the fitted forest, as the core's JSON.
-
-    ``fitted`` is what :func:`make_forest_loader`'s function returns; the
-    average runs over at most :data:`MAX_PD_ROWS` assessed rows, a pair over at
-    most :data:`MAX_GRID_2D` grid points per axis.
-    """
-    n = min(fitted["assessed"].size, MAX_PD_ROWS)
-    todo = [*features, " and ".join(features)] if len(features) == 2 else list(features)
-
-    def report(done, total):
-        progress(done, total, "" if done == total else
-                 f"Partial dependence on {todo[done]} over {n:,} rows\u2026")
-
-    report(0, len(todo))
-    return [r.to_dict() for r in heldout_partial_dependences(
-        fitted["prepared"], fitted["estimator"], fitted["assessed"], features,
-        grid_resolution=settings["grid_resolution"], percentiles=settings["percentiles"],
-        max_ice_lines=settings["max_ice_lines"], max_grid_2d=MAX_GRID_2D,
-        max_rows=MAX_PD_ROWS, random_state=settings["random_state"], progress=report)]
 
 
 def cached_entry(key: Any) -> dict:
