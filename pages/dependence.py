@@ -29,10 +29,7 @@ POSITION_OPTIONS = [("1", "1st"), ("12", "1st or 2nd"), ("all", "any")]
 
 @dataclass(frozen=True)
 class SecondVariable(Param):
-    """A variable, or "none" (None in the settings)."""
-
-    def parse(self, raw, ctx):
-        return None if raw in (None, "", NONE) else super().parse(raw, ctx)
+    """A variable, or "none" (None in the settings), which its dropdown shows as "none"."""
 
     def control_value(self, value):
         return NONE if value is None else value
@@ -67,7 +64,8 @@ PARAMS = ParamSet(PREFIX, [
     *forest.forest_params(forest.SKLEARN_KINDS),
     Param("feature", "Variable", "text", None, choices=_variables, control="dropdown",
           what="a variable"),
-    SecondVariable("feature2", "Second variable (2-D)", "text", None, control="dropdown",
+    SecondVariable("feature2", "Second variable (2-D)", "text", None, blank="",
+                   check=lambda text: None if text == NONE else text, control="dropdown",
                    choices=lambda c: [(NONE, "none"), *_variables(c)],
                    help="A second variable adds its own curves and the 2-D partial dependence."),
     Param("grid_resolution", "Grid resolution", default=30, key="grid", low=2, high=MAX_GRID,
