@@ -370,6 +370,31 @@ def test_long_job_disables_controls_and_cancels(dash_duo, dash_app):
     assert dash_duo.get_logs() == []
 
 
+@pytest.mark.browser
+def test_a_cached_view_drawn_mid_job_cancels_the_job(dash_duo, dash_app):
+    """A job still computing older settings must not draw over a view drawn since from the
+    cache.  The page disables its controls while a job runs; a control outside that set (as
+    on Masking) is simulated by enabling the fieldset again."""
+    quick = compute_importances(load_data(problem="led"), method="sklearn-rf", max_features=2,
+                                n_estimators=20, random_state=0)
+    open_page(dash_duo, dash_app, "/importances?problem=led&method=sklearn-rf&K=2"
+              "&trees=20&bootstrap=1&tree_seed=0")
+    _wait_for_bars(dash_duo, quick.importances)
+    set_number(dash_duo, "#imp-trees", 10000)
+    until(lambda: "vi-job-running" in dash_duo.find_element("#imp-job").get_attribute("class"),
+          10)
+    dash_duo.driver.execute_script("document.getElementById('imp-fieldset').disabled = false")
+    set_number(dash_duo, "#imp-trees", 20)
+    dash_duo.wait_for_contains_text("#imp-job-status", "Done (cached).", timeout=10)
+    until(lambda: "vi-job-running" not in dash_duo.find_element("#imp-job")
+          .get_attribute("class"), 10)
+    import time
+    time.sleep(3)  # a job left running would draw its 10,000 trees about now or later
+    assert np.allclose(_traces(dash_duo)[0][1], quick.importances, atol=1e-12)
+    assert "trees=20" in dash_duo.driver.current_url
+    assert dash_duo.get_logs() == []
+
+
 def test_uploaded_table_flows_to_a_safe_csv(page):
     data = DataChoice.from_params(upload_csv(FORMULA_CSV, "evil.csv"))
     assert data.n_features() == 2

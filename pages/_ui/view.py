@@ -106,10 +106,10 @@ class JobView:
 
     # -- layout -----------------------------------------------------------------------
     def stores(self) -> list:
-        """The view's stores: the pending miss and the page view's instance id."""
+        """The view's stores: the pending miss, the page view's instance id, the last drawn hit."""
         return [dcc.Store(id=f"{self.prefix}-miss"),
                 dcc.Store(id=f"{self.prefix}-instance", data=uuid.uuid4().hex),
-                dcc.Store(id=f"{self.prefix}-stop-ack")]
+                dcc.Store(id=f"{self.prefix}-stop-ack"), dcc.Store(id=f"{self.prefix}-drawn")]
 
     def status(self) -> list:
         """The view's error box and job panel (progress bar, Cancel, status line)."""
@@ -193,30 +193,34 @@ class JobView:
                 settings, errors = self.params.validate(values, context_for(data, store))
             except Exception as exc:  # a sentence, never a traceback
                 return (*[no_update] * n_out, *[""] * len(names), *[no_update] * len(url_out),
-                        no_update, "", jobs.error_message(exc), "vi-error")
+                        no_update, no_update, "", jobs.error_message(exc), "vi-error")
             texts = [errors.get(n, "") for n in names]
             if errors:
                 return (*[no_update] * n_out, *texts, *[no_update] * len(url_out), no_update,
-                        "Nothing was recomputed: correct the value marked beside its control.",
+                        no_update, "Nothing was recomputed: correct the value marked beside its control.",
                         "", _HIDDEN)
             query = [self.url(settings, data, **extra)] if self.query_store else []
             try:
                 result = self.instant and self.instant(settings, data, **extra)
+                # A hit is drawn now, and the drawn store cancels a job still computing
+                # older settings, which would otherwise draw over it when it ends.
                 if result is not None:
                     return (*self.draw(result, settings, data, extra), *texts, *query,
-                            no_update, "", "", _HIDDEN)
+                            no_update, uuid.uuid4().hex, "", "", _HIDDEN)
                 result = cache.get_json(self.key(data, settings, extra))
                 if result is not None:
                     return (*self.draw(result, settings, data, extra), *texts, *query,
-                            no_update, "Done (cached).", "", _HIDDEN)
+                            no_update, uuid.uuid4().hex, "Done (cached).", "", _HIDDEN)
             except Exception as exc:
-                return (*[no_update] * n_out, *texts, *query, no_update, "",
+                return (*[no_update] * n_out, *texts, *query, no_update, no_update, "",
                         jobs.error_message(exc), "vi-error")
             miss = {"values": values, "extra": extra, "data": store, "n": uuid.uuid4().hex}
-            return (*[no_update] * n_out, *texts, *query, miss, no_update, "", _HIDDEN)
+            return (*[no_update] * n_out, *texts, *query, miss, no_update, no_update, "",
+                    _HIDDEN)
 
         callback(*view_out, *self.params.error_outputs(), *url_out,
-                 Output(f"{self.prefix}-miss", "data"), status, *err, *inputs,
+                 Output(f"{self.prefix}-miss", "data"), Output(f"{self.prefix}-drawn", "data"),
+                 status, *err, *inputs,
                  prevent_initial_call="initial_duplicate")(peek)
 
         opts = jobs.background_options(self.prefix, disable=self.disable)
@@ -226,6 +230,7 @@ class JobView:
                      Input(jobs.job_ids(self.prefix)["cancel"], "n_clicks"),
                      State(f"{self.prefix}-instance", "data"),
                      prevent_initial_call=True)(self._request_stop)
+        opts["cancel"] = [*opts["cancel"], Input(f"{self.prefix}-drawn", "data")]
 
         def job(set_progress, miss, instance, shown):
             if not isinstance(miss, Mapping):
