@@ -152,7 +152,8 @@ def _importances_values(trees: int, seed: int) -> dict:
 
     data = DataChoice.from_page({"problem": "xor:irrelevant=8", "sampling": "sample",
                                  "n": "20000"})[0]
-    controls = {"method": "forest", "max_features": 1, "max_depth": None, "k_semantics": "id3",
+    controls = {"method": "forest", "max_features": 1, "max_depth": None, "criterion": "entropy",
+                "k_semantics": "id3",
                 "n_estimators": trees, "bootstrap": [], "random_state": seed}
     # what the page's plain callback writes to the miss store on a cache miss
     return {"imp-miss.data": {"values": controls, "extra": {}, "data": data.to_store()},
