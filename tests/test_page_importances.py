@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -346,15 +347,24 @@ def test_shared_link_reproduces_a_sampled_view(dash_duo, dash_app):
     assert dash_duo.get_logs() == []
 
 
-@pytest.mark.browser
-def test_long_job_disables_controls_and_cancels(dash_duo, dash_app):
+def _start_a_long_job(dash_duo, dash_app):
+    """Draw 20 scikit-learn trees, then ask for 10,000 (far longer than a test waits).
+
+    Returns the 20-tree importances, which the figure shows meanwhile."""
     quick = compute_importances(load_data(problem="led"), method="sklearn-rf", max_features=2,
                                 n_estimators=20, random_state=0)
     open_page(dash_duo, dash_app, "/importances?problem=led&method=sklearn-rf&K=2"
               "&trees=20&bootstrap=1&tree_seed=0")
     _wait_for_bars(dash_duo, quick.importances)
-    # 10,000 scikit-learn trees take far longer than the test waits.
     set_number(dash_duo, "#imp-trees", 10000)
+    until(lambda: "vi-job-running" in dash_duo.find_element("#imp-job").get_attribute("class"),
+          10)
+    return quick
+
+
+@pytest.mark.browser
+def test_long_job_disables_controls_and_cancels(dash_duo, dash_app):
+    quick = _start_a_long_job(dash_duo, dash_app)
     until(lambda: dash_duo.find_element("#imp-fieldset").get_attribute("disabled") is not None,
           10)
     assert "vi-job-running" in dash_duo.find_element("#imp-job").get_attribute("class")
@@ -375,20 +385,12 @@ def test_a_cached_view_drawn_mid_job_cancels_the_job(dash_duo, dash_app):
     """A job still computing older settings must not draw over a view drawn since from the
     cache.  The page disables its controls while a job runs; a control outside that set (as
     on Masking) is simulated by enabling the fieldset again."""
-    quick = compute_importances(load_data(problem="led"), method="sklearn-rf", max_features=2,
-                                n_estimators=20, random_state=0)
-    open_page(dash_duo, dash_app, "/importances?problem=led&method=sklearn-rf&K=2"
-              "&trees=20&bootstrap=1&tree_seed=0")
-    _wait_for_bars(dash_duo, quick.importances)
-    set_number(dash_duo, "#imp-trees", 10000)
-    until(lambda: "vi-job-running" in dash_duo.find_element("#imp-job").get_attribute("class"),
-          10)
+    quick = _start_a_long_job(dash_duo, dash_app)
     dash_duo.driver.execute_script("document.getElementById('imp-fieldset').disabled = false")
     set_number(dash_duo, "#imp-trees", 20)
     dash_duo.wait_for_contains_text("#imp-job-status", "Done (cached).", timeout=10)
     until(lambda: "vi-job-running" not in dash_duo.find_element("#imp-job")
           .get_attribute("class"), 10)
-    import time
     time.sleep(3)  # a job left running would draw its 10,000 trees about now or later
     assert np.allclose(_traces(dash_duo)[0][1], quick.importances, atol=1e-12)
     assert "trees=20" in dash_duo.driver.current_url
