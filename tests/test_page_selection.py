@@ -358,3 +358,16 @@ def test_a_shared_link_reproduces_the_view(dash_duo, dash_app, page):
     wait_for(lambda: _traces(dash_duo, "#sel-rs-graph", "mean") == curves, what="the same curves")
     assert dash_duo.find_element("#sel-null-null-seed").get_attribute("value") == "5"
     assert dash_duo.get_logs() == []
+
+
+def test_led_boundary_sentence_says_it_is_the_only_one():
+    """LED's digits are told apart by X1..X5 alone and by no other minimal set (checked by
+    brute force in the core's tests), so the page says the boundary is the only one."""
+    from pages._ui import selection_study
+    from varimp_core.exact.relevance import relevance
+    from varimp_core.problems.registry import get_problem
+
+    r = relevance(get_problem("led").exact_table())
+    text = " ".join(selection_study.relevance_sentences({"exact": True}, r, None))
+    assert "A minimal Markov boundary: X1, X2, X3, X4, X5" in text
+    assert "here it is the only one" in text

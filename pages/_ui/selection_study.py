@@ -199,7 +199,7 @@ def relevance_rows(r: RelevanceResult) -> list[dict]:
             for v, c, d in zip(r.variables, r.relevance, r.degree)]
 
 
-def _relevance_sentences(rel: Mapping[str, Any], r: RelevanceResult, tol) -> list[str]:
+def relevance_sentences(rel: Mapping[str, Any], r: RelevanceResult, tol) -> list[str]:
     how = ("Exact: computed on the exact distribution, a conditional mutual information "
            f"counts as zero at or below tol = {r.tol:.3g} bits (rounding only)." if rel["exact"]
            else f"Plug-in estimate from a sample of N = {rel['n']:,} rows: a conditional mutual "
@@ -211,7 +211,9 @@ def _relevance_sentences(rel: Mapping[str, Any], r: RelevanceResult, tol) -> lis
     mb = ("Markov boundary (unique, the input distribution is strictly positive): "
           + _names(r.markov_boundary) + "." if r.markov_boundary is not None else
           "A minimal Markov boundary: " + _names(r.minimal_boundary) + " (the input "
-          "distribution is not strictly positive, so it need not be unique).")
+          "distribution is not strictly positive, so it need not be unique"
+          + {True: "; here it is the only one).", False: "; there are others)."}.get(
+              r.boundary_unique, ")."))
     return [how,
             f"Strongly relevant: {_names(by['strong'])}; weakly relevant: {_names(by['weak'])}; "
             f"irrelevant: {_names(by['irrelevant'])}. The degree d is the size of the smallest "
@@ -232,7 +234,7 @@ def render_null(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) 
         r = RelevanceResult.from_dict(rel["relevance"])
         rel_figure = make_relevance_figure(r, from_jsonable(rel["importances"]),
                                            units=rel["units"])
-        rows, rel_text = relevance_rows(r), _relevance_sentences(rel, r, settings["tol"])
+        rows, rel_text = relevance_rows(r), relevance_sentences(rel, r, settings["tol"])
     else:
         rel_figure = placeholder_figure("No relevance classes for this data.")
         rows, rel_text = [], [rel["message"]]
