@@ -448,3 +448,12 @@ def test_a_job_nobody_polls_stops_at_its_next_progress_report(monkeypatch):
             progress(2, 10)
     finally:
         job_signals.start_job(None)  # this test process is no job
+
+
+def test_the_browser_cannot_widen_a_bound(page):
+    """The page's store carries p for the browser; the server counts LED's 7 inputs itself,
+    so a forged p = 1,000 does not let K = 9 through."""
+    store = {**_data().to_store(), "p": 1000}
+    with pytest.raises(ParamErrors) as caught:
+        page.VIEW.check(_controls(max_features=9), store)
+    assert caught.value.errors["max_features"] == "K must be a whole number from 1 to 7, not 9."

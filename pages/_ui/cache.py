@@ -84,6 +84,10 @@ class SQLiteGuarded:
     def __init__(self, cache):
         self.cache = cache
 
+    def __contains__(self, key) -> bool:
+        with fork_guard():
+            return key in self.cache
+
     def __getattr__(self, name):
         attr = getattr(self.cache, name)
         if name == "transact":

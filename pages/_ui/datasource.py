@@ -356,13 +356,16 @@ def store_upload(contents: str, filename: str | None) -> dict:
 
 def upload_columns(key: str | None) -> dict | None:
     """Columns of a stored upload (for rebuilding the controls from a link), or None."""
-    if not key:
+    if not isinstance(key, str) or key not in cache.get_cache():  # unknown, or evicted
         return None
-    df = cache.get_table(key)
-    if df is None:
-        return None
-    return {"columns": [str(c) for c in df.columns], "number_columns": _number_columns(df),
-            "rows": int(len(df))}
+
+    def describe() -> dict:
+        df = cache.get_table(key)
+        return {"columns": [str(c) for c in df.columns], "number_columns": _number_columns(df),
+                "rows": int(len(df))}
+
+    # Every page's validation counts the upload's inputs: parse the table once, not per click.
+    return cache.get_or_compute(cache.key_for("upload-columns", key), describe)
 
 
 def _number_columns(df: pd.DataFrame) -> list[str]:

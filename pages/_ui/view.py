@@ -43,9 +43,12 @@ _HIDDEN = "vi-hidden"
 
 
 def context_for(data: DataChoice | None, store: Any = None) -> Context:
-    """The validation context of a data choice: its number of inputs p."""
-    if isinstance(store, Mapping) and isinstance(store.get("p"), int):
-        return Context(p=store["p"])
+    """The validation context of a data choice: its number of inputs p.
+
+    p is always counted on the server from the parsed choice; the ``p`` a page's store
+    carries came back from the browser and could say anything (``store`` is accepted
+    for the callers' convenience and not read).
+    """
     return Context(p=None if data is None else data.n_features())
 
 
