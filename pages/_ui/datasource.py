@@ -359,13 +359,13 @@ def upload_columns(key: str | None) -> dict | None:
     if not isinstance(key, str) or key not in cache.get_cache():  # unknown, or evicted
         return None
 
-    def describe() -> dict:
+    def columns_of() -> dict:
         df = cache.get_table(key)
         return {"columns": [str(c) for c in df.columns], "number_columns": _number_columns(df),
                 "rows": int(len(df))}
 
     # Every page's validation counts the upload's inputs: parse the table once, not per click.
-    return cache.get_or_compute(cache.key_for("upload-columns", key), describe)
+    return cache.get_or_compute(cache.key_for("upload-columns", key), columns_of)
 
 
 def _number_columns(df: pd.DataFrame) -> list[str]:
