@@ -125,6 +125,7 @@ def render(out, settings, data) -> tuple:
 
 VIEW = JobView(PREFIX, PARAMS, compute=compute, render=render, data_store="dep-data",
                outputs=[("dep-current", "data")], what="The figures",
+               requires=lambda out: [out["local"]],
                disable=["dep-fieldset", "dep-forest-fieldset", "dep-download-pd",
                         "dep-download-dor"])
 VIEW.register()

@@ -52,6 +52,7 @@ def render(out, settings, data) -> tuple:
 
 VIEW = JobView(PREFIX, PARAMS, compute=compute, render=render, data_store="inter-data",
                outputs=[("inter-current", "data")], what="The figures",
+               requires=lambda out: [out["local"]],
                disable=["inter-fieldset", "inter-download-pairs", "inter-download-variables"])
 VIEW.register()
 state.register_url_sync(PREFIX)

@@ -271,3 +271,19 @@ def test_regression_constant_columns_and_single_tree(dash_duo, dash_app):
     visit(dash_duo, "/dependence?" + XOR_URL.replace("trees=50", "trees=1") + "&ice=3&grid=5")
     wait_for(lambda: _ice_lines(dash_duo) == 3, what="the single tree's curves")
     assert dash_duo.get_logs() == []
+
+
+def test_a_result_whose_forest_the_cache_evicted_is_computed_again(page):
+    """The cached view names the local-importance entry it was drawn from; when the cache
+    has evicted that entry (and the drawn copy), a visit must not keep failing on the stale
+    result: the plain callback forgets it and starts the job instead."""
+    from pages._ui import cache
+
+    controls = _controls(random_state=11)
+    result, settings, data = page.VIEW.run(controls, XOR.to_store())
+    for key in (result["local"], page.VIEW.drawn_key(data, settings, {})):
+        cache.get_cache().delete(key)
+    out = page.VIEW.peek(*[controls[n] for n in page.PARAMS.names], XOR.to_store())
+    miss = out[len(page.VIEW.outputs) + len(page.PARAMS.names)]  # the view has no URL store
+    assert isinstance(miss, dict) and miss["values"] == controls      # the job starts
+    assert cache.get_json(page.VIEW.key(data, settings, {})) is None  # the stale result is gone

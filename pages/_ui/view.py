@@ -89,6 +89,11 @@ class JobView:
         ``instant(settings, data, **extra) -> dict or None``: a result known
         without any work (the Data page before a file is chosen), drawn by the
         plain callback; None goes on to the cache and the job.
+    requires : callable, optional
+        ``requires(result) -> list of cache keys`` the result is read through
+        (Dependence and Interactions keep their local-importance table in its own
+        entry).  A cached result one of whose entries the cache has evicted is a
+        miss: it is forgotten and computed again, never shown as a lasting error.
     """
 
     def __init__(self, prefix: str, params: ParamSet, *, compute: Callable, render: Callable,
@@ -96,7 +101,8 @@ class JobView:
                  extra: Sequence[tuple[str, Any]] = (), query_store: str | None = None,
                  url: Callable | None = None, disable: Sequence[str] = (),
                  partial: bool = False, namespace: str | None = None,
-                 what: str = "The figures", instant: Callable | None = None):
+                 what: str = "The figures", instant: Callable | None = None,
+                 requires: Callable[[Any], Sequence[str]] | None = None):
         self.prefix, self.params = prefix, params
         self.compute_fn, self.render_fn = compute, render
         self.outputs = [tuple(o) for o in outputs]
@@ -108,6 +114,7 @@ class JobView:
         self.namespace = namespace or prefix
         self.what = what
         self.instant = instant
+        self.requires = requires
 
     # -- layout -----------------------------------------------------------------------
     def stores(self) -> list:
@@ -144,8 +151,18 @@ class JobView:
 
     def cached(self, data: DataChoice, settings: Mapping[str, Any],
                extra: Mapping[str, Any] | None = None) -> Any:
-        """The cached result of these inputs, or None: nothing is computed."""
-        return cache.get_json(self.key(data, settings, dict(extra or {})))
+        """The cached result of these inputs, or None: nothing is computed.
+
+        A result whose :attr:`requires` entries the cache has evicted is forgotten (None).
+        """
+        key = self.key(data, settings, dict(extra or {}))
+        result = cache.get_json(key)
+        if result is not None and self.requires is not None and not all(
+                k in cache.get_cache() for k in self.requires(result)):
+            cache.get_cache().delete(key)
+            cache.get_cache().delete(self.drawn_key(data, settings, dict(extra or {})))
+            return None
+        return result
 
     def run(self, values: Mapping[str, Any], store: Any, extra: Mapping[str, Any] | None = None,
             progress: Any = None) -> tuple[dict, dict, DataChoice]:
@@ -156,7 +173,7 @@ class JobView:
         extra = dict(extra or {})
         data, settings = self.check(values, store)
         key = self.key(data, settings, extra)
-        result = cache.get_json(key)
+        result = self.cached(data, settings, extra)
         if result is None:
             progress = progress or jobs.Progress(None)
             result = self.compute_fn(settings, data, progress, **extra)
@@ -232,10 +249,12 @@ class JobView:
                 if result is not None:
                     return (*self.draw(result, settings, data, extra), *texts, *query,
                             no_update, uuid.uuid4().hex, "", "", _HIDDEN)
-                drawn = cache.get_json(self.drawn_key(data, settings, extra))
-                result = None if drawn else cache.get_json(self.key(data, settings, extra))
-                if drawn or result is not None:
-                    out = drawn or self.draw_and_keep(result, settings, data, extra)
+                drawn = None if self.requires else \
+                    cache.get_json(self.drawn_key(data, settings, extra))
+                result = None if drawn else self.cached(data, settings, extra)
+                out = drawn if result is None else \
+                    self.draw_and_keep(result, settings, data, extra)
+                if out:
                     return (*out, *texts, *query,
                             no_update, uuid.uuid4().hex, "Done (cached).", "", _HIDDEN)
             except Exception as exc:
@@ -245,6 +264,7 @@ class JobView:
             return (*[no_update] * n_out, *texts, *query, miss, no_update, no_update, "",
                     _HIDDEN)
 
+        self.peek = peek  # tests call it as the browser would
         callback(*view_out, *self.params.error_outputs(), *url_out,
                  Output(f"{self.prefix}-miss", "data"), Output(f"{self.prefix}-drawn", "data"),
                  status, *err, *inputs,
