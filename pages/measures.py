@@ -129,8 +129,10 @@ def _graph(id_, height, name):
 
 
 def _button(view):
-    return html.Button("Download CSV", id=f"{view.prefix}-download-button", n_clicks=0,
-                       className="vi-button vi-button-secondary", style={"marginTop": "0.75rem"})
+    return html.Div([
+        html.Button("Download CSV", id=f"{view.prefix}-download-button", n_clicks=0,
+                    className="vi-button vi-button-secondary", style={"marginTop": "0.75rem"}),
+        html.P(id=f"{view.prefix}-download-note", className="vi-field-error")])
 
 
 def _section(heading, view, controls, *cards) -> list:
@@ -196,22 +198,28 @@ def layout(vi_data=None, **query):
     return frame
 
 
+def csv_download(view, make, values, store) -> tuple:
+    """The CSV of a view's shown settings, from the cache only (nothing is computed here),
+    and the sentence beside the button when there is none."""
+    try:
+        data, settings = view.check(values, store)
+        out = view.compute_fn(settings, data, jobs.Progress(None), compute=False)
+        text, filename = make(out, settings, data)
+    except ValueError as exc:  # nothing finished yet, or a value that cannot be used
+        return no_update, jobs.error_message(exc)
+    return dict(content=text, filename=filename, type="text/csv"), ""
+
+
 def _register_download(view, make) -> None:
-    """The CSV of the view's shown settings, from the cache only: nothing is computed here."""
     @callback(Output(f"{view.prefix}-download", "data"),
+              Output(f"{view.prefix}-download-note", "children"),
               Input(f"{view.prefix}-download-button", "n_clicks"),
               *[State(i.component_id, "value") for i in view.params.inputs()],
               State("meas-data", "data"), prevent_initial_call=True)
     def download(n_clicks, *args):
         if not n_clicks:
-            return no_update
-        try:
-            data, settings = view.check(dict(zip(view.params.names, args)), args[-1])
-            out = view.compute_fn(settings, data, jobs.Progress(None), compute=False)
-            text, filename = make(out, settings, data)
-        except ValueError:  # nothing finished yet, or a value that cannot be used
-            return no_update
-        return dict(content=text, filename=filename, type="text/csv")
+            return no_update, no_update
+        return csv_download(view, make, dict(zip(view.params.names, args)), args[-1])
 
 
 for _view, _make in zip(VIEWS, (views.measures_csv, views.auc_csv, views.bias_csv)):

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from _browser import full_traces, open_page, set_number, visit, wait_for_trace
 from _pages import upload_csv
+import dash
 from dash.testing.wait import until
 
 from varimp_core.api import compute_importances, load_data
@@ -621,3 +622,14 @@ def test_cancel_keeps_the_finished_forests(dash_duo, dash_app):
     dash_duo.wait_for_contains_text("#meas-bias-job-status", "Cancelled", timeout=10)
     assert len(_traces(dash_duo, "#meas-bias-graph") or []) == 20   # both curves drawn
     assert dash_duo.get_logs() == []
+
+
+def test_a_download_with_nothing_finished_says_why(page):
+    """Before a run of these settings has finished there is no CSV, and the button says so
+    beside it rather than doing nothing."""
+    values = {**page.STUDY.defaults(), "n_estimators": 7}   # a run nobody computed
+    sent, note = page.csv_download(page.AUC_VIEW, views.auc_csv, values, None)
+    assert sent is dash.no_update and note == "No repetition has finished."
+    values = {**page.BIAS.defaults(), "n_estimators": 7}
+    sent, note = page.csv_download(page.BIAS_VIEW, views.bias_csv, values, None)
+    assert sent is dash.no_update and note == "No forest has finished."
