@@ -12,7 +12,8 @@ from pages._ui import dependence_render as draw
 from pages._ui import local_forest as forest
 from pages._ui import state
 from pages._ui.common import placeholder_figure
-from pages._ui.page_frame import figure_config, page_frame, register_csv_downloads
+from pages._ui.page_frame import (download_note, figure_config, page_frame,
+                                   register_csv_downloads)
 from pages._ui.params import Context, Param, ParamSet, sentence
 from pages._ui.view import JobView
 from varimp_core.local.heldout import heldout_partial_dependences
@@ -204,7 +205,7 @@ def layout(vi_data=None, **query):
             html.Fieldset(forest.forest_cards(f), id=f"{PREFIX}-forest-fieldset",
                           className="vi-fieldset"),
         ],
-        status=VIEW.status(),
+        status=[*VIEW.status(), download_note(PREFIX)],
         content=[
             html.Div(id=f"{PREFIX}-messages", className="vi-hidden", role="status"),
             ui.card("Partial dependence and ICE (Friedman)",

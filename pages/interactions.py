@@ -10,7 +10,8 @@ from pages._ui import interactions_render as draw
 from pages._ui import local_forest as forest
 from pages._ui import jobs, state
 from pages._ui.common import placeholder_figure
-from pages._ui.page_frame import figure_config, page_frame, register_csv_downloads, table_style
+from pages._ui.page_frame import (download_note, figure_config, page_frame,
+                                   register_csv_downloads, table_style)
 from pages._ui.params import Context, Param, ParamSet
 from pages._ui.view import JobView
 
@@ -92,7 +93,7 @@ def layout(vi_data=None, **query):
                 *VIEW.stores(), dcc.Download(id="inter-download")],
         controls=[html.Fieldset(forest.forest_cards(f), id=f"{PREFIX}-fieldset",
                                 className="vi-fieldset"), view_card],
-        status=VIEW.status(),
+        status=[*VIEW.status(), download_note(PREFIX)],
         content=[
             ui.card("Position 1 \u00d7 position 2", _part("mosaic", "480px"),
                     html.P("Column width: the share of observations with that variable at "

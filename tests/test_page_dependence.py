@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dash
 import numpy as np
 import pandas as pd
 import pytest
@@ -287,3 +288,20 @@ def test_a_result_whose_forest_the_cache_evicted_is_computed_again(page):
     miss = out[len(page.VIEW.outputs) + len(page.PARAMS.names)]  # the view has no URL store
     assert isinstance(miss, dict) and miss["values"] == controls      # the job starts
     assert cache.get_json(page.VIEW.key(data, settings, {})) is None  # the stale result is gone
+
+
+def test_a_download_with_nothing_to_send_says_why(page):
+    """A CSV click before any figure, or after the cache lost the result, gets a sentence."""
+    from pages._ui import cache, dependence_render
+    from pages._ui.page_frame import csv_download
+
+    def make(store, _):
+        return dependence_render.pd_csv(store), "pd.csv"
+
+    sent, note = csv_download(make, None, None)
+    assert sent is dash.no_update and note.startswith("Nothing to download yet")
+    _, store = _run(page, random_state=12)
+    assert csv_download(make, store, None)[1] == ""
+    cache.get_cache().delete(store["result"])
+    sent, note = csv_download(make, store, None)
+    assert sent is dash.no_update and "no longer on the server" in note

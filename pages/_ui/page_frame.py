@@ -20,9 +20,10 @@ from typing import Any, Callable, Mapping, Sequence
 from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 
 from . import state
+from .params import sentence
 
 __all__ = ["page_frame", "error_box", "figure_config", "table_style",
-           "register_csv_downloads"]
+           "register_csv_downloads", "csv_download", "download_note"]
 
 
 def page_frame(prefix: str, *, title: str, lead, stores: Sequence, controls, content: Sequence,
@@ -81,23 +82,36 @@ def register_csv_downloads(prefix: str, makers: Mapping[str, Callable[[dict, Any
     """Buttons filling ``{prefix}-download`` with a CSV of the result in ``{prefix}-current``.
 
     ``makers`` maps a button id to ``make(store, value) -> (text, filename)``,
-    ``value`` being the ``value`` of the control ``view``.  Nothing is sent
-    before a result is shown, or when ``make`` refuses with a ValueError.
+    ``value`` being the ``value`` of the control ``view``.  When there is nothing
+    to send (no result shown yet, or ``make`` refuses with a ValueError), the
+    sentence goes to ``{prefix}-download-note`` (:func:`download_note`).
     """
-    @callback(Output(f"{prefix}-download", "data"),
+    @callback(Output(f"{prefix}-download", "data"), Output(f"{prefix}-download-note", "children"),
               *(Input(button, "n_clicks") for button in makers),
               State(f"{prefix}-current", "data"), State(view, "value"),
               prevent_initial_call=True)
     def download(*args):
         *clicks, store, value = args
         make = makers.get(ctx.triggered_id)
-        if not store or not any(clicks) or make is None:
-            return no_update
-        try:
-            text, name = make(store, value)
-        except ValueError:
-            return no_update
-        return dict(content=text, filename=name, type="text/csv")
+        if not any(clicks) or make is None:
+            return no_update, no_update
+        return csv_download(make, store, value)
+
+
+def csv_download(make: Callable[[dict, Any], tuple], store: Any, value: Any) -> tuple:
+    """``(download data, note)`` for one of :func:`register_csv_downloads`' buttons."""
+    if not store:
+        return no_update, "Nothing to download yet: wait until the figures are drawn."
+    try:
+        text, name = make(store, value)
+    except ValueError as exc:
+        return no_update, sentence(str(exc))
+    return dict(content=text, filename=name, type="text/csv"), ""
+
+
+def download_note(prefix: str) -> html.P:
+    """Where :func:`register_csv_downloads` says why a click sent nothing."""
+    return html.P(id=f"{prefix}-download-note", className="vi-field-error", role="alert")
 
 
 def error_box(message: str | None, *, id: str | None = None) -> html.Div:
