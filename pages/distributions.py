@@ -12,7 +12,7 @@ from pages._ui import distributions_study as draw
 from pages._ui import fanout, state, studies
 from pages._ui.datachoice import DataChoice
 from pages._ui.page_frame import page_frame, table_style
-from pages._ui.params import Context, Param, ParamSet
+from pages._ui.params import Context, Param, ParamSet, sentence
 from pages._ui.view import JobView, context_for
 from varimp_core.serialize import to_jsonable
 from varimp_core.studies.distributions import importance_distribution
@@ -218,8 +218,9 @@ def choose_data(problem, mode, base, parameter):
     """The problem's data (the views rerun on it), and the controls that depend on it."""
     try:
         data = studies.choose_data(problem, DataChoice.from_store(base))
-    except ValueError:
-        return (no_update,) * 7
+    except ValueError as exc:  # the views keep the data they show; the sentence says why
+        return (no_update,) * 3 + (sentence(str(exc)) + " The page still shows the previous "
+                                   "data.",) + (no_update,) * 3
     modes = draw.mode_options(data)
     mode = mode if mode in draw.allowed(modes) else draw.default_mode(data)
     sweeps = draw.sweep_options(data, mode)

@@ -12,7 +12,7 @@ from pages._ui import datasource, state, studies
 from pages._ui import selection_study as study
 from pages._ui.datachoice import DataChoice
 from pages._ui.page_frame import page_frame, table_style
-from pages._ui.params import Context, Param, ParamSet
+from pages._ui.params import Context, Param, ParamSet, sentence
 from pages._ui.view import JobView
 from varimp_core.studies.nulls import permutation_null
 
@@ -138,6 +138,7 @@ def layout(vi_data=None, **query):
                     value="upload" if data.is_upload else data["problem"], clearable=False,
                     searchable=True, className="vi-dropdown"),
                     help="The Data page sets the session's data."),
+                html.P(id="sel-null-problem-note", className="vi-field-error", role="alert"),
                 f["null-tol"], row(f["null-n_permutations"], f["null-n_estimators"]),
                 f["null-method"], row(f["null-random_state"], f["null-n_samples"]),
                 html.P("N: rows drawn from an exact distribution for the permutation null "
@@ -196,11 +197,12 @@ def layout(vi_data=None, **query):
         ])
 
 
-@callback(Output("sel-data", "data"), Input("sel-null-problem", "value"),
-          State("sel-base", "data"), prevent_initial_call=True)
+@callback(Output("sel-data", "data"), Output("sel-null-problem-note", "children"),
+          Input("sel-null-problem", "value"), State("sel-base", "data"),
+          prevent_initial_call=True)
 def choose_data(problem, base):
     """The chosen data: both views take it as an input and run on it."""
     try:
-        return studies.choose_data(problem, DataChoice.from_store(base)).to_store()
-    except ValueError:
-        return no_update
+        return studies.choose_data(problem, DataChoice.from_store(base)).to_store(), ""
+    except ValueError as exc:  # the views keep the data they show; the sentence says why
+        return no_update, sentence(str(exc)) + " The page still shows the previous data."

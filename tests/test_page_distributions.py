@@ -6,6 +6,7 @@ import csv
 import io
 from urllib.parse import urlsplit
 
+import dash
 import numpy as np
 import pytest
 from _browser import (image_format, open_link_with_note, open_page, set_number, traces_by_meta,
@@ -516,3 +517,13 @@ def test_fresh_samples_fan_out_through_the_mapper(page, monkeypatch, tmp_path):
     assert seen and seen[0] >= 2
     np.testing.assert_array_equal(draw.result_of(out).replicates,
                                   direct.replicates)   # same numbers, whoever computes them
+
+
+def test_choosing_upload_without_a_table_says_why(page):
+    """"Your upload" with no table in the session: the sentence replaces the problem's help
+    line, and every other output (the data the views run on) stays."""
+    base = DataChoice.from_page({"problem": "led"})[0].to_store()
+    out = page.choose_data("upload", "samples", base, "none")
+    assert out[3] == ("No uploaded table in this session: choose a problem, or upload a CSV "
+                      "file on the Data page. The page still shows the previous data.")
+    assert all(v is dash.no_update for i, v in enumerate(out) if i != 3)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dash
 import numpy as np
 import pytest
 from _browser import image_format, open_link_with_note, open_page, set_number, url_query, wait_for
@@ -258,7 +259,7 @@ def test_the_header_names_the_chosen_data(page):
                   if getattr(c, "className", None) == "vi-dataset")
     assert header.children[1].id == "sel-dataset"
     assert header.children[1].children == "xor:irrelevant=2 (exact, 4 inputs)"
-    store = page.choose_data("led", _data().to_store())     # the page's problem dropdown
+    store, _ = page.choose_data("led", _data().to_store())  # the page's problem dropdown
     assert studies.data_label(store) == "led (exact, 7 inputs)"
 
 
@@ -371,3 +372,13 @@ def test_led_boundary_sentence_says_it_is_the_only_one():
     text = " ".join(selection_study.relevance_sentences({"exact": True}, r, None))
     assert "A minimal Markov boundary: X1, X2, X3, X4, X5" in text
     assert "here it is the only one" in text
+
+
+def test_choosing_upload_without_a_table_says_why(page):
+    """"Your upload" with no table in the session: a sentence under the dropdown, and the
+    views keep the data they show."""
+    base = DataChoice.from_page({"problem": "led"})[0].to_store()
+    store, note = page.choose_data("upload", base)
+    assert store is dash.no_update
+    assert note == ("No uploaded table in this session: choose a problem, or upload a CSV file "
+                    "on the Data page. The page still shows the previous data.")
