@@ -9,7 +9,7 @@ from dash import Input, Output, State, callback, dash_table, dcc, html, no_updat
 
 from pages._ui import controls as ui
 from pages._ui import distributions_study as draw
-from pages._ui import fanout, state, studies
+from pages._ui import common, fanout, state, studies
 from pages._ui.datachoice import DataChoice
 from pages._ui.page_frame import page_frame, table_style
 from pages._ui.params import Context, Param, ParamSet, sentence
@@ -123,7 +123,7 @@ studies.register_url("dist-query", "dist-data", RUN, SWEEPS)
 studies.register_data_label(PREFIX)
 state.register_url_sync(PREFIX)
 make_csv = lambda what, out, s, data: (  # noqa: E731
-    draw.csv_text(what, out), studies.csv_filename("distributions", data, out["mode"], what))
+    draw.csv_text(what, out), common.csv_filename("distributions", data, out["mode"], what))
 studies.register_downloads(VIEW, {"dist-download-summary": "summary",
                                   "dist-download-replicates": "replicates"},
                            "dist-download", "dist-download-note", make_csv)

@@ -8,7 +8,7 @@ import dash
 from dash import Input, Output, State, callback, dash_table, dcc, html, no_update
 
 from pages._ui import controls as ui
-from pages._ui import datasource, state, studies
+from pages._ui import common, datasource, state, studies
 from pages._ui import selection_study as study
 from pages._ui.datachoice import DataChoice
 from pages._ui.page_frame import page_frame, table_style
@@ -111,7 +111,7 @@ state.register_url_sync(PREFIX)
 def make_csv(what: str, out, settings, data: DataChoice) -> tuple[str, str]:
     """The CSV of ``what`` and its name (a Madelon study is named for its Madelon data)."""
     source = settings.get("source", "data")
-    return study.csv_text(what, out), studies.csv_filename(
+    return study.csv_text(what, out), common.csv_filename(
         "selection", data, what, name=None if source == "data" else f"madelon-{source}")
 
 

@@ -1,8 +1,12 @@
-"""Helpers every page uses: safe CSV cells and a placeholder figure."""
+"""Helpers every page uses: safe CSV cells and names, table numbers, a placeholder figure."""
 
 from __future__ import annotations
 
-__all__ = ["neutralise_cell", "safe_csv", "placeholder_figure"]
+import math
+import re
+from typing import Any
+
+__all__ = ["neutralise_cell", "safe_csv", "csv_filename", "data_name", "table_number", "placeholder_figure"]
 
 _RISKY = ("=", "+", "-", "@", "\t", "\r")
 
@@ -24,6 +28,33 @@ def safe_csv(df) -> str:
         if df[c].dtype == object or pd.api.types.is_string_dtype(df[c]):
             df[c] = df[c].map(neutralise_cell)
     return df.to_csv(index=False, lineterminator="\n")
+
+
+def csv_filename(page: str, data: Any = None, *parts: str, name: str | None = None) -> str:
+    """``varimp-<page>-<name>-<parts>.csv`` with only safe characters.
+
+    ``name`` defaults to the data's: its problem spec, or its file name without ``.csv``
+    (``data`` is a data choice or its parameters).
+    """
+    if name is None:
+        name = data_name(data)
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", "-".join([name, *parts]))
+    return f"varimp-{page}-{slug.strip('-.')[:80]}.csv"
+
+
+def data_name(data: Any) -> str:
+    """The data's short name: its problem spec, or its file name without ``.csv``."""
+    name = data["problem"] if data["source"] != "upload" else (data["file"] or "upload")
+    return re.sub(r"\.csv$", "", str(name or "data"), flags=re.I)
+
+
+def table_number(v) -> float | None:
+    """A table cell's number: a finite float, else None (shown blank, never "nan")."""
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
 
 
 def placeholder_figure(text: str = "Computing\u2026"):

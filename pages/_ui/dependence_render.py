@@ -24,8 +24,8 @@ from varimp_core.plots.style import variable_color
 
 from dash import html, no_update
 
+from .common import csv_filename as common_csv_filename
 from .common import placeholder_figure, safe_csv
-from . import local_forest
 from .local_forest import FOREST_NAMES, cached_entry, load_local
 from .params import sentence
 
@@ -195,5 +195,5 @@ def dor_csv(store: Mapping[str, Any], positions="all") -> str:
 
 def csv_filename(store: Mapping[str, Any], what: str) -> str:
     """``varimp-dependence-<data>-<variables>-<what>.csv`` with only safe characters."""
-    return local_forest.csv_filename("dependence", store["data"], *features(store["settings"]),
+    return common_csv_filename("dependence", store["data"], *features(store["settings"]),
                                      what)

@@ -31,7 +31,7 @@ from varimp_core.studies.montecarlo import SWEEP_PARAMETERS, MonteCarloResult
 from varimp_core.studies.nulls import PermutationNull
 
 from . import limits
-from .common import placeholder_figure, safe_csv
+from .common import placeholder_figure, safe_csv, table_number
 from .datachoice import DataChoice
 from .studies import generator, is_exact
 
@@ -216,14 +216,6 @@ def result_of(out: Mapping[str, Any]) -> MonteCarloResult | PermutationNull:
     return ImportanceDistribution.from_dict(out).result
 
 
-def _num(v):
-    try:
-        v = float(v)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
 def fit_table(fits: pd.DataFrame) -> tuple[list, list]:
     """Goodness-of-fit table: one row per variable and law, with the KS distance."""
     cols = [{"name": "Variable", "id": "variable"}, {"name": "Relevance", "id": "relevance"},
@@ -249,8 +241,8 @@ def fit_table(fits: pd.DataFrame) -> tuple[list, list]:
                     f"\u03bc = {r['mean']:.4f}, \u03c3 = {r['std']:.4f}"
             rows.append({"variable": v, "relevance": relevance, "law": law,
                          "parameters": params or "no fit (constant values)",
-                         "ks_statistic": _num(r["ks_statistic"]),
-                         "ks_pvalue": _num(r["ks_pvalue"]),
+                         "ks_statistic": table_number(r["ks_statistic"]),
+                         "ks_pvalue": table_number(r["ks_pvalue"]),
                          "closer": "\u2713" if i == best else ""})
     return cols, rows
 
@@ -261,7 +253,7 @@ def summary_table(result) -> tuple[list, list]:
     numeric = {c for c in df.columns if pd.api.types.is_numeric_dtype(df[c]) and c != "R"}
     cols = [{"name": c, "id": c, **({"type": "numeric", "format": _SIGNED if "\u2212" in c
                                      else _NUM} if c in numeric else {})} for c in df.columns]
-    rows = [{c: (_num(v) if c in numeric else v) for c, v in row.items()}
+    rows = [{c: (table_number(v) if c in numeric else v) for c, v in row.items()}
             for row in df.to_dict("records")]
     return cols, rows
 

@@ -6,8 +6,6 @@ The Importances page (:mod:`pages.importances`) is its only user.
 
 from __future__ import annotations
 
-import math
-import re
 from typing import Any, Mapping
 
 from dash.dash_table.Format import Format, Scheme
@@ -17,7 +15,8 @@ from varimp_core.plots.importances import (make_importance_figure, make_theorem2
 from varimp_core.result import ImportanceResult
 
 from . import datasource
-from .common import safe_csv
+from .common import csv_filename as common_csv_filename
+from .common import safe_csv, table_number
 from .results import SAMPLED
 
 __all__ = [
@@ -94,23 +93,18 @@ def table_columns(units: str = "bits", *, exact: bool = False, sampled: bool = F
     return cols
 
 
-def _number(v) -> float | None:
-    v = float(v)
-    return v if math.isfinite(v) else None
-
-
 def table_rows(result: ImportanceResult, exact: ImportanceResult | None = None) -> list[dict]:
     """One row per variable, with the exact numbers of the result (not rounded)."""
     sem, std = result.importances_sem, result.importances_std
     rows = []
     for i, name in enumerate(result.variables):
-        row = {"variable": name, "importance": _number(result.importances[i]),
-               "normalised": _number(result.normalised[i])}
+        row = {"variable": name, "importance": table_number(result.importances[i]),
+               "normalised": table_number(result.normalised[i])}
         if sem is not None:
-            row["sem"], row["std"] = _number(sem[i]), _number(std[i])
+            row["sem"], row["std"] = table_number(sem[i]), table_number(std[i])
         if exact is not None:
-            row["exact"] = _number(exact.importances[i])
-            row["difference"] = _number(result.importances[i] - exact.importances[i])
+            row["exact"] = table_number(exact.importances[i])
+            row["difference"] = table_number(result.importances[i] - exact.importances[i])
         rows.append(row)
     return rows
 
@@ -125,12 +119,8 @@ def csv_text(result: ImportanceResult, exact: ImportanceResult | None = None) ->
 
 def csv_filename(data: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
     """``varimp-importances-<data>-<method>-K<k>.csv`` with only safe characters."""
-    data = datasource.canonical_params(data)
-    what = data.get("problem") if data["source"] == "problem" else (data.get("file") or "upload")
-    what = re.sub(r"\.csv$", "", str(what), flags=re.I)
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-",
-                  f"{what}-{settings['method']}-K{settings['max_features']}")
-    return f"varimp-importances-{slug.strip('-.')[:80]}.csv"
+    return common_csv_filename("importances", datasource.canonical_params(data),
+                               settings["method"], f"K{settings['max_features']}")
 
 
 def view_from_dict(out: Mapping[str, Any]) -> dict:

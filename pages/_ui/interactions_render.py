@@ -21,8 +21,8 @@ from varimp_core.plots.interactions import (make_importance_over_labels, make_mo
 
 from dash import no_update
 
+from .common import csv_filename as common_csv_filename
 from .common import placeholder_figure, safe_csv
-from . import local_forest
 from .local_forest import FOREST_NAMES, load_local
 from .params import sentence
 
@@ -210,5 +210,5 @@ def variables_csv(store: Mapping[str, Any]) -> str:
 
 def csv_filename(store: Mapping[str, Any], what: str) -> str:
     """``varimp-interactions-<data>-<forest>-<what>.csv`` with only safe characters."""
-    return local_forest.csv_filename("interactions", store["data"], store["settings"]["forest"],
+    return common_csv_filename("interactions", store["data"], store["settings"]["forest"],
                                      what)

@@ -12,7 +12,6 @@ forest settings, so the two pages share it.  It imports no page.
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence
 
@@ -34,8 +33,7 @@ from .view import context_for
 __all__ = ["FOREST_KINDS", "SKLEARN_KINDS", "FOREST_NAMES", "MAX_TREES_UI", "MAX_ROWS",
            "FOREST_KEYS", "forest_params", "forest_cards",
            "page_data", "start", "fields", "download_button", "link", "register_view",
-           "data_variables", "make_forest_loader", "local_view", "cached_entry", "load_local",
-           "csv_filename"]
+           "data_variables", "make_forest_loader", "local_view", "cached_entry", "load_local"]
 
 #: Forests the Interactions page fits; the scikit-learn ones also serve partial dependence.
 SKLEARN_KINDS = LOCAL_FORESTS
@@ -286,9 +284,3 @@ def load_local(key: Any) -> tuple[LocalImportance, np.ndarray]:
     return LocalImportance.from_dict(entry["local"]), np.asarray(entry["rows"])
 
 
-def csv_filename(page: str, data: Mapping[str, Any], *parts: str) -> str:
-    """``varimp-<page>-<data>-<parts>.csv`` with only safe characters."""
-    name = data.get("problem") if data["source"] == "problem" else (data.get("file") or "upload")
-    name = re.sub(r"\.csv$", "", str(name), flags=re.I)
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", "-".join([name, *parts]))
-    return f"varimp-{page}-{slug.strip('-.')[:80]}.csv"

@@ -21,8 +21,6 @@ depth settings).  The Measures page (:mod:`pages.measures`) is this module's onl
 
 from __future__ import annotations
 
-import math
-import re
 from dataclasses import dataclass
 from functools import partial
 from itertools import zip_longest
@@ -42,7 +40,7 @@ from varimp_core.studies.noisy_protocol import (StudyResult, combine_runs, mdi_b
                                                 noisy_feature_auc, paper_auc)
 
 from . import cache, datasource, limits, results
-from .common import safe_csv
+from .common import csv_filename, data_name, safe_csv, table_number
 from .params import Param
 
 __all__ = ["Ticks", "MAIN_FOREST", "NEEDS_OOB", "STUDY_MAX_FEATURES", "STUDY_PROBLEMS",
@@ -292,11 +290,6 @@ def measures_warning(view: Mapping[str, Any]) -> str:
     return " ".join(out)
 
 
-def _number(v) -> float | None:
-    v = float(v)
-    return v if math.isfinite(v) else None
-
-
 def _with_exact(view: Mapping[str, Any], name: str) -> dict:
     """The view's results, then the exact MDI under ``name`` where there is one."""
     return {**view["results"], **({name: view["exact"]} if view["exact"] is not None else {})}
@@ -310,7 +303,7 @@ def measures_table(view: Mapping[str, Any]) -> tuple[list, list]:
     cols += [{"name": f"{'Exact MDI' if m == 'exact' else measure_label(m)} ({r.units})",
               "id": m, "type": "numeric", "format": num} for m, r in shown.items()]
     first = next(iter(shown.values()), None)
-    rows = [{"variable": v, **{m: _number(r.importances[i]) for m, r in shown.items()}}
+    rows = [{"variable": v, **{m: table_number(r.importances[i]) for m, r in shown.items()}}
             for i, v in enumerate(first.variables if first is not None else ())]
     return cols, rows
 
@@ -335,7 +328,7 @@ def measures_csv(out: Mapping[str, Any], settings: Mapping[str, Any], data) -> t
     results = _with_exact(view_from_dict(out), "exact_mdi")
     df = measures_frame(results)
     df["scaled"] = np.concatenate([scale_values(r.importances)[0] for r in results.values()])
-    return safe_csv(df), csv_filename("side-by-side", data.as_dict)
+    return safe_csv(df), csv_filename("measures", None, data_name(data), name="side-by-side")
 
 
 # -- 2. the noisy-feature protocol (and the studies' pieces) -------------------------
@@ -436,7 +429,7 @@ def auc_csv(out: Mapping[str, Any], settings: Mapping[str, Any], data=None) -> t
     """Tidy CSV of the AUC scores with the paper's value on each row (blank when none)."""
     scores = _finished(out, "No repetition has finished.").scores
     return (safe_csv(scores.assign(paper_auc=paper_auc(scores))),
-            csv_filename(f"auc-{settings['problem']}"))
+            csv_filename("measures", name=f"auc-{settings['problem']}"))
 
 
 # -- 3. MDI against min leaf size and depth ---------------------------------------------
@@ -488,16 +481,4 @@ def render_bias(out: Mapping[str, Any], settings: Mapping[str, Any], data=None) 
 def bias_csv(out: Mapping[str, Any], settings=None, data=None) -> tuple[str, str]:
     """CSV of the importance of every variable, forest and measure, and its file name."""
     return (safe_csv(_finished(out, "No forest has finished.").scores),
-            csv_filename("bias-curves"))
-
-
-def csv_filename(what: str, data: Mapping[str, Any] | None = None) -> str:
-    """``varimp-measures-<what>[-<data>].csv`` with only safe characters."""
-    part = what
-    if data is not None:
-        data = datasource.canonical_params(data)
-        name = data.get("problem") if data["source"] == "problem" else (data.get("file")
-                                                                         or "upload")
-        part += "-" + re.sub(r"\.csv$", "", str(name), flags=re.I)
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", part).strip("-.")[:80]
-    return f"varimp-measures-{slug}.csv"
+            csv_filename("measures", name="bias-curves"))

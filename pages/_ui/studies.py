@@ -17,7 +17,6 @@ look the same on both pages (:func:`graph`, :func:`buttons`).
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Callable, Mapping
 
 from dash import Input, Output, State, callback, ctx, dcc, html, no_update
@@ -33,7 +32,7 @@ from .view import context_for
 
 __all__ = ["METHOD_OPTIONS", "problem_options", "choose_data", "generator", "is_exact",
            "sample_of", "graph", "buttons", "study_key", "cached_study", "register_url",
-           "data_label", "register_data_label", "register_downloads", "csv_filename"]
+           "data_label", "register_data_label", "register_downloads"]
 
 #: The forests a study grows (labels as the pages show them).
 METHOD_OPTIONS = [("forest", "ours: multiway totally randomized trees"),
@@ -175,15 +174,6 @@ def register_data_label(prefix: str) -> None:
     """Keep the header (``{prefix}-dataset``) naming the data of ``{prefix}-data``."""
     callback(Output(f"{prefix}-dataset", "children"), Input(f"{prefix}-data", "data"),
              prevent_initial_call=True)(data_label)
-
-
-def csv_filename(page: str, data: DataChoice, *parts: str, name: str | None = None) -> str:
-    """``varimp-<page>-<name>-<parts>.csv`` with only safe characters; ``name``: the data's."""
-    if name is None:
-        name = data["problem"] if not data.is_upload else (data["file"] or "upload")
-        name = re.sub(r"\.csv$", "", str(name or "data"), flags=re.I)
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", "-".join([name, *parts]))
-    return f"varimp-{page}-{slug.strip('-.')[:80]}.csv"
 
 
 def register_downloads(view, buttons: Mapping[str, str], target: str, note: str,
