@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import dash
 from dash import Input, Output, State, callback, dash_table, dcc, html, no_update
 
@@ -68,9 +66,8 @@ def compute_null(settings, data: DataChoice, progress, data_store=None) -> dict:
         prepared = studies.sample_of(data, n, seed)
         result = permutation_null(
             prepared, n_permutations=R, method=settings["method"], n_estimators=T,
-            max_features=1, random_state=seed, chunk_size=max(1, math.ceil(R / 50)),
-            progress=lambda d, t: progress(d, t, f"{int(d):,} of {int(t):,} permutations"),
-            should_stop=progress.should_stop)
+            max_features=1, random_state=seed,
+            **studies.run_options(progress, R, "permutations"))
         return {"null": result.to_dict(), "n": prepared.n_samples,
                 "partial": bool(result.cancelled)}
 

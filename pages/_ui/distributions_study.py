@@ -30,7 +30,7 @@ from varimp_core.studies.distributions import ImportanceDistribution
 from varimp_core.studies.montecarlo import SWEEP_PARAMETERS, MonteCarloResult
 from varimp_core.studies.nulls import PermutationNull
 
-from . import limits
+from . import limits, studies
 from .common import placeholder_figure, safe_csv, table_number
 from .datachoice import DataChoice
 from .studies import generator, is_exact
@@ -144,9 +144,7 @@ _SIGNED = Format(precision=4, scheme=Scheme.fixed, sign="+")
 def forest_options(s, progress, what: str) -> dict:
     return dict(method=s["method"], n_estimators=s["n_estimators"],
                 max_features=s["max_features"], max_depth=s["max_depth"],
-                chunk_size=max(1, math.ceil(s["n_replicates"] / 50)),
-                progress=lambda d, t: progress(d, t, f"{int(d):,} of {int(t):,} {what}"),
-                should_stop=progress.should_stop)
+                **studies.run_options(progress, s["n_replicates"], what))
 
 
 def link_values(query, parameter: str, p: int | None) -> tuple[str, list[str]]:

@@ -17,6 +17,7 @@ look the same on both pages (:func:`graph`, :func:`buttons`).
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Callable, Mapping
 
 from dash import Input, Output, State, callback, ctx, dcc, html, no_update
@@ -31,7 +32,7 @@ from .page_frame import figure_config
 from .view import context_for
 
 __all__ = ["METHOD_OPTIONS", "problem_options", "choose_data", "generator", "is_exact",
-           "sample_of", "graph", "buttons", "study_key", "cached_study", "register_url",
+           "sample_of", "graph", "buttons", "study_key", "cached_study", "run_options", "register_url",
            "data_label", "register_data_label", "register_downloads"]
 
 #: The forests a study grows (labels as the pages show them).
@@ -133,6 +134,14 @@ def cached_study(namespace: str, parts: Any, run: Callable[[], dict]) -> dict:
         if not out.get("partial"):
             cache.put_json(key, out)
     return out
+
+
+def run_options(progress, total: int, what: str) -> dict:
+    """Chunking, progress and Cancel of a study of ``total`` replicates or permutations:
+    about 50 progress steps, each saying "12 of 200 <what>", and a cooperative stop."""
+    return dict(chunk_size=max(1, math.ceil(total / 50)),
+                progress=lambda d, t: progress(d, t, f"{int(d):,} of {int(t):,} {what}"),
+                should_stop=progress.should_stop)
 
 
 def register_url(query_store: str, data_store: str, *params) -> None:
