@@ -382,3 +382,9 @@ def test_choosing_upload_without_a_table_says_why(page):
     assert store is dash.no_update
     assert note == ("No uploaded table in this session: choose a problem, or upload a CSV file "
                     "on the Data page. The page still shows the previous data.")
+
+
+def test_long_lists_of_names_are_cut_in_sentences():
+    names = [f"X{i}" for i in range(1, 15)]
+    assert studies.name_list(names) == ", ".join(names[:12]) + " and 2 more"
+    assert studies.name_list([]) == "none"

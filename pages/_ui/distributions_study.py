@@ -274,10 +274,8 @@ def summary_sentences(dist: ImportanceDistribution, settings: Mapping[str, Any],
         out_ = [f"{n:,} permutations of the target of {what}; on each, a forest of {trees}. "
                 "The distributions are the importances a variable gets when it carries no "
                 "information; the black marks are the importances on the data itself."]
-        above = [v for v, a in zip(result.variables, result.above_null) if a]
         if n:
-            out_.append(("Above the 95 % quantile of their null: " + ", ".join(above) + "."
-                         ) if above else "No variable is above the 95 % quantile of its null.")
+            out_.append(studies.above_null_sentence(result))
         return out_
     n = result.n_replicates
     how = f"fresh samples of N = {N:,} rows of {what}" if settings["mode"] == "samples" else \

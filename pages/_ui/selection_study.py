@@ -33,7 +33,7 @@ from varimp_core.studies.rs_srs import (RUN_OPTIONS, SplitData, SubspaceComparis
                                         selection_run)
 from varimp_core.studies.selection import MADELON_IRRELEVANT
 
-from . import datasource, fanout, limits
+from . import datasource, fanout, limits, studies
 from .common import placeholder_figure, safe_csv
 
 __all__ = ["RS_TASK", "RS_CHOICES", "RS_LABELS", "HONEST_NOTE", "MAX_SEEDS", "max_permutations",
@@ -183,14 +183,6 @@ def run_rs_study(study: Mapping[str, Any], progress) -> dict:
 
 
 # -- drawing ------------------------------------------------------------------------------------
-def _names(items, limit: int = 12) -> str:
-    items = list(items)
-    if not items:
-        return "none"
-    shown = ", ".join(items[:limit])
-    return shown + (f" and {len(items) - limit:,} more" if len(items) > limit else "")
-
-
 def relevance_rows(r: RelevanceResult) -> list[dict]:
     """One table row per variable: class, degree, Markov boundary membership."""
     boundary = set(r.minimal_boundary)
@@ -209,14 +201,14 @@ def relevance_sentences(rel: Mapping[str, Any], r: RelevanceResult, tol) -> list
     by = {c: [v for v, k in zip(r.variables, r.relevance) if k == c]
           for c in ("strong", "weak", "irrelevant")}
     mb = ("Markov boundary (unique, the input distribution is strictly positive): "
-          + _names(r.markov_boundary) + "." if r.markov_boundary is not None else
-          "A minimal Markov boundary: " + _names(r.minimal_boundary) + " (the input "
+          + studies.name_list(r.markov_boundary) + "." if r.markov_boundary is not None else
+          "A minimal Markov boundary: " + studies.name_list(r.minimal_boundary) + " (the input "
           "distribution is not strictly positive, so it need not be unique"
           + {True: "; here it is the only one).", False: "; there are others)."}.get(
               r.boundary_unique, ")."))
     return [how,
-            f"Strongly relevant: {_names(by['strong'])}; weakly relevant: {_names(by['weak'])}; "
-            f"irrelevant: {_names(by['irrelevant'])}. The degree d is the size of the smallest "
+            f"Strongly relevant: {studies.name_list(by['strong'])}; weakly relevant: {studies.name_list(by['weak'])}; "
+            f"irrelevant: {studies.name_list(by['irrelevant'])}. The degree d is the size of the smallest "
             "set B with I(X; Y | B) > 0.", mb,
             "Bars: each variable's importance in an infinite forest of totally randomized trees "
             "(K = 1, Eqn 3) on the same " + ("distribution" if rel["exact"] else "sample")
@@ -238,15 +230,14 @@ def render_null(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) 
     else:
         rel_figure = placeholder_figure("No relevance classes for this data.")
         rows, rel_text = [], [rel["message"]]
-    above, R = [v for v, a in zip(pn.variables, pn.above_null) if a], pn.n_permutations
+    R = pn.n_permutations
     rows_text = f"{out['n']:,} rows" if out.get("n") else "the data"
     null_text = [
         f"{R:,} permutations of the target; on each, {settings['n_estimators']:,} K = 1 trees "
         f"({settings['method']}) on {rows_text}" + (
             f" drawn from the exact distribution (seed {settings['random_state']})"
             if out["n_samples"] is not None else "") + ".",
-        (f"Above the 95 % quantile of their null (\u2605): {_names(above)}." if above else
-         "No variable is above the 95 % quantile of its null.")
+        studies.above_null_sentence(pn, " (\u2605)")
         + f" The smallest possible p-value with R = {R:,} is 1/(R + 1) = {1 / (R + 1):.3g}.",
         "The null keeps Y impure in every cell, so an irrelevant variable of the real data "
         "often scores below its null (a large p-value): the test is conservative for "
@@ -296,7 +287,7 @@ def render_rs(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) ->
         line = (f"Seed 0, {method.upper()}: F holds the {len(s.selected):,} features drawn "
                 f"more than L = {settings['min_sampled']} times that beat the random probe in "
                 f"at least \u03b2 = {settings['beta']:g} of their trees: "
-                f"{_names(s.selected, 20)}.")
+                f"{studies.name_list(s.selected, 20)}.")
         if s.relevant is not None:
             prec = "n/a (nothing selected)" if math.isnan(s.precision) else f"{s.precision:.2f}"
             line += (f" Precision {prec}, recall {s.recall:.2f} against the {len(s.relevant)} "
