@@ -13,6 +13,7 @@ from _pages import registered_page, store_csv
 from pages._ui import datasource, jobs, studies
 from pages._ui import selection_study as study
 from pages._ui.datachoice import DataChoice
+from varimp_core.problems.registry import get_problem
 from pages._ui.params import Context
 from varimp_core.api import compute_importances
 from varimp_core.studies.nulls import permutation_null
@@ -388,3 +389,12 @@ def test_long_lists_of_names_are_cut_in_sentences():
     names = [f"X{i}" for i in range(1, 15)]
     assert studies.name_list(names) == ", ".join(names[:12]) + " and 2 more"
     assert studies.name_list([]) == "none"
+
+
+def test_rs_on_an_exact_distribution_says_how_many_rows_it_drew(page):
+    """RS/SRS need rows: on an exact distribution they draw the problem's default sample
+    (seed 0) first, and the sentence says so rather than leaving it unsaid."""
+    out, settings, data = _rs(page, source="data", subspace_size=4, n_estimators=30)
+    n = get_problem(XOR).default_samples
+    texts = _draw(page.RS_VIEW, out, settings, data)[1]   # the curves' sentences
+    assert f"{n:,} rows drawn from it (seed 0)" in texts[0].children

@@ -248,7 +248,8 @@ def render_null(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) 
             [html.P(t) for t in null_text], note, "vi-notes" if note else "vi-hidden")
 
 
-def rs_sentences(result: SubspaceComparison, settings: Mapping[str, Any]) -> list[str]:
+def rs_sentences(result: SubspaceComparison, settings: Mapping[str, Any],
+                 data=None) -> list[str]:
     """The final numbers of the curves, RS against SRS, in sentences."""
     if not len(result.curves):
         return []
@@ -256,6 +257,10 @@ def rs_sentences(result: SubspaceComparison, settings: Mapping[str, Any]) -> lis
     what = (f"Madelon-like data with 20 relevant and {int(src):,} irrelevant features "
             "(1,000 training and 500 test rows per seed)" if src != "data" else
             "the current data (two thirds of the rows train, one third tests, per seed)")
+    if src == "data" and data is not None and studies.is_exact(data):  # rows are drawn first
+        what = (f"the current data, an exact distribution: "
+                f"{get_problem(data['problem']).default_samples:,} rows drawn from it (seed 0), "
+                "two thirds of them train and one third tests, per seed")
     k = "q + 1 (every column of the subspace and the probe)" \
         if settings["max_features"] is None else str(settings["max_features"])
     out = [f"{what}; q = {settings['subspace_size']}, \u03b1 = {settings['alpha']:g}, K = {k}, "
@@ -299,7 +304,7 @@ def render_rs(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) ->
     note = (f"Partial result: cancelled after {result.trees_done:,} of "
             f"{result.trees_asked:,} trees." if result.partial else "")
     return (make_subspace_curves(result.curves),
-            [html.P(t) for t in rs_sentences(result, settings)], selected,
+            [html.P(t) for t in rs_sentences(result, settings, data)], selected,
             [html.P(t) for t in selected_text], note, "vi-notes" if note else "vi-hidden")
 
 
