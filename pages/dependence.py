@@ -167,7 +167,9 @@ def initial_state(query, vi_data=None) -> dict:
             values[name] = None
     if values["feature"] is None and variables:
         values["feature"] = variables[0]
-    if values["feature2"] == values["feature"]:
+    if values["feature2"] is not None and values["feature2"] == values["feature"]:
+        notes.append(f"The link's second variable {values['feature2']!r} was ignored: it is "
+                     "the first variable too; the 2-D partial dependence needs two.")
         values["feature2"] = None
     return {**st, "variables": variables, "query": page_query(st["store"], values, values),
             "ctx": Context(p=st["ctx"].p, extra={"variables": variables})}

@@ -305,3 +305,15 @@ def test_a_download_with_nothing_to_send_says_why(page):
     cache.get_cache().delete(store["result"])
     sent, note = csv_download(make, store, None)
     assert sent is dash.no_update and "no longer on the server" in note
+
+
+def test_a_class_the_target_does_not_have_is_a_sentence(page):
+    """A link's label=7 on XOR (classes 0 and 1) is not silently replaced: the page says
+    which class it shows instead (the positive one of a binary target)."""
+    _, store = _run(page, random_state=13)
+    assert [str(c) for c in store["classes"]] == ["0", "1"]
+    out = draw.draw(store, "7")
+    assert out["label"] == store["classes"][-1]
+    assert "Class '7' is not a class of this target (its classes: 0, 1); showing class 1 " \
+           "instead." in out["messages"]
+    assert not any("is not a class" in m for m in draw.draw(store, store["classes"][0])["messages"])

@@ -93,8 +93,13 @@ def draw(store: Mapping[str, Any], label=None, positions="all") -> dict:
         be drawn), ``label`` (the class shown).
     """
     result = cached_entry(store["result"])
-    label = default_class(store["classes"], label)
+    asked, label = label, default_class(store["classes"], label)
     out: dict[str, Any] = {"pd2": None, "messages": [], "label": label}
+    if store["classes"] and asked not in (None, label):  # a link's class, or a former data's
+        out["messages"].append(
+            f"Class {asked!r} is not a class of this target (its classes: "
+            f"{', '.join(map(str, store['classes']))}); showing "
+            f"{'all classes' if label == ALL_CLASSES else f'class {label}'} instead.")
     outputs = None if label in (None, ALL_CLASSES) else label
     variables = list(store["variables"])
 
