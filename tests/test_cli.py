@@ -146,3 +146,12 @@ def test_no_bootstrap_grows_every_tree_on_all_rows(capsys, tmp_path):
         d = json.loads(out)
         assert code == 0 and d["parameters"]["bootstrap"] is True
         assert d["importances_std"][0] > 1e-3   # H(Y) of each bootstrap sample varies
+
+
+@pytest.mark.parametrize("method", ["exact", "exact-rf"])
+@pytest.mark.parametrize("flag", ["--bootstrap", "--no-bootstrap"])
+def test_bootstrap_flags_on_an_exact_method_are_refused(capsys, method, flag):
+    """An exact method has no bootstrap: the flag is refused with a sentence, not ignored."""
+    code, out, err = run(capsys, "importances", "--problem", "xor", "--method", method, flag)
+    assert code != 0 and out == ""
+    assert "apply to the sampled methods" in err and "Traceback" not in err

@@ -91,6 +91,10 @@ def _importances(args) -> str:
     method = args.method
     if args.terms and (method not in (None, "exact") or args.max_features != 1):
         raise ValueError("--terms lists the terms of Eqn 3: use it with --method exact and K=1")
+    if method in ("exact", "exact-rf", "exact-et") and args.bootstrap is not None:
+        raise ValueError(f"--bootstrap and --no-bootstrap apply to the sampled methods "
+                         f"(forest, sklearn-rf, sklearn-et); {method} computes the infinite "
+                         "forest grown on every row")
     if method in ("exact-rf", "exact-et") and args.n_estimators is not None:
         sys.stderr.write(f"note: --n-estimators is ignored by {method}, which computes the "
                          "infinite forest exactly.\n")
