@@ -158,6 +158,25 @@ def test_mdi_oob_of_a_fully_grown_entropy_forest_is_refused_with_a_sentence():
     assert r.units == "gini" and r.parameters["impurity"] == "gini"
 
 
+def test_the_refused_entropy_forest_raises_undefined_measure_naming_gini():
+    # its own class, still a ValueError; exported by the measures package and the package
+    import varimp_core
+    from varimp_core.measures import UndefinedMeasure
+    assert varimp_core.UndefinedMeasure is UndefinedMeasure and issubclass(UndefinedMeasure,
+                                                                            ValueError)
+    assert "UndefinedMeasure" in varimp_core.__all__
+    est, X, y = _forest("rf", "classification", criterion="entropy")      # fully grown: -inf
+    with pytest.raises(UndefinedMeasure, match="criterion='gini'") as e:
+        mdi_oob(est, X, y)
+    assert type(e.value) is UndefinedMeasure and str(e.value).endswith(".")
+    # the in-bag rows give MDI itself, finite: not refused
+    assert np.isfinite(mdi_oob(est, X, y, samples="in_bag").importances).all()
+    # a plain bad input stays a plain ValueError, not an undefined measure
+    with pytest.raises(ValueError) as bad:
+        mdi_oob(est, X[:, :2], y)
+    assert not isinstance(bad.value, UndefinedMeasure)
+
+
 @pytest.mark.parametrize("criterion", ["gini", "entropy", "squared_error"])
 def test_naive_in_bag_equals_mdi(criterion):
     # Impurities recomputed on the in-bag rows with their multiplicities are the

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from _tables import with_irrelevant, xor_table
 from varimp_core.data.prepare import prepare_problem
@@ -123,6 +124,47 @@ def test_fit_laws_fits_both_laws_to_every_variable(xor_run):
     # a constant column cannot be fitted: NaN, not an error; relevance unknown by default
     const = fit_laws(np.ones((10, 1)), ["c"])
     assert const.ks_statistic.isna().all() and const.relevant.tolist() == [None, None]
+
+
+def test_fit_laws_chi2_row_is_satterthwaites_moments_and_their_ks_distance():
+    # a weighted sum of chi-squares (the shape of an irrelevant importance), a column of
+    # plain chi-square values and a constant column that cannot be fitted
+    rng = np.random.default_rng(7)
+    n = 300
+    mix = 0.002 * rng.chisquare(1, n) + 0.0005 * rng.chisquare(3, n)
+    samples = np.column_stack([mix, 0.01 * rng.chisquare(4, n), np.full(n, 0.3)])
+    f = fit_laws(samples, ["A", "B", "C"])
+    assert list(f.distribution) == ["chi2", "normal"] * 3
+    for j, v in enumerate(["A", "B"]):
+        x = samples[:, j]
+        # Satterthwaite (1946): match the mean and variance of s * chi2_k,
+        # E = s k and Var = 2 s^2 k, so k = 2 m^2 / v and s = v / (2 m)
+        m, var = x.sum() / n, ((x - x.sum() / n) ** 2).sum() / (n - 1)
+        k, s = 2 * m**2 / var, var / (2 * m)
+        law = stats.chi2(k, scale=s)
+        ks = stats.kstest(x, law.cdf)
+        # the KS distance by hand: the largest gap between the law's cdf and the
+        # empirical cdf, just before and at each sorted value
+        cdf = law.cdf(np.sort(x))
+        by_hand = max((np.arange(1, n + 1) / n - cdf).max(), (cdf - np.arange(n) / n).max())
+        row = f[(f.variable == v) & (f.distribution == "chi2")].iloc[0]
+        assert row.df == pytest.approx(k, rel=1e-12)
+        assert row.scale == pytest.approx(s, rel=1e-12)
+        assert row.ks_statistic == pytest.approx(ks.statistic, rel=1e-12)
+        assert row.ks_statistic == pytest.approx(by_hand, rel=1e-12)
+        assert row.ks_pvalue == pytest.approx(ks.pvalue, rel=1e-9)
+        assert row.n == n and np.isnan(row["mean"]) and np.isnan(row["std"])
+        # the normal row: maximum likelihood, the mean and the std with ddof=0
+        normal = f[(f.variable == v) & (f.distribution == "normal")].iloc[0]
+        sd = math.sqrt(((x - m) ** 2).sum() / n)
+        assert normal["mean"] == pytest.approx(m, rel=1e-12)
+        assert normal["std"] == pytest.approx(sd, rel=1e-12)
+        assert normal.ks_statistic == pytest.approx(
+            stats.kstest(x, stats.norm(m, sd).cdf).statistic, rel=1e-12)
+    # a constant column: both rows keep NaN parameters and KS values
+    const = f[f.variable == "C"]
+    assert const[["df", "scale", "mean", "std", "ks_statistic", "ks_pvalue"]].isna().all().all()
+    assert const.n.tolist() == [n, n]
 
 
 def test_fit_validation():

@@ -159,6 +159,15 @@ def test_curves_are_tidy_and_cancellation_stops_between_trees():
     assert done.to_importance_result().n_features == 50
 
 
+def test_curves_stopped_before_the_first_tree_are_an_empty_tidy_frame():
+    # no tree grown, so no checkpoint row: zero rows, still the study's nine columns
+    curves = madelon_curves([30], seeds=[0], n_estimators=5, n_train=50, n_test=20,
+                            should_stop=lambda: True)
+    assert len(curves) == 0
+    assert list(curves.columns) == ["method", "p", "seed", "n_trees", "auprc", "accuracy",
+                                    "n_selected", "precision", "recall"]
+
+
 @pytest.mark.parametrize("kwargs, message", [
     (dict(subspace_size=51), "larger than the number of features p=50"),
     (dict(alpha=1.5), "alpha=1.5 is not allowed"),

@@ -62,6 +62,7 @@ from varimp_core.local.partial_dependence import (PartialDependence, PartialDepe
                                                   partial_dependence, partial_dependences)
 from varimp_core.local.response_dependence import (DependenceOverResponses,
                                                    dependence_over_responses)
+from varimp_core.measures import UndefinedMeasure
 from varimp_core.measures.mdi_oob import mdi, mdi_oob, naive_oob, saabas_contributions
 from varimp_core.measures.permutation import impurity_corrected, mda_holdout, mda_oob
 from varimp_core.measures.suite import MEASURES, compute_measures, measures_frame
@@ -85,7 +86,7 @@ __all__ = [
     "grow_forest", "sklearn_importances", "forest_mdi",
     # measures
     "mdi", "mdi_oob", "naive_oob", "saabas_contributions", "mda_oob", "mda_holdout",
-    "impurity_corrected", "compute_measures", "measures_frame", "MEASURES",
+    "impurity_corrected", "compute_measures", "measures_frame", "MEASURES", "UndefinedMeasure",
     # local importance and dependence
     "local_importance", "fit_uniform_forest", "forest_local_importance", "LocalImportance",
     "interactions", "interaction_importance", "partial_importance", "importance_over_labels",

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from numbers import Real
 from typing import Callable, Sequence
 
 import numpy as np
@@ -39,6 +40,7 @@ from varimp_core.forests.sklearn_mdi import fit_sklearn_forest
 from varimp_core.local.importance import LocalImportance, fit_uniform_forest, local_importance
 from varimp_core.local.multiway import forest_local_importance
 from varimp_core.local.partial_dependence import PartialDependence, partial_dependence
+from varimp_core.measures.inputs import check_int
 
 __all__ = ["TEST_SHARE", "LOCAL_FORESTS", "split_rows", "fit_local_forest",
            "heldout_local_importance", "heldout_partial_dependences"]
@@ -73,9 +75,9 @@ def split_rows(n_samples: int, random_state: int = 0, rows: str = "train", *,
         Assess the rows the forest is fitted on, or the held-out ones.
     test_share : float, default=0.3
         :math:`\\lfloor \\mathrm{test\\_share} \\cdot n \\rfloor` rows are held out;
-        the forest is fitted on the others.
+        the forest is fitted on the others.  Strictly between 0 and 1.
     max_rows : int, optional
-        Assess at most this many rows (a seeded subset of the chosen ones).
+        Assess at most this many rows (a seeded subset of the chosen ones); at least 1.
 
     Returns
     -------
@@ -85,8 +87,9 @@ def split_rows(n_samples: int, random_state: int = 0, rows: str = "train", *,
     Raises
     ------
     ValueError
-        When fewer than two rows are left to fit on, or there are no held-out
-        rows to assess.
+        For ``rows`` other than "train" or "test", ``test_share`` outside (0, 1),
+        ``max_rows`` below 1, when fewer than two rows are left to fit on, or
+        when there are no held-out rows to assess.
 
     Examples
     --------
@@ -96,6 +99,11 @@ def split_rows(n_samples: int, random_state: int = 0, rows: str = "train", *,
     """
     if rows not in ("train", "test"):
         raise ValueError(f"rows={rows!r} is not allowed: use 'train' or 'test'.")
+    if isinstance(test_share, bool) or not isinstance(test_share, Real) \
+            or not 0 < test_share < 1:
+        raise ValueError(f"test_share={test_share!r} is not allowed: use the share of the rows "
+                         "held out, a number strictly between 0 and 1 (0.3 holds out 30%).")
+    max_rows = check_int("max_rows", max_rows, low=1, allow_none=True)
     order = np.random.default_rng(random_state).permutation(n_samples)
     n_test = int(math.floor(test_share * n_samples))
     fit, held = np.sort(order[n_test:]), np.sort(order[:n_test])
@@ -185,7 +193,7 @@ def heldout_local_importance(prepared: PreparedData, rows: np.ndarray, *, estima
     fit : ndarray of int, optional
         The rows the multiway forest grows on (required without ``estimator``).
     n_estimators, max_features, random_state
-        The multiway forest's trees, K (None: every input) and seed.
+        The multiway forest's trees, K (an integer >= 1, or None: every input) and seed.
     progress : callable, optional
         ``progress(done, total)`` after each chunk of multiway trees.
 
@@ -201,10 +209,11 @@ def heldout_local_importance(prepared: PreparedData, rows: np.ndarray, *, estima
     Raises
     ------
     ValueError
-        For data without observations, the multiway forest on a numeric target,
-        and neither ``estimator`` nor ``fit``.
+        For data without observations, ``max_features`` below 1, the multiway
+        forest on a numeric target, and neither ``estimator`` nor ``fit``.
     """
     X, _ = _observations(prepared)
+    max_features = check_int("max_features", max_features, low=1, allow_none=True)
     if estimator is not None:
         local = local_importance(estimator, X[rows], variables=prepared.variables)
     elif fit is None:
@@ -218,7 +227,8 @@ def heldout_local_importance(prepared: PreparedData, rows: np.ndarray, *, estima
                                          variables=prepared.variables, target=prepared.target,
                                          x_labels=prepared.table.x_labels)
         local = forest_local_importance(table, prepared.X_codes[rows], n_estimators=n_estimators,
-                                        max_features=max_features or table.n_features,
+                                        max_features=table.n_features if max_features is None
+                                        else max_features,
                                         random_state=random_state, progress=progress)
         local = replace(local, X=X[rows])
     labels = _class_labels(prepared)
@@ -245,8 +255,9 @@ def heldout_partial_dependences(prepared: PreparedData, estimator, rows: np.ndar
         From :func:`fit_local_forest`.
     rows : ndarray of int
         The rows averaged over (the assessed rows).
-    features : sequence of str
-        One variable, or two: then their 2-D partial dependence comes last.
+    features : sequence of str, or str
+        One variable (a lone name counts as one), or two different ones: then
+        their 2-D partial dependence comes last.
     grid_resolution : int, default=100
         Grid points per numeric variable; the grid of a discrete input is its values.
     percentiles : (float, float), default=(0.05, 0.95)
@@ -256,9 +267,10 @@ def heldout_partial_dependences(prepared: PreparedData, estimator, rows: np.ndar
         and None all of them.  The pair has none.
     max_grid_2d : int, optional
         At most this many grid points per axis of the pair (its cost grows with
-        the square).
+        the square); at least 2, as a grid.
     max_rows : int, optional
-        Average over at most this many rows, a subset seeded by ``random_state + 2``.
+        Average over at most this many rows (at least 1), a subset seeded by
+        ``random_state + 2``.
     random_state : int, default=0
         Seeds the subset of ICE lines (and, through ``random_state + 2``, of the rows).
     progress : callable, optional
@@ -271,8 +283,24 @@ def heldout_partial_dependences(prepared: PreparedData, estimator, rows: np.ndar
         rows (:func:`~varimp_core.local.partial_dependence.partial_dependence`),
         one per variable, then the pair; ``outputs`` are the data's class labels
         as text, ``ice_rows`` indices of ``prepared``'s rows.
+
+    Raises
+    ------
+    ValueError
+        For data without observations, other than one or two different
+        variables, ``max_grid_2d`` below 2, ``max_rows`` below 1, and what
+        :func:`~varimp_core.local.partial_dependence.partial_dependence` refuses.
     """
     X, _ = _observations(prepared)
+    features = [features] if isinstance(features, str) else list(features)
+    if not 1 <= len(features) <= 2:
+        raise ValueError(f"Partial dependence is drawn on one variable or a pair, not on "
+                         f"{len(features)}; give one or two variables.")
+    if len(features) == 2 and features[0] == features[1]:
+        raise ValueError(f"Both variables are {features[0]!r}; choose two different variables "
+                         "for the 2-D partial dependence (or only one).")
+    max_grid_2d = check_int("max_grid_2d", max_grid_2d, low=2, allow_none=True)
+    max_rows = check_int("max_rows", max_rows, low=1, allow_none=True)
     rows = _subset(np.asarray(rows), max_rows, random_state + 2)
     labels = _class_labels(prepared)
     todo = [[f] for f in features] + ([list(features)] if len(features) == 2 else [])

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from varimp_core.measures import UndefinedMeasure
 from varimp_core.measures import inputs as chk
 from varimp_core.measures.tree_kernels import (node_values, saabas_matrix, tree_mdi_oob,
                                                tree_mdi_oob_log, tree_naive_oob)
@@ -162,9 +163,13 @@ def mdi_oob(estimator, X, y, *, samples="oob", variables=None, problem=None) -> 
 
     Raises
     ------
+    UndefinedMeasure
+        (a ValueError, :class:`varimp_core.measures.UndefinedMeasure`) For an
+        entropy forest on out-of-bag rows whose value is :math:`-\\infty` (see
+        Notes), with a sentence naming ``criterion='gini'``.
     ValueError
-        For an entropy forest on out-of-bag rows whose value is :math:`-\\infty`
-        (see Notes), with a sentence.
+        For an unfitted or unsupported forest, X or y it was not fitted on,
+        or no out-of-bag rows, with a sentence.
 
     Notes
     -----
@@ -199,7 +204,8 @@ def mdi_oob(estimator, X, y, *, samples="oob", variables=None, problem=None) -> 
     the out-of-bag rows (eq. 14's average) it is the out-of-bag gain in log
     score.  That gain is :math:`-\\infty` as soon as an out-of-bag row reaches
     a node whose in-bag rows have none of its class -- in practice in every
-    fully grown tree -- and then a sentence is raised rather than a value in
+    fully grown tree -- and then :class:`~varimp_core.measures.UndefinedMeasure`
+    is raised with a sentence rather than a value in
     another impurity's units: Li et al. define MDI-oob for the Gini and
     variance impurities, so grow the forest with ``criterion="gini"``.
 
@@ -227,7 +233,7 @@ def mdi_oob(estimator, X, y, *, samples="oob", variables=None, problem=None) -> 
                                                          classification)
     p, per_tree = _loop(estimator, X, y, samples=samples, what="MDI-oob", kernel=kernel)
     if not np.isfinite(per_tree).all():
-        raise ValueError(
+        raise UndefinedMeasure(
             "MDI-oob of an entropy forest, in bits (the log score), is -inf here because "
             "out-of-bag rows reach nodes whose in-bag rows have none of their class; grow the "
             "forest with criterion='gini', the impurity Li et al. (2019) define MDI-oob for.")

@@ -88,7 +88,8 @@ def fit_scaled_chi2(samples, *, method: str = "moments") -> DistributionFit:
     samples : array-like
     method : {"moments", "mle"}, default="moments"
         ``moments``: :math:`s = \\mathrm{var}/(2\\,\\mathrm{mean})`,
-        :math:`k = 2\\,\\mathrm{mean}^2/\\mathrm{var}` (Satterthwaite, 1946);
+        :math:`k = 2\\,\\mathrm{mean}^2/\\mathrm{var}` (Satterthwaite, 1946), with the
+        sample mean and the unbiased sample variance (``ddof=1``);
         ``mle``: ``scipy.stats.chi2.fit`` with the location fixed at 0.
 
     Returns
@@ -139,6 +140,25 @@ def _relevance(result: MonteCarloResult, relevant) -> list[bool]:
     raise ValueError("Which variables are relevant is unknown for this data; pass relevant=[...].")
 
 
+def _fit_row(values: np.ndarray, variable: str, relevant, distribution: str,
+             method: str = "moments") -> dict:
+    """One row of a fits table: ``distribution`` fitted to one variable's values.
+
+    The parameters and KS values stay NaN where the law cannot be fitted
+    (too few or constant values: the fit's ValueError).
+    """
+    row = {"variable": variable, "relevant": relevant, "distribution": distribution,
+           "df": np.nan, "scale": np.nan, "mean": np.nan, "std": np.nan,
+           "ks_statistic": np.nan, "ks_pvalue": np.nan, "n": int(values.shape[0])}
+    try:
+        fit = fit_normal(values) if distribution == "normal" else \
+            fit_scaled_chi2(values, method=method)
+    except ValueError:
+        return row
+    row.update(fit.params, ks_statistic=fit.ks_statistic, ks_pvalue=fit.ks_pvalue)
+    return row
+
+
 def fit_null_distributions(result: MonteCarloResult, *, relevant=None,
                            method: str = "moments") -> pd.DataFrame:
     """Scaled chi-square fits to irrelevant variables, normal fits to relevant ones.
@@ -159,20 +179,8 @@ def fit_null_distributions(result: MonteCarloResult, *, relevant=None,
         ``df``, ``scale`` (chi2), ``mean``, ``std`` (normal), ``ks_statistic``,
         ``ks_pvalue``, ``n``; NaN where a fit is impossible (constant values).
     """
-    rows = []
-    for j, (v, rel) in enumerate(zip(result.variables, _relevance(result, relevant))):
-        row = {"variable": v, "relevant": rel, "distribution": "normal" if rel else "chi2",
-               "df": np.nan, "scale": np.nan, "mean": np.nan, "std": np.nan,
-               "ks_statistic": np.nan, "ks_pvalue": np.nan, "n": result.n_replicates}
-        try:
-            fit = fit_normal(result.replicates[:, j]) if rel else \
-                fit_scaled_chi2(result.replicates[:, j], method=method)
-        except ValueError:
-            rows.append(row)
-            continue
-        row.update(fit.params)
-        row.update(ks_statistic=fit.ks_statistic, ks_pvalue=fit.ks_pvalue)
-        rows.append(row)
+    rows = [_fit_row(result.replicates[:, j], v, rel, "normal" if rel else "chi2", method)
+            for j, (v, rel) in enumerate(zip(result.variables, _relevance(result, relevant)))]
     return pd.DataFrame(rows)
 
 
@@ -181,7 +189,11 @@ def fit_laws(samples, variables, *, relevant=None) -> pd.DataFrame:
 
     :func:`fit_null_distributions` fits the law that theory expects of each
     variable; this fits both to every variable, so that their
-    Kolmogorov-Smirnov distances say which one is closer.
+    Kolmogorov-Smirnov distances say which one is closer.  The scaled
+    chi-square is fitted by moments (:func:`fit_scaled_chi2`: Satterthwaite's
+    :math:`k = 2m^2/v`, :math:`s = v/(2m)` with the sample mean :math:`m` and
+    the unbiased sample variance :math:`v`), the normal by maximum likelihood
+    (:func:`fit_normal`).
 
     Parameters
     ----------
@@ -207,18 +219,8 @@ def fit_laws(samples, variables, *, relevant=None) -> pd.DataFrame:
     """
     samples = np.asarray(samples, dtype=float)
     relevant = [None] * len(variables) if relevant is None else list(relevant)
-    rows = []
-    for j, v in enumerate(variables):
-        for kind, fit in (("chi2", fit_scaled_chi2), ("normal", fit_normal)):
-            row = dict(variable=v, relevant=relevant[j], distribution=kind, df=np.nan,
-                       scale=np.nan, mean=np.nan, std=np.nan, ks_statistic=np.nan,
-                       ks_pvalue=np.nan, n=int(samples.shape[0]))
-            try:
-                f = fit(samples[:, j])
-                row.update(f.params, ks_statistic=f.ks_statistic, ks_pvalue=f.ks_pvalue)
-            except ValueError:
-                pass
-            rows.append(row)
+    rows = [_fit_row(samples[:, j], v, relevant[j], kind)
+            for j, v in enumerate(variables) for kind in ("chi2", "normal")]
     return pd.DataFrame(rows)
 
 

@@ -30,15 +30,13 @@ import numpy as np
 import pandas as pd
 
 from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict, from_jsonable, to_jsonable
-from varimp_core.studies.selection import SubspaceSelection, subspace_selection
+from varimp_core.studies.selection import SubspaceSelection, subspace_selection, tidy_runs
 
 __all__ = ["SplitData", "SubspaceComparison", "RUN_OPTIONS", "madelon_split", "random_split",
            "selection_run", "compare_subspace_methods"]
 
 #: The options of :func:`subspace_selection` that a study's settings carry to every run.
 RUN_OPTIONS = ("subspace_size", "alpha", "max_features", "n_estimators", "min_sampled", "beta")
-_CURVE_COLUMNS = ["method", "p", "seed", "n_trees", "auprc", "accuracy", "n_selected",
-                  "precision", "recall"]
 
 
 class SplitData(NamedTuple):
@@ -67,8 +65,8 @@ def madelon_split(irrelevant: int, random_state: int, *, n_train: int = 1000,
                   n_test: int = 500) -> SplitData:
     """Fresh Madelon-like rows: the first ``n_train`` train, the next ``n_test`` test.
 
-    The rows of :func:`varimp_core.studies.selection.madelon_curves` for the
-    same number of irrelevant features and seed: ``madelon:irrelevant=k``
+    The rows :func:`varimp_core.studies.selection.madelon_curves` runs on (it
+    calls this) for the same number of irrelevant features and seed: ``madelon:irrelevant=k``
     sampled with ``n_train + n_test`` rows (1,000 + 500 in the slides).
 
     Parameters
@@ -299,11 +297,9 @@ def compare_subspace_methods(run: Callable[..., dict], study: Mapping[str, Any],
         report(i, out["n_estimators"])
     frames = [from_jsonable(results[i]["curve"]).assign(method=runs[i][1], p=results[i]["p"],
                                                          seed=runs[i][0]) for i in sorted(results)]
-    curves = pd.concat(frames, ignore_index=True) if frames else \
-        pd.DataFrame(columns=_CURVE_COLUMNS)
     last = results[max(results)] if results else {"p": None, "truth_known": False}
     return SubspaceComparison(
-        curves=curves.reindex(columns=_CURVE_COLUMNS), p=last["p"],
+        curves=tidy_runs(frames), p=last["p"],
         selections={runs[i][1]: SubspaceSelection.from_dict(r["selection"])
                     for i, r in results.items() if r["selection"] is not None},
         truth_known=last["truth_known"], trees_asked=total,

@@ -51,10 +51,13 @@ from varimp_core.result import ImportanceResult
 from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict
 
 __all__ = ["SubspaceSelection", "draw_subspace", "probe_rule", "subspace_selection",
-           "precision_recall", "madelon_curves", "MADELON_IRRELEVANT"]
+           "precision_recall", "madelon_curves", "tidy_runs", "MADELON_IRRELEVANT"]
 
 #: Numbers of irrelevant features in the slides' Madelon experiments (p = 500 ... 5500).
 MADELON_IRRELEVANT = (480, 1480, 2980, 5480)
+# The columns of a study's tidy curves (madelon_curves, tidy_runs).
+_CURVE_COLUMNS = ("method", "p", "seed", "n_trees", "auprc", "accuracy", "n_selected",
+                  "precision", "recall")
 
 
 def probe_rule(n_sampled, n_wins, *, min_sampled: int = 5, beta: float = 0.95) -> np.ndarray:
@@ -366,7 +369,8 @@ def madelon_curves(irrelevant: Iterable[int] = MADELON_IRRELEVANT, *, seeds: Ite
 
     For each number of irrelevant features and each seed, ``madelon:irrelevant=k``
     is sampled with ``n_train + n_test`` rows (1000 + 500 in the slides), the
-    first ``n_train`` rows train and the others test; every method then runs on
+    first ``n_train`` rows train and the others test
+    (:func:`varimp_core.studies.rs_srs.madelon_split`); every method then runs on
     the same split (paired comparison).  The 20 relevant features are the positives
     of the AUPRC of the importance ranking.
 
@@ -393,7 +397,7 @@ def madelon_curves(irrelevant: Iterable[int] = MADELON_IRRELEVANT, *, seeds: Ite
         ``precision``, ``recall``.  Average over seeds with
         ``curves.groupby(["method", "p", "n_trees"]).mean(numeric_only=True)``.
     """
-    from varimp_core.problems.registry import get_problem
+    from varimp_core.studies.rs_srs import madelon_split   # rs_srs builds on this module
 
     irrelevant, seeds, methods = list(irrelevant), list(seeds), list(methods)
     for m in methods:
@@ -405,34 +409,43 @@ def madelon_curves(irrelevant: Iterable[int] = MADELON_IRRELEVANT, *, seeds: Ite
     total = len(irrelevant) * len(seeds) * len(methods) * int(n_estimators)
     frames, done = [], 0
     for k in irrelevant:
-        prob = get_problem(f"madelon:irrelevant={int(k)}")
         for seed in seeds:
-            df = prob.sample(n_train + n_test, random_state=seed)
-            X = df[list(prob.variables)].to_numpy()
-            y = df[prob.target].to_numpy()
+            data = madelon_split(k, seed, n_train=n_train, n_test=n_test)
             for m in methods:
                 base = done
                 res = subspace_selection(
-                    X[:n_train], y[:n_train], method=m, subspace_size=subspace_size,
+                    data.X_train, data.y_train, method=m, subspace_size=subspace_size,
                     alpha=alpha, max_features=max_features, n_estimators=n_estimators,
                     min_sampled=min_sampled, beta=beta, random_state=seed,
-                    variables=prob.variables, relevant=prob.relevant, X_test=X[n_train:],
-                    y_test=y[n_train:], checkpoints=checkpoints,
+                    variables=data.variables, relevant=data.relevant, X_test=data.X_test,
+                    y_test=data.y_test, checkpoints=checkpoints,
                     progress=None if progress is None else (lambda d, t, b=base: progress(b + d, total)),
                     should_stop=should_stop)
                 done += res.n_estimators
-                curve = res.curve.copy()
-                curve.insert(0, "seed", seed)
-                curve.insert(0, "p", len(prob.variables))
-                curve.insert(0, "method", m)
-                frames.append(curve)
+                frames.append(res.curve.assign(method=m, p=len(data.variables), seed=seed))
                 if res.stopped:
-                    return _tidy(frames)
-    return _tidy(frames)
+                    return tidy_runs(frames)
+    return tidy_runs(frames)
 
 
-def _tidy(frames) -> pd.DataFrame:
-    cols = ["method", "p", "seed", "n_trees", "auprc", "accuracy", "n_selected", "precision", "recall"]
+def tidy_runs(frames: Iterable[pd.DataFrame]) -> pd.DataFrame:
+    """The curves of several runs as one tidy frame, in the study's columns.
+
+    Parameters
+    ----------
+    frames : iterable of pandas.DataFrame
+        One run's ``curve`` each (:attr:`SubspaceSelection.curve`), with the
+        run's ``method``, ``p`` and ``seed`` as columns.
+
+    Returns
+    -------
+    curves : pandas.DataFrame
+        The frames one after the other (a fresh index), in the columns
+        ``method``, ``p``, ``seed``, ``n_trees``, ``auprc``, ``accuracy``,
+        ``n_selected``, ``precision``, ``recall``: empty without frames, NaN
+        where a frame lacks a column (a run stopped before its first tree).
+    """
+    frames = list(frames)
     if not frames:
-        return pd.DataFrame(columns=cols)
-    return pd.concat(frames, ignore_index=True)[cols]
+        return pd.DataFrame(columns=list(_CURVE_COLUMNS))
+    return pd.concat(frames, ignore_index=True).reindex(columns=list(_CURVE_COLUMNS))
