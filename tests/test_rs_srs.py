@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from varimp_core.studies.rs_srs import (SubspaceComparison, compare_subspace_methods,
-                                        madelon_split, random_split, selection_run)
-from varimp_core.studies.selection import madelon_curves
+                                        random_split, selection_run)
+from varimp_core.studies.selection import madelon_curves, madelon_split
 
 STUDY = dict(subspace_size=20, alpha=0.5, max_features=None, n_estimators=12, min_sampled=5,
              beta=0.95)

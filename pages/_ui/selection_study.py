@@ -28,10 +28,9 @@ from varimp_core.plots.selection import (make_pvalue_figure, make_relevance_figu
 from varimp_core.problems.registry import get_problem
 from varimp_core.serialize import from_jsonable, to_jsonable
 from varimp_core.studies.nulls import PermutationNull
-from varimp_core.studies.rs_srs import (RUN_OPTIONS, SplitData, SubspaceComparison,
-                                        compare_subspace_methods, madelon_split, random_split,
-                                        selection_run)
-from varimp_core.studies.selection import MADELON_IRRELEVANT
+from varimp_core.studies.rs_srs import (RUN_OPTIONS, SubspaceComparison,
+                                        compare_subspace_methods, random_split, selection_run)
+from varimp_core.studies.selection import MADELON_IRRELEVANT, SplitData, madelon_split
 
 from . import datasource, fanout, limits, studies
 from .common import placeholder_figure, safe_csv

@@ -11,7 +11,7 @@ Each (seed, method) run is independent and takes and returns JSON
 runs to a ``mapper`` (other processes or machines: the dashboard's Celery
 fan-out) and gets the numbers of a local run, whatever the order in which
 they finish.  The data of a run is a :class:`SplitData`: Madelon-like data
-drawn afresh per seed (:func:`madelon_split`, as
+drawn afresh per seed (:func:`varimp_core.studies.selection.madelon_split`, as
 :func:`varimp_core.studies.selection.madelon_curves` draws it), or any table
 split at random into two thirds and one third (:func:`random_split`).
 
@@ -24,70 +24,20 @@ References
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, NamedTuple
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
 
 from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict, from_jsonable, to_jsonable
-from varimp_core.studies.selection import SubspaceSelection, subspace_selection, tidy_runs
+from varimp_core.studies.selection import (SplitData, SubspaceSelection, subspace_selection,
+                                           tidy_runs)
 
-__all__ = ["SplitData", "SubspaceComparison", "RUN_OPTIONS", "madelon_split", "random_split",
+__all__ = ["SubspaceComparison", "RUN_OPTIONS", "random_split",
            "selection_run", "compare_subspace_methods"]
 
 #: The options of :func:`subspace_selection` that a study's settings carry to every run.
 RUN_OPTIONS = ("subspace_size", "alpha", "max_features", "n_estimators", "min_sampled", "beta")
-
-
-class SplitData(NamedTuple):
-    """Training and test rows of one seed, with the names and the true relevant features.
-
-    Attributes
-    ----------
-    X_train : ndarray of shape (n_train, n_features)
-    y_train : ndarray of shape (n_train,)
-    X_test : ndarray of shape (n_test, n_features)
-    y_test : ndarray of shape (n_test,)
-    variables : tuple of str
-    relevant : tuple of str or None
-        The truly relevant features, when known (a built-in problem).
-    """
-
-    X_train: np.ndarray
-    y_train: np.ndarray
-    X_test: np.ndarray
-    y_test: np.ndarray
-    variables: tuple[str, ...]
-    relevant: tuple[str, ...] | None = None
-
-
-def madelon_split(irrelevant: int, random_state: int, *, n_train: int = 1000,
-                  n_test: int = 500) -> SplitData:
-    """Fresh Madelon-like rows: the first ``n_train`` train, the next ``n_test`` test.
-
-    The rows :func:`varimp_core.studies.selection.madelon_curves` runs on (it
-    calls this) for the same number of irrelevant features and seed: ``madelon:irrelevant=k``
-    sampled with ``n_train + n_test`` rows (1,000 + 500 in the slides).
-
-    Parameters
-    ----------
-    irrelevant : int
-        k, the number of irrelevant features (p = 20 + k).
-    random_state : int
-    n_train, n_test : int, default=1000, 500
-
-    Returns
-    -------
-    SplitData
-        With the 20 relevant features as ``relevant``.
-    """
-    from varimp_core.problems.registry import get_problem
-
-    problem = get_problem(f"madelon:irrelevant={int(irrelevant)}")
-    df = problem.sample(n_train + n_test, random_state=random_state)
-    X, y = df[list(problem.variables)].to_numpy(), df[problem.target].to_numpy()
-    return SplitData(X[:n_train], y[:n_train], X[n_train:], y[n_train:],
-                     tuple(problem.variables), problem.relevant)
 
 
 def random_split(X, y, random_state: int, *, variables: Iterable[str],
@@ -263,7 +213,8 @@ def compare_subspace_methods(run: Callable[..., dict], study: Mapping[str, Any],
 
     Examples
     --------
-    >>> from varimp_core.studies.rs_srs import madelon_split, selection_run
+    >>> from varimp_core.studies.rs_srs import selection_run
+    >>> from varimp_core.studies.selection import madelon_split
     >>> def run(study, seed, method, **kw):
     ...     return selection_run(madelon_split(30, seed, n_train=200, n_test=100),
     ...                          method=method, random_state=seed, n_estimators=5,

@@ -41,7 +41,7 @@ References
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Callable, Iterable, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -51,7 +51,8 @@ from varimp_core.result import ImportanceResult
 from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict
 
 __all__ = ["SubspaceSelection", "draw_subspace", "probe_rule", "subspace_selection",
-           "precision_recall", "madelon_curves", "tidy_runs", "MADELON_IRRELEVANT"]
+           "precision_recall", "madelon_curves", "tidy_runs", "MADELON_IRRELEVANT",
+           "SplitData", "madelon_split"]
 
 #: Numbers of irrelevant features in the slides' Madelon experiments (p = 500 ... 5500).
 MADELON_IRRELEVANT = (480, 1480, 2980, 5480)
@@ -358,6 +359,56 @@ def subspace_selection(X, y, *, method: str = "srs", subspace_size: int = 50, al
         relevant=None if truth is None else tuple(names[j] for j in np.flatnonzero(truth)))
 
 
+class SplitData(NamedTuple):
+    """Training and test rows of one seed, with the names and the true relevant features.
+
+    Attributes
+    ----------
+    X_train : ndarray of shape (n_train, n_features)
+    y_train : ndarray of shape (n_train,)
+    X_test : ndarray of shape (n_test, n_features)
+    y_test : ndarray of shape (n_test,)
+    variables : tuple of str
+    relevant : tuple of str or None
+        The truly relevant features, when known (a built-in problem).
+    """
+
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    variables: tuple[str, ...]
+    relevant: tuple[str, ...] | None = None
+
+
+def madelon_split(irrelevant: int, random_state: int, *, n_train: int = 1000,
+                  n_test: int = 500) -> SplitData:
+    """Fresh Madelon-like rows: the first ``n_train`` train, the next ``n_test`` test.
+
+    The rows :func:`madelon_curves` runs on (it calls this) for the same number of irrelevant features and seed: ``madelon:irrelevant=k``
+    sampled with ``n_train + n_test`` rows (1,000 + 500 in the slides).
+
+    Parameters
+    ----------
+    irrelevant : int
+        k, the number of irrelevant features (p = 20 + k).
+    random_state : int
+    n_train, n_test : int, default=1000, 500
+
+    Returns
+    -------
+    SplitData
+        With the 20 relevant features as ``relevant``.
+    """
+    from varimp_core.problems.registry import get_problem
+
+    problem = get_problem(f"madelon:irrelevant={int(irrelevant)}")
+    df = problem.sample(n_train + n_test, random_state=random_state)
+    X, y = df[list(problem.variables)].to_numpy(), df[problem.target].to_numpy()
+    return SplitData(X[:n_train], y[:n_train], X[n_train:], y[n_train:],
+                     tuple(problem.variables), problem.relevant)
+
+
 def madelon_curves(irrelevant: Iterable[int] = MADELON_IRRELEVANT, *, seeds: Iterable[int] = range(5),
                    methods: Iterable[str] = ("rs", "srs"), n_estimators: int = 1000,
                    subspace_size: int = 50, alpha: float = 0.5, max_features: int | None = None,
@@ -370,7 +421,7 @@ def madelon_curves(irrelevant: Iterable[int] = MADELON_IRRELEVANT, *, seeds: Ite
     For each number of irrelevant features and each seed, ``madelon:irrelevant=k``
     is sampled with ``n_train + n_test`` rows (1000 + 500 in the slides), the
     first ``n_train`` rows train and the others test
-    (:func:`varimp_core.studies.rs_srs.madelon_split`); every method then runs on
+    (:func:`madelon_split`); every method then runs on
     the same split (paired comparison).  The 20 relevant features are the positives
     of the AUPRC of the importance ranking.
 
@@ -397,7 +448,6 @@ def madelon_curves(irrelevant: Iterable[int] = MADELON_IRRELEVANT, *, seeds: Ite
         ``precision``, ``recall``.  Average over seeds with
         ``curves.groupby(["method", "p", "n_trees"]).mean(numeric_only=True)``.
     """
-    from varimp_core.studies.rs_srs import madelon_split   # rs_srs builds on this module
 
     irrelevant, seeds, methods = list(irrelevant), list(seeds), list(methods)
     for m in methods:
