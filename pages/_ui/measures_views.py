@@ -30,6 +30,7 @@ import numpy as np
 from dash import dcc
 from dash.dash_table.Format import Format, Scheme
 
+from varimp_core.measures import UndefinedMeasure
 from varimp_core.measures.inputs import resolve_max_features
 from varimp_core.measures.suite import DEFAULT_MEASURES, compute_measures, measures_frame
 from varimp_core.plots.measures import (make_auc_figure, make_bias_curves, make_measures_figure,
@@ -235,8 +236,8 @@ def _measures(prepared, batch: Sequence[str], **options) -> dict:
                   variables=list(prepared.variables), problem=prepared.source, **options)
     try:
         return {m: r.to_dict() for m, r in run(measures=batch).items()}
-    except ValueError as exc:
-        if options["criterion"] != "entropy" or "mdi_oob" not in batch:
+    except UndefinedMeasure as exc:  # only this refusal; any other error fails the view
+        if "mdi_oob" not in batch:
             raise
         rest = [m for m in batch if m != "mdi_oob"]   # when these fail too, so does the view
         out = {m: r.to_dict() for m, r in run(measures=rest).items()} if rest else {}
