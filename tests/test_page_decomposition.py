@@ -163,12 +163,14 @@ def test_the_importances_cache_is_shared_with_the_importances_page(page, app_mod
     np.testing.assert_allclose(_view(page, _settings(3))["k"].importances, shared.importances)
 
 
-def test_no_split_by_degree_shows_the_importances_and_a_sentence(page, monkeypatch):
+def test_no_split_by_degree_shows_the_importances_and_a_sentence(page, monkeypatch, tmp_path):
     """K = 1 under sklearn semantics beyond the recursion's budget: the core has no by_degree."""
     import varimp_core.api
 
     monkeypatch.setattr(varimp_core.api, "MAX_LATTICE_CELLS", -1)  # every table is too large
-    # data no other test computes at K = 1 with sklearn semantics: this result stays cached
+    # A cache of its own: the results computed under the patched budget are not the real ones
+    # and must not reach another test.
+    monkeypatch.setenv("VARIMP_CACHE_DIR", str(tmp_path))
     settings, data = _settings(1, semantics="sklearn"), _data({"problem": "xor:relevant=3"})
     cell = {"var": "X1", "degree": 1, "panel": "K"}
     out = page.compute(settings, data, Progress(None), cell)

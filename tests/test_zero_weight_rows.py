@@ -7,6 +7,7 @@ definition of a strictly positive distribution checked cell by cell in the test.
 """
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -29,6 +30,10 @@ LABELS = ((0, 1), (0, 1), tuple(range(40)))
 
 def _table(weight=W):
     return DiscreteTable(X, Y, weight, ("A", "B", "C"), x_labels=LABELS)
+
+
+def _binary_entropy(q: float) -> float:
+    return -q * math.log2(q) - (1 - q) * math.log2(1 - q)
 
 
 def _positive_rows():
@@ -59,7 +64,13 @@ def test_sklearn_semantics_k1_depth2_equals_the_table_without_zero_rows(make):
     np.testing.assert_allclose(got.importances, compute_importances(
         t.compressed(), method="exact", max_features=1, max_depth=2,
         k_semantics="sklearn").importances, atol=1e-12)
-    assert got.importances[2] == pytest.approx(0.4406, abs=5e-5)   # 0.3073 with the zero rows
+    # By hand, the five rows of weight 1/5, h = H(1/3), each root drawn with probability 1/3:
+    # root A: C splits A=0 surely (gain 0.4) and A=1 half the time (0.6 h)  -> 0.4 + 0.3 h;
+    # root B: C splits B=0 half the time (0.6 h - 0.4) and B=1 surely (0.4) -> 0.3 h + 0.2;
+    # root C: H(0.6) - 0.8 (children of weight 0.4, 0.4, 0.2 with entropies 1, 1, 0).
+    h = _binary_entropy(1 / 3)
+    by_hand = (0.6 * h + _binary_entropy(0.6) - 0.2) / 3               # 0.4406
+    assert got.importances[2] == pytest.approx(by_hand, abs=1e-12)   # 0.3073 with the zero rows
     a = build_lattice(t, max_depth=2)[0b001]   # the nodes A=0 and A=1 (cell 0 is A=0)
     assert a.constant[a.candidates.index(1), 0] and not a.constant[a.candidates.index(2), 0]
 
