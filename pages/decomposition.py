@@ -20,8 +20,6 @@ dash.register_page(__name__, path="/decomposition", name="Decomposition", order=
                    title="varimp \u2014 Decomposition")
 
 PREFIX = "decomp"
-SEMANTICS_OPTIONS = [("id3", "id3: K of the unused variables"),
-                     ("sklearn", "sklearn: K of all p, constant ones skipped")]
 _TABLE_STYLE = table_style(["variable", "B"])
 
 PARAMS = ParamSet(PREFIX, [
@@ -33,7 +31,7 @@ PARAMS = ParamSet(PREFIX, [
           help="Blank grows the trees fully. A depth q keeps the degrees k < q "
                "(Proposition 6); the others are greyed."),
     Param("k_semantics", "K semantics", "choice", "id3", key="semantics",
-          choices=SEMANTICS_OPTIONS),
+          choices=ui.SEMANTICS_CHOICES),
 ])
 #: The clicked cell: in the URL only (a click on a heatmap sets it).
 CELL = ParamSet(PREFIX, [

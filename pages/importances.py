@@ -28,8 +28,6 @@ METHOD_OPTIONS = [("exact", "Exact (infinite forest)"), ("forest", "Multiway for
                   ("sklearn-rf", "scikit-learn random forest"),
                   ("sklearn-et", "scikit-learn extra-trees")]
 CRITERIA = [("entropy", "Entropy (bits)"), ("gini", "Gini index")]
-SEMANTICS_OPTIONS = [("id3", "id3: K of the unused variables"),
-                     ("sklearn", "sklearn: K of all p, constant ones skipped")]
 
 
 def method_options(ctx: Context) -> list[dict]:
@@ -59,7 +57,7 @@ PARAMS = ParamSet(PREFIX, [
     Param("criterion", "Impurity", "choice", "entropy", choices=CRITERIA,
           help="Entropy measures in bits (Theorem 2 applies); Gini in Gini units."),
     Param("k_semantics", "K semantics", "choice", "id3", key="semantics",
-          choices=SEMANTICS_OPTIONS, applies=lambda s: s.get("method") in ("exact", "forest")),
+          choices=ui.SEMANTICS_CHOICES, applies=lambda s: s.get("method") in ("exact", "forest")),
     Param("n_estimators", "Number of trees", default=100, key="trees", low=1,
           high=lambda c: limits.max_trees(MAX_TREES_UI), applies=_sampled,
           help=lambda c: limits.at_most_help(limits.max_trees(MAX_TREES_UI))),

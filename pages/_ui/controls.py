@@ -15,6 +15,7 @@ from dash import dcc, html
 from varimp_core.problems.registry import list_problems, parse_spec
 
 __all__ = [
+    "SEMANTICS_CHOICES",
     "card",
     "field",
     "number_input",
@@ -25,6 +26,10 @@ __all__ = [
     "preview_table",
 ]
 
+
+#: The two readings of K (``k_semantics``), as the Importances and Decomposition pages offer them.
+SEMANTICS_CHOICES = [("id3", "id3: K of the unused variables"),
+                     ("sklearn", "sklearn: K of all p, constant ones skipped")]
 
 def card(title: str | None, *children, id: str | None = None, className: str = "") -> html.Section:
     """A white card with an optional small uppercase title."""
