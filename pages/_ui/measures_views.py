@@ -341,8 +341,8 @@ def _runs(units: Sequence[tuple], key, run, progress, compute: bool, **more) -> 
     for i, unit in enumerate(units):
         part = cache.get_json(key(*unit))
         if part is None and compute and not progress.should_stop():
-            part = run(i, *unit).to_dict()
-            cache.put_json(key(*unit), part)
+            # get_or_compute: two users asking for the same run wait for one computation
+            part = cache.get_or_compute(key(*unit), lambda: run(i, *unit).to_dict())
         if part is not None:
             parts.append(StudyResult.from_dict(part))
     partial = len(parts) < len(units)
