@@ -49,8 +49,9 @@ redis:
 			redis-server; \
 	fi
 
+# The whole run normally takes 10-15 min; `timeout` turns a hang into a failure that says so.
 test: $(VENV)/.stamp-test browser redis
-	$(VENV)/bin/pytest tests --webdriver Chrome --headless -p no:cacheprovider
+	timeout -k 30 2700 $(VENV)/bin/pytest tests --webdriver Chrome --headless -p no:cacheprovider
 
 bench: $(VENV)/.stamp-run
 	@set -e; found=0; for f in bench/*.py; do \

@@ -52,7 +52,30 @@ def pytest_setup_options():
 
 
 def pytest_sessionfinish(session, exitstatus):
+    _kill_leftover_jobs()
     shutil.rmtree(_CACHE_DIR, ignore_errors=True)
+
+
+def _kill_leftover_jobs() -> None:
+    """Kill background-job processes the test servers left behind.
+
+    Python's exit joins every child process started by ``multiprocess``; one
+    job still running (or stuck) would hold the whole run open long after the
+    last test.  Chromium and chromedriver are gone by now; anything left is a job.
+    """
+    import psutil
+
+    left = psutil.Process().children(recursive=True)
+    names = []
+    for proc in left:
+        try:
+            names.append(f"{proc.name()}[{proc.pid}]")
+            proc.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(left, timeout=5)
+    if names:
+        print(f"\n[conftest] killed {len(names)} leftover process(es): {', '.join(names)}")
 
 
 @pytest.fixture(autouse=True)

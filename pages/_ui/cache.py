@@ -222,7 +222,8 @@ def _holder_is_gone(holder) -> bool:
         return False
 
 
-def get_or_compute(key: str, fn: Callable[[], Any], *, expire: float | None = None) -> Any:
+def get_or_compute(key: str, fn: Callable[[], Any], *, expire: float | None = None,
+                   on_wait: Callable[[], None] | None = None) -> Any:
     """Return the cached value for ``key``, computing and storing it on a miss.
 
     Concurrent callers with the same key (two users, two workers) wait for the
@@ -238,6 +239,9 @@ def get_or_compute(key: str, fn: Callable[[], Any], *, expire: float | None = No
         Zero-argument function returning a JSON-able value.
     expire : float, default=None
         Seconds after which the entry is dropped; None keeps it until evicted.
+    on_wait : callable, default=None
+        Called every poll while another process computes the value; a job passes
+        its progress report, which raises when the job's page was left.
 
     Returns
     -------
@@ -252,6 +256,8 @@ def get_or_compute(key: str, fn: Callable[[], Any], *, expire: float | None = No
     deadline = time.monotonic() + _LOCK_EXPIRE
     while not cache.add(lock, _holder(), expire=_LOCK_EXPIRE, retry=True):
         time.sleep(_LOCK_POLL)
+        if on_wait is not None:
+            on_wait()
         value = get_json(key)
         if value is not None:
             return value
@@ -268,7 +274,8 @@ def get_or_compute(key: str, fn: Callable[[], Any], *, expire: float | None = No
         cache.delete(lock, retry=True)
 
 
-def get_or_compute_result(key: str, fn: Callable[[], Any], *, expire: float | None = None):
+def get_or_compute_result(key: str, fn: Callable[[], Any], *, expire: float | None = None,
+                          on_wait: Callable[[], None] | None = None):
     """:func:`get_or_compute` for a :class:`~varimp_core.result.ImportanceResult`.
 
     ``fn`` returns an ``ImportanceResult``; it is stored as ``to_dict()`` and
@@ -276,7 +283,7 @@ def get_or_compute_result(key: str, fn: Callable[[], Any], *, expire: float | No
     """
     from varimp_core.result import ImportanceResult
 
-    d = get_or_compute(key, lambda: fn().to_dict(), expire=expire)
+    d = get_or_compute(key, lambda: fn().to_dict(), expire=expire, on_wait=on_wait)
     return ImportanceResult.from_dict(d)
 
 

@@ -12,14 +12,19 @@ sentence for the page.
 from __future__ import annotations
 
 import logging
+import os
 import signal
+import threading
 from typing import Callable
 
 from . import limits
 
-__all__ = ["JobTimeout", "GuardedJob", "limit_memory", "limit_sentence"]
+__all__ = ["JobTimeout", "GuardedJob", "GRACE", "limit_memory", "limit_sentence"]
 
 log = logging.getLogger(__name__)
+
+#: Seconds past ``VARIMP_JOB_TIMEOUT`` after which a job the alarm could not stop is killed.
+GRACE = 30.0
 
 
 class JobTimeout(RuntimeError):
@@ -61,10 +66,39 @@ class GuardedJob:
 
         signal.signal(signal.SIGALRM, on_alarm)
         signal.alarm(max(int(timeout), 1))
+        done = _watchdog(timeout + GRACE)
         try:
             return self.job_fn(*args, **kwargs)
         finally:
             signal.alarm(0)
+            done.set()
+
+
+def _watchdog(seconds: float) -> threading.Event:
+    """Kill this process and its children ``seconds`` from now unless the event is set.
+
+    The alarm's ``JobTimeout`` is raised only when Python code runs; a job stuck
+    in C (a lock inherited locked through the fork, say) never sees it, and would
+    hold its cache lock and the interpreter's exit for ever.  A thread still runs
+    then, since such a wait releases the GIL.
+    """
+    done = threading.Event()
+
+    def watch():
+        if done.wait(seconds):
+            return
+        log.error("A background job was stuck past its time limit; its process is killed")
+        try:
+            import psutil
+
+            for child in psutil.Process().children(recursive=True):
+                child.kill()
+        except Exception:  # pragma: no cover - best effort before the kill below
+            pass
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="varimp-job-watchdog", daemon=True).start()
+    return done
 
 
 def limit_memory(megabytes: int) -> int | None:

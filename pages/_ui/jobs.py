@@ -362,6 +362,27 @@ class _DiskcacheManager(_KeyPerRequest, DiskcacheManager):
             return super().call_job_fn(key, guards.GuardedJob(job_fn, on_start=start_job),
                                        args, context)
 
+    def get_result(self, key, job):
+        """The job's result; a job that died or overran its time limit ends in a sentence.
+
+        Dash's own manager answers "no update" for ever when the job's process is
+        gone without a result (killed for memory, crashed), and lets a hung job
+        (stuck in a library after the fork) run on: the page then waits in silence.
+        """
+        result = super().get_result(key, job)
+        if result is not self.UNDEFINED or not job:
+            return result
+        sentence = _lost_or_overdue(job)
+        if sentence is None:
+            return result
+        result = super().get_result(key, job)  # it may have finished just now
+        if result is not self.UNDEFINED:
+            return result
+        self.clear_cache_entry(self._make_progress_key(key))
+        self.terminate_job(job)
+        log.warning("Background job %s ended without a result: %s", job, sentence)
+        return {"background_callback_error": {"msg": sentence, "tb": celery_jobs.LOST_MARK}}
+
     def terminate_job(self, job):
         """Stop a job; one started by another worker process is not waited for.
 
@@ -388,6 +409,27 @@ class _DiskcacheManager(_KeyPerRequest, DiskcacheManager):
             proc.kill()
         except psutil.NoSuchProcess:
             return
+
+
+def _lost_or_overdue(job) -> str | None:
+    """A sentence when Diskcache job ``job`` (a process id) is gone or past its limit, else None.
+
+    A job's own alarm stops it at ``VARIMP_JOB_TIMEOUT``; one that is still alive
+    :data:`guards.GRACE` seconds later is stuck where the alarm cannot reach it.
+    """
+    import psutil
+
+    try:
+        proc = psutil.Process(int(job))
+        if proc.status() != psutil.STATUS_ZOMBIE:
+            if time.time() - proc.create_time() <= limits.job_timeout() + guards.GRACE:
+                return None
+            return JobTimeout(limits.job_timeout()).sentence()
+    except (psutil.NoSuchProcess, ValueError):
+        pass
+    return ("The process computing this view stopped before it finished (it ran out of "
+            "memory or was stopped). Run it again; if this keeps happening, ask for less "
+            "work (fewer trees, replicates or rows).")
 
 
 class _CeleryManager(_KeyPerRequest, CeleryManager):

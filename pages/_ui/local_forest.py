@@ -260,7 +260,8 @@ def local_view(data: DataChoice, settings: Mapping[str, Any], load: Callable,
             "n": int(rows.size), "n_fit": int(f["fit"].size)}}
 
     key = cache.key_for("ciss-local", data.as_dict, {k: settings[k] for k in FOREST_KEYS})
-    return {"local": key, **cache.get_or_compute(key, count)["summary"]}
+    waiting = lambda: progress(0, None, "Waiting for the same forest, grown for another view\u2026")  # noqa: E731
+    return {"local": key, **cache.get_or_compute(key, count, on_wait=waiting)["summary"]}
 
 
 def cached_entry(key: Any) -> dict:

@@ -342,7 +342,8 @@ def _runs(units: Sequence[tuple], key, run, progress, compute: bool, **more) -> 
         part = cache.get_json(key(*unit))
         if part is None and compute and not progress.should_stop():
             # get_or_compute: two users asking for the same run wait for one computation
-            part = cache.get_or_compute(key(*unit), lambda: run(i, *unit).to_dict())
+            part = cache.get_or_compute(key(*unit), lambda: run(i, *unit).to_dict(),
+                                        on_wait=lambda: progress(i, len(units)))
         if part is not None:
             parts.append(StudyResult.from_dict(part))
     partial = len(parts) < len(units)

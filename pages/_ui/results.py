@@ -57,7 +57,8 @@ def cached_importances(data: Mapping[str, Any], kwargs: Mapping[str, Any], load:
         ``progress(done, total)`` of the sampled methods.
     """
     return cache.get_or_compute_result(
-        _key(data, kwargs), lambda: compute_importances(load(), progress=progress, **kwargs))
+        _key(data, kwargs), lambda: compute_importances(load(), progress=progress, **kwargs),
+        on_wait=None if progress is None else lambda: progress(0, None))
 
 
 def peek_importances(data: Mapping[str, Any], kwargs: Mapping[str, Any]

@@ -1,0 +1,108 @@
+"""A Diskcache job that dies, hangs or waits on a stuck computation ends in a sentence.
+
+Dash's own manager answers "no update" for ever when a job's process is gone
+without a result; these tests drive the app's manager with real processes.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from pages._ui import cache, guards, jobs
+
+
+@pytest.fixture
+def manager(tmp_path, monkeypatch):
+    monkeypatch.setenv("VARIMP_CACHE_DIR", str(tmp_path))
+    made, _celery = jobs.make_manager()
+    return made
+
+
+def _error_sentence(value) -> str:
+    assert isinstance(value, dict), value
+    return value["background_callback_error"]["msg"]
+
+
+def test_a_job_whose_process_died_without_a_result_ends_in_a_sentence(manager):
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()  # gone, as after the OOM killer
+    sentence = _error_sentence(manager.get_result("k" * 64, str(proc.pid)))
+    assert sentence.startswith("The process computing this view stopped before it finished")
+
+
+def test_a_finished_job_returns_its_result_not_an_error(manager):
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    manager.handle.set("r" * 64, ["figure"])
+    assert manager.get_result("r" * 64, str(proc.pid)) == ["figure"]
+
+
+def test_a_running_job_within_its_limit_is_left_alone(manager):
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        assert manager.get_result("w" * 64, str(proc.pid)) is manager.UNDEFINED
+        assert proc.poll() is None
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_job_alive_past_its_limit_is_killed_with_the_time_limit_sentence(manager, monkeypatch):
+    monkeypatch.setenv("VARIMP_JOB_TIMEOUT", "1")
+    monkeypatch.setattr(guards, "GRACE", 0.0)
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    time.sleep(1.5)
+    sentence = _error_sentence(manager.get_result("h" * 64, str(proc.pid)))
+    assert sentence.startswith("This computation was stopped after 1 s, the time limit")
+    proc.wait(timeout=10)  # killed (and reaped by the manager): far sooner than its 60 s
+
+
+def _stuck_where_no_alarm_reaches():
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})  # the alarm never arrives
+    time.sleep(60)
+
+
+def _run_guarded():
+    guards.GRACE = 1.0
+    os.environ["VARIMP_JOB_TIMEOUT"] = "1"
+    guards.GuardedJob(_stuck_where_no_alarm_reaches)()
+
+
+def test_the_watchdog_kills_a_job_the_alarm_cannot_stop():
+    proc = multiprocessing.get_context("fork").Process(target=_run_guarded)
+    start = time.monotonic()
+    proc.start()
+    proc.join(30)
+    assert proc.exitcode == -signal.SIGKILL
+    assert time.monotonic() - start < 20  # 1 s limit + 1 s grace, far below 60 s of sleep
+
+
+def test_a_waiting_caller_reports_while_another_process_holds_the_lock(tmp_path, monkeypatch):
+    """The wait calls ``on_wait`` (a job's progress report, which raises once its page was
+    left), so a job waiting on another's computation can be stopped."""
+    monkeypatch.setenv("VARIMP_CACHE_DIR", str(tmp_path))
+    key = cache.key_for("test-wait", 1)
+    holder = f"{socket.gethostname()}:{os.getppid()}"  # a live process of this machine
+    cache.get_cache().add(f"lock:{key}", holder, expire=60)
+    calls = []
+
+    class Left(Exception):
+        pass
+
+    def on_wait():
+        calls.append(1)
+        if len(calls) == 3:
+            raise Left
+
+    with pytest.raises(Left):
+        cache.get_or_compute(key, lambda: pytest.fail("computed under another's lock"),
+                             on_wait=on_wait)
+    assert len(calls) == 3
