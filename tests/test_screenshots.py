@@ -107,7 +107,37 @@ def _wait_settled(driver, timeout=SETTLE_TIMEOUT_S) -> dict:
             return state
         time.sleep(0.2)
     raise AssertionError(f"{driver.current_url} did not settle within {timeout} s "
-                         "(a request in flight, a job running or a graph not drawn).")
+                         "(a request in flight, a job running or a graph not drawn). "
+                         + _why_not_settled(driver))
+
+
+_WHY = """
+const running = Array.from(document.querySelectorAll(".vi-job-running")).map(e => e.id);
+const status = Array.from(document.querySelectorAll(".vi-job-status")).map(
+  e => e.id + ": " + e.textContent.slice(0, 120));
+const plots = Array.from(document.querySelectorAll(".js-plotly-plot"));
+return {pending: window.__viPending, running: running, status: status,
+        undrawn: plots.filter(p => !p._fullLayout).length,
+        since_net_ms: Math.round(performance.now() - window.__viLastNet),
+        since_dom_ms: Math.round(performance.now() - window.__viLastDom)};
+"""
+
+
+def _why_not_settled(driver) -> str:
+    """What the page and the server's job processes were doing (for a failure's message)."""
+    import psutil
+
+    page = driver.execute_script(_WHY)
+    jobs = []
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            if "chrom" not in proc.name():
+                cpu = proc.cpu_times()
+                jobs.append(f"{proc.pid} {proc.status()} cpu {cpu.user + cpu.system:.1f} s, "
+                            f"up {time.time() - proc.create_time():.0f} s")
+        except psutil.Error:
+            pass
+    return f"Page: {page}. Job processes: {jobs or 'none'}."
 
 
 @pytest.fixture(scope="module", autouse=True)
