@@ -120,7 +120,7 @@ state.register_url_sync(PREFIX)
 
 # -- the page -------------------------------------------------------------------------------
 _H2 = {"fontSize": "1.35rem", "margin": "2.2rem 0 0.3rem"}
-_TABLE = table_style(["variable", "measure"])
+_TABLE = table_style(["Variable", "Measure"])
 
 
 def _graph(id_, height, name):

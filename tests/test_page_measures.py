@@ -17,6 +17,8 @@ from dash.testing.wait import until
 
 from varimp_core.api import compute_importances, load_data
 from varimp_core.measures.suite import compute_measures
+from varimp_core.plots.measures import measure_label
+from varimp_core.plots.measures_captions import auc_caption, auc_table_frame
 from varimp_core.result import ImportanceResult
 from varimp_core.studies.noisy_protocol import (LI2019_TABLE1, StudyResult, mdi_bias_curves,
                                                 noisy_feature_auc, summarise)
@@ -202,8 +204,9 @@ def test_measures_on_an_exact_problem_use_a_sample_and_the_exact_mdi(page):
     np.testing.assert_allclose(figure.data[-1].y, exact.importances)
     assert "N = 1,000 rows drawn from the exact distribution" in note
     assert "Black diamonds" in note and warning == ""
-    assert [c["id"] for c in columns] == ["variable", "mdi", "mdi_oob", "mda_holdout", "exact"]
-    np.testing.assert_allclose([r["exact"] for r in rows], exact.importances)
+    assert [c["id"] for c in columns] == ["Variable", "MDI (gini)", "MDI-oob (gini)",
+                                          "MDA, held out (accuracy)", "Exact MDI (gini)"]
+    np.testing.assert_allclose([r["Exact MDI (gini)"] for r in rows], exact.importances)
 
 
 def test_every_header_and_axis_names_the_units_of_its_values(page):
@@ -214,10 +217,10 @@ def test_every_header_and_axis_names_the_units_of_its_values(page):
     view = views.view_from_dict(out)
     units = {m: r.units for m, r in view["results"].items()}
     figure, columns, *_ = views.render_forest(out, settings)
-    names = {c["id"]: c["name"] for c in columns}
-    for m, r in view["results"].items():
-        assert names[m].endswith(f"({r.units})")
-    assert names["exact"] == f"Exact MDI ({view['exact'].units})"
+    names = [c["name"] for c in columns]
+    for i, (m, r) in enumerate(view["results"].items()):
+        assert names[i + 1] == f"{measure_label(m)} ({r.units})"
+    assert names[-1] == f"Exact MDI ({view['exact'].units})"
     shown = list(dict.fromkeys([*units.values(), view["exact"].units]))
     assert all(u in figure.layout.yaxis.title.text for u in shown)
     table = list(csv.DictReader(io.StringIO(views.measures_csv(out, settings, _data())[0])))
@@ -256,7 +259,7 @@ def test_entropy_forest_without_mdi_oob_shows_the_other_measures(page):
         np.testing.assert_allclose(view["results"][m].importances, r.importances, atol=1e-12)
     figure, columns, _, _, warning, shown = views.render_forest(out, settings)
     assert [t.legendgroup for t in figure.data] == ["mdi", "naive_oob"]
-    assert [c["id"] for c in columns] == ["variable", "mdi", "naive_oob"]
+    assert [c["id"] for c in columns] == ["Variable", "MDI (bits)", "naive-oob (bits)"]
     assert warning.startswith("MDI-oob is left out: with the entropy impurity")
     assert warning.count(".") == 2 and "choose the Gini impurity" in warning   # one sentence
     assert shown == "vi-notes"
@@ -370,12 +373,12 @@ def test_auc_view_is_the_core_study(page):
     np.testing.assert_allclose(summary["std_x"], summary["std_y"])
     assert out["done"] == out["total"] == 4 and not out["partial"]
     _, _, rows, _ = views.render_auc(out, settings)
-    mdi = next(r for r in rows if r["measure"] == "MDI")
-    assert mdi["deep_paper"] == f"{LI2019_TABLE1[('classification', 'deep')]['mdi']:.2f}"
+    mdi = next(r for r in rows if r["Measure"] == "MDI")
+    assert mdi["Deep: paper"] == f"{LI2019_TABLE1[('classification', 'deep')]['mdi']:.2f}"
     deep = core.summary.query("depth_setting == 'deep' and measure == 'mdi'").iloc[0]
-    assert mdi["deep"] == f"{deep['mean']:.2f} \u00b1 {deep['std']:.2f} (n = 2)"
-    oob = next(r for r in rows if r["measure"] == "MDA, out-of-bag")
-    assert oob["deep_paper"] == "\u2014"
+    assert mdi["Deep: mean \u00b1 sd"] == f"{deep['mean']:.2f} \u00b1 {deep['std']:.2f} (n = 2)"
+    oob = next(r for r in rows if r["Measure"] == "MDA, out-of-bag")
+    assert oob["Deep: paper"] == "\u2014"
     text, filename = views.auc_csv(out, settings)
     table = list(csv.DictReader(io.StringIO(text)))
     assert len(table) == len(core.scores)
@@ -392,7 +395,7 @@ def test_cancelled_study_shows_the_finished_runs(page):
     more = {**done, "n_repeats": 4}
     out = views.compute_auc(more, None, Progress(None), compute=False)
     assert out["done"] == 2 and out["total"] == 4
-    assert views.auc_note(out, more).startswith("Cancelled after 2 of 4 runs")
+    assert views.render_auc(out, more)[3].startswith("Cancelled after 2 of 4 runs")
     # Cancel between runs: the finished runs are drawn, and the whole is not cached.
     out, shown, _ = page.AUC_VIEW.run({**more, "depth_settings": ["deep"]}, _data().to_store(),
                                       progress=Cancelled())
@@ -409,11 +412,11 @@ def test_madelon_has_no_paper_values(page):
                           columns=["problem", "task", "depth_setting", "min_samples_leaf",
                                    "measure", "seed", "auc"])
     summary = summarise(scores, ["problem", "task", "depth_setting", "measure"], "auc")
-    cols, rows = views.auc_table(summary)
-    assert rows == [{"measure": "MDI", "deep": "0.90 (n = 1)", "deep_paper": "\u2014"}]
-    out = {"done": 1, "total": 1, "spec": "madelon", "max_features": 10}
-    assert "no madelon numbers" in views.auc_note(out, _study(page, page.STUDY,
-                                                              problem="madelon"))
+    rows = auc_table_frame(summary).to_dict("records")
+    assert rows == [{"Measure": "MDI", "Deep: mean \u00b1 sd": "0.90 (n = 1)",
+                     "Deep: paper": "\u2014"}]
+    assert "no madelon numbers" in auc_caption("madelon", n_estimators=100, max_features=10,
+                                               n_repeats=1, done=1, total=1)
 
 
 # -- 3. bias curves ------------------------------------------------------------------------------
@@ -440,7 +443,7 @@ def test_bias_view_is_the_core_curves(page):
     twice = {**settings, "n_repeats": 2}
     partial = views.compute_bias(twice, None, Progress(None), compute=False)
     assert partial["done"] == 22 and partial["total"] == 44
-    assert views.bias_note(partial, twice).startswith("Cancelled after 22 of 44 forests")
+    assert views.render_bias(partial, twice)[1].startswith("Cancelled after 22 of 44 forests")
     assert views.bias_csv(out)[1] == "varimp-measures-bias-curves.csv"
 
 

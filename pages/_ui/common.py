@@ -6,7 +6,8 @@ import math
 import re
 from typing import Any
 
-__all__ = ["neutralise_cell", "safe_csv", "csv_filename", "data_name", "table_number", "placeholder_figure"]
+__all__ = ["neutralise_cell", "safe_csv", "csv_filename", "data_name", "table_number",
+           "frame_table", "placeholder_figure"]
 
 _RISKY = ("=", "+", "-", "@", "\t", "\r")
 
@@ -55,6 +56,34 @@ def table_number(v) -> float | None:
     except (TypeError, ValueError):
         return None
     return v if math.isfinite(v) else None
+
+
+def frame_table(df, formats: dict | None = None, default: str = "fixed4") -> tuple[list, list]:
+    """DataTable columns and rows of a DataFrame the core built (its column names shown).
+
+    Numeric columns get a number format by name: ``fixed4`` (the default), ``fixed3``,
+    ``fixed6``, ``signed4``, ``pct2`` or ``exp4`` (``formats`` maps a column to one);
+    NaN and infinities are blank cells (:func:`table_number`).
+    """
+    import pandas as pd
+    from dash.dash_table.Format import Format, Scheme
+
+    fixed, exp = Scheme.fixed, Scheme.decimal_or_exponent
+    specs = {"fixed3": dict(precision=3, scheme=fixed), "fixed4": dict(precision=4, scheme=fixed),
+             "fixed6": dict(precision=6, scheme=fixed), "exp4": dict(precision=4, scheme=exp),
+             "signed4": dict(precision=4, scheme=fixed, sign="+"),
+             "pct2": dict(precision=2, scheme=Scheme.percentage)}
+    fmt = lambda name: Format(**specs[name])  # noqa: E731
+
+    formats = formats or {}
+    numeric = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])
+               and not pd.api.types.is_bool_dtype(df[c])]
+    cols = [{"name": str(c), "id": str(c), **({"type": "numeric",
+             "format": fmt(formats.get(c, default))} if c in numeric else {})}
+            for c in df.columns]
+    rows = [{str(c): table_number(v) if c in numeric else v for c, v in row.items()}
+            for row in df.to_dict("records")]
+    return cols, rows
 
 
 def placeholder_figure(text: str = "Computing\u2026"):

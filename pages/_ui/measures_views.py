@@ -22,38 +22,35 @@ depth settings).  The Measures page (:mod:`pages.measures`) is this module's onl
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from itertools import zip_longest
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+import pandas as pd
 from dash import dcc
-from dash.dash_table.Format import Format, Scheme
 
-from varimp_core.measures import UndefinedMeasure
 from varimp_core.measures.inputs import resolve_max_features
-from varimp_core.measures.suite import DEFAULT_MEASURES, compute_measures, measures_frame
+from varimp_core.measures.suite import (DEFAULT_MEASURES, NEEDS_OOB, ON_MAIN_FOREST,
+                                        check_measure_inputs, measures_frame,
+                                        measures_or_refusals)
 from varimp_core.plots.measures import (make_auc_figure, make_bias_curves, make_measures_figure,
                                         measure_label, scale_values)
+from varimp_core.plots.measures_captions import (auc_caption, auc_table_frame, bias_caption,
+                                                 forest_caption, forest_warning, measure_names)
 from varimp_core.problems.registry import get_problem
 from varimp_core.result import ImportanceResult
 from varimp_core.studies.noisy_protocol import (StudyResult, combine_runs, mdi_bias_curves,
                                                 noisy_feature_auc, paper_auc)
 
 from . import cache, datasource, limits, results
-from .common import csv_filename, data_name, safe_csv, table_number
+from .common import csv_filename, data_name, frame_table, safe_csv
 from .params import Param
 
-__all__ = ["Ticks", "MAIN_FOREST", "NEEDS_OOB", "STUDY_MAX_FEATURES", "STUDY_PROBLEMS",
-           "BIAS_GRIDS", "rows_params", "exact_params", "resolve_k", "measure_names",
-           "check_rows", "compute_forest", "view_from_dict", "measures_note",
+__all__ = ["Ticks", "STUDY_MAX_FEATURES", "STUDY_PROBLEMS", "BIAS_GRIDS", "rows_params",
+           "exact_params", "resolve_k", "compute_forest", "view_from_dict", "measures_note",
            "measures_warning", "measures_table", "render_forest", "measures_csv",
-           "compute_auc", "auc_table", "auc_note", "render_auc", "auc_csv", "bias_units",
-           "compute_bias", "bias_note", "render_bias", "bias_csv", "csv_filename"]
-
-#: Measures computed on the main forest (one fit serves them all), and those needing OOB rows.
-MAIN_FOREST = ("mdi", "mdi_normalised", "mdi_oob", "mdi_in_sample", "naive_oob", "mda_oob")
-NEEDS_OOB = ("mdi_oob", "naive_oob", "mda_oob")
+           "compute_auc", "render_auc", "auc_csv", "bias_units", "compute_bias",
+           "render_bias", "bias_csv"]
 #: "mtry" of Li et al. (2019), section 4, for the noisy-feature protocol.
 STUDY_MAX_FEATURES = 10
 STUDY_PROBLEMS = {"strobl-classification": "strobl:task=classification",
@@ -116,29 +113,6 @@ def resolve_k(K: int | None, p: int) -> int:
     return resolve_max_features("sqrt" if K is None else int(K), p)
 
 
-def measure_names(measures: Sequence[str]) -> str:
-    """``"MDI-oob and naive-oob"``: the measures' labels in a sentence."""
-    labels = [measure_label(m) for m in measures]
-    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
-
-
-def check_rows(prepared, criterion: str) -> None:
-    """Sentences for data the measures cannot use (regression + Gini, constant columns)."""
-    if prepared.task == "regression" and criterion != "auto":
-        raise ValueError(f"The {criterion.capitalize()} impurity is for class labels, "
-                         f"and the target {prepared.target} is a regression target (numbers). "
-                         "Choose the automatic impurity (variance for regression), or a "
-                         "classification target on the Data page.")
-    X = prepared.X_numeric
-    const = [v for j, v in enumerate(prepared.variables) if np.all(X[:, j] == X[0, j])]
-    if const:
-        names = ", ".join(repr(v) for v in const[:5]) + (" \u2026" if len(const) > 5 else "")
-        raise ValueError(f"The input{'s' if len(const) > 1 else ''} {names} "
-                         f"{'have' if len(const) > 1 else 'has'} a single value in every row, so "
-                         "no tree can split on it and no measure can rank it. Remove it from "
-                         "the file and upload it again, or choose other data.")
-
-
 # -- 1. the measures side by side -------------------------------------------------------
 def compute_forest(settings: Mapping[str, Any], data, progress, *,
                    compute: bool = True) -> dict:
@@ -160,7 +134,7 @@ def compute_forest(settings: Mapping[str, Any], data, progress, *,
     out : dict
         ``results`` (measure -> ``ImportanceResult.to_dict()``), ``exact`` (or None),
         ``missing`` (not computed: cancelled), ``skipped`` (OOB measures without the
-        bootstrap), ``refused`` (undefined on this forest, :func:`_measures`), ``notes``,
+        bootstrap), ``refused`` (undefined on this forest: :func:`measures_or_refusals`), ``notes``,
         ``p``, ``K``, ``rows`` and ``partial``.
     """
     s, rows = settings, rows_params(data.as_dict)
@@ -182,23 +156,25 @@ def compute_forest(settings: Mapping[str, Any], data, progress, *,
     found = {m: cache.get_json(keys[m]) for m in wanted}
     if compute and None in found.values():
         prepared = load()
-        check_rows(prepared, s["criterion"])
+        check_measure_inputs(prepared.X_numeric, task=prepared.task, target=prepared.target,
+                             variables=prepared.variables, criterion=s["criterion"])
         todo = [m for m in wanted if found[m] is None]
-        batches = [b for b in ([m for m in todo if m in MAIN_FOREST],
-                               *([m] for m in todo if m not in MAIN_FOREST)) if b]
+        batches = [b for b in ([m for m in todo if m in ON_MAIN_FOREST],
+                               *([m] for m in todo if m not in ON_MAIN_FOREST)) if b]
         for i, batch in enumerate(batches):
             if progress.should_stop():
                 break
             text = f"Computing {measure_names(batch)}\u2026"
             progress(i, len(batches) + 1, text)
-            out = _measures(
-                prepared, batch, max_features=k,
+            out = measures_or_refusals(
+                prepared.X_numeric, prepared.y, task=prepared.task, measures=batch,
+                variables=list(prepared.variables), problem=prepared.source, max_features=k,
                 criterion=None if s["criterion"] == "auto" else s["criterion"], **fit,
                 progress=lambda done, total, i=i, text=text: progress(
                     round(i + done / total, 3), len(batches) + 1, text))
-            for m, r in out.items():
-                found[m] = r
-                cache.put_json(keys[m], r)
+            for m, r in out.items():  # a refusal (a sentence) is kept beside the results
+                found[m] = {"refused": r} if isinstance(r, str) else r.to_dict()
+                cache.put_json(keys[m], found[m])
     missing = [m for m in wanted if found[m] is None]
     notes, exact, ep = [], None, exact_params(data.as_dict)
     if rows != data.as_dict:
@@ -224,26 +200,6 @@ def compute_forest(settings: Mapping[str, Any], data, progress, *,
             "notes": notes, "p": p, "K": k, "rows": rows, "partial": bool(missing)}
 
 
-def _measures(prepared, batch: Sequence[str], **options) -> dict:
-    """``to_dict()`` of the core's result of each measure of ``batch``, on one forest.
-
-    MDI-oob is undefined on an entropy forest whose out-of-bag log score is -inf (an
-    out-of-bag row reaches a node whose in-bag rows have none of its class): the core
-    refuses it, the other measures are computed again without it (their forest grown again),
-    and it becomes ``{"refused": the core's sentence}`` beside them.
-    """
-    run = partial(compute_measures, prepared.X_numeric, prepared.y, task=prepared.task,
-                  variables=list(prepared.variables), problem=prepared.source, **options)
-    try:
-        return {m: r.to_dict() for m, r in run(measures=batch).items()}
-    except UndefinedMeasure as exc:  # only this refusal; any other error fails the view
-        if "mdi_oob" not in batch:
-            raise
-        rest = [m for m in batch if m != "mdi_oob"]   # when these fail too, so does the view
-        out = {m: r.to_dict() for m, r in run(measures=rest).items()} if rest else {}
-        return {**out, "mdi_oob": {"refused": str(exc)}}
-
-
 def view_from_dict(out: Mapping[str, Any]) -> dict:
     """The side-by-side result with its core results rebuilt by the core's ``from_dict``."""
     return {**out, "results": {m: ImportanceResult.from_dict(d)
@@ -252,43 +208,16 @@ def view_from_dict(out: Mapping[str, Any]) -> dict:
 
 
 def measures_note(view: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
-    """Sentences under the figure: what the bars and diamonds are."""
-    out = [f"K = {view['K']} of {view['p']} inputs drawn at each node"
-           + (" (\u221ap, scikit-learn's default)." if settings["max_features"] is None
-              else ".")]
-    units = {measure_label(m): r.units for m, r in view["results"].items()}
-    out.append("Units: " + "; ".join(f"{k} in {v}" for k, v in units.items()) + ". "
-               "Error bars: one standard error over trees (over permutation repeats for MDA, "
-               "held out).")
-    if view["exact"] is not None:
-        out.append(f"Black diamonds: the exact MDI of an infinite forest on the exact "
-                   f"distribution (impurity {view['exact'].units}, the same K drawn the "
-                   f"scikit-learn way, the same max depth), over the MDI bars. The min leaf "
-                   "size does not enter it; a finite sample, the bootstrap and a min leaf "
-                   "size above 1 move the bars away from it.")
-    elif exact_params(view["rows"]) is None:
-        out.append("No exact values: only built-in problems with an exact distribution "
-                   "(led, xor, sym) have them.")
-    return " ".join(view["notes"] + out)
+    """Sentences under the figure (:func:`forest_caption`)."""
+    return forest_caption(view["results"], view["exact"], K=view["K"], p=view["p"],
+                          default_k=settings["max_features"] is None, notes=view["notes"],
+                          exact_possible=exact_params(view["rows"]) is not None)
 
 
 def measures_warning(view: Mapping[str, Any]) -> str:
-    """A sentence about measures left out (no bootstrap, undefined) or not finished."""
-    out = []
-    if view["skipped"]:
-        out.append(f"{measure_names(view['skipped'])} "
-                   f"{'is' if len(view['skipped']) == 1 else 'are'} left out: they need "
-                   "out-of-bag rows, and without the bootstrap every tree sees every row. Turn "
-                   "Bootstrap on to see them.")
-    if view.get("refused"):   # only MDI-oob, on an entropy forest (:func:`_measures`)
-        out.append("MDI-oob is left out: with the entropy impurity its out-of-bag log score is "
-                   "\u2212\u221e here (out-of-bag rows reach nodes whose in-bag rows have none "
-                   "of their class); choose the Gini impurity, for which Li et al. (2019) "
-                   "define it.")
-    if view["missing"]:
-        out.append(f"Cancelled before {measure_names(view['missing'])} finished: the figure "
-                   "and the table show the measures that did.")
-    return " ".join(out)
+    """A sentence about measures left out or not finished (:func:`forest_warning`)."""
+    return forest_warning(skipped=view["skipped"], refused=view.get("refused", ()),
+                          missing=view["missing"])
 
 
 def _with_exact(view: Mapping[str, Any], name: str) -> dict:
@@ -298,15 +227,12 @@ def _with_exact(view: Mapping[str, Any], name: str) -> dict:
 
 def measures_table(view: Mapping[str, Any]) -> tuple[list, list]:
     """DataTable columns (each naming its units) and rows: one row per variable (raw)."""
-    num = Format(precision=4, scheme=Scheme.decimal_or_exponent)
     shown = _with_exact(view, "exact")
-    cols = [{"name": "Variable", "id": "variable"}]
-    cols += [{"name": f"{'Exact MDI' if m == 'exact' else measure_label(m)} ({r.units})",
-              "id": m, "type": "numeric", "format": num} for m, r in shown.items()]
     first = next(iter(shown.values()), None)
-    rows = [{"variable": v, **{m: table_number(r.importances[i]) for m, r in shown.items()}}
-            for i, v in enumerate(first.variables if first is not None else ())]
-    return cols, rows
+    df = pd.DataFrame({"Variable": list(first.variables if first is not None else ()), **{
+        f"{'Exact MDI' if m == 'exact' else measure_label(m)} ({r.units})": r.importances
+        for m, r in shown.items()}})
+    return frame_table(df, default="exp4")
 
 
 def render_forest(out: Mapping[str, Any], settings: Mapping[str, Any], data=None) -> tuple:
@@ -372,13 +298,6 @@ def compute_auc(settings: Mapping[str, Any], data, progress, *, compute: bool = 
         max_features=STUDY_MAX_FEATURES)
 
 
-def _cancelled(out: Mapping[str, Any], what: str, text: str) -> str:
-    """``text``, after how far a cancelled study got (``done`` of ``total`` ``what``)."""
-    if out["done"] < out["total"]:
-        text = f"Cancelled after {out['done']} of {out['total']} {what}. " + text
-    return text
-
-
 def _finished(out: Mapping[str, Any], cancelled: str) -> StudyResult:
     """The study of the runs that finished (``cancelled`` says there are none)."""
     if not out["done"]:
@@ -386,45 +305,13 @@ def _finished(out: Mapping[str, Any], cancelled: str) -> StudyResult:
     return StudyResult.from_dict(out["study"])
 
 
-def auc_table(summary) -> tuple[list, list]:
-    """One row per measure; per depth setting ``mean ± sd`` and the paper's value."""
-    depths = list(dict.fromkeys(summary["depth_setting"]))
-    cols = [{"name": "Measure", "id": "measure"}]
-    for d in depths:
-        cols += [{"name": f"{d.capitalize()}: mean \u00b1 sd", "id": d},
-                 {"name": f"{d.capitalize()}: paper", "id": f"{d}_paper"}]
-    rows = {m: {"measure": measure_label(m), **dict.fromkeys(depths, "\u2014")}
-            for m in dict.fromkeys(summary["measure"])}
-    for s, ref in zip(summary.itertuples(), paper_auc(summary)):
-        row, d = rows[s.measure], s.depth_setting
-        row[d] = (f"{s.mean:.2f} \u00b1 {s.std:.2f} (n = {int(s.n)})" if s.n > 1
-                  else f"{s.mean:.2f} (n = 1)")
-        row[f"{d}_paper"] = "\u2014" if np.isnan(ref) else f"{ref:.2f}"
-    return cols, list(rows.values())
-
-
-def auc_note(out: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
-    """What the study is, how it differs from the paper's run, and a cancelled study's size."""
-    problem = get_problem(out["spec"])
-    reps = settings["n_repeats"]
-    text = (f"{len(problem.variables)} inputs, {len(problem.relevant)} of them relevant; "
-            f"{settings['n_estimators']} trees with K = {out['max_features']} (mtry), "
-            f"{reps} repetition{'s' if reps > 1 else ''} (seeds 0 to {reps - 1}). AUC 1: every "
-            "relevant feature ranks above every noisy one; 0.5: chance; below 0.5: the "
-            "measure prefers noisy features.")
-    if problem.name == "strobl":
-        text += (" Black dashes: Li et al. (2019), Table 1 (100 trees, 40 repetitions; their "
-                 "MDA is the held-out permutation importance; they report no out-of-bag MDA).")
-    else:
-        text += " The paper has no madelon numbers (its second data set, ChIP, is not here)."
-    return _cancelled(out, "runs: the table and the plot show those", text)
-
-
 def render_auc(out: Mapping[str, Any], settings: Mapping[str, Any], data=None) -> tuple:
     """Figure, table columns and rows, and note of a computed (or cancelled) study."""
     study = _finished(out, "Cancelled before the first repetition finished.")
-    return (make_auc_figure(study.scores, height=None), *auc_table(study.summary),
-            auc_note(out, settings))
+    return (make_auc_figure(study.scores, height=None), *frame_table(auc_table_frame(
+        study.summary)), auc_caption(out["spec"], n_estimators=settings["n_estimators"],
+                                     max_features=out["max_features"], done=out["done"],
+                                     n_repeats=settings["n_repeats"], total=out["total"]))
 
 
 def auc_csv(out: Mapping[str, Any], settings: Mapping[str, Any], data=None) -> tuple[str, str]:
@@ -461,23 +348,13 @@ def compute_bias(settings: Mapping[str, Any], data, progress, *, compute: bool =
         progress, compute)
 
 
-def bias_note(out: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
-    """What the curves show (Li et al. 2019, section 4, first simulation)."""
-    text = (f"N = {settings['n_samples']} rows: X1 ~ N(0, 1), X2 a fair bit, X3, X4, X5 with 4, "
-            "10 and 20 equally likely categories; P(Y = 1) = (1 + X2)/3, so only X2 is "
-            f"relevant. {settings['n_estimators']} trees, K = 2. Figs 1 and 2 of the paper: the "
-            "MDI of the noisy features falls as the min leaf size grows and rises with the "
-            "depth; Fig. 3: MDI-oob keeps them near 0.")
-    if settings["n_repeats"] > 1:
-        text += f" Mean over {settings['n_repeats']} data sets, with one standard error."
-    return _cancelled(out, "forests: the curves show those", text)
-
-
 def render_bias(out: Mapping[str, Any], settings: Mapping[str, Any], data=None) -> tuple:
     """Figure (its axes name the units of the study's result) and note of computed (or
     cancelled) curves."""
     study = _finished(out, "Cancelled before the first forest finished.")
-    return make_bias_curves(study, height=None), bias_note(out, settings)
+    return make_bias_curves(study, height=None), bias_caption(
+        n_samples=settings["n_samples"], n_estimators=settings["n_estimators"],
+        n_repeats=settings["n_repeats"], done=out["done"], total=out["total"])
 
 
 def bias_csv(out: Mapping[str, Any], settings=None, data=None) -> tuple[str, str]:

@@ -23,7 +23,8 @@ from varimp_core.measures.mdi_oob import mdi, mdi_oob, naive_oob
 from varimp_core.measures.permutation import impurity_corrected, mda_holdout, mda_oob
 from varimp_core.result import ImportanceResult
 
-__all__ = ["MEASURES", "DEFAULT_MEASURES", "compute_measures", "measures_frame"]
+__all__ = ["MEASURES", "DEFAULT_MEASURES", "ON_MAIN_FOREST", "NEEDS_OOB", "compute_measures",
+           "measures_frame", "check_measure_inputs", "measures_or_refusals"]
 
 #: Every measure name :func:`compute_measures` knows, in display order.
 MEASURES = ("mdi", "mdi_normalised", "mdi_oob", "mdi_in_sample", "naive_oob", "mda_holdout",
@@ -32,7 +33,9 @@ MEASURES = ("mdi", "mdi_normalised", "mdi_oob", "mdi_in_sample", "naive_oob", "m
 DEFAULT_MEASURES = ("mdi", "mdi_oob", "naive_oob", "mda_holdout", "mda_oob", "ranger")
 _NEEDS_OOB = {"mdi_oob": "MDI-oob", "naive_oob": "naive-oob",
               "mda_oob": "Breiman's out-of-bag permutation importance (mda_oob)"}
-_ON_MAIN_FOREST = ("mdi", "mdi_normalised", "mdi_oob", "mdi_in_sample", "naive_oob", "mda_oob")
+#: Measures computed on one fitted forest, and those that need its out-of-bag rows.
+ON_MAIN_FOREST = ("mdi", "mdi_normalised", "mdi_oob", "mdi_in_sample", "naive_oob", "mda_oob")
+NEEDS_OOB = tuple(_NEEDS_OOB)
 
 
 def _check_measures(measures) -> tuple[str, ...]:
@@ -141,7 +144,7 @@ def compute_measures(X, y, *, kind="rf", task="classification", measures=DEFAULT
                   criterion=criterion, random_state=random_state, n_jobs=n_jobs)
 
 
-    n_fits = int(any(m in _ON_MAIN_FOREST for m in measures)) + int("mda_holdout" in measures)
+    n_fits = int(any(m in ON_MAIN_FOREST for m in measures)) + int("mda_holdout" in measures)
     total, done = n_fits + len(measures), 0
 
     def tick():
@@ -151,7 +154,7 @@ def compute_measures(X, y, *, kind="rf", task="classification", measures=DEFAULT
             progress(done, total)
 
     est = None
-    if any(m in _ON_MAIN_FOREST for m in measures):
+    if any(m in ON_MAIN_FOREST for m in measures):
         est, params = fit_forest(Xa, ya, **forest)
         tick()
     common = dict(variables=variables, problem=problem)
@@ -179,7 +182,7 @@ def compute_measures(X, y, *, kind="rf", task="classification", measures=DEFAULT
             r = _with(r, test_size=test_size)
         else:  # ranger
             r = impurity_corrected(Xa, ya, **{**forest, "max_features": max_features}, **common)
-        if est is not None and m in _ON_MAIN_FOREST:
+        if est is not None and m in ON_MAIN_FOREST:
             r = _with(r, **{key: v for key, v in params.items() if key not in r.parameters})
         out[m] = r
         tick()
@@ -221,3 +224,70 @@ def measures_frame(results: dict[str, ImportanceResult]) -> pd.DataFrame:
             "rank": pd.Series(-r.importances).rank(method="min").astype(int).to_numpy(),
             "units": r.units}))
     return pd.concat(parts, ignore_index=True)
+
+
+def check_measure_inputs(X, *, task: str, variables, target: str, criterion: str = "auto") -> None:
+    """Refuse, in a sentence, data on which no measure can rank the inputs.
+
+    A classification impurity (``"gini"``, ``"entropy"``) on a regression
+    target, and an input with one value in every row (no tree can split on it),
+    are refused.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        The inputs as numbers.
+    task : {"classification", "regression"}
+    variables : sequence of str
+        Names of the columns of ``X``.
+    target : str
+        Name of the target, for the sentence.
+    criterion : {"auto", "gini", "entropy"}, default="auto"
+        ``"auto"``: Gini for classification, squared error for regression.
+
+    Raises
+    ------
+    ValueError
+        With a sentence that says what to change.
+    """
+    if task == "regression" and criterion != "auto":
+        raise ValueError(f"The {criterion.capitalize()} impurity is for class labels, "
+                         f"and the target {target} is a regression target (numbers). "
+                         "Choose the automatic impurity (variance for regression), or a "
+                         "classification target on the Data page.")
+    X = np.asarray(X)
+    const = [v for j, v in enumerate(variables) if np.all(X[:, j] == X[0, j])]
+    if const:
+        names = ", ".join(repr(v) for v in const[:5]) + (" \u2026" if len(const) > 5 else "")
+        raise ValueError(f"The input{'s' if len(const) > 1 else ''} {names} "
+                         f"{'have' if len(const) > 1 else 'has'} a single value in every row, so "
+                         "no tree can split on it and no measure can rank it. Remove it from "
+                         "the file and upload it again, or choose other data.")
+
+
+def measures_or_refusals(X, y, *, measures, **options) -> dict:
+    """:func:`compute_measures`, with MDI-oob's refusal kept as a sentence beside the others.
+
+    MDI-oob is undefined on an entropy forest whose out-of-bag log score is
+    :math:`-\\infty` (an out-of-bag row reaches a node whose in-bag rows have
+    none of its class; Li et al. 2019 define it for Gini).  Then the other
+    measures are computed again without it (on the same seeded forest), and
+    ``"mdi_oob"`` maps to the refusal's sentence.
+
+    Returns
+    -------
+    out : dict
+        Measure name -> :class:`~varimp_core.result.ImportanceResult`, or -> str
+        (the refusal) for MDI-oob.
+    """
+    from varimp_core.measures import UndefinedMeasure  # the package defines it
+
+    measures = _check_measures(measures)
+    try:
+        return dict(compute_measures(X, y, measures=measures, **options))
+    except UndefinedMeasure as exc:  # only this refusal; any other error propagates
+        if "mdi_oob" not in measures:
+            raise
+        rest = [m for m in measures if m != "mdi_oob"]
+        out = dict(compute_measures(X, y, measures=rest, **options)) if rest else {}
+        return {**out, "mdi_oob": str(exc)}
