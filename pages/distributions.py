@@ -16,7 +16,7 @@ from pages._ui.params import Context, Param, ParamSet, sentence
 from pages._ui.view import JobView, context_for
 from varimp_core.serialize import to_jsonable
 from varimp_core.studies.distributions import importance_distribution
-from varimp_core.studies.montecarlo import sweep, sweep_statistics
+from varimp_core.studies.montecarlo import default_sweep_values, sweep, sweep_statistics
 
 dash.register_page(__name__, path="/distributions", name="Distributions", order=7,
                    title="varimp \u2014 Distributions")
@@ -155,7 +155,8 @@ def layout(vi_data=None, **query):
          **dict(zip(SWEEPS.names, SWEEPS.fields(sweep, ctx)))}
     row = lambda *kids: html.Div(kids, className="vi-row")  # noqa: E731
     table = dict(sort_action="native", page_size=20,
-                 **table_style(("variable", "relevance", "law", "parameters"), wrap=True))
+                 **table_style(("variable", "relevance", "Variable", "Relevance", "Law",
+                                "Parameters"), wrap=True))
     controls = [html.Fieldset(id="dist-fieldset", className="vi-fieldset", children=[
         ui.card("Data", ui.field("Problem", dcc.Dropdown(
             id="dist-problem", options=studies.problem_options(data), clearable=False,
@@ -232,4 +233,4 @@ def choose_data(problem, mode, base, parameter):
 @callback(Output(SWEEPS.id("values"), "value"), Input(SWEEPS.id("parameter"), "value"),
           State("dist-data", "data"), prevent_initial_call=True)
 def start_values(parameter, store):
-    return draw.default_values(parameter, store.get("p") if isinstance(store, dict) else None)
+    return default_sweep_values(parameter, store.get("p") if isinstance(store, dict) else None)

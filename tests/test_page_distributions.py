@@ -281,7 +281,7 @@ def test_render_shows_the_core_numbers(page):
     rows = {r["variable"]: r for r in rows}
     assert rows["X1"]["mean"] == result.mean[0] and rows["X1"]["exact"] == 0.5
     assert rows["X3"]["relevance"] == "irrelevant"
-    laws = [(r["variable"], r["law"]) for r in fit_rows]
+    laws = [(r["Variable"], r["Law"]) for r in fit_rows]
     assert laws[:2] == [("X1", "scaled \u03c7\u00b2"), ("X1", "normal")] and len(laws) == 8
     text = " ".join(p.children for p in summary)
     assert "15 data sets" in text and "plug-in" in text and note == ""
@@ -344,7 +344,7 @@ def test_many_inputs_are_capped_with_a_sentence(page):
                                n_estimators=1)
     figure, _, rows, _, fit_rows, summary, _, _ = draw.render(out, settings, data)
     assert len(rows) == 64
-    assert {r["variable"] for r in fit_rows} == {f"X{j}" for j in range(1, 61)}
+    assert {r["Variable"] for r in fit_rows} == {f"X{j}" for j in range(1, 61)}
     assert len([t for t in figure.data if t.meta == "replicates"]) == 16
     assert "first 60 of the 64 variables" in summary[-1].children
 

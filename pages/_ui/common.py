@@ -62,7 +62,8 @@ def frame_table(df, formats: dict | None = None, default: str = "fixed4") -> tup
     """DataTable columns and rows of a DataFrame the core built (its column names shown).
 
     Numeric columns get a number format by name: ``fixed4`` (the default), ``fixed3``,
-    ``fixed6``, ``signed4``, ``pct2`` or ``exp4`` (``formats`` maps a column to one);
+    ``fixed6``, ``signed4``, ``pct2`` or ``exp4`` (``formats`` maps a column to one, or to
+    None: shown as it is);
     NaN and infinities are blank cells (:func:`table_number`).
     """
     import pandas as pd
@@ -78,9 +79,9 @@ def frame_table(df, formats: dict | None = None, default: str = "fixed4") -> tup
     formats = formats or {}
     numeric = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])
                and not pd.api.types.is_bool_dtype(df[c])]
-    cols = [{"name": str(c), "id": str(c), **({"type": "numeric",
-             "format": fmt(formats.get(c, default))} if c in numeric else {})}
-            for c in df.columns]
+    cols = [{"name": str(c), "id": str(c), **({"type": "numeric"} if c in numeric else {}),
+             **({"format": fmt(formats.get(c, default))}
+                if c in numeric and formats.get(c, default) else {})} for c in df.columns]
     rows = [{str(c): table_number(v) if c in numeric else v for c, v in row.items()}
             for row in df.to_dict("records")]
     return cols, rows

@@ -28,7 +28,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from varimp_core.studies.montecarlo import MonteCarloResult
+from varimp_core.studies.montecarlo import MonteCarloResult, parameter_label
 from varimp_core.studies.fits import density_curves
 from varimp_core.studies.nulls import PermutationNull
 from varimp_core.plots.style import (EXACT_COLOR, SAMPLED_OPACITY, base_layout, empty_figure,
@@ -48,21 +48,7 @@ _FIT_STYLE = {
 }
 _BIAS_COLOR = "#B2182B"
 _REFERENCE_COLOR = "#888888"
-_LABELS = {
-    "n_samples": "N (samples per data set)",
-    "n_estimators": "T (trees)",
-    "max_features": "K",
-    "max_depth": "maximum depth",
-    "irrelevant": "irrelevant variables added",
-    "noise": "output noise",
-    "input_noise": "input noise (flip rate)",
-}
 _SYMBOLS = {"n_samples": "N", "n_estimators": "T"}
-
-
-def parameter_label(parameter: str) -> str:
-    """Axis title of a sweep parameter, e.g. ``"T (trees)"``."""
-    return _LABELS.get(parameter, parameter)
 
 
 # -- what a result holds ---------------------------------------------------------

@@ -28,6 +28,7 @@ with :math:`a` the variance of the infinite forest over data sets (run with
 from __future__ import annotations
 
 import math
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -45,6 +46,8 @@ from varimp_core.data.table import DiscreteTable
 from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict
 
 __all__ = ["MonteCarloResult", "monte_carlo", "sweep", "sweep_statistics", "QUANTILES", "SWEEP_PARAMETERS",
+           "SWEEP_LABELS", "parameter_label", "SWEEP_DEFAULTS", "default_sweep_values",
+           "parse_sweep_values",
            "EXACT_MAX_ROWS"]
 
 #: Quantiles reported by :meth:`MonteCarloResult.summary` (columns q05 ... q95).
@@ -52,6 +55,21 @@ QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 #: Parameters :func:`sweep` can vary.
 SWEEP_PARAMETERS = ("n_samples", "n_estimators", "max_features", "max_depth", "irrelevant",
                     "noise", "input_noise")
+#: How axes and sentences name each sweep parameter.
+SWEEP_LABELS = {
+    "n_samples": "N (samples per data set)",
+    "n_estimators": "T (trees)",
+    "max_features": "K",
+    "max_depth": "maximum depth",
+    "irrelevant": "irrelevant variables added",
+    "noise": "output noise",
+    "input_noise": "input noise (flip rate)",
+}
+
+
+def parameter_label(parameter: str) -> str:
+    """Axis title of a sweep parameter, e.g. ``"T (trees)"``."""
+    return SWEEP_LABELS.get(parameter, parameter)
 #: Largest distribution (in rows) for which asymptotic values are computed beside the runs.
 EXACT_MAX_ROWS = 2**16
 _EXACT_MAX_FEATURES = 16
@@ -509,3 +527,69 @@ def sweep_statistics(df: pd.DataFrame) -> pd.DataFrame:
                          "sem": std[j] / math.sqrt(R) if R else np.nan, "exact": exact[j],
                          "n_replicates": R, "stability": stable[j]})
     return pd.DataFrame(rows, columns=cols)
+
+
+#: Values a new sweep of each parameter starts with (text for an input box).
+SWEEP_DEFAULTS = {"n_samples": "50,200,1000", "n_estimators": "1,10,50", "max_depth": "1,2,3",
+                  "irrelevant": "0,2,4", "noise": "0,0.1,0.2,0.3", "input_noise": "0,0.1,0.2,0.3"}
+
+
+def default_sweep_values(parameter: str | None, p: int | None = None) -> str:
+    """Values a new sweep of ``parameter`` starts with; K runs 1 to min(p, 4)."""
+    if parameter in (None, "none"):
+        return ""
+    if parameter == "max_features":
+        return ",".join(str(k) for k in range(1, max(1, min(p or 3, 4)) + 1))
+    return SWEEP_DEFAULTS.get(parameter, "")
+
+
+def parse_sweep_values(text, parameter: str, *, p: int | None = None, max_values: int = 8,
+                       max_samples: int | None = None, max_trees: int | None = None) -> list:
+    """The values of a sweep typed as text ("1, 10, 50"), checked, unique, increasing.
+
+    Parameters
+    ----------
+    text : str
+        Values separated by commas, semicolons or spaces.
+    parameter : str
+        One of :data:`SWEEP_PARAMETERS`: ``noise`` and ``input_noise`` take
+        probabilities in [0, 1]; the others whole numbers (``irrelevant`` from 0,
+        the others from 1; K at most ``p``; N at most ``max_samples``; T at most
+        ``max_trees``; depth at most 1000; irrelevant at most 50).
+    max_values : int, default=8
+        The most values one sweep takes.
+
+    Raises
+    ------
+    ValueError
+        With a sentence naming the bad value and what is allowed.
+    """
+    parts = [t for t in re.split(r"[,;\s]+", str(text or "").strip()) if t]
+    label = parameter_label(parameter)
+    if not parts:
+        raise ValueError(f"Enter the values of {label} to sweep, separated by commas "
+                         "(e.g. 1, 10, 50).")
+    if len(parts) > max_values:
+        raise ValueError(f"A sweep takes at most {max_values} values; got {len(parts)}.")
+    low = 0 if parameter == "irrelevant" else 1
+    high = {"n_samples": max_samples, "n_estimators": max_trees, "max_features": p,
+            "max_depth": 1000, "irrelevant": 50}.get(parameter)
+    out = []
+    for t in parts:
+        try:
+            x = float(t)
+        except ValueError:
+            raise ValueError(f"The sweep value {t!r} is not a number.") from None
+        if not math.isfinite(x):
+            raise ValueError(f"The sweep value {t!r} is not a finite number.")
+        if parameter not in ("noise", "input_noise"):
+            if x != int(x) or x < low or (high is not None and x > high):
+                upper = f" to {high:,}" if high is not None else " or more"
+                raise ValueError(f"Values of {label} must be whole numbers from {low}{upper}; "
+                                 f"{t!r} is not.")
+            out.append(int(x))
+        elif not 0 <= x <= 1:
+            raise ValueError(f"Values of {label} are probabilities from 0 to 1; {t!r} is not.")
+        else:
+            out.append(x)
+    return sorted(set(out))
