@@ -365,12 +365,12 @@ def test_a_shared_link_reproduces_the_view(dash_duo, dash_app, page):
 def test_led_boundary_sentence_says_it_is_the_only_one():
     """LED's digits are told apart by X1..X5 alone and by no other minimal set (checked by
     brute force in the core's tests), so the page says the boundary is the only one."""
-    from pages._ui import selection_study
     from varimp_core.exact.relevance import relevance
+    from varimp_core.plots.selection_captions import relevance_sentences
     from varimp_core.problems.registry import get_problem
 
     r = relevance(get_problem("led").exact_table())
-    text = " ".join(selection_study.relevance_sentences({"exact": True}, r, None))
+    text = " ".join(relevance_sentences(r, exact=True))
     assert "A minimal Markov boundary: X1, X2, X3, X4, X5" in text
     assert "here it is the only one" in text
 
@@ -386,9 +386,11 @@ def test_choosing_upload_without_a_table_says_why(page):
 
 
 def test_long_lists_of_names_are_cut_in_sentences():
+    from varimp_core.plots.distributions_captions import name_list
+
     names = [f"X{i}" for i in range(1, 15)]
-    assert studies.name_list(names) == ", ".join(names[:12]) + " and 2 more"
-    assert studies.name_list([]) == "none"
+    assert name_list(names) == ", ".join(names[:12]) + " and 2 more"
+    assert name_list([]) == "none"
 
 
 def test_rs_on_an_exact_distribution_says_how_many_rows_it_drew(page):

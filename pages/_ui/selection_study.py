@@ -16,7 +16,6 @@ Selection page (:mod:`pages.selection`) is this module's only user.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Mapping
 
 from dash import html
@@ -25,6 +24,9 @@ from varimp_core.api import compute_importances
 from varimp_core.exact.relevance import RelevanceResult, relevance
 from varimp_core.plots.selection import (make_pvalue_figure, make_relevance_figure,
                                          make_selected_figure, make_subspace_curves)
+from varimp_core.plots.selection_captions import (null_sentences, pvalues_frame,
+                                                  relevance_sentences, relevance_table_frame,
+                                                  rs_sentences, selected_sentence)
 from varimp_core.problems.registry import get_problem
 from varimp_core.serialize import from_jsonable, to_jsonable
 from varimp_core.studies.nulls import PermutationNull
@@ -38,7 +40,7 @@ from .common import placeholder_figure, safe_csv
 __all__ = ["RS_TASK", "RS_CHOICES", "RS_LABELS", "HONEST_NOTE", "MAX_SEEDS", "max_permutations",
            "max_null_trees", "max_rs_trees", "caps_text", "check_null_budget", "rs_study",
            "relevance_view", "rs_run", "run_rs_study", "render_null", "render_rs",
-           "relevance_rows", "rs_sentences", "csv_text"]
+           "rs_words", "csv_text"]
 
 #: Name of the fan-out task computing one (seed, method) run of an RS/SRS study.
 RS_TASK = "varimp.selection_run"
@@ -182,40 +184,6 @@ def run_rs_study(study: Mapping[str, Any], progress) -> dict:
 
 
 # -- drawing ------------------------------------------------------------------------------------
-def relevance_rows(r: RelevanceResult) -> list[dict]:
-    """One table row per variable: class, degree, Markov boundary membership."""
-    boundary = set(r.minimal_boundary)
-    return [{"variable": v, "relevance": c, "degree": "" if d is None else d,
-             "in_markov_boundary": "\u2713" if v in boundary else ""}
-            for v, c, d in zip(r.variables, r.relevance, r.degree)]
-
-
-def relevance_sentences(rel: Mapping[str, Any], r: RelevanceResult, tol) -> list[str]:
-    how = ("Exact: computed on the exact distribution, a conditional mutual information "
-           f"counts as zero at or below tol = {r.tol:.3g} bits (rounding only)." if rel["exact"]
-           else f"Plug-in estimate from a sample of N = {rel['n']:,} rows: a conditional mutual "
-           f"information counts as zero at or below tol = {r.tol:.3g} bits"
-           + (" (the core's default, the plug-in bias of the largest conditioning set, "
-              "capped at 0.05 bits)." if tol is None else " (yours)."))
-    by = {c: [v for v, k in zip(r.variables, r.relevance) if k == c]
-          for c in ("strong", "weak", "irrelevant")}
-    mb = ("Markov boundary (unique, the input distribution is strictly positive): "
-          + studies.name_list(r.markov_boundary) + "." if r.markov_boundary is not None else
-          "A minimal Markov boundary: " + studies.name_list(r.minimal_boundary) + " (the input "
-          "distribution is not strictly positive, so it need not be unique"
-          + {True: "; here it is the only one).", False: "; there are others)."}.get(
-              r.boundary_unique, ")."))
-    return [how,
-            f"Strongly relevant: {studies.name_list(by['strong'])}; weakly relevant: {studies.name_list(by['weak'])}; "
-            f"irrelevant: {studies.name_list(by['irrelevant'])}. The degree d is the size of the smallest "
-            "set B with I(X; Y | B) > 0.", mb,
-            "Bars: each variable's importance in an infinite forest of totally randomized trees "
-            "(K = 1, Eqn 3) on the same " + ("distribution" if rel["exact"] else "sample")
-            + "; it is zero exactly for the irrelevant variables (Louppe et al. 2013, "
-            "Theorem 3)" + ("." if rel["exact"] else ", which a plug-in estimate only "
-                            "approaches: the bias keeps it above zero.")]
-
-
 def render_null(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) -> tuple:
     """Figures, relevance table and sentences of sections 1 and 2, and the partial note."""
     rel, pn = out["relevance"], PermutationNull.from_dict(out["null"])
@@ -225,54 +193,33 @@ def render_null(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) 
         r = RelevanceResult.from_dict(rel["relevance"])
         rel_figure = make_relevance_figure(r, from_jsonable(rel["importances"]),
                                            units=rel["units"])
-        rows, rel_text = relevance_rows(r), relevance_sentences(rel, r, settings["tol"])
+        rows = relevance_table_frame(r).to_dict("records")
+        rel_text = relevance_sentences(r, exact=rel["exact"], n=rel.get("n"),
+                                       default_tol=settings["tol"] is None)
     else:
         rel_figure = placeholder_figure("No relevance classes for this data.")
         rows, rel_text = [], [rel["message"]]
     R = pn.n_permutations
-    rows_text = f"{out['n']:,} rows" if out.get("n") else "the data"
-    null_text = [
-        f"{R:,} permutations of the target; on each, {settings['n_estimators']:,} K = 1 trees "
-        f"({settings['method']}) on {rows_text}" + (
-            f" drawn from the exact distribution (seed {settings['random_state']})"
-            if out["n_samples"] is not None else "") + ".",
-        studies.above_null_sentence(pn, " (\u2605)")
-        + f" The smallest possible p-value with R = {R:,} is 1/(R + 1) = {1 / (R + 1):.3g}.",
-        "The null keeps Y impure in every cell, so an irrelevant variable of the real data "
-        "often scores below its null (a large p-value): the test is conservative for "
-        "irrelevant variables."]
+    null_text = null_sentences(pn, n_estimators=settings["n_estimators"], n_rows=out.get("n"),
+                               method=settings["method"], drawn_seed=settings["random_state"]
+                               if out["n_samples"] is not None else None)
     note = (f"Partial result: cancelled after {R:,} of {settings['n_permutations']:,} "
             "permutations." if out["partial"] else "")
     return (rel_figure, [html.P(t) for t in rel_text], rows, make_pvalue_figure(pn),
             [html.P(t) for t in null_text], note, "vi-notes" if note else "vi-hidden")
 
 
-def rs_sentences(result: SubspaceComparison, settings: Mapping[str, Any],
-                 data=None) -> list[str]:
-    """The final numbers of the curves, RS against SRS, in sentences."""
-    if not len(result.curves):
-        return []
-    src, n_seeds = settings["source"], int(result.curves["seed"].nunique())
-    what = (f"Madelon-like data with 20 relevant and {int(src):,} irrelevant features "
-            "(1,000 training and 500 test rows per seed)" if src != "data" else
-            "the current data (two thirds of the rows train, one third tests, per seed)")
-    if src == "data" and data is not None and studies.is_exact(data):  # rows are drawn first
-        what = (f"the current data, an exact distribution: "
+def rs_words(settings: Mapping[str, Any], data=None) -> str:
+    """What an RS/SRS study ran on, for :func:`rs_sentences`."""
+    src = settings["source"]
+    if src != "data":
+        return (f"Madelon-like data with 20 relevant and {int(src):,} irrelevant features "
+                "(1,000 training and 500 test rows per seed)")
+    if data is not None and studies.is_exact(data):  # rows are drawn first
+        return (f"the current data, an exact distribution: "
                 f"{get_problem(data['problem']).default_samples:,} rows drawn from it (seed 0), "
                 "two thirds of them train and one third tests, per seed")
-    k = "q + 1 (every column of the subspace and the probe)" \
-        if settings["max_features"] is None else str(settings["max_features"])
-    out = [f"{what}; q = {settings['subspace_size']}, \u03b1 = {settings['alpha']:g}, K = {k}, "
-           f"L = {settings['min_sampled']}, \u03b2 = {settings['beta']:g}; mean over "
-           f"{n_seeds} seed(s)" + (" with \u00b1 1 sd bands." if n_seeds > 1 else ".")]
-    means = result.final()
-    parts = [f"{m.upper()} " + ("" if math.isnan(means.loc[m, "auprc"]) else
-                                f"AUPRC {means.loc[m, 'auprc']:.3f}, ")
-             + f"accuracy {means.loc[m, 'accuracy']:.3f}" for m in ("rs", "srs")
-             if m in means.index]
-    if parts:
-        out.append("At the last checkpoint: " + "; ".join(parts) + ".")
-    return out
+    return "the current data (two thirds of the rows train, one third tests, per seed)"
 
 
 def render_rs(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) -> tuple:
@@ -286,24 +233,16 @@ def render_rs(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) ->
     if method is None:
         selected = placeholder_figure("No selection yet.")
     else:
-        s = sels[method]
-        selected = make_selected_figure(s)
-        line = (f"Seed 0, {method.upper()}: F holds the {len(s.selected):,} features drawn "
-                f"more than L = {settings['min_sampled']} times that beat the random probe in "
-                f"at least \u03b2 = {settings['beta']:g} of their trees: "
-                f"{studies.name_list(s.selected, 20)}.")
-        if s.relevant is not None:
-            prec = "n/a (nothing selected)" if math.isnan(s.precision) else f"{s.precision:.2f}"
-            line += (f" Precision {prec}, recall {s.recall:.2f} against the {len(s.relevant)} "
-                     "truly relevant features (outlined, \u2713).")
-        else:
-            line += " The truly relevant features of this data are unknown, so there is no " \
-                    "precision or recall."
-        selected_text.append(line)
+        selected = make_selected_figure(sels[method])
+        selected_text.append(selected_sentence(sels[method], method, beta=settings["beta"],
+                                               min_sampled=settings["min_sampled"]))
     note = (f"Partial result: cancelled after {result.trees_done:,} of "
             f"{result.trees_asked:,} trees." if result.partial else "")
     return (make_subspace_curves(result.curves),
-            [html.P(t) for t in rs_sentences(result, settings, data)], selected,
+            [html.P(t) for t in rs_sentences(
+                result, data_words=rs_words(settings, data), alpha=settings["alpha"],
+                subspace_size=settings["subspace_size"], max_features=settings["max_features"],
+                min_sampled=settings["min_sampled"], beta=settings["beta"])], selected,
             [html.P(t) for t in selected_text], note, "vi-notes" if note else "vi-hidden")
 
 
@@ -314,10 +253,8 @@ def csv_text(what: str, out: Mapping[str, Any]) -> str:
     Text cells a spreadsheet would run as formulas (= + - @ ...) are prefixed with ``'``.
     """
     if what == "pvalues":
-        df = PermutationNull.from_dict(out["null"]).to_frame()
-        if out["relevance"]["relevance"] is not None:
-            r = RelevanceResult.from_dict(out["relevance"]["relevance"]).to_frame()
-            df = df.merge(r, on="variable", how="left")
-        return safe_csv(df)
+        rel = out["relevance"]["relevance"]
+        return safe_csv(pvalues_frame(PermutationNull.from_dict(out["null"]),
+                                      None if rel is None else RelevanceResult.from_dict(rel)))
     result = SubspaceComparison.from_dict(out)
     return safe_csv(result.curves if what == "curves" else result.selections_frame())

@@ -32,7 +32,7 @@ from .page_frame import figure_config
 from .view import context_for
 
 __all__ = ["METHOD_OPTIONS", "problem_options", "choose_data", "generator", "is_exact",
-           "sample_of", "graph", "buttons", "study_key", "cached_study", "name_list", "above_null_sentence", "run_options", "register_url",
+           "sample_of", "graph", "buttons", "study_key", "cached_study", "run_options", "register_url",
            "data_label", "register_data_label", "register_downloads"]
 
 #: The forests a study grows (labels as the pages show them).
@@ -134,22 +134,6 @@ def cached_study(namespace: str, parts: Any, run: Callable[[], dict]) -> dict:
         if not out.get("partial"):
             cache.put_json(key, out)
     return out
-
-
-def name_list(items, limit: int = 12) -> str:
-    """``"X1, X2 and 40 more"``: names for a sentence, at most ``limit`` of them."""
-    items = list(items)
-    if not items:
-        return "none"
-    shown = ", ".join(items[:limit])
-    return shown + (f" and {len(items) - limit:,} more" if len(items) > limit else "")
-
-
-def above_null_sentence(null, mark: str = "") -> str:
-    """Which variables a permutation null puts above its 95 % quantile, as one sentence."""
-    above = [v for v, a in zip(null.variables, null.above_null) if a]
-    return (f"Above the 95 % quantile of their null{mark}: {name_list(above)}." if above else
-            "No variable is above the 95 % quantile of its null.")
 
 
 def run_options(progress, total: int, what: str) -> dict:
