@@ -15,6 +15,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from varimp_core.problems.discrete import LED_SEGMENTS
 from varimp_core.local.interactions import (OTHER_FEATURES, importance_over_labels,
+                                            pairs_frame, tile_frame, variables_frame,
                                             interaction_importance, interactions,
                                             partial_importance)
 from varimp_core.local.importance import fit_uniform_forest, local_importance
@@ -109,6 +110,13 @@ def test_three_trees_positions_and_interactions_by_hand():
     imp = interaction_importance(local)
     assert isinstance(imp, ImportanceResult) and imp.by_degree is None
     np.testing.assert_allclose(imp.importances, [25 / 48, 25 / 48, 17 / 24])
+    # The tile (x2, x3) holds the 4 rows of cell (x1, x2) = (0, 1), by hand above
+    tile = tile_frame(local, inter, "x2", "x3", rows=np.arange(100, 116))
+    assert sorted(tile["Row"]) == sorted(100 + np.flatnonzero(cell == 1))
+    assert set(tile["Position 1"]) == {"x2"} and set(tile["Position 2"]) == {"x3"}
+    assert len(tile_frame(local, inter, "x1", "x2")) == 0  # no row has x1 first
+    np.testing.assert_allclose(variables_frame(local)["share_position_1"], [0, 0.5, 0.5])
+    assert pairs_frame(inter)["observations"].sum() == 12
 
 
 def test_interactions_need_several_trees():

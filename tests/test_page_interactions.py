@@ -247,8 +247,8 @@ def test_tile_rows_are_the_observations_of_the_tile(page):
     columns, rows, caption = draw.tile_rows(store, 0, it.labels[r], it.labels[c])
     assert len(rows) == round(it.joint[r, c] * it.n_pairs)
     assert caption.startswith(f"{len(rows):,} observation")
-    assert {row["first"] for row in rows} == {it.labels[r]}
-    assert {row["second"] for row in rows} == {it.labels[c]}
+    assert {row["Position 1"] for row in rows} == {it.labels[r]}
+    assert {row["Position 2"] for row in rows} == {it.labels[c]}
     assert [col["name"] for col in columns[1:6]] == list(local.variables)
     with pytest.raises(ValueError, match="click a tile again"):
         draw.tile_rows(store, 0, "nope", it.labels[c])

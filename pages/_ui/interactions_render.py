@@ -7,22 +7,20 @@ which is cheap.  The Interactions page (:mod:`pages.interactions`) is its only u
 
 from __future__ import annotations
 
-import math
 from typing import Any, Mapping
 
 import numpy as np
-import pandas as pd
 
 from varimp_core.local.interactions import (OTHER_FEATURES, importance_over_labels,
-                                            interaction_importance, interactions,
-                                            partial_importance)
+                                            interaction_importance, interactions, pairs_frame,
+                                            partial_importance, tile_frame, variables_frame)
 from varimp_core.plots.interactions import (make_importance_over_labels, make_mosaic,
                                             make_partial_importance_figure, make_vii_bars)
 
 from dash import no_update
 
 from .common import csv_filename as common_csv_filename
-from .common import placeholder_figure, safe_csv
+from .common import frame_table, placeholder_figure, safe_csv
 from .local_forest import FOREST_NAMES, load_local
 from .params import sentence
 
@@ -136,76 +134,30 @@ def summary_sentence(store: Mapping[str, Any], it=None) -> str:
     return text
 
 
-def _num(v) -> float | None:
-    v = float(v)
-    return round(v, 6) if math.isfinite(v) else None
-
-
 def tile_rows(store: Mapping[str, Any], min_share: float, first: str, second: str
               ) -> tuple[list[dict], list[dict], str]:
-    """The observations behind the mosaic tile ``(first, second)``.
-
-    Returns
-    -------
-    columns, rows : list of dict
-        DataTable columns and rows: ``row`` (row number in the data, from 0),
-        the value of every input, ``prediction``, ``first`` and ``second``
-        (the variables at positions 1 and 2) and ``share_first`` (share of
-        trees whose leaf parent is the first variable).
-    caption : str
-    """
+    """DataTable columns and rows of the observations behind the mosaic tile ``(first,
+    second)`` (:func:`tile_frame`, at most :data:`MAX_TILE_ROWS`), and a caption."""
     local, data_rows = load_local(store["local"])
-    it = interactions(local, min_share=min_share)
-    if first not in it.labels or second not in it.labels:
-        raise ValueError("That tile is not in the current mosaic; click a tile again.")
-    frame = local.to_frame(max_position=2)           # interactions() needs p >= 2
-    v1, v2 = frame["position_1"], frame["position_2"]  # a variable's name, None when empty
-    tile = {v: OTHER_FEATURES for v in it.merged}
-    keep = np.flatnonzero(v1.map(lambda v: tile.get(v, v)).eq(first)
-                          & v2.map(lambda v: tile.get(v, v)).eq(second))
-    classification = local.task == "classification"
-    columns = ([{"name": "Row", "id": "row", "type": "numeric"}]
-               + [{"name": v, "id": f"x{j}", "type": "numeric"}
-                  for j, v in enumerate(local.variables)]
-               + [{"name": f"Prediction ({store['target']})", "id": "prediction",
-                   "type": "text" if classification else "numeric"},
-                  {"name": "Position 1", "id": "first"}, {"name": "Position 2", "id": "second"},
-                  {"name": "Share of trees, position 1", "id": "share_first", "type": "numeric"}])
-    shown = keep[:MAX_TILE_ROWS]
-    rows = [{"row": int(data_rows[i]),
-             **{f"x{j}": _num(local.X[i, j]) for j in range(local.n_features)},
-             "prediction": str(local.prediction[i]) if classification
-             else _num(local.prediction[i]),
-             "first": v1[i], "second": v2[i], "share_first": _num(frame["frequency_1"][i])}
-            for i in shown]
-    caption = (f"{keep.size:,} observation{'s' if keep.size != 1 else ''} with {first} at "
+    frame = tile_frame(local, interactions(local, min_share=min_share), first, second,
+                       rows=data_rows).rename(columns={"Prediction":
+                                                       f"Prediction ({store['target']})"})
+    caption = (f"{len(frame):,} observation{'s' if len(frame) != 1 else ''} with {first} at "
                f"position 1 and {second} at position 2")
-    if keep.size > len(shown):
-        caption += f"; the first {len(shown):,} are listed"
-    return columns, rows, caption + "."
+    if len(frame) > MAX_TILE_ROWS:
+        caption += f"; the first {MAX_TILE_ROWS:,} are listed"
+    return (*frame_table(frame.head(MAX_TILE_ROWS), {"Row": None}, default="fixed6"),
+            caption + ".")
 
 
 def pairs_csv(store: Mapping[str, Any], min_share: float) -> str:
     """CSV of the interaction tables: one row per (first, second) pair."""
-    it = interactions(load_local(store["local"])[0], min_share=min_share)
-    df = it.to_frame()
-    df["observations"] = np.rint(df["joint"].to_numpy() * it.n_pairs).astype(int)
-    return safe_csv(df)
+    return safe_csv(pairs_frame(interactions(load_local(store["local"])[0], min_share=min_share)))
 
 
 def variables_csv(store: Mapping[str, Any]) -> str:
     """CSV per variable: importance based on interactions and shares at positions 1 and 2."""
-    local, _ = load_local(store["local"])
-    sli, n = local.position_counts(), local.n_observations
-    df = pd.DataFrame({"variable": list(local.variables),
-                       "share_position_1": sli[:, 0] / n,
-                       "share_position_2": (sli[:, 1] / n) if local.n_features > 1 else 0.0})
-    try:
-        vii = interaction_importance(local)
-        df["vii"], df["vii_share"] = vii.importances, vii.normalised
-    except ValueError:
-        pass
-    return safe_csv(df)
+    return safe_csv(variables_frame(load_local(store["local"])[0]))
 
 
 def csv_filename(store: Mapping[str, Any], what: str) -> str:

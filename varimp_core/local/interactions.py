@@ -42,7 +42,7 @@ from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict
 
 __all__ = ["Interactions", "PartialImportance", "ImportanceOverLabels", "OTHER_FEATURES",
            "interactions", "interaction_importance", "partial_importance",
-           "importance_over_labels"]
+           "importance_over_labels", "tile_frame", "pairs_frame", "variables_frame"]
 
 #: Name of the meta-variable that gathers the variables of weak influence.
 OTHER_FEATURES = "other features"
@@ -440,3 +440,73 @@ def importance_over_labels(local: LocalImportance, *, max_position: int = 1) -> 
         shares[:, k], n_per[k] = r.shares, r.n_observations
     return ImportanceOverLabels(variables=local.variables, classes=tuple(classes), shares=shares,
                                 n_per_class=n_per, max_position=max_position)
+
+
+def tile_frame(local: LocalImportance, result: Interactions, first: str, second: str,
+               rows=None) -> pd.DataFrame:
+    """The observations behind one tile of the mosaic: ``first`` at position 1, ``second`` at 2.
+
+    Positions are those of :meth:`LocalImportance.to_frame`; a variable merged
+    into :data:`OTHER_FEATURES` by ``result`` counts as that meta-variable, as
+    in the mosaic.  So the number of rows is ``result.joint[i, j] * result.n_pairs``.
+
+    Parameters
+    ----------
+    local : LocalImportance
+    result : Interactions
+        :func:`interactions` of ``local``, the mosaic the tile belongs to.
+    first, second : str
+        Labels of ``result``.
+    rows : array-like of int, optional
+        Row numbers of the observations in the user's data (default 0, 1, ...).
+
+    Returns
+    -------
+    frame : pandas.DataFrame
+        ``Row``, the value of every input, ``Prediction``, ``Position 1``,
+        ``Position 2`` and ``Share of trees, position 1``.
+
+    Raises
+    ------
+    ValueError
+        When ``first`` or ``second`` is not a label of ``result``.
+    """
+    if first not in result.labels or second not in result.labels:
+        raise ValueError("That tile is not in the current mosaic; click a tile again.")
+    frame = local.to_frame(max_position=2)
+    v1, v2 = frame["position_1"], frame["position_2"]  # a variable's name, None when empty
+    tile = {v: OTHER_FEATURES for v in result.merged}
+    keep = np.flatnonzero(v1.map(lambda v: tile.get(v, v)).eq(first).to_numpy()
+                          & v2.map(lambda v: tile.get(v, v)).eq(second).to_numpy())
+    rows = np.arange(local.n_observations) if rows is None else np.asarray(rows)
+    out = pd.DataFrame({"Row": rows[keep].astype(int)})
+    for j, v in enumerate(local.variables):
+        out[v] = local.X[keep, j]
+    prediction = np.asarray(local.prediction)[keep]
+    out["Prediction"] = prediction.astype(str) if local.task == "classification" else prediction
+    out["Position 1"] = v1.to_numpy()[keep]
+    out["Position 2"] = v2.to_numpy()[keep]
+    out["Share of trees, position 1"] = frame["frequency_1"].to_numpy()[keep]
+    return out
+
+
+def pairs_frame(result: Interactions) -> pd.DataFrame:
+    """:meth:`Interactions.to_frame` with the number of ``observations`` of each pair."""
+    df = result.to_frame()
+    df["observations"] = np.rint(df["joint"].to_numpy() * result.n_pairs).astype(int)
+    return df
+
+
+def variables_frame(local: LocalImportance) -> pd.DataFrame:
+    """Per variable: shares of observations at positions 1 and 2, and the importance based on
+    interactions (``vii``, ``vii_share``) where a forest has one (:func:`interaction_importance`)."""
+    sli, n = local.position_counts(), local.n_observations
+    df = pd.DataFrame({"variable": list(local.variables),
+                       "share_position_1": sli[:, 0] / n,
+                       "share_position_2": (sli[:, 1] / n) if local.n_features > 1 else 0.0})
+    try:
+        vii = interaction_importance(local)
+        df["vii"], df["vii_share"] = vii.importances, vii.normalised
+    except ValueError:
+        pass
+    return df
