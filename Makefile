@@ -22,11 +22,16 @@ $(VENV)/.stamp-test: requirements.txt requirements-test.txt | $(PY)
 	$(PIP) install --disable-pip-version-check -q -r requirements-test.txt
 	touch $@ $(VENV)/.stamp-run
 
-run: $(VENV)/.stamp-run
-	$(PY) app.py
+# A signing secret kept between runs (VARIMP_SECRET_KEY; see the README), made once.
+SECRET_FILE ?= .varimp-secret
+$(SECRET_FILE):
+	@umask 077 && $(PYTHON) -c "import secrets; print(secrets.token_hex(32))" > $@
 
-serve: $(VENV)/.stamp-run
-	$(VENV)/bin/gunicorn app:server --workers $${WEB_CONCURRENCY:-2} --timeout 120 \
+run: $(VENV)/.stamp-run $(SECRET_FILE)
+	VARIMP_SECRET_KEY=$${VARIMP_SECRET_KEY:-$$(cat $(SECRET_FILE))} $(PY) app.py
+
+serve: $(VENV)/.stamp-run $(SECRET_FILE)
+	VARIMP_SECRET_KEY=$${VARIMP_SECRET_KEY:-$$(cat $(SECRET_FILE))} $(VENV)/bin/gunicorn app:server --workers $${WEB_CONCURRENCY:-2} --timeout 120 \
 		--bind $(HOST):$(PORT)
 
 # Debian's Chromium and its driver for the browser tests (installed only when missing).

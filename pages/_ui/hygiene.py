@@ -11,6 +11,8 @@
   token (:data:`SAFE_REQUEST_ID`), else a new one; it is echoed in the
   response's ``X-Request-ID`` and added to every log line
   (:class:`RequestIdFilter`, :data:`request_id`);
+* ``VARIMP_SECRET_KEY`` becomes Flask's ``secret_key``, with which Dash signs
+  background-job handles: it survives restarts of Redis and of workers;
 * an unhandled error answers HTTP 500 with one plain sentence
   (:data:`SERVER_ERROR`), never a traceback; Flask logs it at ERROR with its
   traceback and the request id.
@@ -111,6 +113,11 @@ def install(app) -> None:
         for flag in _DEV_TOOLS_FLAGS:
             app._dev_tools[flag] = False  # pylint: disable=protected-access
     install_server(app.server)
+    secret = os.environ.get("VARIMP_SECRET_KEY", "").strip()
+    if secret:
+        # Flask's secret_key is what Dash signs background-job handles with, before a
+        # secret it would keep in Redis (lost at a Redis restart, or after 24 h).
+        app.server.secret_key = secret
 
 
 def install_server(server) -> None:
