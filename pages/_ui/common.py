@@ -88,13 +88,18 @@ def frame_table(df, formats: dict | None = None, default: str = "fixed4") -> tup
 
 
 def placeholder_figure(text: str = "Computing\u2026"):
-    """An empty figure carrying one line of text (before the first result, or after an error)."""
+    """An empty figure carrying one line of text (before the first result, or after an error).
+
+    The text may quote a user's column name, so it is Plotly text, never markup.
+    """
     import plotly.graph_objects as go
+
+    from varimp_core.plots.style import plain_text
 
     fig = go.Figure()
     fig.update_layout(template="plotly_white", xaxis=dict(visible=False),
                       yaxis=dict(visible=False), margin=dict(l=20, r=20, t=20, b=20),
-                      annotations=[dict(text=text, showarrow=False, x=0.5, y=0.5,
+                      annotations=[dict(text=plain_text(text), showarrow=False, x=0.5, y=0.5,
                                         xref="paper", yref="paper",
                                         font=dict(size=15, color="#5b6477"))])
     return fig

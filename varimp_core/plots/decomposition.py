@@ -26,6 +26,7 @@ from plotly.subplots import make_subplots
 from varimp_core.result import ImportanceResult
 from varimp_core.plots.importances import units_label
 from varimp_core.plots.style import HEATMAP_SCALE, base_layout, variable_color
+from varimp_core.plots.style import user_text_safe
 
 __all__ = ["make_degree_heatmap", "make_degree_pair", "make_terms_figure", "set_label",
            "pair_height", "CUT_SCALE"]
@@ -128,6 +129,7 @@ def _axes(fig: go.Figure, p: int, q: int, *, col: int | None = None) -> None:
                            text=f"cut by depth {q}")
 
 
+@user_text_safe
 def make_degree_heatmap(result: ImportanceResult, zmax: float | None = None, *,
                         max_depth: int | None = None, height: int | None = None) -> go.Figure:
     """Heatmap of ``result.by_degree``: variables down, degree k across (Figure 2).
@@ -177,6 +179,7 @@ def pair_height(n_features: int) -> int:
     return max(340, 90 + 38 * int(n_features))
 
 
+@user_text_safe
 def make_degree_pair(result_k1: ImportanceResult, result_k: ImportanceResult,
                      zmax: float | None = None, *, max_depth: int | None = None,
                      height: int | None = None) -> go.Figure:
@@ -229,6 +232,7 @@ def make_degree_pair(result_k1: ImportanceResult, result_k: ImportanceResult,
     return fig
 
 
+@user_text_safe
 def make_terms_figure(terms_df: pd.DataFrame, *, variables=None, max_bars: int = 40,
                       units: str = "bits", height: int = 360) -> go.Figure:
     """Bars of the level-iii terms of one cell: one bar per conditioning set B.

@@ -23,6 +23,7 @@ from plotly.subplots import make_subplots
 from varimp_core.local.response_dependence import DependenceOverResponses
 from varimp_core.local.partial_dependence import PartialDependence
 from varimp_core.plots.style import HEATMAP_SCALE, base_layout, variable_color
+from varimp_core.plots.style import user_text_safe
 
 __all__ = ["ICE_OPACITY", "pd_outputs", "make_pd_figure", "make_pd2_figure",
            "make_dependence_over_responses"]
@@ -94,6 +95,7 @@ def _ice_xy(grid: np.ndarray, lines: np.ndarray) -> tuple[list, list]:
     return xs, ys
 
 
+@user_text_safe
 def make_pd_figure(result: PartialDependence, *, outputs=None, color: str | None = None,
                    title: str | None = None, height: int = 420) -> go.Figure:
     """1-D partial dependence with its ICE lines, one panel per output.
@@ -171,6 +173,7 @@ def make_pd_figure(result: PartialDependence, *, outputs=None, color: str | None
     return fig
 
 
+@user_text_safe
 def make_pd2_figure(result: PartialDependence, *, output=None, title: str | None = None,
                     height: int = 460) -> go.Figure:
     """Partial dependence on a pair of features: heatmap with contour lines.
@@ -219,6 +222,7 @@ def make_pd2_figure(result: PartialDependence, *, output=None, title: str | None
     return fig
 
 
+@user_text_safe
 def make_dependence_over_responses(result: DependenceOverResponses, *,
                                    classes: Sequence | None = None, color: str | None = None,
                                    title: str | None = None, height: int = 420) -> go.Figure:

@@ -33,6 +33,7 @@ from varimp_core.studies.fits import density_curves
 from varimp_core.studies.nulls import PermutationNull
 from varimp_core.plots.style import (EXACT_COLOR, SAMPLED_OPACITY, base_layout, empty_figure,
                                      variable_color)
+from varimp_core.plots.style import user_text_safe
 
 __all__ = ["make_distribution_figure", "make_sweep_figure", "make_summary_table_frame",
            "parameter_label", "MAX_PANELS", "MAX_VIOLINS"]
@@ -107,6 +108,7 @@ def _bin_edges(x: np.ndarray) -> np.ndarray:
 
 
 # -- histograms and violins --------------------------------------------------------
+@user_text_safe
 def make_distribution_figure(mc_result, fits: pd.DataFrame | None = None, *,
                              overlay: pd.DataFrame | None = None, kind: str = "histogram",
                              max_panels: int = MAX_PANELS, height: int | None = None,
@@ -349,6 +351,7 @@ def make_summary_table_frame(mc_result, *, decimals: int = 4) -> pd.DataFrame:
 
 
 # -- sweeps ---------------------------------------------------------------------
+@user_text_safe
 def make_sweep_figure(df: pd.DataFrame, parameter: str, log_x: bool = False, *,
                       height: int | None = None, title: str | None = None) -> go.Figure:
     """Mean ± std, std and rank stability of every variable against a swept parameter.

@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 
 from varimp_core.result import ImportanceResult
 from varimp_core.plots.style import EXACT_COLOR, SAMPLED_OPACITY, base_layout, variable_color
+from varimp_core.plots.style import user_text_safe
 
 __all__ = ["make_importance_figure", "make_theorem2_figure", "method_label", "units_label"]
 
@@ -73,6 +74,7 @@ def _box_stats(per_tree: np.ndarray) -> dict:
     return {"lowerfence": q[0], "q1": q[1], "median": q[2], "q3": q[3], "upperfence": q[4]}
 
 
+@user_text_safe
 def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | None = None, *,
                            max_bars: int = 50, height: int = 440) -> go.Figure:
     """Bar chart of MDI importances, one bar per variable in the variable's colour.
@@ -178,6 +180,7 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
     return fig
 
 
+@user_text_safe
 def make_theorem2_figure(result: ImportanceResult, *, height: int = 170) -> go.Figure:
     """Theorem 2 at a glance: the importances stacked, against :math:`I(X_1..X_p;Y)`.
 

@@ -21,6 +21,7 @@ from varimp_core.local.interactions import (OTHER_FEATURES, ImportanceOverLabels
                                             PartialImportance)
 from varimp_core.result import ImportanceResult
 from varimp_core.plots.style import HEATMAP_SCALE, base_layout, variable_color
+from varimp_core.plots.style import user_text_safe
 
 __all__ = ["OTHER_COLOR", "label_colors", "mosaic_geometry", "make_mosaic", "make_vii_bars",
            "make_partial_importance_figure", "make_importance_over_labels"]
@@ -77,6 +78,7 @@ def mosaic_geometry(result: Interactions) -> dict:
     return {"widths": widths, "lefts": lefts, "heights": heights}
 
 
+@user_text_safe
 def make_mosaic(result: Interactions, *, variables: Sequence[str] | None = None,
                 title: str | None = None, height: int = 460) -> go.Figure:
     """Marimekko chart of the variables at positions 1 and 2 of each observation.
@@ -145,6 +147,7 @@ def make_mosaic(result: Interactions, *, variables: Sequence[str] | None = None,
     return fig
 
 
+@user_text_safe
 def make_vii_bars(result: ImportanceResult, *, title: str | None = None,
                   height: int = 400) -> go.Figure:
     """Horizontal bars of Ciss's importance based on interactions, largest on top.
@@ -179,6 +182,7 @@ def make_vii_bars(result: ImportanceResult, *, title: str | None = None,
     return fig
 
 
+@user_text_safe
 def make_partial_importance_figure(result: PartialImportance, *,
                                    variables: Sequence[str] | None = None,
                                    title: str | None = None, height: int = 400) -> go.Figure:
@@ -222,6 +226,7 @@ def make_partial_importance_figure(result: PartialImportance, *,
     return fig
 
 
+@user_text_safe
 def make_importance_over_labels(result: ImportanceOverLabels, *, title: str | None = None,
                                 height: int | None = None) -> go.Figure:
     """Heatmap of partial importance shares: variables (rows) by predicted class (columns).

@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 from varimp_core.studies.masking import grid_column
 from varimp_core.plots.style import (BITS, DIVERGING_SCALE, SAMPLED_OPACITY, base_layout,
                                      variable_color)
+from varimp_core.plots.style import user_text_safe
 
 __all__ = ["make_k_lines", "make_rank_bump", "make_delta_heatmap", "axis_title"]
 
@@ -62,6 +63,7 @@ def _xaxis(fig: go.Figure, x: str, values) -> None:
                      range=[values[0] - 0.4, values[-1] + 0.4] if values else None)
 
 
+@user_text_safe
 def make_k_lines(df_exact: pd.DataFrame, df_sampled: pd.DataFrame | None = None, *,
                  x: str | None = None, title: str | None = None,
                  height: int = 440) -> go.Figure:
@@ -148,6 +150,7 @@ def make_k_lines(df_exact: pd.DataFrame, df_sampled: pd.DataFrame | None = None,
     return fig
 
 
+@user_text_safe
 def make_rank_bump(df: pd.DataFrame, *, x: str | None = None, title: str | None = None,
                    height: int = 400, end_labels: bool = True) -> go.Figure:
     """Bump chart: the rank of each variable against K (or depth), rank 1 on top.
@@ -211,6 +214,7 @@ def _cell_text(value: float) -> str:
     return "0" if abs(value) < 0.005 else f"{value:+.2f}"
 
 
+@user_text_safe
 def make_delta_heatmap(df: pd.DataFrame, *, x: str | None = None,
                        title: str | None = None, height: int | None = None) -> go.Figure:
     """Heatmap of the change of each importance from a reference K (or depth).

@@ -30,6 +30,7 @@ from plotly.subplots import make_subplots
 from varimp_core.studies.noisy_protocol import DEPTH_SETTINGS, LI2019_TABLE1, StudyResult
 from varimp_core.result import ImportanceResult
 from varimp_core.plots.style import EXACT_COLOR, base_layout, empty_figure, variable_color
+from varimp_core.plots.style import user_text_safe
 
 __all__ = ["MEASURE_LABELS", "MEASURE_COLORS", "SCALES", "measure_label", "scale_values",
            "make_measures_figure", "make_auc_figure", "make_bias_curves"]
@@ -106,6 +107,7 @@ def _check_results(results: Mapping[str, ImportanceResult]) -> tuple[str, ...]:
     return variables
 
 
+@user_text_safe
 def make_measures_figure(results: Mapping[str, ImportanceResult],
                          exact: ImportanceResult | None = None, *, scale: str = "max",
                          max_variables: int = 30, height: int = 460) -> go.Figure:
@@ -234,6 +236,7 @@ def _setting_title(problem: str, task: str, depth: str) -> str:
     return f"{what} \u2014 {depth}" + (f" (min leaf {leaf})" if leaf is not None else "")
 
 
+@user_text_safe
 def make_auc_figure(study, *, paper: Mapping | None = None, height: int = 440) -> go.Figure:
     """AUC of each measure over the repetitions, per problem and depth setting.
 
@@ -321,6 +324,7 @@ def _curve_means(df) -> pd.DataFrame:
     return df
 
 
+@user_text_safe
 def make_bias_curves(df, *, relevant=("X2",), units: Mapping[str, str] | None = None,
                      height: int = 560) -> go.Figure:
     """MDI (and MDI-oob) of each feature against min leaf size and max depth.

@@ -26,6 +26,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from varimp_core.plots.style import EXACT_COLOR, base_layout
+from varimp_core.plots.style import user_text_safe
 
 __all__ = ["make_relevance_figure", "make_pvalue_figure", "make_subspace_curves",
            "make_selected_figure", "CLASS_COLORS", "METHOD_COLORS", "MAX_SELECTED_BARS"]
@@ -53,6 +54,7 @@ def _rgba(hex_color: str, alpha: float) -> str:
 
 
 # -- relevance ------------------------------------------------------------------------
+@user_text_safe
 def make_relevance_figure(relevance_result, importances=None, *, units: str = "bits"
                           ) -> go.Figure:
     """Every variable coloured by its relevance class, its degree written on its bar.
@@ -116,6 +118,7 @@ def make_relevance_figure(relevance_result, importances=None, *, units: str = "b
 
 
 # -- permutation null -----------------------------------------------------------------
+@user_text_safe
 def make_pvalue_figure(perm_null, *, units: str = "bits", level: float = 0.05) -> go.Figure:
     """Observed importance against the null's 95 % quantile, and the permutation p-values.
 
@@ -181,6 +184,7 @@ def _curve_stats(df: pd.DataFrame, column: str) -> pd.DataFrame:
     return out
 
 
+@user_text_safe
 def make_subspace_curves(df: pd.DataFrame) -> go.Figure:
     """AUPRC and test accuracy against the number of trees, RS against SRS.
 
@@ -240,6 +244,7 @@ def make_subspace_curves(df: pd.DataFrame) -> go.Figure:
 
 
 # -- selected set -------------------------------------------------------------------
+@user_text_safe
 def make_selected_figure(selection, *, max_bars: int = MAX_SELECTED_BARS) -> go.Figure:
     """The selected set F and the top of the importance ranking.
 

@@ -1,0 +1,99 @@
+"""Text that comes from users is text: no figure turns a name into a link (issue #17 item 6).
+
+Plotly draws a subset of HTML in every text of a figure.  An uploaded column
+named ``<a href="https://…">…</a>`` (or such a class label, or file name) was a
+live link on 6 of 8 pages, for anyone opening a shared link.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from _pages import upload_frame
+from plotly.utils import PlotlyJSONEncoder
+from sklearn.ensemble import RandomForestClassifier
+
+from varimp_core.api import compute_importances, load_data
+from varimp_core.local.importance import local_importance
+from varimp_core.local.interactions import interaction_importance, interactions
+from varimp_core.local.partial_dependence import partial_dependence
+from varimp_core.measures.suite import compute_measures
+from varimp_core.plots.decomposition import make_degree_heatmap
+from varimp_core.plots.dependence import make_pd_figure
+from varimp_core.plots.importances import make_importance_figure, make_theorem2_figure
+from varimp_core.plots.interactions import make_mosaic, make_vii_bars
+from varimp_core.plots.measures import make_measures_figure
+from varimp_core.plots.style import plain_text
+
+from pages._ui.datachoice import DataChoice
+from pages._ui.jobs import Progress
+from pages._ui.params import Context
+
+LINK = '<a href="https://evil.example/x">{}</a>'
+ANCHOR = re.compile(r"<\s*/?\s*a[\s>]", re.IGNORECASE)
+
+
+def _evil_frame(n: int = 300, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    x1, x2 = rng.integers(0, 2, n), rng.integers(0, 3, n)
+    y = np.where((x1 ^ (x2 > 0)) == 1, LINK.format("yes"), "no")
+    return pd.DataFrame({LINK.format("X1"): x1, LINK.format("X2"): x2, "y": y})
+
+
+def _anchors(*figures) -> list[str]:
+    """Every anchor tag Plotly would draw: the figures' JSON with its escapes undone."""
+    text = json.dumps(list(figures), cls=PlotlyJSONEncoder)
+    text = text.encode().decode("unicode_escape")
+    return ANCHOR.findall(text)
+
+
+def test_plain_text_keeps_our_tags_and_writes_any_other_as_text():
+    assert plain_text("<b>X1</b><br>bits") == "<b>X1</b><br>bits"
+    assert plain_text(LINK.format("X1")) == '&lt;a href="https://evil.example/x">X1&lt;/a>'
+    assert plain_text("<span style='font-size:90px'>x") == "&lt;span style='font-size:90px'>x"
+    assert plain_text("a < b") == "a &lt; b" and plain_text("no tags") == "no tags"
+
+
+def test_no_figure_of_the_core_draws_a_users_link():
+    df = _evil_frame()
+    prepared = load_data(data=df, target="y")
+    exact = compute_importances(prepared, method="exact", max_features=1)
+    sampled = compute_importances(prepared, method="sklearn-rf", max_features=1,
+                                  n_estimators=20, random_state=0)
+    X, y = prepared.X_numeric, prepared.y
+    measures = compute_measures(X, y, measures=("mdi", "mdi_oob"), n_estimators=20,
+                                variables=list(prepared.variables))
+    forest = RandomForestClassifier(n_estimators=20, random_state=0).fit(X, y)
+    local = local_importance(forest, X, variables=list(prepared.variables))
+    pd_result = partial_dependence(forest, X, [0], feature_names=list(prepared.variables))
+    figures = [make_importance_figure(sampled, exact), make_theorem2_figure(exact),
+               make_degree_heatmap(exact), make_measures_figure(measures, exact),
+               make_mosaic(interactions(local, min_share=0)),
+               make_vii_bars(interaction_importance(local)), make_pd_figure(pd_result)]
+    assert _anchors(*figures) == []
+    # the names are still there, as text
+    assert "&lt;a href" in json.dumps(figures[0], cls=PlotlyJSONEncoder).encode().decode(
+        "unicode_escape")
+
+
+@pytest.fixture(scope="module")
+def importances_page(app_module):
+    import pages.importances as module
+
+    return module
+
+
+def test_an_uploaded_link_is_text_on_the_importances_page(importances_page):
+    """The page's own drawing, from an upload named like a link, with a link as a class."""
+    page = importances_page
+    data = DataChoice.from_params(upload_frame(_evil_frame(), LINK.format("f") + ".csv"))
+    controls = {"method": "exact", "max_features": 1, "max_depth": None}
+    settings = page.PARAMS.settings({**page.PARAMS.defaults(), **controls}, Context(p=2))
+    out = page.compute(settings, data, Progress(None))
+    drawn = page.VIEW.draw(out, settings, data, {})
+    figures = [o for o in drawn if hasattr(o, "to_plotly_json")]
+    assert figures and _anchors(*figures) == []
