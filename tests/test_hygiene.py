@@ -143,25 +143,25 @@ def test_failing_callback_answers_a_sentence_and_logs_the_traceback_with_the_req
     assert "RuntimeError: secret internal detail 4242" in log
 
 
-def test_real_callback_with_a_malformed_payload_is_a_plain_500(app_module):
-    stream = StringIO()
-    handler = logging.StreamHandler(stream)
-    handler.setFormatter(logging.Formatter(hygiene.LOG_FORMAT))
-    handler.addFilter(hygiene.RequestIdFilter())
-    logging.getLogger().addHandler(handler)
-    try:
-        response = app_module.server.test_client().post(
-            "/_dash-update-component", headers={"X-Request-ID": "malformed-1"},
-            json={"output": "imp-graph.figure", "outputs": 3, "inputs": "not a list",
-                  "changedPropIds": []})
-    finally:
-        logging.getLogger().removeHandler(handler)
-    assert response.status_code == 500
-    assert response.get_data(as_text=True) == hygiene.SERVER_ERROR
+@pytest.mark.parametrize("body", [
+    {"output": "imp-graph.figure", "outputs": 3, "inputs": "not a list", "changedPropIds": []},
+    {"output": "imp-graph.figure", "outputs": {"id": "imp-graph", "property": "figure"},
+     "inputs": [{"value": 1}], "changedPropIds": []},
+    {"output": "imp-graph.figure", "outputs": {"id": "imp-graph", "property": "figure"},
+     "inputs": [], "state": 7},
+    {"outputs": [], "inputs": []},
+    [1, 2, 3],
+], ids=["inputs-not-a-list", "input-without-id", "state-not-a-list", "no-output", "a-list"])
+def test_a_crafted_callback_body_is_a_400_with_a_sentence(app_module, body):
+    """Issue #17: a malformed callback body is the client's error: HTTP 400 and a phrase
+    saying what is wrong, never a 500, never a traceback."""
+    response = app_module.server.test_client().post(
+        "/_dash-update-component", headers={"X-Request-ID": "malformed-1"}, json=body)
+    assert response.status_code == 400
+    text = response.get_data(as_text=True)
+    assert text.startswith("This request is not one the app's pages send (")
+    assert "Traceback" not in text
     assert response.headers["X-Request-ID"] == "malformed-1"
-    logged = stream.getvalue()
-    assert "ERROR" in logged and "[malformed-1]" in logged
-    assert "Traceback (most recent call last)" in logged
 
 
 def test_background_job_error_is_a_sentence():

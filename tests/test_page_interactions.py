@@ -181,7 +181,7 @@ def test_regression_target_for_the_class_only_view(page):
         forest.load_local(store["local"])[0].prediction))
     assert "regression" in out["over_message"] and "Traceback" not in out["over_message"]
     assert out["partial_message"] == "" and out["threshold"] == out["median"]
-    assert "<=" in out["partial"].layout.title.text
+    assert "prediction \u2264" in out["partial"].layout.title.text
     assert "held-out rows" in out["summary"]
 
 

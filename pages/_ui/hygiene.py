@@ -42,7 +42,10 @@ __all__ = [
     "configure_logging",
     "install",
     "install_server",
+    "malformed_callback",
 ]
+
+log = logging.getLogger(__name__)
 
 #: Headers added to every response (kept when a view already set them).
 SECURITY_HEADERS = {
@@ -105,6 +108,33 @@ def _new_request_id() -> str:
     return secrets.token_hex(8)
 
 
+def malformed_callback(body) -> str | None:
+    """What is wrong with a callback request's JSON body (None: the shape Dash sends).
+
+    A crafted body (a missing key, a number where a list belongs) made Dash fail
+    with HTTP 500; it is a client's error, answered with 400 and this phrase.
+    """
+    if not isinstance(body, dict):
+        return "the body is not a JSON object"
+    if not isinstance(body.get("output"), str):
+        return "'output' is not text"
+    if not isinstance(body.get("outputs"), (dict, list)):
+        return "'outputs' is missing"
+    changed = body.get("changedPropIds", [])
+    if not isinstance(changed, list) or not all(isinstance(c, str) for c in changed):
+        return "'changedPropIds' is not a list of text"
+    for key in ("inputs", "state"):
+        items = body.get(key, [] if key == "state" else None)
+        if not isinstance(items, list):
+            return f"'{key}' is not a list"
+        for item in items:
+            for one in item if isinstance(item, list) else [item]:
+                if not (isinstance(one, dict) and isinstance(one.get("id"), (str, dict))
+                        and isinstance(one.get("property"), str)):
+                    return f"an item of '{key}' has no id and property"
+    return None
+
+
 def install(app) -> None:
     """Production settings, headers, request ids and error pages for a Dash ``app``."""
     if not debug_enabled():
@@ -141,6 +171,16 @@ def install_server(server) -> None:
 
     # First of all before-request functions (Dash's set-up logs with the id too).
     server.before_request_funcs.setdefault(None, []).insert(0, _start_request)
+
+    @server.before_request
+    def _refuse_malformed_callbacks():
+        if request.method == "POST" and request.path.endswith("/_dash-update-component"):
+            problem = malformed_callback(request.get_json(silent=True))
+            if problem is not None:
+                log.warning("Malformed callback request refused: %s", problem)
+                return (f"This request is not one the app's pages send ({problem}).", 400,
+                        {"Content-Type": "text/plain; charset=utf-8"})
+        return None
 
     @server.after_request
     def _finish_response(response):

@@ -304,7 +304,7 @@ def _subset_mask(local, label, threshold, direction):
             raise ValueError(f"direction={direction!r} is not allowed: use 'above' or 'below'.")
         t = float(threshold)
         mask = pred > t if direction == "above" else pred <= t
-        text = f"prediction {'>' if direction == 'above' else '<='} {t:g}"
+        text = f"prediction {'>' if direction == 'above' else '≤'} {t:g}"
     else:
         if threshold is not None:
             raise ValueError("threshold= applies to regression; give the class with label=.")
