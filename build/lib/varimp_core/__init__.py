@@ -1,0 +1,108 @@
+"""varimp core: exact and sampled random-forest variable importances (no Dash).
+
+The names below are the public face of the package; each is defined in one
+module of a subpackage and imported here unchanged:
+
+* :mod:`varimp_core.data` -- reading and typing data (:func:`load_data`
+  resolves a problem spec or a CSV/DataFrame into :class:`PreparedData`);
+* :mod:`varimp_core.problems` -- the built-in problems (:func:`get_problem`);
+* :mod:`varimp_core.exact` -- infinite-forest importances and
+  :func:`relevance`;
+* :mod:`varimp_core.forests` -- varimp's multiway forest and scikit-learn MDI;
+* :mod:`varimp_core.measures` -- MDI-oob, permutation (MDA) and the measure
+  suite (:func:`compute_measures`);
+* :mod:`varimp_core.local` -- local importance, interactions and partial
+  dependence, also of a forest assessed on held-out rows;
+* :mod:`varimp_core.studies` -- Monte Carlo replicates, permutation nulls,
+  Li et al.'s protocol and random-subspace selection (RS/SRS);
+* :mod:`varimp_core.plots` -- figure builders that draw these results.
+
+Every result type has ``to_dict()`` (plain JSON types) and ``from_dict()``.
+
+Examples
+--------
+Exact infinite-forest importances of XOR with one irrelevant bit (Louppe et
+al. 2013, Theorem 2: they sum to I(X;Y) = 1 bit):
+
+>>> import varimp_core as vc
+>>> data = vc.load_data(problem="xor:relevant=2,irrelevant=1")
+>>> r = vc.compute_importances(data, method="exact", max_features=1)
+>>> [round(float(v), 3) for v in r.importances]
+[0.5, 0.5, 0.0]
+>>> vc.relevance(data.table).relevance
+('strong', 'strong', 'irrelevant')
+
+Results survive a JSON round trip:
+
+>>> import json
+>>> back = vc.ImportanceResult.from_dict(json.loads(json.dumps(r.to_dict())))
+>>> bool((back.importances == r.importances).all())
+True
+"""
+
+__version__ = "0.1.0"
+
+from varimp_core.api import METHODS, compute_importances, default_method, load_data, summarize
+from varimp_core.data.csvfile import DataError
+from varimp_core.data.prepare import PreparedData
+from varimp_core.data.table import DiscreteTable
+from varimp_core.exact.eqn3 import eqn3_importances
+from varimp_core.exact.recursion import exact_importances
+from varimp_core.exact.relevance import RelevanceResult, relevance
+from varimp_core.forests.multiway import grow_forest
+from varimp_core.forests.sklearn_mdi import forest_mdi, sklearn_importances
+from varimp_core.local.heldout import (fit_local_forest, heldout_local_importance,
+                                       heldout_partial_dependences, split_rows)
+from varimp_core.local.importance import LocalImportance, fit_uniform_forest, local_importance
+from varimp_core.local.interactions import (ImportanceOverLabels, Interactions, PartialImportance,
+                                            importance_over_labels, interaction_importance,
+                                            interactions, partial_importance)
+from varimp_core.local.multiway import forest_local_importance
+from varimp_core.local.partial_dependence import (PartialDependence, PartialDependenceSet,
+                                                  partial_dependence, partial_dependences)
+from varimp_core.local.response_dependence import (DependenceOverResponses,
+                                                   dependence_over_responses)
+from varimp_core.measures import UndefinedMeasure
+from varimp_core.measures.mdi_oob import mdi, mdi_oob, naive_oob, saabas_contributions
+from varimp_core.measures.permutation import impurity_corrected, mda_holdout, mda_oob
+from varimp_core.measures.suite import MEASURES, compute_measures, measures_frame
+from varimp_core.problems.registry import Problem, get_problem, list_problems
+from varimp_core.result import ImportanceResult
+from varimp_core.studies.distributions import ImportanceDistribution, importance_distribution
+from varimp_core.studies.fits import DistributionFit, fit_null_distributions
+from varimp_core.studies.montecarlo import MonteCarloResult, monte_carlo, sweep, sweep_statistics
+from varimp_core.studies.noisy_protocol import StudyResult, mdi_bias_curves, noisy_feature_auc
+from varimp_core.studies.nulls import PermutationNull, permutation_null, plugin_bias_overlay
+from varimp_core.studies.rs_srs import SubspaceComparison, compare_subspace_methods
+from varimp_core.studies.selection import SubspaceSelection, madelon_curves, subspace_selection
+
+__all__ = [
+    # entry points and data
+    "load_data", "compute_importances", "default_method", "summarize", "METHODS",
+    "PreparedData", "DiscreteTable", "DataError", "Problem", "get_problem", "list_problems",
+    # exact importances and relevance
+    "exact_importances", "eqn3_importances", "relevance", "RelevanceResult",
+    # forests
+    "grow_forest", "sklearn_importances", "forest_mdi",
+    # measures
+    "mdi", "mdi_oob", "naive_oob", "saabas_contributions", "mda_oob", "mda_holdout",
+    "impurity_corrected", "compute_measures", "measures_frame", "MEASURES", "UndefinedMeasure",
+    # local importance and dependence
+    "local_importance", "fit_uniform_forest", "forest_local_importance", "LocalImportance",
+    "interactions", "interaction_importance", "partial_importance", "importance_over_labels",
+    "Interactions", "PartialImportance", "ImportanceOverLabels",
+    "partial_dependence", "partial_dependences", "PartialDependence", "PartialDependenceSet",
+    "dependence_over_responses", "DependenceOverResponses",
+    "split_rows", "fit_local_forest", "heldout_local_importance", "heldout_partial_dependences",
+    # studies
+    "monte_carlo", "sweep", "sweep_statistics", "MonteCarloResult",
+    "permutation_null", "plugin_bias_overlay", "PermutationNull",
+    "fit_null_distributions", "DistributionFit",
+    "importance_distribution", "ImportanceDistribution",
+    "noisy_feature_auc", "mdi_bias_curves", "StudyResult",
+    "subspace_selection", "madelon_curves", "SubspaceSelection",
+    "compare_subspace_methods", "SubspaceComparison",
+    # results
+    "ImportanceResult",
+    "__version__",
+]

@@ -1,0 +1,188 @@
+"""Command line: ``python -m varimp_core {importances,relevance,problems} ...``.
+
+A public contract: keep flags and JSON keys stable.  Errors print one
+sentence on stderr and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from varimp_core import __version__
+
+_FORMATS = ("json", "csv", "table")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one sentence on stderr, exit status 2
+        sys.stderr.write(f"error: {message}.\n")
+        raise SystemExit(2)
+
+
+def _source_args(p):
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--problem", metavar="SPEC", help="built-in problem, e.g. led:noise=0.1")
+    g.add_argument("--data", metavar="FILE.csv", help="CSV file (with --target)")
+    p.add_argument("--target", metavar="COL", help="target column of --data")
+    p.add_argument("--n-samples", type=int, default=None, metavar="N",
+                   help="sample size of a problem (default: its exact distribution); "
+                        "bootstrap size for the forest")
+    p.add_argument("--bins", type=int, default=5, metavar="B",
+                   help="quantile bins for numeric inputs (default 5)")
+    p.add_argument("--random-state", type=int, default=0, metavar="S", help="seed (default 0)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m varimp_core",
+                     description="Exact and sampled random-forest variable importances.")
+    parser.add_argument("--version", action="version", version=f"varimp {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    imp = sub.add_parser("importances", help="MDI importances and their decomposition")
+    _source_args(imp)
+    imp.add_argument("--method", choices=("exact", "forest", "sklearn-et", "sklearn-rf",
+                                          "exact-rf", "exact-et"))
+    imp.add_argument("--max-features", type=int, default=1, metavar="K")
+    imp.add_argument("--max-depth", type=int, default=None, metavar="D")
+    imp.add_argument("--n-estimators", type=int, default=None, metavar="N")
+    imp.add_argument("--bootstrap", action=argparse.BooleanOptionalAction, default=None,
+                     help="draw each tree's rows with replacement (default: on for sklearn-rf, "
+                          "off otherwise); --no-bootstrap grows every tree on all rows")
+    imp.add_argument("--k-semantics", choices=("id3", "sklearn"), default="id3")
+    imp.add_argument("--criterion", choices=("entropy", "gini"), default="entropy")
+    imp.add_argument("--terms", action="store_true",
+                     help="list every Eqn 3 term (exact method, K=1)")
+    imp.add_argument("--format", choices=_FORMATS, default="table")
+    rel = sub.add_parser("relevance", help="relevance classes, degrees, Markov boundary")
+    _source_args(rel)
+    rel.add_argument("--format", choices=("json", "table"), default="table")
+    sub.add_parser("problems", help="list built-in problems and their options")
+    return parser
+
+
+def _load(args):
+    from varimp_core.api import load_data
+
+    if args.data is not None and not args.target:
+        raise ValueError("--data needs --target COL to name the target column")
+    return load_data(problem=args.problem, data=args.data, target=args.target,
+                     n_samples=args.n_samples if args.problem else None,
+                     random_state=args.random_state, bins=args.bins)
+
+
+def _safe_csv(frame) -> str:
+    """CSV whose text cells cannot run as spreadsheet formulas (= + - @ prefixed with ')."""
+    import pandas as pd
+
+    out = frame.copy()
+    for col in out.columns:
+        if not pd.api.types.is_numeric_dtype(out[col]):
+            out[col] = [f"'{v}" if isinstance(v, str) and v[:1] in "=+-@\t\r" else v
+                        for v in out[col]]
+    return out.to_csv(index=False).rstrip("\n")
+
+
+def _importances(args) -> str:
+    from varimp_core.api import compute_importances
+    from varimp_core.exact.eqn3 import all_terms
+
+    data = _load(args)
+    method = args.method
+    if args.terms and (method not in (None, "exact") or args.max_features != 1):
+        raise ValueError("--terms lists the terms of Eqn 3: use it with --method exact and K=1")
+    if method in ("exact", "exact-rf", "exact-et") and args.bootstrap is not None:
+        raise ValueError(f"--bootstrap and --no-bootstrap apply to the sampled methods "
+                         f"(forest, sklearn-rf, sklearn-et); {method} computes the infinite "
+                         "forest grown on every row")
+    if method in ("exact-rf", "exact-et") and args.n_estimators is not None:
+        sys.stderr.write(f"note: --n-estimators is ignored by {method}, which computes the "
+                         "infinite forest exactly.\n")
+    result = compute_importances(
+        data, method=method, max_features=args.max_features, max_depth=args.max_depth,
+        n_estimators=100 if args.n_estimators is None else args.n_estimators,
+        bootstrap=args.bootstrap,
+        k_semantics=args.k_semantics, criterion=args.criterion, random_state=args.random_state,
+        n_samples=args.n_samples if args.data else None)
+    terms = all_terms(data.table) if args.terms else None
+    if terms is not None and args.max_depth is not None:
+        terms = terms[terms["degree"] < args.max_depth]
+    if args.format == "json":
+        d = result.to_dict()
+        out = {k: d[k] for k in ("variables", "importances", "importances_std", "by_degree",
+                                 "information")}
+        out["parameters"] = {**d["parameters"], "method": d["method"], "units": d["units"],
+                             "exact": d["exact"], "problem": d["problem"]}
+        if terms is not None:
+            out["terms"] = [{"variable": r.variable, "conditioning": list(r.conditioning),
+                             "degree": int(r.degree), "weight": float(r.weight),
+                             "cmi": float(r.cmi)} for r in terms.itertuples()]
+        return json.dumps(out)
+    if args.format == "csv":
+        if terms is not None:
+            t = terms.copy()
+            t["conditioning"] = [" ".join(c) for c in t["conditioning"]]
+            return _safe_csv(t)
+        return _safe_csv(result.to_frame())
+    frame = result.to_frame()[["variable", "importance", "importance_std", "normalised"]]
+    lines = [f"method={result.method} units={result.units} "
+             + " ".join(f"{k}={v}" for k, v in result.parameters.items()),
+             frame.to_string(index=False, float_format=lambda v: f"{v:.4f}"),
+             f"sum = {result.total:.4f}"
+             + ("" if result.information is None else f"   I(X;Y) = {result.information:.4f}")]
+    if terms is not None:
+        lines.append(terms.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    return "\n".join(lines)
+
+
+def _relevance(args) -> str:
+    from varimp_core.exact.relevance import relevance
+
+    data = _load(args)
+    res = relevance(data.table)
+    if args.format == "json":
+        d = res.to_dict()
+        return json.dumps({k: d[k] for k in ("variables", "relevance", "degree", "markov_boundary",
+                                             "minimal_boundary", "boundary_unique")})
+    if res.strictly_positive:
+        note = ""
+    elif res.boundary_unique:
+        note = " (the only one, although the distribution is not strictly positive)"
+    else:
+        note = (" (one minimal boundary of several: the distribution is not strictly "
+                "positive)")
+    return res.to_frame().to_string(index=False) + (
+        f"\nMarkov boundary: {', '.join(res.minimal_boundary) or '(empty)'}" + note)
+
+
+def _problems() -> str:
+    from varimp_core.problems.registry import list_problems
+
+    lines = []
+    for p in list_problems():
+        lines.append(f"{p['name']}: {p['description']}")
+        for o in p["options"]:
+            lines.append(f"    {o['key']}={o['default']}  ({o['type']}) {o['help']}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "importances":
+            out = _importances(args)
+        elif args.command == "relevance":
+            out = _relevance(args)
+        else:
+            out = _problems()
+    except (ValueError, OSError, MemoryError) as exc:
+        msg = str(exc).strip() or exc.__class__.__name__
+        sys.stderr.write(f"error: {msg}\n")
+        return 2
+    sys.stdout.write(out + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,110 @@
+"""What a prepared data set is, in numbers and first rows: the Data page's summary.
+
+:func:`describe` gives the counts a user checks before trusting any importance
+(inputs p, rows N, classes, the output entropy H(Y) in bits, distinct rows,
+how many inputs are numeric and binned); :func:`preview` the first rows as
+they are shown: an upload's raw rows, the exact distribution's distinct rows
+with their probabilities, or a sample's rows.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from varimp_core.data.prepare import PreparedData
+from varimp_core.exact.information import output_entropy
+
+__all__ = ["describe", "preview", "display_cell"]
+
+
+def display_cell(v: Any) -> Any:
+    """A cell as JSON for display: 6 significant digits, NaN as None, infinities as text."""
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            return None if math.isnan(v) else repr(v)
+        return float(f"{v:.6g}")
+    if isinstance(v, (bool, int, str)) or v is None:
+        return v
+    return str(v)
+
+
+def describe(prepared: PreparedData) -> dict:
+    """Counts of a prepared data set.
+
+    Returns
+    -------
+    summary : dict
+        ``p``, ``N`` (None for an exact distribution), ``classes`` (None for
+        regression), ``H_Y`` = H(Y) = -sum_y p(y) log2 p(y) in bits of the
+        (binned) output, ``exact``, ``task``, ``distinct_rows``, ``target``,
+        ``numeric`` (names of the binned numeric inputs), ``n_numeric``,
+        ``n_discrete``, ``y_binned`` (a numeric target binned into classes),
+        ``source``.
+    """
+    t = prepared.table
+    numeric = sorted(v for v, k in prepared.kinds.items() if k == "numeric")
+    return {
+        "p": len(prepared.variables),
+        "N": prepared.n_samples,
+        "classes": t.n_classes if prepared.task == "classification" else None,
+        "H_Y": float(output_entropy(t)),
+        "exact": bool(t.exact),
+        "task": prepared.task,
+        "distinct_rows": int(t.n_rows),
+        "target": prepared.target,
+        "numeric": numeric,
+        "n_numeric": len(numeric),
+        "n_discrete": len(prepared.variables) - len(numeric),
+        "y_binned": prepared.task == "regression",
+        "source": prepared.source,
+    }
+
+
+def preview(prepared: PreparedData, *, raw: pd.DataFrame | None = None, rows: int = 20,
+            columns: int = 30) -> dict:
+    """The first ``rows`` rows and ``columns`` inputs (then the target), as shown.
+
+    Parameters
+    ----------
+    prepared : PreparedData
+    raw : DataFrame, optional
+        The uploaded table: its raw rows are shown rather than the coded ones.
+    rows, columns : int
+
+    Returns
+    -------
+    preview : dict
+        ``columns`` (names; an exact distribution adds ``"P(row)"``), ``rows``
+        (lists of display cells), ``kind`` (``"upload"``, ``"exact"`` or
+        ``"sample"``), ``total_rows``, ``n_inputs`` and ``target``.
+    """
+    t = prepared.table
+    names = list(prepared.variables)
+    shown = names[:columns]
+    if raw is not None:
+        head = raw.head(rows)
+        cols = [str(c) for c in head.columns if str(c) in shown] + [prepared.target]
+        body = [list(r) for r in head[cols].itertuples(index=False)]
+        kind, total = "upload", len(raw)
+    elif t.exact:
+        idx = [names.index(c) for c in shown]
+        cols = shown + [prepared.target, "P(row)"]
+        body = [[t.x_labels[j][t.X[i, j]] for j in idx] + [t.y_labels[t.y[i]], t.weight[i]]
+                for i in range(min(rows, t.n_rows))]
+        kind, total = "exact", t.n_rows
+    else:
+        X, y = prepared.X_numeric, prepared.y
+        cols = shown + [prepared.target]
+        labels = t.y_labels if prepared.task == "classification" else None
+        body = [list(X[i, :len(shown)]) + [labels[int(y[i])] if labels is not None else y[i]]
+                for i in range(min(rows, X.shape[0]))]
+        kind, total = "sample", X.shape[0]
+    return {"columns": cols, "rows": [[display_cell(v) for v in r] for r in body],
+            "kind": kind, "total_rows": int(total), "n_inputs": len(names),
+            "target": prepared.target}

@@ -1,0 +1,697 @@
+"""Exact infinite forests of scikit-learn's binary trees, on a finite training table.
+
+A forest of ``RandomForestClassifier(bootstrap=False, max_features=K)`` (method
+``exact-rf``) or ``ExtraTreesClassifier(bootstrap=False, max_features=K)``
+(method ``exact-et``) grown on a fixed table of N rows is an average of
+i.i.d. random trees; as the number of trees grows its unnormalised MDI
+converges to the expectation over one random tree.  This module computes that
+expectation exactly (see ``docs/exact-binary.md`` for the derivation).
+
+**Nodes.**  A node of a binary tree with axis-aligned splits holds the rows
+of the table inside a box; it is determined by that row set.  Nodes reached by
+different split sequences are merged (memoised on the row set and on how many
+levels the depth limit still allows), and
+
+.. math::
+
+    E[\\mathrm{Imp} \\mid t] = \\sum_{(j, g)} P_t(j, g)\\,\\Big(
+        \\tfrac{G_t(j, g)}{W}\\, e_j + E[\\mathrm{Imp} \\mid t_L(j,g)]
+        + E[\\mathrm{Imp} \\mid t_R(j,g)]\\Big),
+
+where (j, g) runs over the candidate splits of node t (feature j, gap g
+between consecutive distinct values of j in t), :math:`P_t(j, g)` is the
+probability that the randomized splitter chooses it,
+:math:`G_t = W_t i(t) - W_{t_L} i(t_L) - W_{t_R} i(t_R)` its weighted
+impurity decrease and W the total weight (so :math:`G_t / W = p(t)\\Delta i`,
+scikit-learn's ``compute_feature_importances(normalize=False)`` term).
+:math:`1 - \\sum P_t` is the probability that t is a leaf.
+
+**Split law.**  Let m be the number of non-constant features in t (of p).
+scikit-learn reads features in a uniformly random order until K were read and
+at least one was non-constant; the number h of non-constant features
+evaluated has the law :func:`~varimp_core.splitting.sklearn_draw_law`
+(hypergeometric, mass at 0 moved to 1) and, given h, the evaluated set is
+uniform among the :math:`\\binom{m}{h}` subsets.  Each evaluated feature l gets
+a random score :math:`S_l` (the best splitter: its best gap, a constant; the
+random splitter: gap g with probability
+:math:`\\pi_{l,g} = (v_{g+1} - v_g)/(v_{\\max} - v_{\\min})`), or
+:math:`-\\infty` when its gap leaves fewer than ``min_samples_leaf`` samples
+on a side.  The best score wins; ties go to the feature read first, so each
+tied one wins with probability 1/(number tied).  With
+:math:`a_l = P(S_l < s)`, :math:`b_l = P(S_l = s)` for :math:`s = G_t(j,g)`
+and :math:`1/(1+T) = \\int_0^1 z^T dz`,
+
+.. math::
+
+    P_t(j, g) = \\pi_{j,g} \\sum_{h=1}^{m} \\frac{q(h)}{\\binom{m}{h}}
+        \\int_0^1 e_{h-1}\\big(\\{a_l + z\\, b_l\\}_{l \\ne j}\\big)\\, dz,
+
+:math:`e_k` the elementary symmetric polynomial of degree k over the m-1
+other non-constant features.  Without constant features and K <= m this is
+:math:`\\pi_{j,g}\\binom{m}{K}^{-1}\\int_0^1 e_{K-1}(\\cdot)\\,dz`.
+
+**scikit-learn details followed.**  Inputs are cast to float32 as
+scikit-learn does; a node is a leaf when it is pure, holds fewer than
+``2 * min_samples_leaf`` (or 2) samples, or sits at ``max_depth``; otherwise it
+is split even when the best improvement is zero (``min_impurity_decrease=0``);
+within one feature the best splitter keeps the first (lowest) of tied
+thresholds; scores closer than ``1e-10 * W_t`` count as ties; rows with zero
+weight are dropped; ``min_samples_leaf`` counts rows, the impurity uses weights.
+The entropy criterion is in bits (scikit-learn's entropy uses log2).
+"""
+
+from __future__ import annotations
+
+from math import comb, prod
+
+import numpy as np
+
+from varimp_core.measures.inputs import check_int
+from varimp_core.result import ImportanceResult
+from .splitting import sklearn_draw_law, validate_max_features
+
+__all__ = ["BINARY_METHODS", "MAX_BINARY_NODES", "exact_rf_importances", "exact_et_importances",
+           "exact_binary_importances", "exact_binary_depth_profile", "estimate_binary_nodes",
+           "plugin_information", "split_win_probabilities", "binary_inputs"]
+
+BINARY_METHODS = ("exact-rf", "exact-et")
+#: Refuse when the estimated number of distinct nodes exceeds this.
+MAX_BINARY_NODES = 300_000
+#: scikit-learn's FEATURE_THRESHOLD: values closer than this are one value to its splitters.
+FEATURE_THRESHOLD = 1e-7
+_TIE = 1e-10
+_CRITERIA = ("entropy", "gini")
+
+
+# ---------------------------------------------------------------------------
+# validation and preparation
+# ---------------------------------------------------------------------------
+
+
+class _Prepared:
+    """Distinct (x, y) rows of the training table with sample counts and weights."""
+
+    def __init__(self, X, y, sample_weight, criterion):
+        if criterion not in _CRITERIA:
+            raise ValueError(f"criterion must be 'entropy' or 'gini', got {criterion!r}.")
+        try:
+            Xa = np.asarray(X, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError("X must be numeric: code categorical inputs as numbers first "
+                             "(scikit-learn sees them as ordinal codes).") from None
+        if Xa.ndim != 2 or Xa.shape[0] < 1 or Xa.shape[1] < 1:
+            raise ValueError(f"X has shape {Xa.shape}: it must be 2-D with at least one row "
+                             "and one column.")
+        if not np.all(np.isfinite(Xa)):
+            raise ValueError("X contains NaN or infinite values: drop or impute them first.")
+        ya = np.asarray(y)
+        if ya.ndim == 2 and ya.shape[1] == 1:
+            ya = ya[:, 0]
+        if ya.ndim != 1 or ya.shape[0] != Xa.shape[0]:
+            raise ValueError(f"y has shape {ya.shape}: it must be 1-D with one class label per "
+                             f"row of X ({Xa.shape[0]} rows).")
+        if sample_weight is None:
+            w = np.ones(Xa.shape[0])
+        else:
+            try:
+                w = np.asarray(sample_weight, dtype=float).ravel()
+            except (TypeError, ValueError):
+                raise ValueError("sample_weight must be numeric.") from None
+            if w.shape[0] != Xa.shape[0]:
+                raise ValueError(f"sample_weight has {w.shape[0]} values for {Xa.shape[0]} rows.")
+            if not np.all(np.isfinite(w)) or np.any(w < 0):
+                raise ValueError("sample_weight must be finite and non-negative.")
+        keep = w > 0
+        if not keep.any():
+            raise ValueError("Every row has zero weight: there is nothing to learn from.")
+        # scikit-learn works on float32 inputs
+        X32 = Xa.astype(np.float32).astype(float)
+        if not np.all(np.isfinite(X32)):
+            raise ValueError("X has values too large for float32, which scikit-learn uses.")
+        X32, ya, w = X32[keep], ya[keep], w[keep]
+        try:
+            classes, ycode = np.unique(ya, return_inverse=True)
+        except TypeError:
+            raise ValueError("y mixes labels that cannot be sorted; use one type of label.") from None
+        self.classes = classes
+        self.n_features = X32.shape[1]
+        self.criterion = criterion
+        ranks, values = [], []
+        for f in range(self.n_features):
+            v, r = np.unique(X32[:, f], return_inverse=True)
+            if v.size > 1 and np.min(np.diff(v)) <= FEATURE_THRESHOLD:
+                raise ValueError(
+                    f"Input column {f} has distinct values closer than {FEATURE_THRESHOLD:g}, "
+                    "which scikit-learn's splitters treat as one value; round or rescale it.")
+            ranks.append(r.ravel())
+            values.append(v)
+        R = np.stack(ranks, axis=1) if ranks else np.zeros((X32.shape[0], 0), int)
+        key = np.concatenate([R, ycode.reshape(-1, 1)], axis=1)
+        uniq, inv = np.unique(key, axis=0, return_inverse=True)
+        inv = inv.ravel()
+        self.ranks = uniq[:, :-1].astype(np.int64)          # (U, p)
+        self.y = uniq[:, -1].astype(np.int64)               # (U,)
+        self.count = np.bincount(inv, minlength=uniq.shape[0]).astype(float)
+        self.weight = np.bincount(inv, weights=w, minlength=uniq.shape[0])
+        self.values = values
+        self.n_rows = int(keep.sum())
+        self.n_classes = classes.size
+        self.total_weight = float(self.weight.sum())
+        self.n_distinct = [v.size for v in values]
+
+
+def _wimp(c, criterion):
+    """W * i(W) from class weights along the last axis (entropy in bits, or Gini)."""
+    W = c.sum(axis=-1)
+    if criterion == "entropy":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cl = np.where(c > 0, c * np.log2(np.where(c > 0, c, 1.0)), 0.0)
+            Wl = np.where(W > 0, W * np.log2(np.where(W > 0, W, 1.0)), 0.0)
+        return Wl - cl.sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(W > 0, W - (c * c).sum(axis=-1) / np.where(W > 0, W, 1.0), 0.0)
+
+
+def plugin_information(X, y, *, criterion="entropy", sample_weight=None) -> float:
+    """Plug-in :math:`I(X;Y)` of the training table, in the criterion's units.
+
+    .. math::
+
+        I = i(Y) - \\sum_x p(x)\\, i(Y \\mid X = x),
+
+    with i the Shannon entropy in bits (``"entropy"``) or the Gini index
+    (``"gini"``, the Gini analogue of the mutual information), p the weighted
+    row frequencies and x the full input vector (as float32, like
+    scikit-learn).  Fully grown trees (``min_samples_leaf=1``) have leaves
+    that are pure or hold a single input vector, so their importances sum to it.
+    """
+    d = _Prepared(X, y, sample_weight, criterion)
+    return _information(d)
+
+
+def _information(d: _Prepared) -> float:
+    C = d.n_classes
+    onehot = np.zeros((d.y.size, C))
+    onehot[np.arange(d.y.size), d.y] = d.weight
+    root = _wimp(onehot.sum(axis=0), d.criterion)
+    _, g = np.unique(d.ranks, axis=0, return_inverse=True)
+    g = g.ravel()
+    groups = np.zeros((g.max() + 1, C))
+    np.add.at(groups, g, onehot)
+    return float((root - _wimp(groups, d.criterion).sum()) / d.total_weight)
+
+
+# ---------------------------------------------------------------------------
+# the split law
+# ---------------------------------------------------------------------------
+
+def split_win_probabilities(scores, probs, n_total, max_features, tol=0.0):
+    """P(candidate (j, g) is chosen) under scikit-learn's random feature order.
+
+    Parameters
+    ----------
+    scores : list of ndarray
+        For each of the m non-constant features l, the scores of its
+        candidate gaps (``-inf`` for a gap that violates ``min_samples_leaf``).
+    probs : list of ndarray
+        Matching probabilities :math:`\\pi_{l,g}` (summing to 1 per feature;
+        the best splitter gives one gap with probability 1).
+    n_total : int
+        p, constant features included (they use up draws).
+    max_features : int
+        K.
+    tol : float
+        Scores within ``tol`` are tied.
+
+    Returns
+    -------
+    list of ndarray
+        :math:`P(j, g)` per feature and gap:
+
+        .. math::
+
+            P(j, g) = \\pi_{j,g} \\sum_h \\frac{q(h)}{\\binom{m}{h}}
+                \\int_0^1 e_{h-1}(\\{a_l + z b_l\\}_{l \\ne j})\\,dz
+
+        with :math:`a_l = P(S_l < s_{j,g} - tol)`,
+        :math:`b_l = P(|S_l - s_{j,g}| \\le tol)` and q the law of
+        :func:`~varimp_core.splitting.sklearn_draw_law`.  Zero for ``-inf`` gaps.
+    """
+    m = len(scores)
+    q = sklearn_draw_law(int(n_total), m, int(min(max_features, n_total)))
+    # coefficient weights c[h-1] = q(h) / C(m, h)
+    cw = np.array([q[h] / comb(m, h) for h in range(1, m + 1)])
+    if m == 1 or q[1] == 1.0:           # one feature evaluated: it wins when its gap is valid
+        return [np.where(np.isfinite(s), pr * (cw[0] if m > 1 else q[1]), 0.0)
+                for s, pr in zip(scores, probs)]
+    sorted_s, cum = [], []
+    for s, pr in zip(scores, probs):
+        o = np.argsort(s, kind="stable")
+        sorted_s.append(s[o])
+        cum.append(np.concatenate([[0.0], np.cumsum(pr[o])]))
+    out = []
+    for j in range(m):
+        s = scores[j]
+        valid = np.isfinite(s)
+        sv = s[valid]
+        n = sv.size
+        # poly[u, k]: coefficient of u^u z^k in prod_{l != j} (1 + u (a_l + z b_l))
+        poly = np.zeros((n, m, m))
+        poly[:, 0, 0] = 1.0
+        for l in range(m):
+            if l == j:
+                continue
+            lo = np.searchsorted(sorted_s[l], sv - tol, side="left")
+            hi = np.searchsorted(sorted_s[l], sv + tol, side="right")
+            a = cum[l][lo]
+            b = cum[l][hi] - cum[l][lo]
+            new = poly.copy()
+            new[:, 1:, :] += a[:, None, None] * poly[:, :-1, :]
+            new[:, 1:, 1:] += b[:, None, None] * poly[:, :-1, :-1]
+            poly = new
+        integ = poly @ (1.0 / np.arange(1, m + 1))          # (n, m): integral over z per u
+        win = integ @ cw
+        res = np.zeros(s.shape)
+        res[valid] = probs[j][valid] * win
+        out.append(res)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# the recursion
+# ---------------------------------------------------------------------------
+
+class _Solver:
+    def __init__(self, d: _Prepared, method, max_features, max_depth, min_samples_leaf, n_cols,
+                 max_nodes):
+        self.d = d
+        self.method = method
+        self.K = max_features
+        self.max_depth = max_depth
+        self.L = min_samples_leaf
+        self.n_cols = n_cols
+        self.max_nodes = max_nodes
+        U, p = d.ranks.shape
+        self.U, self.p = U, p
+        self.order = np.argsort(d.ranks, axis=0, kind="stable").T.copy()  # (p, U)
+        self.rankT = d.ranks.T.copy()                                       # (p, U)
+        self.onehot = np.zeros((U, d.n_classes))
+        self.onehot[np.arange(U), d.y] = d.weight
+        self.memo: dict = {}
+        self.n_split_nodes = 0
+
+    # -- one node -------------------------------------------------------
+    def _expand(self, mask, h):
+        """Splits of an impure node with horizon h >= 1.
+
+        Returns ``own``, the node's expected weighted decrease per feature
+        (:math:`\\sum_g P(j, g) G(j, g)`), and ``children``, a list of
+        (probability, memo key) of the children that may split further (pure
+        ones, those with too few samples and those at the depth limit are left out).
+        """
+        d, p, L, U = self.d, self.p, self.L, self.U
+        sub = self.order[mask[self.order]].reshape(p, -1)       # rows sorted per feature
+        n = sub.shape[1]
+        R = np.take_along_axis(self.rankT, sub, axis=1)           # (p, n)
+        cw = np.cumsum(self.onehot[sub], axis=1)                   # (p, n, C)
+        cc = np.cumsum(d.count[sub], axis=1)                        # (p, n)
+        tot = cw[0, -1]
+        Wt = tot.sum()
+        left = cw[:, :-1, :]
+        G = _wimp(tot, d.criterion) - _wimp(left, d.criterion) - _wimp(tot - left, d.criterion)
+        gap = R[:, 1:] != R[:, :-1]                                 # (p, n-1)
+        ok = gap & (cc[:, :-1] >= L) & (cc[:, -1:] - cc[:, :-1] >= L)
+        tol = _TIE * Wt
+        feats, scores, probs, gaps = [], [], [], []
+        for f in range(p):
+            pos = np.flatnonzero(gap[f])
+            if pos.size == 0:
+                continue                                            # constant in the node
+            feats.append(f)
+            s = np.where(ok[f, pos], G[f, pos], -np.inf)
+            if self.method == "exact-et":
+                v = d.values[f][R[f]]
+                probs.append((v[pos + 1] - v[pos]) / (v[-1] - v[0]))
+                scores.append(s)
+                gaps.append(pos)
+            else:
+                best = 0
+                if np.isfinite(s).any():
+                    best = int(np.flatnonzero(s >= s.max() - tol)[0])   # lowest of tied thresholds
+                scores.append(s[best:best + 1])
+                gaps.append(pos[best:best + 1])
+                probs.append(np.ones(1))
+        if not feats:
+            return np.zeros(p), []
+        win = split_win_probabilities(scores, probs, p, self.K, tol)
+        fs, ks, Ps = [], [], []
+        for f, P, pos in zip(feats, win, gaps):
+            sel = np.flatnonzero(P > 0)
+            fs.append(np.full(sel.size, f))
+            ks.append(pos[sel])
+            Ps.append(P[sel])
+        fsel, ksel, Psel = np.concatenate(fs), np.concatenate(ks), np.concatenate(Ps)
+        if fsel.size == 0:
+            return np.zeros(p), []
+        Gsel = G[fsel, ksel]
+        # child statistics, both sides at once: rows 0 = left, 1 = right
+        cl = cw[fsel, ksel]                                          # (S, C)
+        ccl = cc[fsel, ksel]
+        n_cls = np.stack([(cl > 0).sum(-1), ((tot - cl) > 0).sum(-1)])
+        n_smp = np.stack([ccl, cc[0, -1] - ccl])
+        n_uni = np.stack([ksel + 1, n - ksel - 1])
+        hh = np.minimum(h - 1, n_uni - 1)
+        leaf = (n_cls <= 1) | (n_smp < max(2, 2 * L)) | (hh <= 0)
+        posm = np.full((p, U), n)
+        np.put_along_axis(posm, sub, np.broadcast_to(np.arange(n), (p, n)), axis=1)
+        pm = posm[fsel]                                              # (S, U); n = outside
+        lm = np.packbits(pm <= ksel[:, None], axis=1)
+        rm = np.packbits((pm > ksel[:, None]) & (pm < n), axis=1)
+        nb = lm.shape[1]
+        lb, rb = lm.tobytes(), rm.tobytes()
+        hh = hh.tolist()
+        leaf = leaf.tolist()
+        own = np.bincount(fsel, weights=Psel * Gsel, minlength=p)
+        children = []
+        for i, P in enumerate(Psel.tolist()):
+            if not leaf[0][i]:
+                children.append((P, (lb[i * nb:(i + 1) * nb], hh[0][i])))
+            if not leaf[1][i]:
+                children.append((P, (rb[i * nb:(i + 1) * nb], hh[1][i])))
+        return own, children
+
+    def _root_is_leaf(self):
+        d = self.d
+        return d.count.sum() < max(2, 2 * self.L) or bool(np.all(d.y == d.y[0]))
+
+    # -- the memoised recursion, with an explicit stack -------------------
+    def solve(self):
+        U, p, nc = self.U, self.p, self.n_cols
+        H0 = np.inf if self.max_depth is None else self.max_depth
+        if self._root_is_leaf():
+            return np.zeros((p, nc))
+        memo = self.memo
+        root = (np.packbits(np.ones(U, dtype=bool)).tobytes(), min(H0, U - 1))
+        if root[1] <= 0:
+            return np.zeros((p, nc))
+        expanded = {}
+        stack = [root]
+        while stack:
+            key = stack[-1]
+            if key in memo:
+                stack.pop()
+                continue
+            info = expanded.get(key)
+            if info is None:
+                if len(memo) + len(expanded) >= self.max_nodes:
+                    raise ValueError(
+                        f"The exact binary forest needs more than {self.max_nodes:,} distinct "
+                        "nodes on this table; use fewer rows or inputs, a max_depth, a larger "
+                        "min_samples_leaf, or a sampled scikit-learn forest.")
+                mask = np.unpackbits(np.frombuffer(key[0], dtype=np.uint8), count=U).astype(bool)
+                info = expanded[key] = self._expand(mask, key[1])
+            own, children = info
+            pending = [c for (_, c) in children if c not in memo]
+            if pending:
+                stack.extend(pending)
+                continue
+            prof = np.zeros((p, nc))
+            prof[:, 0] = own
+            if children:
+                below = np.tensordot(np.array([P for P, _ in children]),
+                                     np.stack([memo[c] for _, c in children]), axes=1)
+                prof[:, 1:] += below[:, :-1]
+                prof[:, -1] += below[:, -1]
+            memo[key] = prof
+            del expanded[key]
+            self.n_split_nodes += 1
+            stack.pop()
+        return memo[root] / self.d.total_weight
+
+
+def _check_method(method):
+    if method not in BINARY_METHODS:
+        raise ValueError(f"method must be one of {', '.join(BINARY_METHODS)}, got {method!r}.")
+
+
+def estimate_binary_nodes(X, y, *, method="exact-et", max_features=None, max_depth=None,
+                          min_samples_leaf=1, sample_weight=None, n_probes=4000,
+                          random_state=0) -> float:
+    """Estimated number of distinct split nodes of the exact recursion, before any work.
+
+    A node holds the rows inside its tight bounding box (per feature, an
+    interval of distinct-value ranks whose ends are attained by rows inside).
+    It is split only if it holds two classes and at least
+    ``2 * min_samples_leaf`` samples, and any such box can be reached by
+    ``exact-et`` at K=1 (shrink the root one face at a time; every step is a
+    possible split of an impure node).  The estimate is therefore
+
+    .. math::
+
+        \\#\\{\\text{tight, impure boxes}\\} \\approx
+        \\prod_f \\frac{c_f (c_f + 1)}{2} \\times \\hat{f},
+
+    with :math:`c_f` the number of distinct values of feature f and
+    :math:`\\hat f` the fraction of ``n_probes`` uniformly drawn rank boxes
+    that are tight and impure (more are drawn, up to 16 times as many, while
+    fewer than 100 hit; under 30 hits, 3 are added: the 95% upper bound of a
+    zero count).  With ``max_depth`` D it is also bounded by
+    :math:`\\sum_{d<D} (2 \\sum_f (c_f - 1))^d`.  This is the exact count
+    for ``exact-et`` at K=1 and full depth (up to sampling error) and an
+    upper estimate for K > 1.
+
+    ``exact-rf`` visits far fewer nodes (one best split per feature per
+    node, and a single tree when K=p up to ties: about 2N), in a number that
+    depends on where the best splits fall and cannot be told from the table
+    beforehand; for it the estimate is :math:`\\min(2N\\,p^{\\,p-K}, \\text{ET
+    estimate})`, a guide only.  The recursion itself stops with a sentence
+    past ``MAX_BINARY_NODES`` nodes whatever the estimate said.
+
+    Parameters
+    ----------
+    X, y, sample_weight
+        The training table.
+    method : {"exact-rf", "exact-et"}
+    max_features, max_depth, min_samples_leaf
+        As in :func:`exact_rf_importances`.
+    n_probes : int, default=4000
+    random_state : int, default=0
+
+    Returns
+    -------
+    float
+    """
+    _check_method(method)
+    d = _Prepared(X, y, sample_weight, "entropy")
+    K = validate_max_features(max_features, d.n_features)
+    return _estimate(d, method, K, max_depth, min_samples_leaf, n_probes, random_state)
+
+
+def _estimate(d: _Prepared, method, K, max_depth, L, n_probes=4000, random_state=0) -> float:
+    c = np.array(d.n_distinct)
+    p = c.size
+    R = d.ranks
+    boxes = float(prod(float(ci) * (ci + 1) / 2 for ci in c))
+    rng = np.random.default_rng(random_state)
+    big = np.iinfo(np.int64).max
+    chunk = max(1, min(n_probes, 2_000_000 // max(1, R.shape[0] * p)))
+    max_probes = max(n_probes, 16 * n_probes if R.shape[0] * p <= 400 else 4 * n_probes)
+    hits = probes = 0
+    while probes < n_probes or (hits < 100 and probes < max_probes):
+        # a uniform rank interval [lo, hi] per feature: a uniform index among the c(c+1)/2 pairs
+        lo = np.empty((chunk, p), dtype=np.int64)
+        hi = np.empty((chunk, p), dtype=np.int64)
+        for f in range(p):
+            k = rng.integers(0, c[f] * (c[f] + 1) // 2, size=chunk)
+            j = np.minimum(np.floor((np.sqrt(8.0 * k + 1) - 1) / 2).astype(np.int64), c[f] - 1)
+            j = np.where(j * (j + 1) // 2 > k, j - 1, j)
+            lo[:, f] = k - j * (j + 1) // 2
+            hi[:, f] = j
+        l, h = lo[:, None, :], hi[:, None, :]
+        inside = np.all((R[None] >= l) & (R[None] <= h), axis=2)            # (b, U)
+        rmin = np.where(inside[:, :, None], R[None], big).min(axis=1)
+        rmax = np.where(inside[:, :, None], R[None], -1).max(axis=1)
+        tight = np.all(rmin == lo, axis=1) & np.all(rmax == hi, axis=1)
+        ymax = np.where(inside, d.y[None], -1).max(axis=1)
+        ymin = np.where(inside, d.y[None], big).min(axis=1)
+        samples = (inside * d.count[None]).sum(axis=1)
+        hits += int(np.sum(tight & (ymax > ymin) & (samples >= max(2, 2 * L))))
+        probes += chunk
+    # few hits: add 3 (the 95% upper bound of a count of zero) so rare boxes are not ignored
+    est = boxes * (hits + (3 if hits < 30 else 0)) / probes
+    if max_depth is not None:
+        branch = 2.0 * float(np.sum(c - 1))
+        est = min(est, float(sum(branch ** k for k in range(max_depth))))
+    if method == "exact-rf":
+        est = min(est, 2.0 * d.n_rows * float(p) ** (p - K))
+    return float(est)
+
+
+def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=None,
+                               min_samples_leaf=1, criterion="entropy", sample_weight=None,
+                               n_cols=None, max_nodes=MAX_BINARY_NODES):
+    """Expected unnormalised MDI of one random binary tree, by feature and node depth.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Numeric inputs (categorical ones as ordinal codes).
+    y : array-like of shape (n_samples,)
+        Class labels.
+    method : {"exact-rf", "exact-et"}
+    max_features, max_depth, min_samples_leaf, criterion, sample_weight
+        As in :func:`exact_rf_importances`.
+    n_cols : int, optional
+        Number of depth columns (default p); deeper nodes fold into the last.
+    max_nodes : int
+        Stop with a sentence past this many distinct split nodes.
+
+    Returns
+    -------
+    profile : ndarray of shape (n_features, n_cols)
+        Column d: importance taken at nodes of depth d (the last column: depth
+        >= n_cols - 1).
+    info : dict
+        ``n_nodes`` (distinct split nodes), ``information`` (plug-in, criterion units).
+    """
+    _check_method(method)
+    d = _Prepared(X, y, sample_weight, criterion)
+    p = d.n_features
+    K = validate_max_features(max_features, p)
+    max_depth = check_int("max_depth", max_depth, low=1, allow_none=True)
+    L = check_int("min_samples_leaf", min_samples_leaf, low=1)
+    n_cols = p if n_cols is None else check_int("n_cols", n_cols, low=1)
+    est = _estimate(d, method, K, max_depth, L)
+    if method == "exact-et" and est > max_nodes:
+        raise ValueError(
+            f"The exact {method} forest would visit about {est:.3g} distinct nodes on this "
+            f"table, beyond the limit of {max_nodes:,}; use fewer rows or inputs, fewer distinct "
+            "values, a max_depth, or a sampled scikit-learn forest.")
+    solver = _Solver(d, method, K, max_depth, L, n_cols, max_nodes)
+    prof = solver.solve()
+    return prof, {"n_nodes": solver.n_split_nodes, "information": _information(d),
+                  "estimated_nodes": est}
+
+
+def binary_inputs(data):
+    """(X, y, sample_weight) of prepared data or a DiscreteTable, as the exact binary methods see it.
+
+    Prepared data with numeric inputs (``X_numeric``, text columns as ordinal
+    codes in sorted label order): those rows, unweighted, as scikit-learn
+    gets them.  Otherwise the table's distinct rows with their codes as
+    floats, and their weights as sample weights when they differ (an exact
+    distribution), none when they are equal.  Regression targets are refused.
+    """
+    from varimp_core.data.prepare import PreparedData
+    from varimp_core.data.table import DiscreteTable
+
+    if isinstance(data, PreparedData):
+        if data.task != "classification":
+            raise ValueError("The exact binary forests handle classification targets only; "
+                             "use sklearn-rf or sklearn-et for a numeric target.")
+        if data.X_numeric is not None:
+            return data.X_numeric, data.y, None
+        table = data.table
+    elif isinstance(data, DiscreteTable):
+        table = data
+    else:
+        raise ValueError(f"Expected prepared data or a DiscreteTable, got {type(data).__name__}.")
+    w = table.weight
+    sw = None if np.allclose(w, w[0]) else w
+    return table.X.astype(float), table.y, sw
+
+
+def exact_binary_importances(X, y, *, method, max_features=None, max_depth=None,
+                             min_samples_leaf=1, criterion="entropy", sample_weight=None,
+                             variables=None, problem=None) -> ImportanceResult:
+    """Exact infinite-forest MDI of scikit-learn's binary trees (``method`` picks RF or ET).
+
+    See :func:`exact_rf_importances`.
+    """
+    prof, info = exact_binary_depth_profile(
+        X, y, method=method, max_features=max_features, max_depth=max_depth,
+        min_samples_leaf=min_samples_leaf, criterion=criterion, sample_weight=sample_weight)
+    p = prof.shape[0]
+    if variables is None:
+        variables = [str(c) for c in X.columns] if hasattr(X, "columns") else \
+            [f"x{i + 1}" for i in range(p)]
+    if len(variables) != p:
+        raise ValueError(f"variables has {len(variables)} names but X has {p} columns.")
+    return ImportanceResult(
+        variables=tuple(variables),
+        importances=prof.sum(axis=1),
+        by_degree=prof,
+        method=method,
+        parameters={"max_features": p if max_features is None else int(max_features),
+                    "max_depth": max_depth, "min_samples_leaf": int(min_samples_leaf),
+                    "criterion": criterion, "k_semantics": "sklearn",
+                    "n_nodes": int(info["n_nodes"])},
+        problem=problem,
+        information=info["information"] if criterion == "entropy" else None,
+        units="bits" if criterion == "entropy" else "gini",
+        exact=True,
+    )
+
+
+def exact_rf_importances(X, y, *, max_features, max_depth=None, min_samples_leaf=1,
+                         criterion="entropy", sample_weight=None, variables=None,
+                         problem=None) -> ImportanceResult:
+    """What ``RandomForestClassifier(bootstrap=False, ...)`` converges to with infinitely many trees.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Numeric inputs used as they are (cast to float32 like scikit-learn);
+        categorical inputs as ordinal codes (sorted order of the labels).
+    y : array-like of shape (n_samples,)
+        Class labels.
+    max_features : int or None
+        K (None: p).
+    max_depth : int, optional
+    min_samples_leaf : int, default=1
+    criterion : {"entropy", "gini"}, default="entropy"
+    sample_weight : array-like, optional
+        Row weights (rows may also simply repeat).
+    variables : sequence of str, optional
+    problem : str, optional
+
+    Returns
+    -------
+    ImportanceResult
+        ``importances[j]`` = :math:`E\\big[\\sum_t p(t)\\Delta i(t)\\big]` over
+        nodes split on j (bits or Gini units); ``by_degree[:, d]`` the part
+        taken at depth d (depth >= p-1 folded into the last column);
+        ``information`` the plug-in I(X;Y) in bits (entropy only).
+
+    Notes
+    -----
+    Best splitter: each evaluated feature proposes its best midpoint
+    threshold (the lowest of tied ones); the law of which feature wins is
+    :func:`split_win_probabilities` with point masses.
+    """
+    return exact_binary_importances(X, y, method="exact-rf", max_features=max_features,
+                                    max_depth=max_depth, min_samples_leaf=min_samples_leaf,
+                                    criterion=criterion, sample_weight=sample_weight,
+                                    variables=variables, problem=problem)
+
+
+def exact_et_importances(X, y, *, max_features, max_depth=None, min_samples_leaf=1,
+                         criterion="entropy", sample_weight=None, variables=None,
+                         problem=None) -> ImportanceResult:
+    """What ``ExtraTreesClassifier(bootstrap=False, ...)`` converges to with infinitely many trees.
+
+    Parameters are those of :func:`exact_rf_importances`.
+
+    Notes
+    -----
+    Random splitter: an evaluated feature l with node range
+    :math:`[v_{\\min}, v_{\\max}]` gets a uniform threshold, which falls in gap
+    g (between consecutive distinct values) with probability
+    :math:`\\pi_{l,g} = (v_{g+1} - v_g) / (v_{\\max} - v_{\\min})`; a gap leaving
+    fewer than ``min_samples_leaf`` samples on a side disqualifies the
+    feature for this node.  The winner law is :func:`split_win_probabilities`.
+    """
+    return exact_binary_importances(X, y, method="exact-et", max_features=max_features,
+                                    max_depth=max_depth, min_samples_leaf=min_samples_leaf,
+                                    criterion=criterion, sample_weight=sample_weight,
+                                    variables=variables, problem=problem)

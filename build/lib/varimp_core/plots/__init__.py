@@ -1,0 +1,1 @@
+"""Plotly figure builders: pure functions ``result -> go.Figure`` that also work in a notebook."""

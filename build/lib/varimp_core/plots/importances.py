@@ -1,0 +1,229 @@
+"""Importance bar charts: sampled or exact MDI per variable, and the Theorem 2 check.
+
+Every builder is a pure function ``ImportanceResult -> go.Figure``: it reads
+the numbers of the result and draws them, nothing is recomputed except order
+statistics of the per-tree values (the box of the spread).
+
+Exact and sampled values look different at a glance: exact bars are solid,
+sampled bars are hatched and a little transparent, exact values drawn over a
+sampled result are black diamonds, and a badge in the corner says which.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from varimp_core.result import ImportanceResult
+from varimp_core.plots.style import EXACT_COLOR, SAMPLED_OPACITY, base_layout, variable_color
+from varimp_core.plots.style import user_text_safe
+
+__all__ = ["make_importance_figure", "make_theorem2_figure", "method_label", "units_label"]
+
+_METHOD_NAMES = {
+    "eqn3": "exact (Eqn 3)",
+    "exact": "exact (infinite forest)",
+    "forest": "multiway forest",
+    "sklearn-rf": "scikit-learn random forest",
+    "sklearn-et": "scikit-learn extra-trees",
+}
+_EXACT_BADGE = "#1f7a3d"
+_SAMPLED_BADGE = "#2b6cb0"
+
+
+def units_label(result: ImportanceResult) -> str:
+    """Unit of the result's values for axis titles: ``"bits"``, ``"gini"`` ..."""
+    return result.units or "bits"
+
+
+def method_label(result: ImportanceResult) -> str:
+    """Short description of how a result was obtained, e.g. ``"multiway forest, T = 100"``.
+
+    Parameters
+    ----------
+    result : ImportanceResult
+
+    Returns
+    -------
+    label : str
+        The method's name, followed by the number of trees for a sampled result.
+    """
+    name = _METHOD_NAMES.get(result.method, result.method)
+    if result.exact or result.method in ("eqn3", "exact"):
+        return name
+    n_trees = result.parameters.get("n_estimators")
+    if n_trees is None and result.per_tree is not None:
+        n_trees = result.per_tree.shape[0]
+    return f"{name}, T = {int(n_trees):,}" if n_trees else name
+
+
+def _is_exact(result: ImportanceResult) -> bool:
+    """Infinite-ensemble value (possibly on a sample's empirical distribution)."""
+    return result.method in ("eqn3", "exact")
+
+
+def _badge(fig: go.Figure, text: str, color: str) -> None:
+    fig.add_annotation(text=text, xref="paper", yref="paper", x=1, y=1, xanchor="right",
+                       yanchor="bottom", showarrow=False, font=dict(color="#ffffff", size=12),
+                       bgcolor=color, borderpad=4)
+
+
+def _box_stats(per_tree: np.ndarray) -> dict:
+    """Min, quartiles and max of each column of the per-tree values."""
+    q = np.percentile(per_tree, [0, 25, 50, 75, 100], axis=0)
+    return {"lowerfence": q[0], "q1": q[1], "median": q[2], "q3": q[3], "upperfence": q[4]}
+
+
+@user_text_safe
+def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | None = None, *,
+                           max_bars: int = 50, height: int = 440) -> go.Figure:
+    """Bar chart of MDI importances, one bar per variable in the variable's colour.
+
+    Parameters
+    ----------
+    result : ImportanceResult
+        The values drawn as bars.  When it is sampled (``per_tree`` present),
+        the bars carry error bars of one Monte Carlo standard error
+        (per-tree standard deviation divided by :math:`\\sqrt{T}`) and a thin
+        box of the per-tree values (minimum, quartiles, maximum).
+    exact : ImportanceResult, default=None
+        Infinite-ensemble values drawn over the bars as black diamonds, with
+        the same variables in the same order.
+    max_bars : int, default=50
+        With more variables than this, only the ``max_bars`` largest
+        importances are drawn, largest first (a note says so); otherwise
+        the variables keep their order.
+    height : int, default=440
+        Figure height in pixels.
+
+    Returns
+    -------
+    fig : go.Figure
+        Trace 0 is the bars (``y`` equals ``result.importances``, for the
+        variables drawn); then the per-tree box when present; the exact
+        diamonds come last (``y`` equals ``exact.importances``).
+
+    Raises
+    ------
+    ValueError
+        When ``exact`` does not have the same variables as ``result``.
+
+    Notes
+    -----
+    The values are unnormalised MDI, :math:`\\sum_t p(t)\\,\\Delta i(s_t, t)`
+    averaged over trees, in bits for the entropy criterion; scikit-learn's
+    ``feature_importances_`` divides them by their sum.
+    """
+    if exact is not None and tuple(exact.variables) != tuple(result.variables):
+        raise ValueError("The exact result must have the same variables as the sampled result.")
+    p = result.n_features
+    idx = np.arange(p)
+    if p > max_bars:
+        idx = np.argsort(-result.importances, kind="stable")[:max_bars]
+    variables = [result.variables[i] for i in idx]
+    units = units_label(result)
+    colors = [variable_color(i) for i in idx]
+    values = result.importances[idx]
+    share = result.normalised[idx]
+    sem = result.importances_sem
+    sem = None if sem is None else sem[idx]
+    sampled = not _is_exact(result)
+    n_trees = None if result.per_tree is None else result.per_tree.shape[0]
+
+    lines = [f"<b>%{{x}}</b><br>{'sampled' if sampled else 'exact'} importance = "
+             "%{y:.6f} " + units, "share of the sum = %{customdata[0]:.2%}"]
+    custom = [[s] for s in share]
+    if sem is not None:
+        lines.insert(1, f"standard error = %{{customdata[1]:.6f}} {units} (T = {n_trees:,})")
+        custom = [[s, e] for s, e in zip(share, sem)]
+    fig = go.Figure()
+    fig.add_trace(go.Bar(
+        x=variables, y=values, name=method_label(result),
+        marker=dict(color=colors, opacity=SAMPLED_OPACITY if sampled else 1.0,
+                    line=dict(color=colors, width=1.5),
+                    pattern=dict(shape="/" if sampled else "", fillmode="overlay",
+                                 fgcolor="#ffffff", fgopacity=0.45, size=8)),
+        error_y=None if sem is None else dict(type="data", array=sem, visible=True,
+                                              color="#333333", thickness=1.5, width=6),
+        customdata=custom, hovertemplate="<br>".join(lines) + "<extra></extra>",
+    ))
+    if result.per_tree is not None and n_trees and n_trees >= 2:
+        stats = _box_stats(result.per_tree[:, idx])
+        fig.add_trace(go.Box(
+            x=variables, name=f"per-tree spread (T = {n_trees:,})", width=0.18,
+            fillcolor="rgba(255,255,255,0)", line=dict(color="#555555", width=1),
+            boxpoints=False, hoverinfo="x+y", **stats,
+        ))
+    if exact is not None:
+        exact_values = exact.importances[idx]
+        fig.add_trace(go.Scatter(
+            x=variables, y=exact_values, mode="markers", name=method_label(exact),
+            marker=dict(symbol="diamond", size=13, color=EXACT_COLOR,
+                        line=dict(color="#ffffff", width=1.5)),
+            customdata=np.column_stack([exact_values - values]),
+            hovertemplate=("<b>%{x}</b><br>exact importance = %{y:.6f} " + units
+                           + "<br>bar \u2212 exact = %{customdata[0]:+.6f} " + units
+                           + "<extra></extra>"),
+        ))
+    base_layout(fig, height=height)
+    fig.update_layout(barmode="overlay", boxmode="overlay", bargap=0.35, showlegend=True)
+    title = "Variable"
+    if p > max_bars:
+        title = f"The {max_bars} largest of {p} variables, largest first"
+    fig.update_xaxes(title_text=title, type="category")
+    fig.update_yaxes(title_text=f"MDI importance ({units})", rangemode="tozero",
+                     zeroline=True, zerolinecolor="#888888")
+    if sampled:
+        _badge(fig, "sampled" + (" + exact \u25c6" if exact is not None else ""), _SAMPLED_BADGE)
+    else:
+        _badge(fig, "exact", _EXACT_BADGE)
+    return fig
+
+
+@user_text_safe
+def make_theorem2_figure(result: ImportanceResult, *, height: int = 170) -> go.Figure:
+    """Theorem 2 at a glance: the importances stacked, against :math:`I(X_1..X_p;Y)`.
+
+    Parameters
+    ----------
+    result : ImportanceResult
+        Its ``importances`` are stacked left to right in variable colours;
+        ``information`` (when known) is drawn as a black vertical line.
+    height : int, default=170
+
+    Returns
+    -------
+    fig : go.Figure
+        One horizontal bar per variable (``x`` is its importance); the line
+        of :math:`I(X;Y)` is a layout shape at ``x = result.information``.
+
+    Notes
+    -----
+    Theorem 2 of Louppe et al. (2013): for fully grown totally randomized
+    trees on an infinite sample, :math:`\\sum_m \\mathrm{Imp}(X_m) = I(X_1, \\dots, X_p; Y)`.
+    The exact recursion keeps the identity for every K at full depth; depth
+    limits (Proposition 6) and finite forests of binary trees do not.
+    """
+    units = units_label(result)
+    fig = go.Figure()
+    for i, (name, value) in enumerate(zip(result.variables, result.importances)):
+        fig.add_trace(go.Bar(
+            x=[value], y=["sum"], orientation="h", name=name, showlegend=False,
+            marker=dict(color=variable_color(i), line=dict(color="#ffffff", width=1)),
+            hovertemplate=f"<b>{name}</b><br>%{{x:.6f}} {units}<extra></extra>",
+        ))
+    total = result.total
+    top = total
+    if result.information is not None:
+        info = float(result.information)
+        top = max(total, info)
+        fig.add_shape(type="line", x0=info, x1=info, y0=-0.5, y1=0.5, yref="y",
+                      line=dict(color=EXACT_COLOR, width=3))
+        fig.add_annotation(x=info, y=0.5, yref="y", text=f"I(X;Y) = {info:.4f} {units}",
+                           showarrow=False, yanchor="bottom", font=dict(size=12))
+    base_layout(fig, height=height)
+    fig.update_layout(barmode="stack", margin=dict(l=50, r=20, t=30, b=45))
+    fig.update_xaxes(title_text=f"Sum of importances = {total:.4f} {units}",
+                     range=[0, top * 1.05 if top > 0 else 1])
+    fig.update_yaxes(showticklabels=False)
+    return fig

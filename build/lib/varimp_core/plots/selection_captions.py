@@ -1,0 +1,134 @@
+"""The words and tables beside the figures of :mod:`varimp_core.plots.selection`.
+
+Pure functions of the core's results: the relevance classes of Kohavi & John
+as a table and sentences (Louppe et al. 2013, section 4; Sutera's thesis,
+chapter 5), the permutation null's sentences, and the random-subspace (RS)
+against sequential-random-subspace (SRS) comparison of Sutera's thesis,
+chapter 6.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from varimp_core.exact.relevance import RelevanceResult
+from varimp_core.plots.distributions_captions import above_null_sentence, name_list
+from varimp_core.studies.nulls import PermutationNull
+from varimp_core.studies.rs_srs import SubspaceComparison
+
+__all__ = ["relevance_table_frame", "relevance_sentences", "null_sentences", "rs_sentences",
+           "selected_sentence", "pvalues_frame"]
+
+
+def relevance_table_frame(r: RelevanceResult) -> pd.DataFrame:
+    """One row per variable: relevance class, degree, membership of the minimal Markov boundary."""
+    boundary = set(r.minimal_boundary)
+    return pd.DataFrame(
+        [{"variable": v, "relevance": c, "degree": "" if d is None else d,
+          "in_markov_boundary": "\u2713" if v in boundary else ""}
+         for v, c, d in zip(r.variables, r.relevance, r.degree)],
+        columns=["variable", "relevance", "degree", "in_markov_boundary"])
+
+
+def relevance_sentences(r: RelevanceResult, *, exact: bool, n: int | None = None,
+                        default_tol: bool = True) -> list[str]:
+    """How the classes were found, the classes, the Markov boundary and what the bars are.
+
+    Parameters
+    ----------
+    r : RelevanceResult
+    exact : bool
+        Computed on the exact distribution (else a plug-in estimate on ``n`` rows).
+    default_tol : bool
+        ``r.tol`` is the core's default, not the user's.
+    """
+    how = ("Exact: computed on the exact distribution, a conditional mutual information "
+           f"counts as zero at or below tol = {r.tol:.3g} bits (rounding only)." if exact
+           else f"Plug-in estimate from a sample of N = {n:,} rows: a conditional mutual "
+           f"information counts as zero at or below tol = {r.tol:.3g} bits"
+           + (" (the core's default, the plug-in bias of the largest conditioning set, "
+              "capped at 0.05 bits)." if default_tol else " (yours)."))
+    by = {c: [v for v, k in zip(r.variables, r.relevance) if k == c]
+          for c in ("strong", "weak", "irrelevant")}
+    mb = ("Markov boundary (unique, the input distribution is strictly positive): "
+          + name_list(r.markov_boundary) + "." if r.markov_boundary is not None else
+          "A minimal Markov boundary: " + name_list(r.minimal_boundary) + " (the input "
+          "distribution is not strictly positive, so it need not be unique"
+          + {True: "; here it is the only one).", False: "; there are others)."}.get(
+              r.boundary_unique, ")."))
+    return [how,
+            f"Strongly relevant: {name_list(by['strong'])}; weakly relevant: "
+            f"{name_list(by['weak'])}; irrelevant: {name_list(by['irrelevant'])}. The degree d "
+            "is the size of the smallest set B with I(X; Y | B) > 0.", mb,
+            "Bars: each variable's importance in an infinite forest of totally randomized trees "
+            "(K = 1, Eqn 3) on the same " + ("distribution" if exact else "sample")
+            + "; it is zero exactly for the irrelevant variables (Louppe et al. 2013, "
+            "Theorem 3)" + ("." if exact else ", which a plug-in estimate only "
+                            "approaches: the bias keeps it above zero.")]
+
+
+def null_sentences(pn: PermutationNull, *, n_estimators: int, method: str,
+                   n_rows: int | None = None, drawn_seed: int | None = None) -> list[str]:
+    """What the permutation null is, which variables beat it, and its smallest p-value 1/(R+1)."""
+    R = pn.n_permutations
+    rows = f"{n_rows:,} rows" if n_rows else "the data"
+    return [
+        f"{R:,} permutations of the target; on each, {n_estimators:,} K = 1 trees "
+        f"({method}) on {rows}" + (f" drawn from the exact distribution (seed {drawn_seed})"
+                                   if drawn_seed is not None else "") + ".",
+        above_null_sentence(pn, " (\u2605)")
+        + f" The smallest possible p-value with R = {R:,} is 1/(R + 1) = {1 / (R + 1):.3g}.",
+        "The null keeps Y impure in every cell, so an irrelevant variable of the real data "
+        "often scores below its null (a large p-value): the test is conservative for "
+        "irrelevant variables."]
+
+
+def rs_sentences(result: SubspaceComparison, *, data_words: str, subspace_size: int,
+                 alpha: float, max_features: int | None, min_sampled: int,
+                 beta: float) -> list[str]:
+    """The settings and the final numbers of the RS and SRS curves, in sentences.
+
+    ``data_words`` says what the runs were on; ``max_features`` None is q + 1.
+    """
+    if not len(result.curves):
+        return []
+    n_seeds = int(result.curves["seed"].nunique())
+    k = "q + 1 (every column of the subspace and the probe)" if max_features is None \
+        else str(max_features)
+    out = [f"{data_words}; q = {subspace_size}, \u03b1 = {alpha:g}, K = {k}, "
+           f"L = {min_sampled}, \u03b2 = {beta:g}; mean over "
+           f"{n_seeds} seed(s)" + (" with \u00b1 1 sd bands." if n_seeds > 1 else ".")]
+    means = result.final()
+    parts = [f"{m.upper()} " + ("" if math.isnan(means.loc[m, "auprc"]) else
+                                f"AUPRC {means.loc[m, 'auprc']:.3f}, ")
+             + f"accuracy {means.loc[m, 'accuracy']:.3f}" for m in ("rs", "srs")
+             if m in means.index]
+    if parts:
+        out.append("At the last checkpoint: " + "; ".join(parts) + ".")
+    return out
+
+
+def selected_sentence(selection, method: str, *, min_sampled: int, beta: float) -> str:
+    """The features a method selected on seed 0, with precision and recall where known."""
+    s = selection
+    line = (f"Seed 0, {method.upper()}: F holds the {len(s.selected):,} features drawn "
+            f"more than L = {min_sampled} times that beat the random probe in "
+            f"at least \u03b2 = {beta:g} of their trees: {name_list(s.selected, 20)}.")
+    if s.relevant is not None:
+        prec = "n/a (nothing selected)" if math.isnan(s.precision) else f"{s.precision:.2f}"
+        line += (f" Precision {prec}, recall {s.recall:.2f} against the {len(s.relevant)} "
+                 "truly relevant features (outlined, \u2713).")
+    else:
+        line += " The truly relevant features of this data are unknown, so there is no " \
+                "precision or recall."
+    return line
+
+
+def pvalues_frame(pn: PermutationNull, relevance: RelevanceResult | None = None) -> pd.DataFrame:
+    """The null's p-values, one row per variable, with the relevance classes joined if known."""
+    df = pn.to_frame()
+    if relevance is not None:
+        df = df.merge(relevance.to_frame(), on="variable", how="left")
+    return df

@@ -1,0 +1,307 @@
+"""Masking: how importances move with K (and with the depth), as tidy tables.
+
+At K=1 (totally randomized trees) the infinite-forest importance of every
+variable is Eqn 3 of Louppe et al. (2013): every conditioning set B counts,
+irrelevant variables get zero and do not change the others (Theorems 3 and 5).
+For K > 1 the best of K drawn variables wins each node, so the strong
+variables are pulled to the top of the trees and the others only appear under
+them: a variable can be *masked* by a better one (section 5.3), and the
+importances start to depend on the number of irrelevant variables (which
+dilute the K draws and so damp the masking).  Theorem 2 (the importances of
+fully grown trees sum to :math:`I(X_1,\\dots,X_p;Y)`) holds at every K.
+
+The functions here return long tables ready for plotting and for CSV export:
+
+* :func:`importance_vs_k` -- exact importances for each K, one lattice for all;
+* :func:`importance_vs_depth` -- exact importances for each depth limit D;
+* :func:`sampled_vs_k` -- finite forests (mean and standard error over trees);
+* :func:`importance_change` -- ``Imp - Imp_ref`` against the first K or depth;
+* :func:`~varimp_core.studies.masking_copy.add_noisy_copy` -- a table transform adding a
+  noisy copy of a variable, the textbook way to watch one variable mask another.
+
+The table checks, ranks and table builder live in :mod:`varimp_core.studies.masking_tables`
+(:func:`~varimp_core.studies.masking_tables.rank_importances`) and the noisy copy in
+:mod:`varimp_core.studies.masking_copy`.
+
+References
+----------
+.. [1] G. Louppe, L. Wehenkel, A. Sutera and P. Geurts, "Understanding variable
+   importances in forests of randomized trees", NIPS 2013: Table 2, section 5.3.
+.. [2] P. Geurts, "Random forests variable importances", slides 2016: masking,
+   K > 1 and irrelevant variables, pruning.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Iterable
+
+import numpy as np
+import pandas as pd
+
+from varimp_core.studies.masking_tables import check_depths, check_ks, check_table, long_frame
+from varimp_core.exact.recursion import exact_importances_path
+from varimp_core.forests.multiway import MAX_TREES, grow_forest
+from varimp_core.exact.splitting import validate_max_features, validate_semantics
+from varimp_core.data.table import DiscreteTable
+from varimp_core.exact.eqn3 import validate_max_depth
+
+__all__ = [
+    "importance_vs_k",
+    "importance_vs_depth",
+    "sampled_vs_k",
+    "importance_change",
+    "grid_column",
+]
+
+
+# -- changes ---------------------------------------------------------------------
+def importance_change(df: pd.DataFrame, *, x: str | None = None, reference=None) -> pd.DataFrame:
+    """Add the change of each importance from a reference K (or depth).
+
+    Parameters
+    ----------
+    df : DataFrame
+        Output of :func:`importance_vs_k` or :func:`importance_vs_depth`.
+    x : {"K", "depth"}, optional
+        The varying column; default: whichever of the two ``df`` has.
+    reference : int, optional
+        Value of ``x`` to compare against; default its smallest value (K=1:
+        the Eqn 3 importances of totally randomized trees).
+
+    Returns
+    -------
+    DataFrame
+        ``df`` with ``reference_importance`` (the importance at ``reference``)
+        and ``change = importance - reference_importance``, in bits.
+    """
+    x = grid_column(df, x)
+    ref = df[x].min() if reference is None else reference
+    base = df.loc[df[x] == ref].set_index("variable")["importance"]
+    if base.empty:
+        raise ValueError(f"There is no {x} = {reference} in the table to compare against.")
+    out = df.copy()
+    out["reference_importance"] = out["variable"].map(base).astype(float)
+    out["change"] = out["importance"] - out["reference_importance"]
+    out.attrs = dict(df.attrs, reference=int(ref))
+    return out
+
+
+def grid_column(df: pd.DataFrame, x: str | None) -> str:
+    """The varying column (``x``, else ``"K"`` or ``"depth"``) of a masking table, checked."""
+    if not isinstance(df, pd.DataFrame):
+        raise ValueError(f"Expected a DataFrame from importance_vs_k, importance_vs_depth or "
+                         f"sampled_vs_k, got {type(df).__name__}.")
+    missing = [c for c in ("variable", "importance") if c not in df.columns]
+    if missing:
+        raise ValueError(f"The table has no column {missing[0]!r}; pass a table from "
+                         "importance_vs_k, importance_vs_depth or sampled_vs_k.")
+    if x is not None:
+        if x not in df.columns:
+            raise ValueError(f"The table has no column {x!r}; its columns are {list(df.columns)}.")
+        return x
+    for name in ("K", "depth"):
+        if name in df.columns:
+            return name
+    raise ValueError("The table needs a 'K' or a 'depth' column.")
+
+
+# -- exact -----------------------------------------------------------------------
+def importance_vs_k(table: DiscreteTable, ks: Iterable[int] | None = None, *,
+                    max_depth: int | None = None, k_semantics: str = "id3",
+                    criterion: str = "entropy") -> pd.DataFrame:
+    """Exact infinite-forest importances of every variable for several K.
+
+    Parameters
+    ----------
+    table : DiscreteTable
+        Exact distribution (or a sample: then the infinite forest grown on it).
+    ks : iterable of int, optional
+        Values of K (``max_features``), each in 1..p; default 1..p.
+    max_depth : int, optional
+        Depth limit D of every tree; None grows them fully.
+    k_semantics : {"id3", "sklearn"}, default="id3"
+        How the K candidates are drawn (see :mod:`varimp_core.exact.splitting`):
+        ``"id3"`` reproduces Table 2 of Louppe et al. (2013).
+    criterion : {"entropy", "gini"}, default="entropy"
+
+    Returns
+    -------
+    DataFrame
+        One row per (variable, K), variables in table order within each K:
+        ``variable`` (str), ``K`` (int), ``importance`` (float, bits for
+        entropy) and ``rank`` (float, 1 = most important within that K, ties
+        averaged).  ``attrs`` holds ``information`` (:math:`I(X;Y)`),
+        ``exact``, ``variables``, ``k_semantics``, ``max_depth``.
+
+    See Also
+    --------
+    varimp_core.exact.recursion.exact_importances_path : the recursion; one lattice for all K.
+    sampled_vs_k : the same with finite forests.
+
+    Notes
+    -----
+    At K=1 this is Eqn 3 (Theorem 1),
+
+    .. math::
+
+        \\mathrm{Imp}(X_m) = \\sum_{k=0}^{p-1} \\frac{1}{C_p^k (p-k)}
+            \\sum_{B \\in \\mathcal{P}_k(V^{-m})} I(X_m; Y \\mid B),
+
+    and for fully grown trees :math:`\\sum_m \\mathrm{Imp}(X_m) = I(X;Y)` at
+    every K (Theorem 2).
+
+    Examples
+    --------
+    >>> from varimp_core.problems.registry import get_problem
+    >>> df = importance_vs_k(get_problem("led").exact_table(), ks=[1, 7])
+    >>> df[df.K == 7].sort_values("rank").variable.tolist()[:2]
+    ['X5', 'X2']
+    """
+    table = check_table(table)
+    validate_semantics(k_semantics)
+    ks = check_ks(ks, table.n_features)
+    validate_max_depth(max_depth, table.n_features)
+    results = exact_importances_path(table, max_features=ks, max_depth=max_depth,
+                                     k_semantics=k_semantics, criterion=criterion)
+    df = long_frame(table.variables, ks, np.vstack([r.importances for r in results]), "K")
+    df.attrs = {"information": results[0].information, "exact": bool(table.exact),
+                "variables": list(table.variables), "k_semantics": k_semantics,
+                "max_depth": max_depth, "units": results[0].units}
+    return df
+
+
+def importance_vs_depth(table: DiscreteTable, depths: Iterable[int] | None = None, *,
+                        max_features: int = 1, k_semantics: str = "id3",
+                        criterion: str = "entropy") -> pd.DataFrame:
+    """Exact infinite-forest importances of every variable for several depth limits.
+
+    Parameters
+    ----------
+    table : DiscreteTable
+    depths : iterable of int, optional
+        Depth limits D, each at least 1 (values above p mean fully grown);
+        default 1..p.
+    max_features : int, default=1
+        K of every tree.
+    k_semantics : {"id3", "sklearn"}, default="id3"
+    criterion : {"entropy", "gini"}, default="entropy"
+
+    Returns
+    -------
+    DataFrame
+        One row per (variable, depth): ``variable``, ``depth`` (int),
+        ``importance``, ``rank`` (1 = most important within that depth).
+        ``attrs`` as in :func:`importance_vs_k`, with ``max_features``.
+
+    Notes
+    -----
+    A depth limit only stops the recursion: the nodes above depth D, and
+    which variable wins each of them, are the same as in the fully grown
+    trees.  So the importance at depth D is the part of the full-depth
+    importance that comes from nodes at depths 0..D-1,
+
+    .. math::
+
+        \\mathrm{Imp}^{D}(X_m) = \\sum_{k=0}^{D-1} \\mathrm{Imp}_k(X_m),
+
+    computed here from one run of the exact recursion (its ``by_degree``
+    columns) instead of one run per depth.  At K=1 this is Proposition 6 of
+    Louppe et al. (2013): pruned totally randomized trees keep the first D
+    terms of Eqn 3.  Below full depth Theorem 2 no longer holds, and the
+    importances depend on irrelevant variables even at K=1 (Geurts 2016).
+
+    Examples
+    --------
+    >>> from varimp_core.problems.registry import get_problem
+    >>> df = importance_vs_depth(get_problem("xor").exact_table())
+    >>> df.importance.round(3).tolist()  # depth 1: XOR bits are useless alone
+    [0.0, 0.0, 0.5, 0.5]
+    """
+    table = check_table(table)
+    validate_semantics(k_semantics)
+    p = table.n_features
+    k = validate_max_features(max_features, p)
+    depths = check_depths(depths, p)
+    result = exact_importances_path(table, max_features=[k], max_depth=max(depths),
+                                    k_semantics=k_semantics, criterion=criterion)[0]
+    cumulative = np.cumsum(result.by_degree, axis=1)          # (p, p): depth d -> column d-1
+    values = np.vstack([cumulative[:, d - 1] for d in depths])
+    df = long_frame(table.variables, depths, values, "depth")
+    df.attrs = {"information": result.information, "exact": bool(table.exact),
+                "variables": list(table.variables), "k_semantics": k_semantics,
+                "max_features": k, "units": result.units}
+    return df
+
+
+# -- sampled ---------------------------------------------------------------------
+def sampled_vs_k(table: DiscreteTable, ks: Iterable[int] | None = None, *,
+                 n_estimators: int = 100, random_state: int = 0,
+                 max_depth: int | None = None, k_semantics: str = "id3",
+                 bootstrap: bool = False, criterion: str = "entropy",
+                 progress: Callable | None = None) -> pd.DataFrame:
+    """Importances of finite forests for several K: mean and standard error over trees.
+
+    Parameters
+    ----------
+    table : DiscreteTable
+        The trees are grown on its rows with their weights (for an exact
+        table: on the distribution itself, as in Table 2 of Louppe et al.).
+    ks : iterable of int, optional
+        Values of K; default 1..p.
+    n_estimators : int, default=100
+        Trees per K.
+    random_state : int, default=0
+        Seed; the forest of each K gets its own stream derived from
+        ``(random_state, K)``, so adding a K does not change the others.
+    max_depth : int, optional
+    k_semantics : {"id3", "sklearn"}, default="id3"
+    bootstrap : bool, default=False
+    criterion : {"entropy", "gini"}, default="entropy"
+    progress : callable, optional
+        ``progress(done, total, text)`` with ``total = n_estimators * len(ks)``.
+
+    Returns
+    -------
+    DataFrame
+        One row per (variable, K): ``variable``, ``K``, ``importance`` (mean
+        over trees), ``std`` (over trees), ``se`` (``std / sqrt(n_estimators)``,
+        0 for a single tree), ``n_estimators`` and ``rank`` (of the means).
+
+    See Also
+    --------
+    varimp_core.forests.multiway.grow_forest : one forest.
+    importance_vs_k : the infinite-forest values these converge to.
+    """
+    table = check_table(table)
+    validate_semantics(k_semantics)
+    ks = check_ks(ks, table.n_features)
+    if isinstance(n_estimators, bool) or not isinstance(n_estimators, (int, np.integer)) \
+            or not 1 <= n_estimators <= MAX_TREES:
+        raise ValueError(f"The number of trees must be a whole number from 1 to {MAX_TREES:,}, "
+                         f"got {n_estimators!r}.")
+    if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)) \
+            or random_state < 0:
+        raise ValueError(f"The seed must be a non-negative whole number, got {random_state!r}.")
+    n = int(n_estimators)
+    total = n * len(ks)
+    means, stds = [], []
+    for i, k in enumerate(ks):
+        seed = int(np.random.SeedSequence([int(random_state), int(k)]).generate_state(1)[0])
+        inner = None
+        if progress is not None:
+            def inner(done, _total, _i=i, _k=k):
+                progress(_i * n + done, total, f"K = {_k}: {int(done)} of {n} trees")
+        r = grow_forest(table, n_estimators=n, max_features=k, max_depth=max_depth,
+                        bootstrap=bootstrap, k_semantics=k_semantics, criterion=criterion,
+                        random_state=seed, progress=inner)
+        means.append(r.importances)
+        stds.append(r.importances_std if r.importances_std is not None
+                    else np.zeros(table.n_features))
+    std = np.vstack(stds)
+    df = long_frame(table.variables, ks, np.vstack(means), "K",
+                extra={"std": std, "se": std / math.sqrt(n)})
+    df.insert(df.columns.get_loc("se") + 1, "n_estimators", n)
+    df.attrs = {"exact": False, "variables": list(table.variables), "k_semantics": k_semantics,
+                "max_depth": max_depth, "random_state": int(random_state)}
+    return df
