@@ -281,11 +281,10 @@ def test_fanned_out_selection_study_is_identical_on_one_and_two_workers(
 
     before, grown = discarded(), {}
     long = [(dict(settings, n_estimators=3000), *run[1:]) for run in runs]
-    t0 = time.perf_counter()
     got = dict(mapper(long, progress=lambda i, d: grown.__setitem__(i, d),
                       should_stop=lambda: sum(grown.values()) >= 40))
+    # each run ended early, after its current tree (not a timing: a count of trees grown)
     assert got and all(r["stopped"] and r["n_estimators"] < 3000 for r in got.values())
-    assert time.perf_counter() - t0 < 15  # 4 x 3,000 trees take about a minute
     _wait(lambda: discarded() > before, 10, "workers discarding the revoked runs")
 
 
