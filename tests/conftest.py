@@ -65,12 +65,15 @@ def _kill_leftover_jobs() -> None:
     """
     import psutil
 
-    left = psutil.Process().children(recursive=True)
-    names = []
-    for proc in left:
+    left, names = [], []
+    for proc in psutil.Process().children(recursive=True):
         try:
+            if any(w in part for part in proc.cmdline()
+                   for w in ("loky", "joblib", "resource_tracker")):
+                continue  # joblib workers and resource trackers end by themselves
             names.append(f"{proc.name()}[{proc.pid}]")
             proc.kill()
+            left.append(proc)
         except psutil.NoSuchProcess:
             pass
     psutil.wait_procs(left, timeout=5)

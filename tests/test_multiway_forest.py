@@ -8,6 +8,7 @@ import pytest
 from _tables import led_table, xor_table
 from varimp_core.exact.recursion import exact_importances_path
 from varimp_core.forests.multiway import grow_forest
+from varimp_core.problems.registry import get_problem
 from varimp_core.data.table import DiscreteTable
 from varimp_core.exact.eqn3 import eqn3_importances
 
@@ -90,3 +91,33 @@ def test_gini_units():
 def test_bad_parameters(kwargs, match):
     with pytest.raises(ValueError, match=match):
         grow_forest(led_table(), **kwargs)
+
+
+@pytest.mark.parametrize("bootstrap", [False, True])
+def test_n_jobs_changes_nothing_but_the_processes(bootstrap):
+    """Issue #16: chunk c of 64 trees draws from the c-th child seed, so any n_jobs gives the
+    same forest, tree by tree (200 trees: 4 chunks, the last one short)."""
+    table = get_problem("led").exact_table()
+    kwargs = dict(n_estimators=200, max_features=2, bootstrap=bootstrap, n_samples=50,
+                  random_state=7)
+    one = grow_forest(table, **kwargs)
+    for n_jobs in (2, -1):
+        other = grow_forest(table, n_jobs=n_jobs, **kwargs)
+        np.testing.assert_array_equal(other.per_tree, one.per_tree)
+        np.testing.assert_array_equal(other.by_degree, one.by_degree)
+    seen = []
+    grow_forest(table, n_jobs=2, progress=lambda d, t: seen.append((d, t)), **kwargs)
+    assert seen == [(64, 200), (128, 200), (192, 200), (200, 200)]
+    with pytest.raises(ValueError, match="n_jobs must be a whole number other than 0"):
+        grow_forest(table, n_jobs=0, **kwargs)
+
+
+def test_cli_n_jobs_gives_the_same_numbers(capsys):
+    from varimp_core.__main__ import main
+
+    args = ["importances", "--problem", "led", "--method", "forest", "--max-features", "3",
+            "--n-estimators", "130", "--format", "json"]
+    assert main(args) == 0
+    one = capsys.readouterr().out
+    assert main(args + ["--n-jobs", "2"]) == 0
+    assert capsys.readouterr().out == one

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from varimp_core import __version__
@@ -51,6 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "off otherwise); --no-bootstrap grows every tree on all rows")
     imp.add_argument("--k-semantics", choices=("id3", "sklearn"), default="id3")
     imp.add_argument("--criterion", choices=("entropy", "gini"), default="entropy")
+    imp.add_argument("--n-jobs", type=int, default=None, metavar="J",
+                     help="processes growing the sampled forests' trees (-1: every core; "
+                          "default: VARIMP_N_JOBS, else 1); the numbers do not depend on it")
     imp.add_argument("--terms", action="store_true",
                      help="list every Eqn 3 term (exact method, K=1)")
     imp.add_argument("--format", choices=_FORMATS, default="table")
@@ -83,6 +87,17 @@ def _safe_csv(frame) -> str:
     return out.to_csv(index=False).rstrip("\n")
 
 
+def _n_jobs(given: int | None) -> int | None:
+    """``--n-jobs``, else ``VARIMP_N_JOBS``, else None (one process)."""
+    if given is not None:
+        return given
+    text = os.environ.get("VARIMP_N_JOBS", "").strip()
+    try:
+        return int(text) if text else None
+    except ValueError:
+        raise ValueError(f"VARIMP_N_JOBS must be a whole number (-1: every core), not {text!r}")
+
+
 def _importances(args) -> str:
     from varimp_core.api import compute_importances
     from varimp_core.exact.eqn3 import all_terms
@@ -103,7 +118,7 @@ def _importances(args) -> str:
         n_estimators=100 if args.n_estimators is None else args.n_estimators,
         bootstrap=args.bootstrap,
         k_semantics=args.k_semantics, criterion=args.criterion, random_state=args.random_state,
-        n_samples=args.n_samples if args.data else None)
+        n_samples=args.n_samples if args.data else None, n_jobs=_n_jobs(args.n_jobs))
     terms = all_terms(data.table) if args.terms else None
     if terms is not None and args.max_depth is not None:
         terms = terms[terms["degree"] < args.max_depth]

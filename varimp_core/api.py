@@ -103,7 +103,8 @@ def compute_importances(data: PreparedData | DiscreteTable, *, method: str | Non
                         n_estimators: int = 100, bootstrap: bool | None = None,
                         k_semantics: str = "id3", criterion: str = "entropy",
                         random_state: int = 0, n_samples: int | None = None,
-                        min_samples_leaf: int = 1, progress=None) -> ImportanceResult:
+                        min_samples_leaf: int = 1, progress=None,
+                        n_jobs: int | None = None) -> ImportanceResult:
     """Importances of one method, in the common :class:`ImportanceResult`.
 
     Parameters
@@ -135,6 +136,10 @@ def compute_importances(data: PreparedData | DiscreteTable, *, method: str | Non
         scikit-learn forests only.
     progress : callable, optional
         ``progress(done, total)`` for the sampled methods.
+    n_jobs : int, optional
+        Processes (multiway forest) or threads (scikit-learn) growing the trees of
+        the sampled methods, joblib's convention (-1: every core).  The numbers do
+        not depend on it.
 
     Returns
     -------
@@ -179,7 +184,7 @@ def compute_importances(data: PreparedData | DiscreteTable, *, method: str | Non
                            max_depth=max_depth, bootstrap=bool(bootstrap),
                            k_semantics=k_semantics, criterion=criterion,
                            random_state=random_state, n_samples=n_samples, problem=problem,
-                           progress=progress)
+                           progress=progress, n_jobs=n_jobs)
     if method in ("exact-rf", "exact-et"):
         from varimp_core.exact.binary import binary_inputs, exact_binary_importances
 
@@ -196,7 +201,7 @@ def compute_importances(data: PreparedData | DiscreteTable, *, method: str | Non
         X, y, kind=method.split("-")[1], task=task, n_estimators=n_estimators,
         max_features=max_features, max_depth=max_depth, min_samples_leaf=min_samples_leaf,
         bootstrap=bootstrap, criterion=criterion if task == "classification" else None,
-        random_state=random_state, variables=list(variables), problem=problem)
+        random_state=random_state, variables=list(variables), problem=problem, n_jobs=n_jobs)
     if progress is not None:
         progress(n_estimators, n_estimators)
     return result

@@ -51,6 +51,7 @@ __all__ = [
     "max_replicates",
     "max_memory_mb",
     "job_timeout",
+    "n_jobs",
     "at_most_help",
     "limits_text",
 ]
@@ -130,6 +131,15 @@ def max_replicates(page_cap: int | None = None) -> int:
 def max_memory_mb() -> int:
     """Memory in MB one background job may add to its process (``VARIMP_MAX_MEMORY_MB``)."""
     return value("memory_mb")
+
+
+def n_jobs() -> int | None:
+    """Processes one job grows its trees with (``VARIMP_N_JOBS``: -1 every core; unset: 1)."""
+    try:
+        value = int(os.environ.get("VARIMP_N_JOBS", "").strip())
+    except ValueError:
+        return None
+    return value or None
 
 
 def job_timeout() -> int:

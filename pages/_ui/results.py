@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 from varimp_core.api import compute_importances
 from varimp_core.result import ImportanceResult
 
-from . import cache, datasource
+from . import cache, datasource, limits
 
 __all__ = ["make_loader", "cached_importances", "peek_importances", "exact_reference"]
 
@@ -57,7 +57,8 @@ def cached_importances(data: Mapping[str, Any], kwargs: Mapping[str, Any], load:
         ``progress(done, total)`` of the sampled methods.
     """
     return cache.get_or_compute_result(
-        _key(data, kwargs), lambda: compute_importances(load(), progress=progress, **kwargs),
+        _key(data, kwargs), lambda: compute_importances(load(), progress=progress,
+                                                        n_jobs=limits.n_jobs(), **kwargs),
         on_wait=None if progress is None else lambda: progress(0, None))
 
 

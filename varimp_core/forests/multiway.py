@@ -15,6 +15,7 @@ large forest converges to :func:`varimp_core.exact.recursion.exact_importances`.
 
 from __future__ import annotations
 
+import joblib
 import numpy as np
 
 from varimp_core.exact.information import joint_information
@@ -195,7 +196,8 @@ def _grow_chunk(table, weights, rng, max_features, depth, k_semantics, criterion
 def grow_forest(table: DiscreteTable, *, n_estimators: int = 100, max_features: int = 1,
                 max_depth=None, bootstrap: bool = False, k_semantics: str = "id3",
                 criterion: str = "entropy", random_state=0, n_samples: int | None = None,
-                problem: str | None = None, progress=None) -> ImportanceResult:
+                problem: str | None = None, progress=None, n_jobs: int | None = None
+                ) -> ImportanceResult:
     """Grow a forest of randomized multiway trees and return its MDI importances.
 
     Parameters
@@ -221,6 +223,11 @@ def grow_forest(table: DiscreteTable, *, n_estimators: int = 100, max_features: 
     problem : str, optional
     progress : callable, optional
         Called as ``progress(done, total)`` after each chunk of trees.
+    n_jobs : int, optional
+        Processes growing chunks of trees side by side (joblib's convention: -1
+        every core; None or 1 this process).  Chunk c of 64 trees draws from the
+        c-th child of ``SeedSequence(random_state)``, so the result is the same
+        for every ``n_jobs``.
 
     Returns
     -------
@@ -234,13 +241,29 @@ def grow_forest(table: DiscreteTable, *, n_estimators: int = 100, max_features: 
     return grow_forest_routed(table, None, n_estimators=n_estimators, max_features=max_features,
                               max_depth=max_depth, bootstrap=bootstrap, k_semantics=k_semantics,
                               criterion=criterion, random_state=random_state,
-                              n_samples=n_samples, problem=problem, progress=progress)
+                              n_samples=n_samples, problem=problem, progress=progress,
+                              n_jobs=n_jobs)
+
+
+def _seeded_chunk(table, seed, n_trees, probs, n_samples, k, depth, k_semantics, criterion,
+                  router=None):
+    """Per-tree importances and depth profile of ``n_trees`` trees drawn from ``seed``."""
+    rng = np.random.default_rng(seed)
+    if n_samples is not None:  # the bootstrap
+        weights = rng.multinomial(n_samples, probs, size=n_trees) / n_samples
+    else:
+        weights = np.broadcast_to(probs, (n_trees, table.n_rows))
+    return _grow_chunk(table, weights, rng, k, depth, k_semantics, criterion, router)
 
 
 def grow_forest_routed(table, router, *, n_estimators, max_features, max_depth, bootstrap,
                        k_semantics, criterion, random_state, n_samples=None, problem=None,
-                       progress=None) -> ImportanceResult:
-    """:func:`grow_forest`, with ``router`` (or None) following rows down the trees."""
+                       progress=None, n_jobs=None) -> ImportanceResult:
+    """:func:`grow_forest`, with ``router`` (or None) following rows down the trees.
+
+    A router gathers what every tree does to the rows, so its trees grow in this
+    process whatever ``n_jobs``.
+    """
     if table.n_rows == 0 or table.total_weight <= 0:
         raise ValueError("The table is empty: it has no rows with positive weight.")
     p = table.n_features
@@ -252,6 +275,10 @@ def grow_forest_routed(table, router, *, n_estimators, max_features, max_depth, 
     if isinstance(n_estimators, bool) or not isinstance(n_estimators, (int, np.integer)) \
             or not 1 <= n_estimators <= MAX_TREES:
         raise ValueError(f"n_estimators must be a whole number from 1 to {MAX_TREES}, got {n_estimators!r}.")
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer))
+                               or n_jobs == 0):
+        raise ValueError(f"n_jobs must be a whole number other than 0 (-1: every core) or None, "
+                         f"got {n_jobs!r}.")
     probs = table.probabilities
     if bootstrap:
         if n_samples is None:
@@ -259,17 +286,23 @@ def grow_forest_routed(table, router, *, n_estimators, max_features, max_depth, 
         if isinstance(n_samples, bool) or int(n_samples) < 1:
             raise ValueError(f"n_samples for the bootstrap must be a positive whole number, got {n_samples!r}.")
         n_samples = int(n_samples)
-    seeds = np.random.SeedSequence(random_state).spawn((n_estimators + TREES_PER_CHUNK - 1) // TREES_PER_CHUNK)
+    seeds = np.random.SeedSequence(random_state).spawn(
+        (n_estimators + TREES_PER_CHUNK - 1) // TREES_PER_CHUNK)
+    bounds = [(c * TREES_PER_CHUNK, min((c + 1) * TREES_PER_CHUNK, n_estimators))
+              for c in range(len(seeds))]
+    args = (probs, n_samples if bootstrap else None, k, depth, k_semantics, criterion)
+    workers = 1 if router is not None or n_jobs is None else \
+        max(1, min(int(joblib.effective_n_jobs(n_jobs)), len(seeds)))
+    if workers == 1:
+        parts = (_seeded_chunk(table, seed, hi - lo, *args, router=router)
+                 for seed, (lo, hi) in zip(seeds, bounds))
+    else:
+        parts = joblib.Parallel(n_jobs=workers, return_as="generator")(
+            joblib.delayed(_seeded_chunk)(table, seed, hi - lo, *args)
+            for seed, (lo, hi) in zip(seeds, bounds))
     per_tree = np.zeros((n_estimators, p))
     by_degree = np.zeros((p, p))
-    for c, seed in enumerate(seeds):
-        rng = np.random.default_rng(seed)
-        lo, hi = c * TREES_PER_CHUNK, min((c + 1) * TREES_PER_CHUNK, n_estimators)
-        if bootstrap:
-            weights = rng.multinomial(n_samples, probs, size=hi - lo) / n_samples
-        else:
-            weights = np.broadcast_to(probs, (hi - lo, table.n_rows))
-        pt, bd = _grow_chunk(table, weights, rng, k, depth, k_semantics, criterion, router)
+    for (lo, hi), (pt, bd) in zip(bounds, parts):
         per_tree[lo:hi] = pt
         by_degree += bd
         if progress is not None:
