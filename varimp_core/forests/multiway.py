@@ -256,6 +256,11 @@ def _seeded_chunk(table, seed, n_trees, probs, n_samples, k, depth, k_semantics,
     return _grow_chunk(table, weights, rng, k, depth, k_semantics, criterion, router)
 
 
+def _seeded_chunks(table, seeds, sizes, *args) -> list:
+    """:func:`_seeded_chunk` of each (seed, size), in order (one task of a worker process)."""
+    return [_seeded_chunk(table, seed, n, *args) for seed, n in zip(seeds, sizes)]
+
+
 def grow_forest_routed(table, router, *, n_estimators, max_features, max_depth, bootstrap,
                        k_semantics, criterion, random_state, n_samples=None, problem=None,
                        progress=None, n_jobs=None) -> ImportanceResult:
@@ -296,10 +301,13 @@ def grow_forest_routed(table, router, *, n_estimators, max_features, max_depth, 
     if workers == 1:
         parts = (_seeded_chunk(table, seed, hi - lo, *args, router=router)
                  for seed, (lo, hi) in zip(seeds, bounds))
-    else:
-        parts = joblib.Parallel(n_jobs=workers, return_as="generator")(
-            joblib.delayed(_seeded_chunk)(table, seed, hi - lo, *args)
-            for seed, (lo, hi) in zip(seeds, bounds))
+    else:  # a few tasks per worker: each sends the table once and grows several chunks
+        groups = np.array_split(np.arange(len(seeds)), min(len(seeds), 2 * workers))
+        batches = joblib.Parallel(n_jobs=workers, return_as="generator")(
+            joblib.delayed(_seeded_chunks)(table, [seeds[c] for c in g],
+                                           [bounds[c][1] - bounds[c][0] for c in g], *args)
+            for g in groups)
+        parts = (part for batch in batches for part in batch)
     per_tree = np.zeros((n_estimators, p))
     by_degree = np.zeros((p, p))
     for (lo, hi), (pt, bd) in zip(bounds, parts):
