@@ -349,3 +349,24 @@ def test_prepared_data_keeps_per_sample_codes_in_step_with_its_rows():
     with pytest.raises(ValueError, match="X_codes has 4 rows but the data has 2"):
         replace(d, X_numeric=d.X_numeric[:2], y=d.y[:2])
     assert replace(d, X_numeric=d.X_numeric[:2], y=d.y[:2], X_codes=None, y_codes=None)
+
+
+def test_a_refused_problem_link_is_refused_from_the_cache_the_second_time(monkeypatch):
+    """Issue #17: a link whose problem is refused was sampled again on every request (2 s of
+    a web worker each time); the refusal is now kept with the data views."""
+    from pages._ui import datasource
+    from varimp_core.data.prepare import DataError
+
+    calls = []
+    real = datasource.load_prepared
+
+    def counting(params):
+        calls.append(params)
+        return real(params)
+
+    monkeypatch.setattr(datasource, "load_prepared", counting)
+    params = {"source": "problem", "problem": "xor:noise=5", "sampling": "sample", "n": 10}
+    for _ in range(3):
+        with pytest.raises(DataError):
+            datasource.data_view(params)
+    assert len(calls) == 1

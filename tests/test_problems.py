@@ -414,3 +414,16 @@ def test_problem_is_frozen():
     assert isinstance(problem, Problem)
     with pytest.raises(AttributeError):
         problem.name = "xor"
+
+
+def test_xor_with_thirty_bits_samples_without_its_table():
+    """xor:relevant=30 tried to build its 2^30-row table to sample from it (240 GiB, a
+    MemoryError); its bits are drawn directly: fair, independent, and Y is their parity."""
+    df = get_problem("xor:relevant=30,irrelevant=2").sample(4000, random_state=3)
+    bits = df.drop(columns="Y").to_numpy()
+    assert bits.shape == (4000, 32) and set(np.unique(bits)) == {0, 1}
+    np.testing.assert_array_equal(df["Y"], bits[:, :30].sum(axis=1) % 2)
+    assert np.all(np.abs(bits.mean(axis=0) - 0.5) < 4 * 0.5 / np.sqrt(4000))
+    noisy = get_problem("xor:relevant=20,noise=0.25").sample(4000, random_state=3)
+    flipped = (noisy["Y"] != noisy.drop(columns="Y").sum(axis=1) % 2).mean()
+    assert abs(flipped - 0.25) < 4 * np.sqrt(0.25 * 0.75 / 4000)

@@ -241,7 +241,13 @@ def data_view(params: Mapping[str, Any]) -> dict:
     key = cache.key_for("data-view", p)
 
     def compute() -> dict:
-        prepared = load_prepared(p)
+        try:
+            prepared = load_prepared(p)
+        except DataError as exc:
+            if p["source"] != "problem":  # an upload may come back: never keep its refusal
+                raise
+            # a problem's refusal is kept: a link looping on it costs one sampling, not each
+            return {"refused": str(exc)}
         description = ""
         if p["source"] == "problem":
             description = get_problem(p["problem"]).description
@@ -250,7 +256,10 @@ def data_view(params: Mapping[str, Any]) -> dict:
         return {"summary": summary, "preview": _preview(prepared, p),
                 "notes": list(prepared.notes)}
 
-    return cache.get_or_compute(key, compute)
+    view = cache.get_or_compute(key, compute)
+    if "refused" in view:
+        raise DataError(view["refused"])
+    return view
 
 
 def session_data(params: Mapping[str, Any]) -> dict:

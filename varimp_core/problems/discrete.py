@@ -157,6 +157,20 @@ class XorDef(DiscreteDef):
         w = np.full(len(X), 1.0 / len(X))
         return _flip_output(X, parity, w, o["noise"])
 
+    def sample(self, o: dict, n: int, rng: np.random.Generator) -> pd.DataFrame:
+        """Rows of the base table up to 2^16 of them (the seeded samples of old links);
+        beyond, the m bits are drawn directly (the table of 2^30 rows would not fit)."""
+        if self.n_base_rows(o) <= 2**16:
+            return super().sample(o, n, rng)
+        m = o["relevant"]
+        X = rng.integers(0, 2, size=(n, m + o["irrelevant"]), dtype=np.int64)
+        y = X[:, :m].sum(axis=1) % 2
+        if o["noise"] > 0:
+            y = np.where(rng.random(n) < o["noise"], 1 - y, y)
+        df = pd.DataFrame(X, columns=list(self.variables(o)))
+        df["Y"] = y.astype(np.int64)
+        return df
+
     def describe(self, o):
         m = o["relevant"]
         text = (f"XOR (Sutera 2013): Y is the parity of the {m} fair bits X1..X{m}; each is "
