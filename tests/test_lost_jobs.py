@@ -106,3 +106,41 @@ def test_a_waiting_caller_reports_while_another_process_holds_the_lock(tmp_path,
         cache.get_or_compute(key, lambda: pytest.fail("computed under another's lock"),
                              on_wait=on_wait)
     assert len(calls) == 3
+
+
+def test_a_celery_task_gets_the_memory_guard_and_its_process_gets_it_back(monkeypatch):
+    """Issue #17: the memory limit held only under Diskcache. A Celery pool process runs one
+    task after another: the limit is set as the task starts and lifted as it ends."""
+    import resource
+    from types import SimpleNamespace
+
+    from pages._ui import celery_jobs
+
+    monkeypatch.setenv("VARIMP_MAX_MEMORY_MB", "150")
+    sent = {}
+    client = SimpleNamespace(set=lambda key, value, px: sent.update({key: value}),
+                             delete=lambda key: sent.pop(key, None))
+    task = SimpleNamespace(name="background_callback_x",
+                           backend=SimpleNamespace(client=client))
+
+    def run_in_child(queue):
+        before = resource.getrlimit(resource.RLIMIT_AS)[0]
+        celery_jobs._start_heartbeat(task_id="t1", task=task, args=["key"])
+        during = resource.getrlimit(resource.RLIMIT_AS)[0]
+        try:
+            bytearray(400 * 2**20)  # 400 MB: over the 150 MB a job may add
+            over = "allocated"
+        except MemoryError:
+            over = "MemoryError"
+        celery_jobs._stop_heartbeat(task_id="t1", task=task)
+        queue.put((before, during, over, resource.getrlimit(resource.RLIMIT_AS)[0]))
+
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=run_in_child, args=(queue,))
+    proc.start()
+    before, during, over, after = queue.get(timeout=30)
+    proc.join(10)
+    assert during != resource.RLIM_INFINITY and over == "MemoryError"
+    assert after == before
+    assert guards.limit_sentence(MemoryError()).startswith("This computation needs more memory")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -14,7 +15,12 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_the_wheel_holds_the_core_and_the_varimp_command(tmp_path):
     """Build the wheel pip would install; install it into an empty folder (its dependencies
     are this environment's) and run the `varimp` command from there, outside the checkout."""
-    subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps",
+    src = tmp_path / "src"  # a copy: setuptools writes build/ and *.egg-info beside the code
+    shutil.copytree(ROOT / "varimp_core", src / "varimp_core",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps",
                     "-q", "-w", str(tmp_path / "dist")],
                    check=True, timeout=300, cwd=tmp_path)
     wheel = next((tmp_path / "dist").glob("varimp-*.whl"))

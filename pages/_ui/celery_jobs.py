@@ -22,6 +22,7 @@ import logging
 import os
 import threading
 
+from . import guards, limits
 from .job_signals import start_job
 
 __all__ = ["make_celery_app", "submit", "lost_job_error", "lost_job_sentence", "LOST_MARK"]
@@ -33,6 +34,7 @@ LOST_MARK = "varimp: the job's worker is gone"
 _KEY = "varimp-job-{}"
 _DASH_TASK = "background_callback_"
 _beats: dict[str, threading.Event] = {}  # task id -> its heartbeat's stop flag (no user data)
+_limits: dict[str, object] = {}  # task id -> what lifts its memory limit (no user data)
 
 
 def _seconds(name: str, default: float) -> float:
@@ -63,7 +65,7 @@ def make_celery_app(url: str, *, default: bool = True):
     from celery import Celery
     from celery.signals import task_postrun, task_prerun
 
-    from . import fanout, limits
+    from . import fanout
 
     app = Celery("varimp", broker=url, backend=url)
     app.conf.update(
@@ -129,6 +131,9 @@ def _start_heartbeat(sender=None, task_id=None, task=None, args=None, **_kwargs)
         return
     if args:
         start_job(args[0])  # Dash's result key: polls of it keep the job wanted
+    # The same memory guard as a Diskcache job's process; lifted after the task, since the
+    # pool process runs the next task too.
+    _limits[task_id] = guards.lift_memory_limit_later(limits.max_memory_mb())
     client, key = task.backend.client, _KEY.format(task_id)
     ttl = int(lost_after() * 1000)
     stop = threading.Event()
@@ -147,6 +152,9 @@ def _start_heartbeat(sender=None, task_id=None, task=None, args=None, **_kwargs)
 
 def _stop_heartbeat(sender=None, task_id=None, task=None, **_kwargs):
     start_job(None)  # the next task in this process is not that job
+    lift = _limits.pop(task_id, None)
+    if lift is not None:
+        lift()
     stop = _beats.pop(task_id, None)
     if stop is not None:
         stop.set()

@@ -19,7 +19,8 @@ from typing import Callable
 
 from . import limits
 
-__all__ = ["JobTimeout", "GuardedJob", "GRACE", "limit_memory", "limit_sentence"]
+__all__ = ["JobTimeout", "GuardedJob", "GRACE", "limit_memory", "lift_memory_limit_later",
+           "limit_sentence"]
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +128,28 @@ def limit_memory(megabytes: int) -> int | None:
         log.warning("Could not limit a job's memory to %s MB", megabytes)
         return None
     return target
+
+
+def lift_memory_limit_later(megabytes: int):
+    """:func:`limit_memory` now, and a function that puts the previous limit back.
+
+    For a process that runs one job after another (a Celery pool process): each
+    job gets ``megabytes`` more than the process held when it started.
+    """
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on Linux
+        return lambda: None
+    before = resource.getrlimit(resource.RLIMIT_AS)
+    limit_memory(megabytes)
+
+    def lift() -> None:
+        try:
+            resource.setrlimit(resource.RLIMIT_AS, before)
+        except (ValueError, OSError):  # pragma: no cover - refused by the system
+            log.warning("Could not lift a job's memory limit")
+
+    return lift
 
 
 def limit_sentence(exc: BaseException) -> str | None:

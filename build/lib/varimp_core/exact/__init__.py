@@ -1,4 +1,0 @@
-"""Exact, infinite-forest importances from a discrete joint distribution: entropies of subsets
-(``information``), Eqn 3 of Louppe et al. for K=1 (``eqn3``), the lattice of merged nodes
-(``lattice``), the law of the best of K candidate splits (``splitting``), the any-K recursion
-(``recursion``) and the relevance of each variable (``relevance``)."""

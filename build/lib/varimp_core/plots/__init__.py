@@ -1,1 +1,0 @@
-"""Plotly figure builders: pure functions ``result -> go.Figure`` that also work in a notebook."""
