@@ -117,10 +117,20 @@ PRESETS = (
       ("Against depth on the Masking page", "/masking?problem=xor:irrelevant=2&axis=depth")]),
     ("Masking by a noisy copy",
      "X5' is a copy of the LED's X5 that differs from it with probability 0.1, so it carries "
-     "almost the same information. At K=1 the two share the credit; as K grows X5 wins every "
-     "node where both are drawn and X5' only splits below X5, where it has nothing left to "
-     "explain, so its importance falls to 0: it is masked.",
+     "almost the same information. At K=1 the two share the credit: X5 keeps 0.509 bits and "
+     "X5' gets 0.199 (X5 alone has 0.657). As K grows X5 wins every node where both are drawn "
+     "and X5' only splits below X5, where it has nothing left to explain: at K=8 X5 has 0.835 "
+     "bits and X5' 0, last in the order. It is masked.",
      [("Noisy copy on the Masking page", "/masking?problem=led&copy=X5&flip=0.1")]),
+    ("SYM: individual and conditional relevance",
+     "In SYM (Sutera 2013), Y equals X1 when the two fair bits agree and is a fair coin "
+     "otherwise. Each bit alone tells I(Xi; Y) = 0.1887 bits about Y, and given the other bit "
+     "I(X1; Y | X2) = 0.3113 bits more: together I(X1, X2; Y) = 0.5 bits. A totally randomized "
+     "tree tests either bit first with probability 1/2, so each gets (0.1887 + 0.3113) / 2 = "
+     "0.25 bits: 0.0944 at degree 0 and 0.1556 at degree 1. Added irrelevant bits get 0 and "
+     "leave the 0.25 unchanged (Theorem 5).",
+     [("Decomposition, by degree", "/decomposition?problem=sym&K=1"),
+      ("With two irrelevant bits on the Masking page", "/masking?problem=sym:irrelevant=2")]),
     ("Irrelevant variables change nothing at K=1",
      "Four independent fair bits are added to the LED. Move the slider from 0 to 6: the K=1 "
      "importances of X1..X7 do not move and the added bits get 0 (Theorems 3 and 5), while for "

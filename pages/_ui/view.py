@@ -30,7 +30,7 @@ import json
 import uuid
 from typing import Any, Callable, Mapping, Sequence
 
-from dash import Input, Output, State, callback, dcc, html, no_update
+from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 from plotly.utils import PlotlyJSONEncoder
 
 from . import cache, jobs
@@ -180,6 +180,47 @@ class JobView:
             if not (isinstance(result, Mapping) and result.get("partial")):
                 cache.put_json(key, result)
         return result, settings, data
+
+    def download(self, make: Callable, values: Mapping[str, Any], store: Any,
+                 extra: Mapping[str, Any] | None = None) -> tuple:
+        """``(download data, sentence)`` of a CSV of the cached result: nothing is computed.
+
+        The values and the data store are validated again, as the job does; ``make(result,
+        settings, data, **extra) -> (text, filename)`` may refuse with a ValueError.
+        """
+        extra = dict(extra or {})
+        try:
+            data, settings = self.check(values, store)
+            result = self.cached(data, settings, extra)
+            if result is None:
+                return no_update, ("This result is not in the server's cache: wait until it "
+                                   "is drawn (or change a control and back), then download.")
+            text, filename = make(result, settings, data, **extra)
+        except ValueError as exc:
+            return no_update, jobs.error_message(exc)
+        return dict(content=text, filename=filename, type="text/csv"), ""
+
+    def register_downloads(self, makers: Mapping[str, Callable]) -> None:
+        """Buttons (ids: the keys of ``makers``) filling ``{prefix}-download`` with a CSV of
+        the view's cached result, by :meth:`download`; the sentence goes to
+        ``{prefix}-download-note``."""
+        names, extra_names = self.params.names, [name for name, _ in self.extra]
+        states = [*(State(i.component_id, i.component_property)
+                    for i in [*self.params.inputs(), *(dep for _, dep in self.extra)]),
+                  *([State(self.data_store, "data")] if self.data_store else [])]
+
+        @callback(Output(f"{self.prefix}-download", "data"),
+                  Output(f"{self.prefix}-download-note", "children"),
+                  *(Input(button, "n_clicks") for button in makers), *states,
+                  prevent_initial_call=True)
+        def download(*args):
+            clicks, rest = args[:len(makers)], args[len(makers):]
+            if not any(clicks) or ctx.triggered_id not in makers:
+                return no_update, no_update
+            values = dict(zip(names, rest))
+            extra = dict(zip(extra_names, rest[len(names):]))
+            return self.download(makers[ctx.triggered_id], values,
+                                 rest[-1] if self.data_store else None, extra)
 
     def _request_stop(self, n_clicks, instance):
         jobs.request_stop(instance, self.prefix)
