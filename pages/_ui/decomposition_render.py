@@ -43,8 +43,15 @@ def _heads(view: Mapping[str, Any], settings: Mapping[str, Any]) -> dict:
     K, depth = settings["max_features"], settings.get("max_depth")
     heads = {"k1": "K = 1 (bits)", "k1_depth": f"K = 1, depth {depth}",
              "k": f"K = {K} (bits)", "k_depth": f"K = {K}, depth {depth}"}
+    if K == 1:  # the right panel: scikit-learn's semantics
+        heads.update(k="K = 1, scikit-learn (bits)", k_depth=f"K = 1, scikit-learn, depth {depth}")
     return {n: heads[n] for n in ("k1", "k1_depth", "k", "k_depth") if view[n] is not None
-            and not (K == 1 and n in ("k", "k_depth"))}  # at K = 1 the same trees twice
+            and not (_same(settings) and n in ("k", "k_depth"))}
+
+
+def _same(settings) -> bool:
+    """Whether both panels are the same trees (K = 1, id3): then one sum, one column."""
+    return settings["max_features"] == 1 and settings.get("k_semantics", "id3") == "id3"
 
 
 def _totals(view: Mapping[str, Any], settings: Mapping[str, Any]) -> tuple[list, list]:
@@ -61,9 +68,10 @@ def _totals(view: Mapping[str, Any], settings: Mapping[str, Any]) -> tuple[list,
 def _summary(view: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
     K, depth = settings["max_features"], settings.get("max_depth")
 
-    def sums(k1, k) -> str:  # at K = 1 both panels are the same trees: one sum
-        return f"K = 1 {k1.total:.4f} bits" + ("" if K == 1 else f", K = {K} {k.total:.4f} bits")
-    parts = [("Sum: " if K == 1 else "Sums: ") + sums(view["k1"], view["k"])]
+    def sums(k1, k) -> str:
+        return f"K = 1 {k1.total:.4f} bits" + (
+            "" if _same(settings) else f", K = {K} {k.total:.4f} bits")
+    parts = [("Sum: " if _same(settings) else "Sums: ") + sums(view["k1"], view["k"])]
     if view["k1"].information is not None:
         parts.append(f"I(X;Y) = {view['k1'].information:.4f} bits (Theorem 2)")
     if depth is not None and depth < view["p"]:
