@@ -103,7 +103,8 @@ PRESETS = (
      "The LED digits of Louppe et al. (2013): Y is one of ten digits and X1..X7 are its lit "
      "segments. The exact importances of totally randomized trees (K=1) match the Eqn 3 column "
      "of Table 2, and as K grows to 7 the columns move as in the table: X2 and X5 gain, X1, "
-     "X3, X4 and X6 lose, and X3 overtakes X4. Every column sums to log2 10 = 3.32 bits.",
+     "X3, X4 and X6 lose, and X3 overtakes X4. Every column sums to log2 10 = 3.32 bits. The "
+     "Masking page's table puts the paper's values beside ours.",
      [("All K on the Masking page", "/masking?problem=led"),
       ("K = 1 on the Importances page", "/importances?problem=led&method=exact&K=1")]),
     ("XOR: relevance that only conditioning reveals",

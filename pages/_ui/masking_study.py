@@ -181,7 +181,9 @@ def table(exact: Mapping[str, Any], settings: Mapping[str, Any]) -> tuple[list, 
         head, _, sub = c.partition(" (")
         return [head, sub.rstrip(")").replace(" - ", " \u2212 ") or "ours"] if two else c
     cols = [{"name": ["", "Variable"] if two else "Variable", "id": "variable"}] + [
-        {"name": name(c), "id": c, "type": "numeric", "format": NUM} for c in t.columns[1:]]
+        {"name": name(c), "id": c, "type": "numeric",  # the paper's values: as printed
+         "format": Format(precision=3, scheme=Scheme.fixed) if "(paper)" in c else NUM}
+        for c in t.columns[1:]]
     return cols, t.to_dict("records"), [html.P(s) for s in report.table2_sentences(t, mismatch)]
 
 
