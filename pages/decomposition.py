@@ -10,7 +10,7 @@ from pages._ui import controls as ui
 from pages._ui import decomposition_render as draw
 from pages._ui.common import placeholder_figure
 from pages._ui.datachoice import DataChoice
-from pages._ui.page_frame import download_note, page_frame, table_style
+from pages._ui.page_frame import download_button, download_note, page_frame, table_style
 from pages._ui.params import Context, Param, ParamSet
 from pages._ui.view import JobView, context_for
 from varimp_core.exact.eqn3 import conditional_terms
@@ -126,10 +126,6 @@ VIEW.register_downloads(draw.CSV)
 state.register_url_sync(PREFIX)
 
 
-def _button(text, kind):
-    return html.Button(f"Download {text} (CSV)", id=f"decomp-download-{kind}", n_clicks=0,
-                       className="vi-button vi-button-secondary", style={"marginTop": "0.5rem"})
-
 
 def initial_values(query, ctx: Context) -> tuple[dict, dict | None, list[str]]:
     """Control values (K = p unless the link says), the link's cell, and notes."""
@@ -166,10 +162,10 @@ def layout(vi_data=None, **query):
                               className="vi-figure",
                               style={"height": f"{pair_height(ctx.p or 7)}px"}),
                     html.P(id="decomp-summary", className="vi-help"),
-                    _button("the heatmaps' values", "degrees")),
+                    download_button(PREFIX, "Download the heatmaps' values (CSV)", "degrees")),
             ui.card("Totals",
                     dash_table.DataTable(id="decomp-totals", columns=[], data=[],
-                                         **_TABLE_STYLE), _button("the totals", "totals")),
+                                         **_TABLE_STYLE), download_button(PREFIX, "Download the totals (CSV)", "totals")),
             ui.card("Terms of the selected cell",
                     html.Div(id="decomp-terms-error", className="vi-hidden"),
                     html.P("Click a cell of a heatmap to list its conditioning sets B.",
@@ -177,7 +173,7 @@ def layout(vi_data=None, **query):
                     html.Div(id="decomp-terms-figure"),
                     dash_table.DataTable(id="decomp-terms-table", columns=[], data=[],
                                          sort_action="native", page_size=15,
-                                         **_TABLE_STYLE), _button("every term", "terms")),
+                                         **_TABLE_STYLE), download_button(PREFIX, "Download every term (CSV)", "terms")),
         ])
 
 

@@ -9,7 +9,7 @@ from pages._ui import controls as ui
 from pages._ui import importances_render as draw
 from pages._ui import limits, results, state
 from pages._ui.datachoice import DataChoice
-from pages._ui.page_frame import download_note, page_frame, table_style
+from pages._ui.page_frame import download_button, download_note, page_frame, table_style
 from pages._ui.params import Context, Param, ParamSet
 from pages._ui.view import JobView, context_for
 from varimp_core.forests.multiway import MAX_TREES
@@ -180,10 +180,7 @@ def layout(vi_data=None, **query):
                         page_size=20, **table_style(["variable"])),
                     html.P("The CSV has the same rows, with the importance split by "
                            "degree k (by-degree columns).", className="vi-help"),
-                    html.Button("Download CSV", id="imp-download-button", n_clicks=0,
-                                className="vi-button vi-button-secondary",
-                                style={"marginTop": "0.75rem"}),
-                    download_note(PREFIX)),
+                    download_button(PREFIX), download_note(PREFIX)),
         ])
 
 

@@ -24,7 +24,7 @@ from varimp_core.studies.masking_copy import add_noisy_copy
 from .common import csv_filename, safe_csv
 from .controls import card
 from .datasource import spec_from_options
-from .page_frame import download_note, table_style
+from .page_frame import download_button, download_note, table_style
 from .params import Context
 
 __all__ = ["PROBLEMS", "PRESETS", "MAX_IRRELEVANT", "NO_COPY", "split_spec", "full_spec",
@@ -214,11 +214,6 @@ def forests_csv(out, s, data, exact=None) -> tuple[str, str]:
     return safe_csv(pd.DataFrame(out["sampled"])), name
 
 
-def _button(text: str, name: str) -> html.Button:
-    return html.Button(text, id=f"masking-download-{name}", n_clicks=0,
-                       className="vi-button vi-button-secondary", style={"marginTop": "0.5rem"})
-
-
 def figure_cards() -> list:
     """The page's content: the lines and the summary, then the ranks and the changes."""
     graph = {n: dcc.Graph(id=f"masking-{n}", style={"height": h}, config={
@@ -227,7 +222,7 @@ def figure_cards() -> list:
     return [download_note("masking"), dcc.Download(id="masking-download"),
             card("Importance", graph["lines"],
                  html.Div(id="masking-summary", className="vi-description"),
-                 _button("Download the three figures' values (CSV)", "figures"),
+                 download_button("masking", "Download the three figures' values (CSV)", "figures"),
                  className="vi-figure"),
             html.Div(style={"display": "grid", "gap": "1rem",
                             "gridTemplateColumns": "repeat(auto-fit, minmax(380px, 1fr))"},
@@ -238,11 +233,10 @@ def figure_cards() -> list:
                                                                className="vi-help"),
                  DataTable(id="masking-table", columns=[], data=[],
                            merge_duplicate_headers=True, **table_style(["variable"])),
-                 _button("Download the table (CSV)", "table"), id="masking-table-card")]
+                 download_button("masking", "Download the table (CSV)", "table"), id="masking-table-card")]
 
 
 def forests_download() -> list:
     """The finite forests' download button, its sentence and its ``dcc.Download``."""
-    return [html.Button("Download finite forests (CSV)", id="masking-forests-download-button",
-                        n_clicks=0, className="vi-button vi-button-secondary"),
+    return [download_button("masking-forests", "Download finite forests (CSV)"),
             download_note("masking-forests"), dcc.Download(id="masking-forests-download")]

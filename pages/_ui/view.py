@@ -27,6 +27,8 @@ is drawn (with ``result["partial"]`` set) but not cached.
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 import uuid
 from typing import Any, Callable, Mapping, Sequence
 
@@ -37,7 +39,7 @@ from . import cache, jobs
 from .datachoice import DataChoice
 from .params import Context, ParamSet
 
-__all__ = ["JobView", "context_for"]
+__all__ = ["JobView", "context_for", "warm"]
 
 _HIDDEN = "vi-hidden"
 
@@ -344,3 +346,24 @@ class JobView:
                  status, *err, Input(f"{self.prefix}-miss", "data"),
                  State(f"{self.prefix}-instance", "data"), State(*self.outputs[0]),
                  prevent_initial_call=True, **opts)(job)
+
+
+def warm(name: str, runs: Sequence[tuple[JobView, Mapping[str, Any], Any]]):
+    """Compute, cache and draw ``runs`` (``(view, values, data store)``) in a background
+    process, once per server: the processes of other workers wait on the cache's lock of
+    ``name`` and find it done.  Returns the process; None when ``VARIMP_WARM=0`` (tests)."""
+    if os.environ.get("VARIMP_WARM", "1") == "0":
+        return None
+
+    def work():
+        for view, values, store in runs:
+            result, settings, data = view.run(values, store)
+            view.draw_and_keep(result, settings, data, {})
+        return True
+
+    target = lambda: cache.get_or_compute(cache.key_for("warm", name), work)  # noqa: E731
+    with cache.fork_guard():  # no other thread inside SQLite while the process forks
+        process = multiprocessing.get_context("fork").Process(target=target, daemon=True,
+                                                              name=f"varimp-warm-{name}")
+        process.start()
+    return process
