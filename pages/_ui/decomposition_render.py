@@ -1,4 +1,5 @@
-"""What the Decomposition page shows: the heatmap pair, the totals, the terms of a cell.
+"""What the Decomposition page shows: the heatmap pair, the totals, the terms of a cell, and
+their CSV downloads.
 
 Every figure comes from :mod:`varimp_core.plots.decomposition`.  The
 Decomposition page (:mod:`pages.decomposition`) is its only user.
@@ -12,9 +13,10 @@ from typing import Any, Mapping
 import pandas as pd
 from dash.dash_table.Format import Format, Scheme
 
-from .common import csv_filename, safe_csv
 from varimp_core.plots.decomposition import make_degree_pair, make_terms_figure, set_label
 from varimp_core.result import ImportanceResult
+
+from .common import csv_filename, safe_csv
 
 __all__ = ["MAX_TERM_ROWS", "NO_SPLIT", "view_from_dict", "render", "render_terms", "CSV"]
 

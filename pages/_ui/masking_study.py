@@ -1,4 +1,5 @@
-"""The study the Masking page shows: the exact table its controls build, figures, sentences.
+"""The study the Masking page shows: the exact table its controls build, figures, the table,
+sentences (from :mod:`varimp_core.studies.masking_report`) and CSV downloads.
 
 The table is a built-in problem with a small exact distribution (LED, XOR or SYM), 0..6
 irrelevant fair bits and optionally a noisy copy of one variable; every figure comes from
@@ -11,12 +12,11 @@ from typing import Any, Mapping
 
 import pandas as pd
 from dash import dcc, html
-
-from varimp_core.plots.masking import make_delta_heatmap, make_k_lines, make_rank_bump
-from varimp_core.problems.registry import get_problem, parse_spec
 from dash.dash_table import DataTable
 from dash.dash_table.Format import Format, Scheme
 
+from varimp_core.plots.masking import make_delta_heatmap, make_k_lines, make_rank_bump
+from varimp_core.problems.registry import get_problem, parse_spec
 from varimp_core.studies import masking_report as report
 from varimp_core.studies.masking import importance_change
 from varimp_core.studies.masking_copy import add_noisy_copy
