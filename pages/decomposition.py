@@ -10,7 +10,7 @@ from pages._ui import controls as ui
 from pages._ui import decomposition_render as draw
 from pages._ui.common import placeholder_figure
 from pages._ui.datachoice import DataChoice
-from pages._ui.page_frame import page_frame, table_style
+from pages._ui.page_frame import download_button, download_note, page_frame, table_style
 from pages._ui.params import Context, Param, ParamSet
 from pages._ui.view import JobView, context_for
 from varimp_core.exact.eqn3 import conditional_terms
@@ -122,7 +122,9 @@ VIEW = JobView(PREFIX, PARAMS, compute=compute, render=render, data_store="decom
                query_store="decomp-query", url=url, disable=["decomp-fieldset"],
                what="The heatmaps")
 VIEW.register()
+VIEW.register_downloads(draw.CSV)
 state.register_url_sync(PREFIX)
+
 
 
 def initial_values(query, ctx: Context) -> tuple[dict, dict | None, list[str]]:
@@ -151,17 +153,19 @@ def layout(vi_data=None, **query):
              "scale, in bits. Click a cell to list its conditioning sets.",
         stores=[state.query_store(PREFIX, data.query()),
                 dcc.Store(id="decomp-data", data=data.to_store()),
-                dcc.Store(id="decomp-cell", data=cell), *VIEW.stores()],
-        controls=settings, status=VIEW.status(),
+                dcc.Store(id="decomp-cell", data=cell), *VIEW.stores(),
+                dcc.Download(id="decomp-download")],
+        controls=settings, status=[*VIEW.status(), download_note(PREFIX)],
         content=[
             ui.card("By degree k",
                     dcc.Graph(id="decomp-graph", config={"displaylogo": False},
                               className="vi-figure",
                               style={"height": f"{pair_height(ctx.p or 7)}px"}),
-                    html.P(id="decomp-summary", className="vi-help")),
+                    html.P(id="decomp-summary", className="vi-help"),
+                    download_button(PREFIX, "Download the heatmaps' values (CSV)", "degrees")),
             ui.card("Totals",
                     dash_table.DataTable(id="decomp-totals", columns=[], data=[],
-                                         **_TABLE_STYLE)),
+                                         **_TABLE_STYLE), download_button(PREFIX, "Download the totals (CSV)", "totals")),
             ui.card("Terms of the selected cell",
                     html.Div(id="decomp-terms-error", className="vi-hidden"),
                     html.P("Click a cell of a heatmap to list its conditioning sets B.",
@@ -169,7 +173,7 @@ def layout(vi_data=None, **query):
                     html.Div(id="decomp-terms-figure"),
                     dash_table.DataTable(id="decomp-terms-table", columns=[], data=[],
                                          sort_action="native", page_size=15,
-                                         **_TABLE_STYLE)),
+                                         **_TABLE_STYLE), download_button(PREFIX, "Download every term (CSV)", "terms")),
         ])
 
 

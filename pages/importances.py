@@ -9,7 +9,7 @@ from pages._ui import controls as ui
 from pages._ui import importances_render as draw
 from pages._ui import limits, results, state
 from pages._ui.datachoice import DataChoice
-from pages._ui.page_frame import page_frame, table_style
+from pages._ui.page_frame import download_button, download_note, page_frame, table_style
 from pages._ui.params import Context, Param, ParamSet
 from pages._ui.view import JobView, context_for
 from varimp_core.forests.multiway import MAX_TREES
@@ -65,6 +65,10 @@ PARAMS = ParamSet(PREFIX, [
           help="Draw a bootstrap sample per tree"),
     Param("random_state", "Seed", default=0, key="tree_seed", low=0, high=2**32 - 1,
           applies=_sampled, help="Seeds the trees; the same seed grows the same forest."),
+    Param("spread", "Whiskers", "choice", "se", key="whiskers", applies=_sampled,
+          choices=[("se", "Standard error of the mean"), ("trees", "Per-tree spread")],
+          help="The standard error (per-tree SD / \u221aT) says how precise a bar is; the "
+               "spread of single trees is \u221aT times wider and can dwarf the bars."),
 ])
 
 
@@ -80,7 +84,7 @@ def compute(settings, data: DataChoice, progress) -> dict:
     if method == "exact" and p > most:
         raise ValueError(f"The exact method accepts at most {most} input variables on this "
                          f"server and this data has {p}; choose a sampled method.")
-    kwargs = dict(settings)
+    kwargs = {k: v for k, v in settings.items() if k != "spread"}  # spread: drawing only
     if method in SAMPLED and kwargs.get("bootstrap") is None:
         kwargs["bootstrap"] = DEFAULT_BOOTSTRAP[method]
     progress(0, 1, "Computing the importances\u2026")
@@ -113,7 +117,7 @@ def compute(settings, data: DataChoice, progress) -> dict:
 
 def render(out, settings, data):
     view = draw.view_from_dict(out)
-    r = draw.render(view)
+    r = draw.render(view, settings.get("spread", "se"))
     return (r["figure"], r["theorem2"], r["theorem2_figure"], r["columns"], r["rows"], r["note"])
 
 
@@ -146,7 +150,7 @@ def layout(vi_data=None, **query):
     settings = html.Fieldset(id="imp-fieldset", className="vi-fieldset", children=[
         ui.card("Method", f["method"]),
         ui.card("Trees", f["max_features"], f["max_depth"], f["criterion"], f["k_semantics"]),
-        ui.card("Sampling", f["n_estimators"], f["bootstrap"], f["random_state"]),
+        ui.card("Sampling", f["n_estimators"], f["bootstrap"], f["random_state"], f["spread"]),
     ])
     return page_frame(
         PREFIX, title="Importances", notes=notes + more, data_label=data.label(),
@@ -176,10 +180,7 @@ def layout(vi_data=None, **query):
                         page_size=20, **table_style(["variable"])),
                     html.P("The CSV has the same rows, with the importance split by "
                            "degree k (by-degree columns).", className="vi-help"),
-                    html.Button("Download CSV", id="imp-download-button", n_clicks=0,
-                                className="vi-button vi-button-secondary",
-                                style={"marginTop": "0.75rem"}),
-                    html.P(id="imp-download-note", className="vi-field-error")),
+                    download_button(PREFIX), download_note(PREFIX)),
         ])
 
 
@@ -192,23 +193,10 @@ def show_method_fields(method, bootstrap):
         no_update if default == (bootstrap or []) else default
 
 
-@callback(Output("imp-download", "data"), Output("imp-download-note", "children"),
-          Input("imp-download-button", "n_clicks"), *[State(i.component_id, "value")
-                                                       for i in PARAMS.inputs()],
-          State("imp-data", "data"), prevent_initial_call=True)
-def download(n_clicks, *args):
-    """The CSV of the shown result, from the cache only: nothing is computed here."""
-    if not n_clicks:
-        return no_update, no_update
-    values, store = dict(zip(PARAMS.names, args[:-1])), args[-1]
-    try:
-        data, settings = VIEW.check(values, store)
-        out = VIEW.cached(data, settings)
-    except ValueError as exc:
-        return no_update, str(exc)
-    if out is None:
-        return no_update, ("This result is no longer in the server's cache; change a control "
-                           "and back to compute it again, then download.")
+def csv_of(out, settings, data) -> tuple[str, str]:
+    """The CSV of a cached result (``JobView.register_downloads``)."""
     view = draw.view_from_dict(out)
-    return dict(content=draw.csv_text(view["result"], view["exact"]),
-                filename=draw.csv_filename(data.as_dict, settings), type="text/csv"), ""
+    return draw.csv_text(view["result"], view["exact"]), draw.csv_filename(data.as_dict, settings)
+
+
+VIEW.register_downloads({"imp-download-button": csv_of})

@@ -99,8 +99,8 @@ def compute_exact(s, data, progress) -> dict:
 
 
 def render_exact(out, s, data):
-    """The figures, the summary, and the settings the finite forests start from."""
-    return (*study.figures(out), [html.P(t) for t in study.summary_sentences(out, s)], s)
+    """The figures, the summary, the settings the finite forests start from, the table."""
+    return (*study.figures(out), study.summary(out, s), s, *study.table(out, s))
 
 
 def compute_sampled(s, data, progress, exact=None) -> dict:
@@ -129,7 +129,8 @@ def render_sampled(out, s, data, exact=None):
 EXACT = JobView(PREFIX, PARAMS, compute=compute_exact, render=render_exact, data_store=None,
                 outputs=[("masking-lines", "figure"), ("masking-bump", "figure"),
                          ("masking-delta", "figure"), ("masking-summary", "children"),
-                         ("masking-exact", "data")],
+                         ("masking-exact", "data"), ("masking-table", "columns"),
+                         ("masking-table", "data"), ("masking-table-note", "children")],
                 disable=["masking-fieldset", *(PARAMS.id(n) for n in (  # dcc controls
                     "problem", "irrelevant", "copy", "flip", "max_features", "max_depth"))])
 FORESTS = JobView("masking-forests", SAMPLED, compute=compute_sampled, render=render_sampled,
@@ -138,6 +139,8 @@ FORESTS = JobView("masking-forests", SAMPLED, compute=compute_sampled, render=re
                   disable=["masking-forests-fieldset"], what="The figure")
 EXACT.register()
 FORESTS.register()
+EXACT.register_downloads(study.EXACT_CSV)
+FORESTS.register_downloads({"masking-forests-download-button": study.forests_csv})
 state.register_url_sync(PREFIX)
 
 
@@ -199,7 +202,8 @@ def layout(vi_data=None, **query):
                 html.P("Open diamonds: mean over the trees of a forest grown on the exact "
                        "distribution, with bars of \u00b12 standard errors.",
                        className="vi-help"),
-                html.P(id="masking-forests-note", className="vi-help"), *FORESTS.status())]
+                html.P(id="masking-forests-note", className="vi-help"), *FORESTS.status(),
+                *study.forests_download())]
     return page_frame(
         PREFIX, title="Masking", notes=notes,
         lead="Totally randomized trees (K=1) credit every variable with all of its "

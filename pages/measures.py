@@ -11,9 +11,10 @@ from pages._ui import controls as ui
 from pages._ui import measures_views as views
 from pages._ui.common import placeholder_figure
 from pages._ui.datachoice import DataChoice
-from pages._ui.page_frame import figure_config, page_frame, table_style
+from pages._ui.page_frame import (download_button, download_note, figure_config, page_frame,
+                                  table_style)
 from pages._ui.params import Param, ParamSet
-from pages._ui.view import JobView, context_for
+from pages._ui.view import JobView, context_for, warm
 from varimp_core.measures.suite import DEFAULT_MEASURES, MEASURES
 from varimp_core.plots.measures import measure_label
 
@@ -129,10 +130,7 @@ def _graph(id_, height, name):
 
 
 def _button(view):
-    return html.Div([
-        html.Button("Download CSV", id=f"{view.prefix}-download-button", n_clicks=0,
-                    className="vi-button vi-button-secondary", style={"marginTop": "0.75rem"}),
-        html.P(id=f"{view.prefix}-download-note", className="vi-field-error")])
+    return html.Div([download_button(view.prefix), download_note(view.prefix)])
 
 
 def _section(heading, view, controls, *cards) -> list:
@@ -224,3 +222,7 @@ def _register_download(view, make) -> None:
 
 for _view, _make in zip(VIEWS, (views.measures_csv, views.auc_csv, views.bias_csv)):
     _register_download(_view, _make)
+#: A first visit finds the paper's studies (and the default data's measures) computed.
+WARMING = warm("measures", [(AUC_VIEW, STUDY.defaults(), None),
+                            (BIAS_VIEW, BIAS.defaults(), None),
+                            (FOREST_VIEW, FOREST.defaults(), DataChoice.from_page({})[0].to_store())])

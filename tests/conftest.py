@@ -18,6 +18,7 @@ import pytest
 _CACHE_DIR = tempfile.mkdtemp(prefix="varimp-test-cache-")
 os.environ["VARIMP_CACHE_DIR"] = _CACHE_DIR
 os.environ.pop("REDIS_URL", None)  # background jobs run on diskcache in tests
+os.environ["VARIMP_WARM"] = "0"  # no page computes its defaults at start (test_page_measures)
 
 CHROMIUM = os.environ.get("VARIMP_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("VARIMP_CHROMEDRIVER", "/usr/bin/chromedriver")

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import itertools
 import math
 from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
+import dash
 import pytest
+from _tables import rows_of
+from oracle import cmi
 from _browser import open_page, set_number
 from dash.testing.wait import until
 
@@ -145,6 +151,70 @@ def test_depth_gives_proposition_6_totals(page, led_table):
     assert ids == ["variable", "k1", "k1_depth", "k", "k_depth"]
     np.testing.assert_allclose([r["k1_depth"] for r in out["rows"][:-1]], pruned.importances)
     assert "Proposition 6" in out["summary"]
+
+
+def test_depth2_demo_says_each_sum_once(page):
+    """The Learn page's pruning demo (K = 1, depth 2): one sum per depth, no repeated K = 1."""
+    out = draw.render(_view(page, _settings(1, 2)), _settings(1, 2))
+    rows = rows_of(get_problem("led").exact_table())
+    # Proposition 6 by hand: the degree 0 and 1 terms of Eqn 3, each weighted 1/(C(7,k)(7-k)).
+    pruned = sum(cmi(rows, m, b) / (math.comb(7, k) * (7 - k)) for m in range(7)
+                 for k in (0, 1) for b in itertools.combinations(
+                     [j for j in range(7) if j != m], k))
+    assert out["summary"] == (f"Sum: K = 1 {math.log2(10):.4f} bits; I(X;Y) = "
+                              f"{math.log2(10):.4f} bits (Theorem 2); at depth 2 only the degrees "
+                              f"k < 2 count (Proposition 6): K = 1 {pruned:.4f} bits.")
+    assert [c["id"] for c in out["columns"]] == ["variable", "k1", "k1_depth"]
+    out = draw.render(_view(page, _settings(3)), _settings(3))
+    assert out["summary"].startswith(f"Sums: K = 1 {math.log2(10):.4f} bits, K = 3 "
+                                     f"{math.log2(10):.4f} bits;")
+
+
+def test_sym_demo_by_degree(page):
+    """The Learn page's SYM demo (Sutera 2013, eqs 3.26-3.30): I(Xi; Y) = 1 - H(1/4) and
+    I(X1; Y | X2) = H(1/4) - 1/2, each counted with weight 1/2 at K = 1."""
+    h = -(0.25 * math.log2(0.25) + 0.75 * math.log2(0.75))
+    view = _view(page, _settings(1), _data({"problem": "sym"}))
+    np.testing.assert_allclose(view["k1"].by_degree, [[(1 - h) / 2, (h - 0.5) / 2]] * 2,
+                               atol=1e-12)
+    assert f"{1 - h:.4f}" == "0.1887" and f"{h - 0.5:.4f}" == "0.3113"
+
+
+def test_downloads_come_from_the_cache(page):
+    data, cell = _data(), {"var": "X2", "degree": 1, "panel": "K1"}
+    values = {"max_features": 3, "max_depth": 2, "k_semantics": "id3"}
+    page.VIEW.run(values, data.to_store(), {"cell": cell})
+    texts = {}
+    for button, make in draw.CSV.items():
+        sent, note = page.VIEW.download(make, values, data.to_store(), {"cell": cell})
+        assert note == "", button
+        texts[button.rsplit("-", 1)[1]] = (sent["filename"],
+                                           list(csv.DictReader(io.StringIO(sent["content"]))))
+    name, rows = texts["totals"]
+    assert name == "varimp-decomposition-led-K3-depth2-totals.csv"
+    assert rows[-1]["variable"] == "Sum"
+    assert float(rows[-1]["K = 1 (bits)"]) == pytest.approx(math.log2(10))   # Theorem 2
+    name, rows = texts["degrees"]
+    assert [r["trees"] for r in rows] == sum(([t] * 7 for t in (
+        "K = 1", "K = 1, depth 2", "K = 3", "K = 3, depth 2")), [])
+    assert float(rows[1]["degree_0"]) == pytest.approx(cmi(rows_of(get_problem(
+        "led").exact_table()), 1, ()) / 7)                                  # I(X2; Y) / 7
+    name, rows = texts["terms"]
+    assert name.endswith("-X2-degree1-terms.csv") and len(rows) == 6        # C(6, 1) sets B
+    assert sum(float(r["term"]) for r in rows) == pytest.approx(float(
+        texts["degrees"][1][1]["degree_1"]))
+    # Without a clicked cell there are no terms; a bad K is a sentence; nothing is computed.
+    page.VIEW.run(values, data.to_store(), {"cell": None})
+    sent, note = page.VIEW.download(draw.CSV["decomp-download-terms"], values,
+                                    data.to_store(), {"cell": None})
+    assert sent is dash.no_update and note.startswith("Click a cell")
+    sent, note = page.VIEW.download(draw.CSV["decomp-download-terms"],
+                                    {**values, "max_features": 9}, data.to_store())
+    assert sent is dash.no_update and "from 1 to 7" in note
+    sent, note = page.VIEW.download(draw.CSV["decomp-download-totals"],
+                                    {**values, "max_features": 2, "max_depth": 5},
+                                    data.to_store(), {"cell": {"var": "X7", "degree": 3}})
+    assert sent is dash.no_update and "not in the server's cache" in note
 
 
 def test_the_importances_cache_is_shared_with_the_importances_page(page, app_module):

@@ -44,7 +44,8 @@ def _data(query=LED):
 def _controls(**values):
     """Control values by parameter name, as the browser sends them."""
     defaults = {"method": "exact", "max_features": 1, "max_depth": None, "criterion": "entropy",
-                "k_semantics": "id3", "n_estimators": 100, "bootstrap": [], "random_state": 0}
+                "k_semantics": "id3", "n_estimators": 100, "bootstrap": [], "random_state": 0,
+                "spread": "se"}
     return {**defaults, **values}
 
 
@@ -67,7 +68,7 @@ def test_settings_keep_only_what_the_method_uses(page):
                   bootstrap=["on"], k_semantics="id3", random_state=0)
     assert s == {"method": "sklearn-rf", "max_features": 2, "max_depth": 4,
                  "criterion": "entropy", "n_estimators": 30, "bootstrap": True,
-                 "random_state": 0}
+                 "random_state": 0, "spread": "se"}
     # A blank seed is a sentence, not a silent 0.
     _, errors = page.PARAMS.validate(_controls(method="sklearn-rf", random_state=None),
                                      Context(7))
@@ -212,6 +213,31 @@ def test_sampled_view_carries_the_exact_reference(page):
     assert {c["id"] for c in out["columns"]} >= {"importance", "sem", "exact", "normalised"}
 
 
+def test_whiskers_are_standard_errors_unless_the_per_tree_spread_is_asked(page):
+    """scikit-learn's per-tree importances vary far more than their mean: by default the
+    whiskers are one standard error, SD / sqrt(T); the per-tree spread is an option."""
+    view = _view(page, _data(), method="sklearn-rf", max_features=2, n_estimators=40,
+                 bootstrap=["on"], random_state=1)
+    per_tree = view["result"].per_tree
+    se = per_tree.std(axis=0, ddof=1) / math.sqrt(40)
+    out = draw.render(view)
+    bars = out["figure"].data[0]
+    assert [t.type for t in out["figure"].data] == ["bar", "scatter"]
+    np.testing.assert_allclose(bars.error_y.array, se, rtol=1e-12)
+    assert "whiskers \u00b11 standard error" in bars.name and "boxes" not in out["note"]
+    spread = draw.render(view, "trees")
+    box = spread["figure"].data[1]
+    assert box.type == "box" and "per-tree spread (T = 40)" in box.name
+    np.testing.assert_allclose(box.upperfence, per_tree.max(axis=0))
+    assert "boxes: the spread of the per-tree values" in spread["note"]
+    # The choice is a control: in the URL, and a bad value is a sentence.
+    s = _settings(page, method="sklearn-rf", spread="trees")
+    assert "whiskers=trees" in page.PARAMS.query(s)
+    _, errors = page.PARAMS.validate(_controls(method="forest", spread="box"), Context(7))
+    assert set(errors) == {"spread"}
+    assert "spread" not in _settings(page, method="exact", spread="trees")
+
+
 def test_sklearn_view_gets_information_from_the_exact_reference(page):
     view = _view(page, _data(), method="sklearn-et", max_features=1, n_estimators=20,
                  bootstrap=[], random_state=0)
@@ -328,7 +354,7 @@ def test_shared_link_reproduces_a_sampled_view(dash_duo, dash_app):
 
     open_page(dash_duo, dash_app, "/importances?" + query)
     traces = _wait_for_bars(dash_duo, forest.importances)
-    assert [t[0] for t in traces] == ["bar", "box", "scatter"]
+    assert [t[0] for t in traces] == ["bar", "scatter"]   # whiskers: standard errors only
     assert np.allclose(traces[-1][1], exact.importances, atol=1e-12)
     assert dash_duo.find_element("#imp-method input[value='forest']").is_selected()
     assert dash_duo.find_element("#imp-bootstrap input").is_selected()

@@ -78,7 +78,7 @@ def test_every_link_points_to_a_registered_page_with_parameters_it_understands(d
 
     paths = {p["path"] for p in dash.page_registry.values()}
     presets, formulas = _links("preset"), _links("formula")
-    assert len(presets) >= 5 and len(formulas) >= 7
+    assert len(presets) >= 8 and len(formulas) >= 7
     params = _page_params()
     for href in presets + formulas:
         url = urlsplit(href)
@@ -103,6 +103,49 @@ def test_formulas_are_tex_with_display_math():
     for needed in ("MDI", "Eqn 3", "Theorem 2", "Proposition 6", "Shapley", "Masking",
                    "semantics"):
         assert needed in titles
+
+
+def _demo(words: str) -> str:
+    (text,) = [t for title, t, _ in _learn().PRESETS if words in title]
+    return text
+
+
+def test_demo_sentences_say_what_theory_and_the_papers_say():
+    import math
+
+    from _tables import TABLE2, led_table, rows_of, xor_table
+    from oracle import enumerate_trees, eqn3_bruteforce
+
+    text = _demo("Table 2")
+    assert f"log2 10 = {math.log2(10):.2f} bits" in text
+    gain, lose = (lambda d: ([f"X{j + 1}" for j in range(7) if d[j] > 0.05],
+                             [f"X{j + 1}" for j in range(7) if d[j] < -0.05]))(
+        [b - a for a, b in zip(TABLE2[1], TABLE2[7])])
+    assert f"{' and '.join(gain)} gain, {', '.join(lose[:-1])} and {lose[-1]} lose" in text
+    assert TABLE2[1][3] > TABLE2[1][2] and TABLE2[7][2] > TABLE2[7][3]
+    assert "X3 overtakes X4" in text
+
+    assert eqn3_bruteforce(rows_of(xor_table(2, 2)), 4) == [0.5, 0.5, 0.0, 0.0]
+    assert "each bit with 1/2 bit" in _demo("XOR") and "bits get 0" in _demo("XOR")
+
+    # The LED with X5' = X5 flipped with probability 0.1, by hand.
+    rows = [(x + (c,), y, w * (0.9 if c == x[4] else 0.1))
+            for x, y, w in rows_of(led_table()) for c in (0, 1)]
+    k1, k8 = eqn3_bruteforce(rows, 8), enumerate_trees(rows, 8, 8)
+    alone = eqn3_bruteforce(rows_of(led_table()), 7)[4]
+    assert abs(k8[7]) < 1e-12
+    assert (f"X5 keeps {k1[4]:.3f} bits and X5' gets {k1[7]:.3f} (X5 alone has {alone:.3f})"
+            f". As K grows") in _demo("noisy copy")
+    assert f"at K=8 X5 has {k8[4]:.3f} bits and X5' 0, last in the order" in _demo("noisy copy")
+
+    # SYM, Sutera (2013) eqs 3.26-3.30: I(Xi; Y) = 1 - H(1/4), I(X1; Y | X2) = H(1/4) - 1/2.
+    h = -(0.25 * math.log2(0.25) + 0.75 * math.log2(0.75))
+    text = _demo("SYM")
+    assert f"I(Xi; Y) = {1 - h:.4f} bits" in text and f"I(X1; Y | X2) = {h - 0.5:.4f}" in text
+    assert f"I(X1, X2; Y) = {1 - h + h - 0.5:g} bits" in text
+    assert f"each gets ({1 - h:.4f} + {h - 0.5:.4f}) / 2 = {0.5 / 2:g} bits: " \
+           f"{(1 - h) / 2:.4f} at degree 0 and {(h - 0.5) / 2:.4f} at degree 1" in text
+    assert "0.1887" in text and "0.3113" in text          # the thesis' printed values
 
 
 # -- in the browser ----------------------------------------------------------------------

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import math
+from pathlib import Path
 
+import dash
 import pandas as pd
 import pytest
 from _browser import open_link_with_note, open_page, set_number, url_query, wait_for
 from _pages import query_dict as _query
 from _pages import registered_page
+from _tables import TABLE2, TABLE2_EQN3
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
@@ -137,7 +142,7 @@ def test_compute_exact_gives_table2_and_theorem2(page):
     k1 = df[df.K == 1].set_index("variable")["importance"]
     assert math.floor(k1["X1"] * 1000) / 1000 == EQN3_X1
     assert df.groupby("K").importance.sum().to_numpy() == pytest.approx(math.log2(10))
-    text = " ".join(study.summary_sentences(out, _settings(page)))
+    text = " ".join(p.children for p in study.summary(out, _settings(page)))
     assert "3.3219 bits at every K (Theorem 2)" in text
     assert "X4 > X3" in text and "X3 > X4" in text        # Table 2: the order changes
 
@@ -159,7 +164,45 @@ def test_noisy_copy_is_placed_after_the_relevant_variables_and_masked(page):
     at_p = df[(df.K == 9) & (df.variable == "X5'")].importance.iloc[0]
     assert at_p == pytest.approx(0.0, abs=1e-12)
     settings = _settings(page, irrelevant=1, copy="X5", flip=0.1)
-    assert "masked by X5" in " ".join(study.summary_sentences(out, settings))
+    text = " ".join(p.children for p in study.summary(out, settings))
+    assert "masked by X5" in text and "> X5' = X8 (0 bits) at K=9" in text
+
+
+def test_the_table2_preset_shows_the_paper_beside_our_values(page):
+    out = _exact(page)
+    columns, rows, note = study.table(out, _settings(page))
+    assert [c["name"] for c in columns[:4]] == [["", "Variable"], ["Eqn 3", "ours"],
+                                                ["Eqn 3", "paper"], ["Eqn 3", "ours \u2212 paper"]]
+    assert [r["variable"] for r in rows] == [f"X{j}" for j in range(1, 8)] + ["Sum"]
+    for k in range(1, 8):
+        assert [r[f"K = {k} (paper)"] for r in rows[:7]] == TABLE2[k]
+        assert rows[7][f"K = {k}"] == pytest.approx(math.log2(10))      # Theorem 2
+    assert [r["Eqn 3 (paper)"] for r in rows[:7]] == TABLE2_EQN3
+    assert "sampling error" in note[0].children
+    # Other settings: our values alone, and the sentence saying why.
+    columns, rows, note = study.table(_exact(page, irrelevant=1), _settings(page, irrelevant=1))
+    assert [c["name"] for c in columns] == ["Variable", *(f"K = {k}" for k in range(1, 9))]
+    assert "1 irrelevant variables are added" in note[0].children
+
+
+def test_downloads_read_the_cache_and_check_the_values(page):
+    values = _values(problem="xor", irrelevant=1)
+    page.EXACT.run(values, None)
+    table, note = page.EXACT.download(study.EXACT_CSV["masking-download-table"], values, None)
+    assert note == "" and table["filename"] == "varimp-masking-xor-irrelevant-1-table.csv"
+    rows = list(csv.DictReader(io.StringIO(table["content"])))
+    # Eqn 3 for XOR with one irrelevant bit: 1/2, 1/2, 0; Theorem 2: the sum is 1 bit.
+    assert [float(r["K = 1"]) for r in rows] == pytest.approx([0.5, 0.5, 0.0, 1.0], abs=1e-12)
+    figures, _ = page.EXACT.download(study.EXACT_CSV["masking-download-figures"], values, None)
+    assert figures["content"].startswith("variable,K,importance,rank,reference_importance,change")
+    # A value out of bounds is a sentence; settings nobody computed are not computed here.
+    sent, note = page.EXACT.download(study.EXACT_CSV["masking-download-table"],
+                                     {**values, "irrelevant": 99}, None)
+    assert sent is dash.no_update and "irrelevant" in note
+    sent, note = page.EXACT.download(study.EXACT_CSV["masking-download-table"],
+                                     _values(problem="xor:relevant=3", irrelevant=5,
+                                             copy="X2", flip=0.35), None)
+    assert sent is dash.no_update and "not in the server's cache" in note
 
 
 def test_depth_view(page):
@@ -280,4 +323,24 @@ def test_over_budget_settings_show_a_sentence(dash_duo, dash_app):
     open_page(dash_duo, dash_app, "/masking?problem=led:irrelevant=6,noise=0.1")
     dash_duo.wait_for_contains_text("#masking-error", "exact method", timeout=30)
     assert "Traceback" not in dash_duo.find_element("#masking-error").text
+    assert dash_duo.get_logs() == []
+
+
+@pytest.mark.browser
+def test_table2_preset_renders_the_table_and_downloads_it(dash_duo, dash_app):
+    open_page(dash_duo, dash_app, "/masking?problem=led")
+    dash_duo.wait_for_contains_text("#masking-table", "K = 7", timeout=60)
+    dash_duo.wait_for_contains_text("#masking-table-note", "sampling error", timeout=10)
+    cells = dash_duo.driver.execute_script(
+        "return Array.from(document.querySelectorAll('#masking-table td'))"
+        ".map(td => td.innerText.trim());")
+    # Row X1: the variable, then ours, the paper's and the difference for each column.
+    assert cells[0] == "X1" and cells[2] == f"{TABLE2_EQN3[0]:.3f}"   # as the paper prints it
+    assert float(cells[1]) == pytest.approx(TABLE2_EQN3[0], abs=1e-3)   # truncated by 0.0007
+    dash_duo.find_element("#masking-download-table").click()
+    path = Path(dash_duo.download_path) / "varimp-masking-led-table.csv"
+    wait_for(lambda: path.exists() and path.stat().st_size > 0, 20, what="the CSV")
+    rows = list(csv.DictReader(io.StringIO(path.read_text())))
+    assert [float(r["K = 7 (paper)"]) for r in rows[:7]] == TABLE2[7]
+    assert float(rows[7]["K = 7"]) == pytest.approx(math.log2(10))
     assert dash_duo.get_logs() == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import uuid
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -636,3 +637,27 @@ def test_a_download_with_nothing_finished_says_why(page):
     values = {**page.BIAS.defaults(), "n_estimators": 7}
     sent, note = page.csv_download(page.BIAS_VIEW, views.bias_csv, values, None)
     assert sent is dash.no_update and note == "No forest has finished."
+
+
+def test_the_default_studies_are_warmed_once_per_server_unless_switched_off(page, monkeypatch):
+    """At start a background process computes (and draws) the page's default studies, so a
+    first visit reads them from the cache; the tests switch it off (VARIMP_WARM=0)."""
+    from pages._ui import cache
+    from pages._ui.view import warm
+
+    assert page.WARMING is None and warm("anything", []) is None
+    monkeypatch.setenv("VARIMP_WARM", "1")
+    values = {**page.BIAS.defaults(), "n_estimators": 2, "n_samples": 20}
+    data, settings = page.BIAS_VIEW.check(values, None)
+    assert page.BIAS_VIEW.cached(data, settings) is None
+    name = f"test-{uuid.uuid4().hex}"
+    # values this server refuses are skipped, and the others still computed
+    process = warm(name, [(page.BIAS_VIEW, {**values, "n_estimators": 10**9}, None),
+                          (page.BIAS_VIEW, values, None)])
+    process.join(120)
+    assert process.exitcode == 0
+    out = page.BIAS_VIEW.cached(data, settings)
+    assert out is not None and out["done"] == out["total"] == 22    # the coarse grid: 11 + 11
+    assert cache.get_json(page.BIAS_VIEW.drawn_key(data, settings, {})) is not None
+    # Another worker's warming finds it done: the cache says so under the name's key.
+    assert cache.get_json(cache.key_for("warm", name)) is True

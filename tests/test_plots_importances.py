@@ -66,7 +66,10 @@ def test_bars_use_the_variable_colours(led):
 
 
 def test_sampled_bars_have_standard_errors_and_spread(led_forest):
-    fig = make_importance_figure(led_forest)
+    assert [t.type for t in make_importance_figure(led_forest).data] == ["bar"]   # by default
+    with pytest.raises(ValueError, match="not 'box'"):
+        make_importance_figure(led_forest, spread="box")
+    fig = make_importance_figure(led_forest, spread="trees")
     bars, box = fig.data[0], fig.data[1]
     per_tree = led_forest.per_tree
     t = per_tree.shape[0]
@@ -148,7 +151,7 @@ def test_many_variables_show_the_largest_first():
                          importances=per_tree.mean(axis=0),
                          by_degree=np.diag(per_tree.mean(axis=0)), method="forest",
                          per_tree=per_tree)
-    fig = make_importance_figure(r, r, max_bars=10)
+    fig = make_importance_figure(r, r, max_bars=10, spread="trees")
     top = np.argsort(-r.importances)[:10]
     assert list(fig.data[0].x) == [f"V{i}" for i in top]
     np.testing.assert_array_equal(np.asarray(fig.data[0].y, float), r.importances[top])

@@ -1,4 +1,5 @@
-"""What the Decomposition page shows: the heatmap pair, the totals, the terms of a cell.
+"""What the Decomposition page shows: the heatmap pair, the totals, the terms of a cell, and
+their CSV downloads.
 
 Every figure comes from :mod:`varimp_core.plots.decomposition`.  The
 Decomposition page (:mod:`pages.decomposition`) is its only user.
@@ -15,7 +16,9 @@ from dash.dash_table.Format import Format, Scheme
 from varimp_core.plots.decomposition import make_degree_pair, make_terms_figure, set_label
 from varimp_core.result import ImportanceResult
 
-__all__ = ["MAX_TERM_ROWS", "NO_SPLIT", "view_from_dict", "render", "render_terms"]
+from .common import csv_filename, safe_csv
+
+__all__ = ["MAX_TERM_ROWS", "NO_SPLIT", "view_from_dict", "render", "render_terms", "CSV"]
 
 #: Rows of the terms table (the largest terms; the figure and sums use all of them).
 MAX_TERM_ROWS = 500
@@ -37,11 +40,25 @@ def view_from_dict(out: Mapping[str, Any]) -> dict:
     return view
 
 
-def _totals(view: Mapping[str, Any], settings: Mapping[str, Any]) -> tuple[list, list]:
+def _heads(view: Mapping[str, Any], settings: Mapping[str, Any]) -> dict:
+    """The shown results' names: ``{"k1": "K = 1 (bits)", ...}``."""
     K, depth = settings["max_features"], settings.get("max_depth")
     heads = {"k1": "K = 1 (bits)", "k1_depth": f"K = 1, depth {depth}",
              "k": f"K = {K} (bits)", "k_depth": f"K = {K}, depth {depth}"}
-    shown = [n for n in ("k1", "k1_depth", "k", "k_depth") if view[n] is not None]
+    if K == 1:  # the right panel: scikit-learn's semantics
+        heads.update(k="K = 1, scikit-learn (bits)", k_depth=f"K = 1, scikit-learn, depth {depth}")
+    return {n: heads[n] for n in ("k1", "k1_depth", "k", "k_depth") if view[n] is not None
+            and not (_same(settings) and n in ("k", "k_depth"))}
+
+
+def _same(settings) -> bool:
+    """Whether both panels are the same trees (K = 1, id3): then one sum, one column."""
+    return settings["max_features"] == 1 and settings.get("k_semantics", "id3") == "id3"
+
+
+def _totals(view: Mapping[str, Any], settings: Mapping[str, Any]) -> tuple[list, list]:
+    heads = _heads(view, settings)
+    shown = list(heads)
     cols = [{"name": "Variable", "id": "variable"}] + [
         {"name": heads[n], "id": n, "type": "numeric", "format": _NUM} for n in shown]
     rows = [{"variable": name, **{n: float(view[n].importances[i]) for n in shown}}
@@ -52,16 +69,18 @@ def _totals(view: Mapping[str, Any], settings: Mapping[str, Any]) -> tuple[list,
 
 def _summary(view: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
     K, depth = settings["max_features"], settings.get("max_depth")
-    k1, k = view["k1"], view["k"]
-    parts = [f"Sums: K = 1 {k1.total:.4f} bits, K = {K} {k.total:.4f} bits"]
-    if k1.information is not None:
-        parts.append(f"I(X;Y) = {k1.information:.4f} bits (Theorem 2)")
+
+    def sums(k1, k) -> str:
+        return f"K = 1 {k1.total:.4f} bits" + (
+            "" if _same(settings) else f", K = {K} {k.total:.4f} bits")
+    parts = [("Sum: " if _same(settings) else "Sums: ") + sums(view["k1"], view["k"])]
+    if view["k1"].information is not None:
+        parts.append(f"I(X;Y) = {view['k1'].information:.4f} bits (Theorem 2)")
     if depth is not None and depth < view["p"]:
         parts.append(f"at depth {depth} only the degrees k < {depth} count (Proposition 6): "
-                     f"K = 1 {view['k1_depth'].total:.4f} bits, K = {K} "
-                     f"{view['k_depth'].total:.4f} bits")
+                     + sums(view["k1_depth"], view["k_depth"]))
     summary = "; ".join(parts) + "."
-    if not k1.exact:
+    if not view["k1"].exact:
         summary += (" The data is a sample: these are exact values for its empirical "
                     "distribution (plug-in estimates).")
     return summary
@@ -132,3 +151,29 @@ def render(view: Mapping[str, Any], settings: Mapping[str, Any]) -> dict:
     out["height"] = figure.layout.height
     figure.update_layout(height=None)  # the page sizes it (taller in presentation mode)
     return {**out, "figure": figure}
+
+
+def _csv(kind: str):
+    """``make(result, settings, data, cell=None) -> (text, filename)`` of one download."""
+    def make(out, settings, data, cell=None):
+        view, name = view_from_dict(out), f"K{settings['max_features']}" + (
+            f"-depth{settings['max_depth']}" if settings.get("max_depth") else "")
+        if kind == "degrees":
+            df = pd.concat([view[n].to_frame().drop(columns="importance_std").assign(
+                trees=h.replace(" (bits)", "")) for n, h in _heads(view, settings).items()])
+            df = df[["trees", *df.columns[:-1]]]
+        elif kind == "totals":
+            df = pd.DataFrame(_totals(view, settings)[1])
+            df.columns = ["variable", *_heads(view, settings).values()]
+        elif view["terms"] is None:
+            raise ValueError("Click a cell of a heatmap first: its terms are what this "
+                             "button downloads.")
+        else:
+            df = view["terms"].assign(conditioning=view["terms"]["conditioning"].map(set_label))
+            name += f"-{view['cell']['var']}-degree{view['cell']['degree']}"
+        return safe_csv(df), csv_filename("decomposition", data.as_dict, name, kind)
+    return make
+
+
+#: The page's downloads, by button id (``JobView.register_downloads``).
+CSV = {f"decomp-download-{kind}": _csv(kind) for kind in ("degrees", "totals", "terms")}

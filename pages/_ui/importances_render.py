@@ -54,14 +54,15 @@ def theorem2_text(result: ImportanceResult, information: float | None = None) ->
     return text + f" \u2014 off by {gap:+.4f} bits."
 
 
-def exact_note(view: Mapping[str, Any]) -> str:
-    """One sentence on what the bars and diamonds are."""
+def exact_note(view: Mapping[str, Any], spread: str = "se") -> str:
+    """One sentence on what the bars, whiskers and diamonds are."""
     result, exact = view["result"], view["exact"]
     sentences = [f"Bars: {method_label(result)}."]
     if result.importances_sem is not None:
-        sentences.append("Error bars: one standard error of the mean over trees (per-tree "
-                         "SD / \u221aT); boxes: the spread of the per-tree values (minimum, "
-                         "quartiles, maximum).")
+        sentences.append("Whiskers: one standard error of the mean over trees (per-tree "
+                         "SD / \u221aT)" + ("; boxes: the spread of the per-tree values "
+                                           "(minimum, quartiles, maximum)." if spread == "trees"
+                                           else "."))
     if exact is not None:
         sentences.append(f"Black diamonds: the exact infinite-forest value for the same K and "
                          f"depth ({exact.parameters.get('k_semantics')} semantics).")
@@ -129,7 +130,7 @@ def view_from_dict(out: Mapping[str, Any]) -> dict:
             "exact": None if out.get("exact") is None else ImportanceResult.from_dict(out["exact"])}
 
 
-def render(view: Mapping[str, Any]) -> dict:
+def render(view: Mapping[str, Any], spread: str = "se") -> dict:
     """Figures, texts and table of a computed view.
 
     Returns
@@ -143,13 +144,13 @@ def render(view: Mapping[str, Any]) -> dict:
     shown = result
     if result.information is None and info is not None:
         shown = ImportanceResult(**{**result.__dict__, "information": info})
-    figure = make_importance_figure(result, exact)
+    figure = make_importance_figure(result, exact, spread=spread)
     figure.update_layout(height=None)  # the page sizes it (taller in presentation mode)
     return {
         "figure": figure,
         "theorem2_figure": make_theorem2_figure(shown),
         "theorem2": theorem2_text(result, info),
-        "note": exact_note(view),
+        "note": exact_note(view, spread),
         "columns": table_columns(result.units, exact=exact is not None,
                                  sampled=result.importances_sem is not None),
         "rows": table_rows(result, exact),

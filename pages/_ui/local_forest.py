@@ -27,6 +27,7 @@ from varimp_core.problems.registry import get_problem
 from . import cache, jobs, limits
 from . import controls as ui
 from .datachoice import DataChoice
+from .page_frame import download_button
 from .params import Context, Param, ParamSet
 from .view import context_for
 
@@ -128,12 +129,6 @@ def start(query: Mapping[str, Any], vi_data: Any, *params: ParamSet) -> dict:
 def fields(st: Mapping[str, Any], *params: ParamSet) -> dict:
     """The fields of ``params`` by parameter name, with the values and context of ``st``."""
     return {n: f for p in params for n, f in zip(p.names, p.fields(st["values"], st["ctx"]))}
-
-
-def download_button(prefix: str, text: str, name: str) -> html.Button:
-    """The button ``{prefix}-download-{name}`` (for ``page_frame.register_csv_downloads``)."""
-    return html.Button(text, id=f"{prefix}-download-{name}", n_clicks=0,
-                       className="vi-button vi-button-secondary", style={"marginTop": "0.75rem"})
 
 
 def link(*parts: str) -> str:

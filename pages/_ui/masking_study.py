@@ -1,4 +1,5 @@
-"""The study the Masking page shows: the exact table its controls build, figures, sentences.
+"""The study the Masking page shows: the exact table its controls build, figures, the table,
+sentences (from :mod:`varimp_core.studies.masking_report`) and CSV downloads.
 
 The table is a built-in problem with a small exact distribution (LED, XOR or SYM), 0..6
 irrelevant fair bits and optionally a noisy copy of one variable; every figure comes from
@@ -11,20 +12,25 @@ from typing import Any, Mapping
 
 import pandas as pd
 from dash import dcc, html
+from dash.dash_table import DataTable
+from dash.dash_table.Format import Format, Scheme
 
 from varimp_core.plots.masking import make_delta_heatmap, make_k_lines, make_rank_bump
 from varimp_core.problems.registry import get_problem, parse_spec
+from varimp_core.studies import masking_report as report
 from varimp_core.studies.masking import importance_change
 from varimp_core.studies.masking_copy import add_noisy_copy
 
+from .common import csv_filename, safe_csv
 from .controls import card
 from .datasource import spec_from_options
+from .page_frame import download_button, download_note, table_style
 from .params import Context
 
 __all__ = ["PROBLEMS", "PRESETS", "MAX_IRRELEVANT", "NO_COPY", "split_spec", "full_spec",
            "link_problem", "copy_note", "problem_context", "problem_choices", "copy_choices",
-           "depth_choices", "build_table", "figures", "lines_figure", "summary_sentences",
-           "figure_cards"]
+           "depth_choices", "build_table", "figures", "lines_figure", "summary", "table",
+           "EXACT_CSV", "forests_csv", "figure_cards", "forests_download"]
 
 PROBLEMS = ("led", "xor", "sym")  # built-in problems with a small exact distribution
 PRESETS = [("led", "LED \u2014 7 segments (Table 2)"),
@@ -33,6 +39,7 @@ PRESETS = [("led", "LED \u2014 7 segments (Table 2)"),
            ("sym", "SYM \u2014 2 bits, symmetric")]
 MAX_IRRELEVANT = 6
 NO_COPY = "none"
+NUM = Format(precision=4, scheme=Scheme.fixed)
 
 
 # -- the problem and its exact table ---------------------------------------------------------
@@ -151,51 +158,60 @@ def figures(exact: Mapping[str, Any]) -> tuple:
             make_delta_heatmap(importance_change(df, x=x), x=x))
 
 
-def _order(d: pd.DataFrame) -> str:
-    """``"X5 > X2 = X3"``: variables with a positive importance, most important first."""
-    d = d[d["importance"] > 1e-9].sort_values(["rank", "variable"])
-    groups = d.groupby("rank", sort=True)["variable"].apply(" = ".join)
-    return " > ".join(groups.tolist())
+def summary(exact: Mapping[str, Any], settings: Mapping[str, Any]) -> list:
+    """What to notice in the current view (the core's sentences), one paragraph each."""
+    return [html.P(t) for t in report.summary_sentences(
+        pd.DataFrame(exact["records"]), settings, information=exact["information"],
+        copy_name=exact.get("copy_name"))]
 
 
-def summary_sentences(exact: Mapping[str, Any], settings: Mapping[str, Any]) -> list[str]:
-    """What to notice in the current view, in a few sentences with the core's numbers."""
-    df, p, info, x = pd.DataFrame(exact["records"]), exact["p"], exact["information"], exact["x"]
-    sums = df.groupby(x)["importance"].sum()
-    out = []
-    if x == "depth":
-        return [f"{p} inputs, K = {settings['max_features']}. Trees stopped at depth D keep the "
-                "parts of the importances from nodes above depth D (Proposition 6 at K=1); the "
-                f"full-depth sum {sums.iloc[-1]:.4f} bits is I(X;Y)."]
-    if settings["max_depth"] == "full" and info is not None:
-        spread = (f"{sums.mean():.4f} bits" if sums.max() - sums.min() < 5e-5 else
-                  f"{sums.min():.4f}\u2013{sums.max():.4f} bits")
-        out.append(f"{p} inputs; I(X;Y) = {info:.4f} bits. The importances sum to "
-                   f"{spread} at every K (Theorem 2).")
-    else:
-        out.append(f"{p} inputs; trees stop at depth {settings['max_depth']}, so the sums "
-                   f"({sums.min():.3f}\u2013{sums.max():.3f} bits) stay below "
-                   f"I(X;Y) = {info:.3f} bits.")
-    k1 = df[df.K == 1].set_index("variable")["importance"]
-    kp = df[df.K == df.K.max()].set_index("variable")["importance"]
-    irrelevant = settings["irrelevant"]
-    if irrelevant:
-        out.append(f"The {irrelevant} irrelevant variable"
-                   f"{'s get' if irrelevant > 1 else ' gets'} 0 at K=1 and leave the "
-                   "others' K=1 values unchanged (Theorems 3 and 5); at K>1 they dilute the "
-                   "draws, which damps masking.")
-    copy = exact.get("copy_name")
-    if copy:
-        orig = settings["copy"]
-        out.append(f"{copy} copies {orig} with {settings['flip']:g} noise: at K=1 {orig} has "
-                   f"{k1[orig]:.3f} and {copy} {k1[copy]:.3f} bits; at K={p} "
-                   f"{orig} has {kp[orig]:.3f} and {copy} {kp[copy]:.3f} "
-                   f"\u2014 {'masked' if kp[copy] < 0.5 * k1[copy] else 'not masked'}"
-                   f" by {orig}.")
-    first, last = _order(df[df.K == 1]), _order(df[df.K == df.K.max()])
-    if first != last:
-        out.append(f"The order changes: {first} at K=1, {last} at K={p}.")
-    return out
+def _paper_table(exact, settings):
+    mismatch = report.table2_mismatch(settings)
+    table = report.importance_table(pd.DataFrame(exact["records"]), x=exact["x"],
+                                    paper=mismatch is None)
+    return table, mismatch
+
+
+def table(exact: Mapping[str, Any], settings: Mapping[str, Any]) -> tuple[list, list, list]:
+    """The Table 2 card: the table's columns and rows, and the sentences under it."""
+    t, mismatch = _paper_table(exact, settings)
+    two = mismatch is None  # two header rows: the column, then ours / paper / difference
+
+    def name(c):
+        head, _, sub = c.partition(" (")
+        return [head, sub.rstrip(")").replace(" - ", " \u2212 ") or "ours"] if two else c
+    cols = [{"name": ["", "Variable"] if two else "Variable", "id": "variable"}] + [
+        {"name": name(c), "id": c, "type": "numeric",  # the paper's values: as printed
+         "format": Format(precision=3, scheme=Scheme.fixed) if "(paper)" in c else NUM}
+        for c in t.columns[1:]]
+    return cols, t.to_dict("records"), [html.P(s) for s in report.table2_sentences(t, mismatch)]
+
+
+def _filename(settings, what: str) -> str:
+    s = settings
+    parts = [f"copy-{s['copy']}-{s['flip']:g}" if s["copy"] != NO_COPY else "",
+             "" if s["k_semantics"] == "id3" else s["k_semantics"],
+             f"K{s['max_features']}" if s["axis"] == "depth" else
+             ("" if s["max_depth"] == "full" else f"depth{s['max_depth']}"), what]
+    return csv_filename("masking", None, *(x for x in parts if x),
+                        name=full_spec(s["problem"], s["irrelevant"]))
+
+
+#: The Masking page's downloads, by button id (``JobView.register_downloads``).
+EXACT_CSV = {
+    "masking-download-figures": lambda out, s, data: (safe_csv(importance_change(
+        pd.DataFrame(out["records"]), x=out["x"])), _filename(s, f"by-{out['x']}")),
+    "masking-download-table": lambda out, s, data: (safe_csv(_paper_table(out, s)[0]),
+                                                    _filename(s, "table")),
+}
+
+
+def forests_csv(out, s, data, exact=None) -> tuple[str, str]:
+    """The finite forests' points of the figure, as CSV."""
+    if not out.get("sampled"):
+        raise ValueError(out.get("note") or "Tick Finite forests to grow them, then download.")
+    name = _filename(exact, f"forests-{s['n_estimators']}-trees-seed-{s['random_state']}")
+    return safe_csv(pd.DataFrame(out["sampled"])), name
 
 
 def figure_cards() -> list:
@@ -203,11 +219,24 @@ def figure_cards() -> list:
     graph = {n: dcc.Graph(id=f"masking-{n}", style={"height": h}, config={
         "displaylogo": False, "toImageButtonOptions": {"format": "svg"}})
         for n, h in (("lines", "460px"), ("bump", "420px"), ("delta", "420px"))}
-    return [card("Importance", graph["lines"],
+    return [download_note("masking"), dcc.Download(id="masking-download"),
+            card("Importance", graph["lines"],
                  html.Div(id="masking-summary", className="vi-description"),
+                 download_button("masking", "Download the three figures' values (CSV)", "figures"),
                  className="vi-figure"),
             html.Div(style={"display": "grid", "gap": "1rem",
                             "gridTemplateColumns": "repeat(auto-fit, minmax(380px, 1fr))"},
                      children=[card("Rank", graph["bump"], className="vi-figure"),
                                card("Change from the first column", graph["delta"],
-                                    className="vi-figure")])]
+                                    className="vi-figure")]),
+            card("Table (Table 2 of Louppe et al. for the LED)", html.Div(id="masking-table-note",
+                                                               className="vi-help"),
+                 DataTable(id="masking-table", columns=[], data=[],
+                           merge_duplicate_headers=True, **table_style(["variable"])),
+                 download_button("masking", "Download the table (CSV)", "table"), id="masking-table-card")]
+
+
+def forests_download() -> list:
+    """The finite forests' download button, its sentence and its ``dcc.Download``."""
+    return [download_button("masking-forests", "Download finite forests (CSV)"),
+            download_note("masking-forests"), dcc.Download(id="masking-forests-download")]

@@ -23,7 +23,7 @@ from . import state
 from .params import sentence
 
 __all__ = ["page_frame", "error_box", "figure_config", "table_style",
-           "register_csv_downloads", "csv_download", "download_note"]
+           "register_csv_downloads", "csv_download", "download_button", "download_note"]
 
 
 def page_frame(prefix: str, *, title: str, lead, stores: Sequence, controls, content: Sequence,
@@ -107,6 +107,13 @@ def csv_download(make: Callable[[dict, Any], tuple], store: Any, value: Any) -> 
     except ValueError as exc:
         return no_update, sentence(str(exc))
     return dict(content=text, filename=name, type="text/csv"), ""
+
+
+def download_button(prefix: str, text: str = "Download CSV", name: str = "button"
+                    ) -> html.Button:
+    """The button ``{prefix}-download-{name}`` of a CSV download."""
+    return html.Button(text, id=f"{prefix}-download-{name}", n_clicks=0,
+                       className="vi-button vi-button-secondary", style={"marginTop": "0.75rem"})
 
 
 def download_note(prefix: str) -> html.P:

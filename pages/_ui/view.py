@@ -27,17 +27,19 @@ is drawn (with ``result["partial"]`` set) but not cached.
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 import uuid
 from typing import Any, Callable, Mapping, Sequence
 
-from dash import Input, Output, State, callback, dcc, html, no_update
+from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 from plotly.utils import PlotlyJSONEncoder
 
 from . import cache, jobs
 from .datachoice import DataChoice
 from .params import Context, ParamSet
 
-__all__ = ["JobView", "context_for"]
+__all__ = ["JobView", "context_for", "warm"]
 
 _HIDDEN = "vi-hidden"
 
@@ -181,6 +183,47 @@ class JobView:
                 cache.put_json(key, result)
         return result, settings, data
 
+    def download(self, make: Callable, values: Mapping[str, Any], store: Any,
+                 extra: Mapping[str, Any] | None = None) -> tuple:
+        """``(download data, sentence)`` of a CSV of the cached result: nothing is computed.
+
+        The values and the data store are validated again, as the job does; ``make(result,
+        settings, data, **extra) -> (text, filename)`` may refuse with a ValueError.
+        """
+        extra = dict(extra or {})
+        try:
+            data, settings = self.check(values, store)
+            result = self.cached(data, settings, extra)
+            if result is None:
+                return no_update, ("This result is not in the server's cache: wait until it "
+                                   "is drawn (or change a control and back), then download.")
+            text, filename = make(result, settings, data, **extra)
+        except ValueError as exc:
+            return no_update, jobs.error_message(exc)
+        return dict(content=text, filename=filename, type="text/csv"), ""
+
+    def register_downloads(self, makers: Mapping[str, Callable]) -> None:
+        """Buttons (ids: the keys of ``makers``) filling ``{prefix}-download`` with a CSV of
+        the view's cached result, by :meth:`download`; the sentence goes to
+        ``{prefix}-download-note``."""
+        names, extra_names = self.params.names, [name for name, _ in self.extra]
+        states = [*(State(i.component_id, i.component_property)
+                    for i in [*self.params.inputs(), *(dep for _, dep in self.extra)]),
+                  *([State(self.data_store, "data")] if self.data_store else [])]
+
+        @callback(Output(f"{self.prefix}-download", "data"),
+                  Output(f"{self.prefix}-download-note", "children"),
+                  *(Input(button, "n_clicks") for button in makers), *states,
+                  prevent_initial_call=True)
+        def download(*args):
+            clicks, rest = args[:len(makers)], args[len(makers):]
+            if not any(clicks) or ctx.triggered_id not in makers:
+                return no_update, no_update
+            values = dict(zip(names, rest))
+            extra = dict(zip(extra_names, rest[len(names):]))
+            return self.download(makers[ctx.triggered_id], values,
+                                 rest[-1] if self.data_store else None, extra)
+
     def _request_stop(self, n_clicks, instance):
         jobs.request_stop(instance, self.prefix)
         return n_clicks
@@ -303,3 +346,26 @@ class JobView:
                  status, *err, Input(f"{self.prefix}-miss", "data"),
                  State(f"{self.prefix}-instance", "data"), State(*self.outputs[0]),
                  prevent_initial_call=True, **opts)(job)
+
+
+def warm(name: str, runs: Sequence[tuple[JobView, Mapping[str, Any], Any]]):
+    """Compute, cache and draw ``runs`` (``(view, values, data store)``) in a background
+    process, once per server: the processes of other workers wait on the cache's lock of
+    ``name`` and find it done.  Returns the process; None when ``VARIMP_WARM=0`` (tests)."""
+    if os.environ.get("VARIMP_WARM", "1") == "0":
+        return None
+
+    def work():
+        for view, values, store in runs:
+            try:  # values a server's limits refuse (VARIMP_MAX_TREES...) are left to the page
+                view.draw_and_keep(*view.run(values, store), {})
+            except ValueError:
+                continue
+        return True
+
+    target = lambda: cache.get_or_compute(cache.key_for("warm", name), work)  # noqa: E731
+    with cache.fork_guard():  # no other thread inside SQLite while the process forks
+        process = multiprocessing.get_context("fork").Process(target=target, daemon=True,
+                                                              name=f"varimp-warm-{name}")
+        process.start()
+    return process

@@ -18,7 +18,8 @@ from varimp_core.result import ImportanceResult
 from varimp_core.plots.style import EXACT_COLOR, SAMPLED_OPACITY, base_layout, variable_color
 from varimp_core.plots.style import user_text_safe
 
-__all__ = ["make_importance_figure", "make_theorem2_figure", "method_label", "units_label"]
+__all__ = ["SPREADS", "make_importance_figure", "make_theorem2_figure", "method_label",
+           "units_label"]
 
 _METHOD_NAMES = {
     "eqn3": "exact (Eqn 3)",
@@ -74,9 +75,14 @@ def _box_stats(per_tree: np.ndarray) -> dict:
     return {"lowerfence": q[0], "q1": q[1], "median": q[2], "q3": q[3], "upperfence": q[4]}
 
 
+#: What the whiskers of sampled bars show (``spread`` of :func:`make_importance_figure`).
+SPREADS = ("se", "trees")
+
+
 @user_text_safe
 def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | None = None, *,
-                           max_bars: int = 50, height: int = 440) -> go.Figure:
+                           max_bars: int = 50, height: int = 440, spread: str = "se"
+                           ) -> go.Figure:
     """Bar chart of MDI importances, one bar per variable in the variable's colour.
 
     Parameters
@@ -84,8 +90,7 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
     result : ImportanceResult
         The values drawn as bars.  When it is sampled (``per_tree`` present),
         the bars carry error bars of one Monte Carlo standard error
-        (per-tree standard deviation divided by :math:`\\sqrt{T}`) and a thin
-        box of the per-tree values (minimum, quartiles, maximum).
+        (per-tree standard deviation divided by :math:`\\sqrt{T}`).
     exact : ImportanceResult, default=None
         Infinite-ensemble values drawn over the bars as black diamonds, with
         the same variables in the same order.
@@ -95,18 +100,25 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
         the variables keep their order.
     height : int, default=440
         Figure height in pixels.
+    spread : {"se", "trees"}, default="se"
+        ``"trees"`` adds a thin box of the per-tree values (minimum, quartiles,
+        maximum).  Single trees vary far more than their mean (by a factor
+        :math:`\\sqrt{T}`), so that box can dwarf the bars; the standard error
+        alone never does for a forest of many trees.
 
     Returns
     -------
     fig : go.Figure
         Trace 0 is the bars (``y`` equals ``result.importances``, for the
-        variables drawn); then the per-tree box when present; the exact
-        diamonds come last (``y`` equals ``exact.importances``).
+        variables drawn), named with what its whiskers are; then the per-tree
+        box when asked; the exact diamonds come last (``y`` equals
+        ``exact.importances``).
 
     Raises
     ------
     ValueError
-        When ``exact`` does not have the same variables as ``result``.
+        When ``exact`` does not have the same variables as ``result``, or
+        ``spread`` is not one of :data:`SPREADS`.
 
     Notes
     -----
@@ -116,6 +128,9 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
     """
     if exact is not None and tuple(exact.variables) != tuple(result.variables):
         raise ValueError("The exact result must have the same variables as the sampled result.")
+    if spread not in SPREADS:
+        raise ValueError(f"The whiskers show 'se' (standard error) or 'trees' (per-tree "
+                         f"spread), not {spread!r}.")
     p = result.n_features
     idx = np.arange(p)
     if p > max_bars:
@@ -138,7 +153,8 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
         custom = [[s, e] for s, e in zip(share, sem)]
     fig = go.Figure()
     fig.add_trace(go.Bar(
-        x=variables, y=values, name=method_label(result),
+        x=variables, y=values,
+        name=method_label(result) + ("" if sem is None else ", whiskers \u00b11 standard error"),
         marker=dict(color=colors, opacity=SAMPLED_OPACITY if sampled else 1.0,
                     line=dict(color=colors, width=1.5),
                     pattern=dict(shape="/" if sampled else "", fillmode="overlay",
@@ -147,10 +163,11 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
                                               color="#333333", thickness=1.5, width=6),
         customdata=custom, hovertemplate="<br>".join(lines) + "<extra></extra>",
     ))
-    if result.per_tree is not None and n_trees and n_trees >= 2:
+    if spread == "trees" and result.per_tree is not None and n_trees and n_trees >= 2:
         stats = _box_stats(result.per_tree[:, idx])
         fig.add_trace(go.Box(
-            x=variables, name=f"per-tree spread (T = {n_trees:,})", width=0.18,
+            x=variables, name=f"per-tree spread (T = {n_trees:,}): min, quartiles, max",
+            width=0.18,
             fillcolor="rgba(255,255,255,0)", line=dict(color="#555555", width=1),
             boxpoints=False, hoverinfo="x+y", **stats,
         ))

@@ -3,4 +3,5 @@
 (``nulls``), fitted laws of the importances (``fits``), all three in one study
 (``distributions``), Li et al.'s noisy-feature protocol (``noisy_protocol``), random-subspace
 selection RS/SRS and its comparison over seeds (``selection``, ``subspace``, ``rs_srs``) and
-masking along K and depth (``masking``, ``masking_tables``, ``masking_copy``)."""
+masking along K and depth (``masking``, ``masking_tables``, ``masking_copy``) and what a
+masking study says: Table 2 beside the paper's values, its sentences (``masking_report``)."""
