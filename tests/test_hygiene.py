@@ -338,7 +338,7 @@ def test_over_a_limit_is_refused_with_a_sentence(dash_app, five_thousand_trees):
 
     controls = {"method": "forest", "max_features": 1, "max_depth": None, "criterion": "entropy",
                 "k_semantics": "id3",
-                "n_estimators": 6000, "bootstrap": [], "random_state": 0}
+                "n_estimators": 6000, "bootstrap": [], "random_state": 0, "spread": "se"}
     _, errors = imp.PARAMS.validate(controls, Context(p=3))
     assert errors["n_estimators"].startswith(
         "Number of trees must be a whole number from 1 to 5,000")
@@ -445,7 +445,8 @@ def test_background_job_stops_at_the_time_limit_through_dash(app_module, monkeyp
                                  "n": "5000"})[0]
     controls = {"method": "forest", "max_features": 1, "max_depth": None, "criterion": "entropy",
                 "k_semantics": "id3",
-                "n_estimators": 10_000, "bootstrap": [], "random_state": 99}
+                "n_estimators": 10_000, "bootstrap": [], "random_state": 99,
+                "spread": "se"}
     # a cache miss: what the page's plain callback writes to the store that starts the job
     values = {"imp-miss.data": {"values": controls, "extra": {}, "data": data.to_store()},
               "imp-instance.data": "test"}

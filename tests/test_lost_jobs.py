@@ -144,3 +144,42 @@ def test_a_celery_task_gets_the_memory_guard_and_its_process_gets_it_back(monkey
     assert during != resource.RLIM_INFINITY and over == "MemoryError"
     assert after == before
     assert guards.limit_sentence(MemoryError()).startswith("This computation needs more memory")
+
+
+def test_a_browser_over_its_job_cap_gets_a_sentence_and_no_process(app_module, monkeypatch):
+    """Issue #17: one client ran 6 jobs at once as 6 processes.  With a cap of 1, the second
+    job of the same browser (its varimp_client cookie) ends at its first poll with a sentence;
+    another browser still gets its job."""
+    import psutil
+    from _servers import DashCallbackClient
+
+    from pages._ui.datachoice import DataChoice
+
+    monkeypatch.setenv("VARIMP_MAX_JOBS_PER_CLIENT", "1")
+    monkeypatch.setenv("VARIMP_JOB_TIMEOUT", "8")  # the long job ends by itself
+    data = DataChoice.from_page({"problem": "xor:irrelevant=8", "sampling": "sample",
+                                 "n": "5000"})[0]
+
+    def values(trees):
+        controls = {"method": "forest", "max_features": 1, "max_depth": None,
+                    "criterion": "entropy", "k_semantics": "id3", "n_estimators": trees,
+                    "bootstrap": [], "random_state": 4242, "spread": "se"}
+        return {"imp-miss.data": {"values": controls, "extra": {}, "data": data.to_store()},
+                "imp-instance.data": "test"}
+
+    browser = DashCallbackClient.over_flask(app_module.server.test_client(), "imp-graph.figure",
+                                            "/importances")
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    long = browser.body(values(10_000), "imp-miss.data")
+    first = browser.post(long)                       # runs (up to its 8 s limit)
+    assert first["job"].split("~")[0] != "refused"
+    _, _, last = browser.run(values(9_999), "imp-miss.data", timeout=10)
+    sentence = last["sideUpdate"]["imp-job-status"]["children"]
+    assert sentence.startswith("This browser already runs 1 computations on this server")
+    assert "imp-graph" not in last.get("response", {})
+    started = {p.pid for p in psutil.Process().children(recursive=True)} - before
+    assert len(started) <= 1  # the refused job has no process
+    other = DashCallbackClient.over_flask(app_module.server.test_client(), "imp-graph.figure",
+                                          "/importances")
+    assert other.post(other.body(values(9_998), "imp-miss.data"))["job"].split("~")[0] \
+        != "refused"

@@ -154,7 +154,7 @@ def _importances_values(trees: int, seed: int) -> dict:
                                  "n": "20000"})[0]
     controls = {"method": "forest", "max_features": 1, "max_depth": None, "criterion": "entropy",
                 "k_semantics": "id3",
-                "n_estimators": trees, "bootstrap": [], "random_state": seed}
+                "n_estimators": trees, "bootstrap": [], "random_state": seed, "spread": "se"}
     # what the page's plain callback writes to the miss store on a cache miss
     return {"imp-miss.data": {"values": controls, "extra": {}, "data": data.to_store()},
             "imp-instance.data": "test"}

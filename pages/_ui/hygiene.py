@@ -43,6 +43,7 @@ __all__ = [
     "install",
     "install_server",
     "malformed_callback",
+    "CLIENT_COOKIE",
 ]
 
 log = logging.getLogger(__name__)
@@ -55,6 +56,8 @@ SECURITY_HEADERS = {
     "X-Frame-Options": "SAMEORIGIN",
 }
 REQUEST_ID_HEADER = "X-Request-ID"
+#: Cookie naming a browser (random, 128 bits) for the per-browser job cap (pages._ui.jobs).
+CLIENT_COOKIE = "varimp_client"
 #: A client's request id is used only when it matches this (else a new one is made).
 SAFE_REQUEST_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 #: The body of every HTTP 500 answer.
@@ -189,6 +192,9 @@ def install_server(server) -> None:
             response.headers[REQUEST_ID_HEADER] = rid
         for name, value in SECURITY_HEADERS.items():
             response.headers.setdefault(name, value)
+        if CLIENT_COOKIE not in request.cookies:
+            response.set_cookie(CLIENT_COOKIE, secrets.token_hex(16), httponly=True,
+                                samesite="Lax")
         return response
 
     @server.teardown_request

@@ -31,7 +31,8 @@ from typing import Any, Callable, Iterable
 
 from dash import CeleryManager, DiskcacheManager, Input, Output, clientside_callback, html
 
-from . import celery_jobs, fanout, guards, limits
+from . import cache, celery_jobs, fanout, guards, limits
+from .hygiene import CLIENT_COOKIE
 from .job_signals import (JobAbandoned, check_heartbeat, clear_stop, forget_old_beats,
                           mark_polled, request_stop, start_job, stop_requested)
 from .cache import SQLiteGuarded, cache_dir, fork_guard
@@ -330,6 +331,21 @@ def make_manager():
     return manager, None
 
 
+#: Job handle of a job refused by the per-browser cap (no process, no task behind it).
+REFUSED = "refused"
+
+
+def _client() -> str:
+    """Who started the request: the browser's ``varimp_client`` cookie (set by
+    :mod:`pages._ui.hygiene`), else its address."""
+    from flask import request
+
+    try:
+        return request.cookies.get(CLIENT_COOKIE) or f"addr:{request.remote_addr}"
+    except RuntimeError:  # no request (a test calling the manager directly)
+        return "-"
+
+
 class _KeyPerRequest:
     """Mixin: each background request gets its own result key.
 
@@ -344,6 +360,39 @@ class _KeyPerRequest:
     def build_cache_key(self, fn, args, cache_args_to_ignore, triggered):
         return secrets.token_hex(32)
 
+    def admit(self, key) -> bool:
+        """False (and the job's sentence kept) when this browser runs its cap of jobs.
+
+        Never trust the browser: one client opening many tabs or looping requests
+        started one process per job; ``VARIMP_MAX_JOBS_PER_CLIENT`` bounds them.
+        """
+        client, cap = _client(), limits.max_client_jobs()
+        slot = cache.key_for("client-jobs", client)
+        running = [j for j in (cache.get_json(slot) or []) if self.job_running(j)]
+        cache.put_json(slot, running, expire=limits.job_timeout() + 60)
+        if len(running) < cap:
+            return True
+        log.warning("A client was refused a job: %d of %d running", len(running), cap)
+        cache.put_json(cache.key_for("refused-job", key),
+                       f"This browser already runs {len(running)} computations on this server, "
+                       f"the most it may run at once; wait for one to finish, or cancel it, "
+                       "and try again.", expire=600)
+        return False
+
+    def started(self, job) -> None:
+        """Count ``job`` against its browser's cap until it ends."""
+        slot = cache.key_for("client-jobs", _client())
+        cache.put_json(slot, [*(cache.get_json(slot) or []), str(job)],
+                       expire=limits.job_timeout() + 60)
+
+    def refusal(self, key) -> dict:
+        sentence = cache.get_json(cache.key_for("refused-job", key)) or \
+            "This computation was not started: too many run for this browser."
+        return {"background_callback_error": {"msg": sentence, "tb": celery_jobs.LOST_MARK}}
+
+    def job_running(self, job):
+        return False if job in (None, REFUSED) else super().job_running(job)
+
     def get_progress(self, key):
         mark_polled(key)  # the page still waits for this job (see check_heartbeat)
         return super().get_progress(key)
@@ -357,10 +406,14 @@ class _DiskcacheManager(_KeyPerRequest, DiskcacheManager):
 
     def call_job_fn(self, key, job_fn, args, context):
         forget_old_beats()
+        if not self.admit(key):
+            return REFUSED
         mark_polled(key)
         with fork_guard():  # no other thread inside SQLite while the job's process forks
-            return super().call_job_fn(key, guards.GuardedJob(job_fn, on_start=start_job),
-                                       args, context)
+            job = super().call_job_fn(key, guards.GuardedJob(job_fn, on_start=start_job),
+                                      args, context)
+        self.started(job)
+        return job
 
     def get_result(self, key, job):
         """The job's result; a job that died or overran its time limit ends in a sentence.
@@ -369,6 +422,8 @@ class _DiskcacheManager(_KeyPerRequest, DiskcacheManager):
         gone without a result (killed for memory, crashed), and lets a hung job
         (stuck in a library after the fork) run on: the page then waits in silence.
         """
+        if job == REFUSED:
+            return self.refusal(key)
         result = super().get_result(key, job)
         if result is not self.UNDEFINED or not job:
             return result
@@ -393,7 +448,7 @@ class _DiskcacheManager(_KeyPerRequest, DiskcacheManager):
         """
         import psutil
 
-        if job is None:
+        if job is None or not str(job).isdigit():  # none, or refused: no process
             return
         try:
             proc = psutil.Process(int(job))
@@ -441,10 +496,16 @@ class _CeleryManager(_KeyPerRequest, CeleryManager):
     """
 
     def call_job_fn(self, key, job_fn, args, context):
-        return celery_jobs.submit(self.handle, job_fn,
-                                  (key, self._make_progress_key(key), args, context))
+        if not self.admit(key):
+            return REFUSED
+        job = celery_jobs.submit(self.handle, job_fn,
+                                 (key, self._make_progress_key(key), args, context))
+        self.started(job)
+        return job
 
     def get_result(self, key, job):
+        if job == REFUSED:
+            return self.refusal(key)
         result = super().get_result(key, job)
         if result is self.UNDEFINED and job:
             lost = celery_jobs.lost_job_error(self.handle, job)
@@ -455,5 +516,7 @@ class _CeleryManager(_KeyPerRequest, CeleryManager):
         return result
 
     def terminate_job(self, job):
+        if job in (None, REFUSED):
+            return
         super().terminate_job(job)
         fanout.revoke_children(self.handle, job)

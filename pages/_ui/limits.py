@@ -52,6 +52,7 @@ __all__ = [
     "max_memory_mb",
     "job_timeout",
     "n_jobs",
+    "max_client_jobs",
     "at_most_help",
     "limits_text",
 ]
@@ -78,6 +79,9 @@ LIMITS: dict[str, Limit] = {
     "replicates": Limit("VARIMP_MAX_REPLICATES", 2000, None, "Monte Carlo replicates"),
     "memory_mb": Limit("VARIMP_MAX_MEMORY_MB", 4096, None, "MB of memory per job"),
     "job_timeout": Limit("VARIMP_JOB_TIMEOUT", 600, None, "seconds per job"),
+    # The Measures page starts three jobs at once; a fourth covers a control changed while
+    # its previous job is still being stopped.
+    "client_jobs": Limit("VARIMP_MAX_JOBS_PER_CLIENT", 4, None, "jobs at once per browser"),
 }
 
 
@@ -140,6 +144,11 @@ def n_jobs() -> int | None:
     except ValueError:
         return None
     return value or None
+
+
+def max_client_jobs() -> int:
+    """Background jobs one browser may run at once (``VARIMP_MAX_JOBS_PER_CLIENT``)."""
+    return value("client_jobs")
 
 
 def job_timeout() -> int:
