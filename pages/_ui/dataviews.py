@@ -18,11 +18,12 @@ from .controls import option_values
 from .params import Context, ParamSet, sentence
 
 __all__ = ["CONTROLS", "data_params", "compute", "apply_choice", "problem_form",
-           "summary_block"]
+           "summary_block", "columns_block"]
 
 #: The Data page's controls: the data parameters that have one (ids ``data-<key>``).
 CONTROLS = ParamSet("data", [datasource.DATA_PARAMS.by_name[n] for n in (
-    "source", "problem", "sampling", "n", "seed", "bins", "target", "task", "numeric")])
+    "source", "problem", "sampling", "n", "seed", "bins", "target", "task", "numeric",
+    "exclude", "missing", "dates")])
 
 #: What the page says, in place of a summary, while the upload source has no file yet.
 NO_FILE_YET = "Drop a CSV file on the upload area (or click it) to see its summary here."
@@ -44,7 +45,8 @@ def data_params(settings: Mapping[str, Any], options: Sequence[Any] = (),
             return None
         return datasource.canonical_params({
             "source": "upload", "upload": upload["key"], "file": upload.get("file"),
-            "target": s["target"], "task": s["task"], "numeric": s["numeric"], "bins": s["bins"]})
+            **{k: s[k] for k in ("target", "task", "numeric", "exclude", "missing", "dates",
+                                 "bins")}})
     name = s["problem"].split(":")[0]
     spec = datasource.spec_from_options(name, option_values(name, option_ids, options))
     return datasource.canonical_params({
@@ -155,3 +157,15 @@ def summary_block(summary: Mapping[str, Any]) -> html.Div:
                **{"data-exact": "1" if exact else "0"}),
         html.P(summary.get("description") or "", className="vi-description"),
     ])
+
+
+def columns_block(rows: Sequence[Mapping[str, Any]]) -> html.Table | str:
+    """An upload's columns as the core reads them: role, type, missing values, reason."""
+    if not rows:
+        return ""
+    head = html.Tr([html.Th(h) for h in ("Column", "Role", "Type", "Missing", "Why")])
+    return html.Table([html.Thead(head), html.Tbody([html.Tr(
+        [html.Td(r["column"]), html.Td(r["role"]), html.Td(r["type"] or "\u2014"),
+         html.Td(f"{r['missing']:,}" if r["missing"] else ""), html.Td(r["reason"])],
+        className=f"vi-role-{r['role']}") for r in rows])],
+        id="data-columns", className="vi-table vi-columns")

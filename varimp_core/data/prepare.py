@@ -286,7 +286,7 @@ def _prepare(df, target, max_levels, bins, kinds, task, limit, source, missing, 
     n = frame.shape[0]
 
     # Roles: excluded by choice, dates, identifiers and empty columns; the rest typed.
-    excluded = [(c, "excluded by choice") for c in exclude]
+    excluded = [(c, _why_excluded(frame[c])) for c in exclude]
     parsed, expanded = {}, {}
     for c in columns:
         if c == target or c in exclude:
@@ -366,6 +366,15 @@ def _prepare(df, target, max_levels, bins, kinds, task, limit, source, missing, 
                         y_codes=np.asarray(y_codes, dtype=np.int64),
                         excluded=tuple(excluded), missing=counts,
                         dropped_rows=int(n - keep.sum()), dates=tuple(expanded))
+
+
+def _why_excluded(s: pd.Series) -> str:
+    """The reason of a column excluded by choice: its identifier likeness, if it has one."""
+    try:
+        kind, values, _, miss = column_values(s)
+    except DataError:
+        return "excluded by choice"
+    return identifier_reason(kind, values, miss) or "excluded by choice"
 
 
 def _used_order(order, values):
