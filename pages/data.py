@@ -165,30 +165,29 @@ def show_problem_form(name, sampling):
 
 
 @callback(Output("data-upload-info", "data"), Output("data-target", "options"),
-          Output("data-target", "value"), Output("data-numeric", "options"),
-          Output("data-numeric", "value"), Output("data-exclude", "options"),
-          Output("data-exclude", "value"),
+          Output("data-target", "value"),
           Output("data-upload-note", "children"), Output("data-upload-note", "className"),
-          Input("data-upload", "contents"), Input("data-target", "value"),
-          State("data-upload", "filename"), State("data-upload-info", "data"),
+          Input("data-upload", "contents"), State("data-upload", "filename"),
           prevent_initial_call=True)
-def column_controls(contents, target, filename, info):
-    """A new file, or a new target: every other column's type and role derived again."""
-    new, note = ctx.triggered_id == "data-upload", (no_update, no_update)
-    if new:
-        try:
-            info = datasource.store_upload(contents, filename)
-        except Exception as exc:  # DataError is a sentence; anything else is logged
-            return (*[no_update] * 7,
-                    jobs.error_message(exc) + " Your current data is unchanged.", "vi-error")
-        target, roles = info["target"], info
-        note = (" ".join([f"{info['file']}: {info['rows']:,} rows, {len(info['columns'])} "
-                          "columns.", *info["notes"]]), "vi-help")
-    elif not isinstance(info, dict) or not info.get("key"):
-        return (no_update,) * 9
-    else:
-        roles = datasource.column_roles(info["key"], target)
-    return (info if new else no_update, info["columns"] if new else no_update,
-            target if new else no_update,
-            [c for c in info["number_columns"] if c != target], roles["numeric"] or [],
-            [c for c in info["columns"] if c != target], roles["exclude"] or [], *note)
+def receive_upload(contents, filename):
+    try:
+        info = datasource.store_upload(contents, filename)
+    except Exception as exc:  # DataError is a sentence; anything else is logged
+        return (no_update, no_update, no_update,
+                jobs.error_message(exc) + " Your current data is unchanged.", "vi-error")
+    note = f"{info['file']}: {info['rows']:,} rows, {len(info['columns'])} columns."
+    return info, info["columns"], info["target"], " ".join([note, *info["notes"]]), "vi-help"
+
+
+@callback(Output("data-numeric", "options"), Output("data-numeric", "value"),
+          Output("data-exclude", "options"), Output("data-exclude", "value"),
+          Input("data-target", "value"), Input("data-upload-info", "data"),
+          prevent_initial_call=True)
+def column_controls(target, info):
+    """A new file or a new target: every other column's type and role derived again (bug 1)."""
+    if not isinstance(info, dict) or not info.get("key"):
+        return (no_update,) * 4
+    target = target if target in info["columns"] else info["target"]
+    roles = datasource.column_roles(info["key"], target)
+    return ([c for c in info["number_columns"] if c != target], roles["numeric"] or [],
+            [c for c in info["columns"] if c != target], roles["exclude"] or [])

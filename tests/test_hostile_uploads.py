@@ -153,8 +153,9 @@ def test_parser_refuses_with_sentences_and_never_crashes(corpus):
             except Exception as exc:  # noqa: BLE001
                 unhandled.append(f"{path.name}: prepare_table({target!r}) raised {exc!r}")
             else:
-                assert prepared.n_samples == df.shape[0]
-                assert len(prepared.variables) == df.shape[1] - 1
+                assert prepared.n_samples + prepared.dropped_rows == df.shape[0]
+                assert len(prepared.variables) == (df.shape[1] - 1 - len(prepared.excluded)
+                                                   + 2 * len(prepared.dates))
     assert unhandled == []
     assert wrong == {}
 
@@ -448,6 +449,7 @@ def test_page_summary_over_http_for_a_sample(http_results, app_module):
         got = _run_data_callback(client, deps, {
             "data-source": "upload", "data-upload-info": info, "data-target": info["target"],
             "data-task": "auto", "data-numeric": info["numeric"], "data-bins": 5,
+            "data-missing": "category", "data-dates": "expand",
             "data-problem": "led", "data-sampling": "exact", "data-seed": 0})
         if isinstance(r["summary"], str):  # refused at the summary: the same sentence
             assert got["data-error"]["className"] == "vi-error"
@@ -469,7 +471,8 @@ def test_app_still_serves_other_users_after_the_corpus(http_results, app_module)
     deps = client.get("/_dash-dependencies").get_json()
     got = _run_data_callback(client, deps, {
         "data-source": "problem", "data-problem": "led", "data-sampling": "exact",
-        "data-seed": 0, "data-bins": 5, "data-task": "auto", "data-numeric": []})
+        "data-seed": 0, "data-bins": 5, "data-task": "auto", "data-numeric": [],
+        "data-missing": "category", "data-dates": "expand"})
     assert got["data-choice"]["data"]["p"] == 7 and got["data-choice"]["data"]["exact"] is True
     assert "7" in list(_texts(got["data-summary"]["children"]))
     assert client.get("/_health").status_code == 200

@@ -357,10 +357,10 @@ def store_upload(contents: str, filename: str | None) -> dict:
     df = read_csv_bytes(content, max_bytes=limit, max_cells=max_cells())
     key = cache.put_table(df)
     columns = [str(c) for c in df.columns]
-    roles = column_roles(key, columns[-1])
+    roles = column_roles(key, columns[-1]) if len(columns) > 1 else {"numeric": None}
     return {"key": key, "file": os.path.basename(str(filename or "table.csv"))[:200],
             "columns": columns, "number_columns": _number_columns(df), "target": columns[-1],
-            "numeric": roles["numeric"], "exclude": roles["exclude"], "rows": int(len(df)),
+            "numeric": roles["numeric"], "rows": int(len(df)),
             "notes": list(df.attrs.get("notes", []))}
 
 
