@@ -234,3 +234,48 @@ def test_column_table_lists_every_column_with_role_type_and_missing():
     assert by["day"]["type"] == "date" and by["day"]["role"] == "input"
     assert by["row"]["role"] == "excluded" and "index" in by["row"]["reason"]
     assert math.isclose(sum(r["missing"] for r in rows), 7)
+
+
+# -- labels ---------------------------------------------------------------------------
+def _penguins_like(n: int = 150, seed: int = 3) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    island = rng.choice(["Torgersen", "Biscoe", "Dream"], n).astype(object)
+    island[:5] = None
+    bill = rng.normal(44.0, 5.0, n).round(1)
+    return pd.DataFrame({"island": island, "bill": bill, "sex": rng.choice(["f", "m"], n),
+                         "y": ((island == "Biscoe") | (bill > 45)).astype(int)})
+
+
+def test_value_labels_name_the_codes_scikit_learn_sees():
+    d = prepare_table(_penguins_like(), "y")
+    # Sorted text levels, then the missing level: codes 0, 1, 2, 3 (hand-counted order).
+    assert d.value_labels("island", [0, 1, 2, 3]) == ("Biscoe", "Dream", "Torgersen",
+                                                      MISSING_LABEL)
+    assert d.value_labels("sex", [1.0, 0.0]) == ("m", "f")
+    assert d.value_labels("bill", [40.0]) is None                 # numeric: its own values
+    flags = prepare_table(pd.DataFrame({"b": [True, None, False] * 5, "y": [0, 1] * 7 + [0]}),
+                          "y")
+    assert flags.value_labels("b", sorted(set(flags.X_numeric[:, 0]))) == (
+        MISSING_LABEL, "False", "True")
+    ints = prepare_table(pd.DataFrame({"k": [1.0, 3.0, np.nan] * 5, "y": [0, 1] * 7 + [0]}),
+                         "y")
+    assert ints.value_labels("k", sorted(set(ints.X_numeric[:, 0]))) == (MISSING_LABEL, "1", "3")
+
+
+def test_the_dependence_axis_shows_the_categories_by_name():
+    from varimp_core.local.heldout import (fit_local_forest, heldout_partial_dependences,
+                                           split_rows)
+    from varimp_core.plots.dependence import make_pd2_figure, make_pd_figure
+
+    d = prepare_table(_penguins_like(), "y")
+    fit, assessed = split_rows(d.n_samples, 0, "train")
+    model = fit_local_forest(d, fit, n_estimators=10, random_state=0)
+    one, two, pair = heldout_partial_dependences(d, model, assessed, ["island", "bill"],
+                                                 grid_resolution=5, max_ice_lines=0)
+    assert one.grid_labels == (("Biscoe", "Dream", "Torgersen", MISSING_LABEL),)
+    assert two.grid_labels == (None,) and pair.grid_labels[1] is None
+    axis = make_pd_figure(one).layout.xaxis
+    assert list(axis.ticktext) == ["Biscoe", "Dream", "Torgersen", MISSING_LABEL]
+    assert list(axis.tickvals) == [0.0, 1.0, 2.0, 3.0]
+    assert list(make_pd2_figure(pair).layout.xaxis.ticktext) == list(one.grid_labels[0])
+    assert make_pd_figure(two).layout.xaxis.ticktext is None

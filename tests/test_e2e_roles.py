@@ -16,7 +16,9 @@ import pandas as pd
 import pytest
 from dash.testing.wait import until
 
-from _browser import url_query
+from _browser import open_page, url_query, wait_for
+from _pages import upload_frame
+from pages._ui.datachoice import DataChoice
 
 
 def _upload(dash_duo, dash_app, path, target_shown: str) -> None:
@@ -126,3 +128,24 @@ def test_column_roles_and_the_missing_value_choice(dash_duo, dash_app, tmp_path)
     dash_duo.find_element("#data-missing input[value='category']").click()
     dash_duo.wait_for_text_to_equal("#data-summary-n", "60", timeout=30)
     until(lambda: dash_duo.find_element("#data-error").text == "", 10)
+
+
+_TICKS = ("return Array.from(document.querySelectorAll(arguments[0] + ' .xtick text'))"
+          ".map(t => t.textContent);")
+
+
+@pytest.mark.browser
+def test_labels_on_a_dependence_axis(dash_duo, dash_app):
+    """The partial dependence on a text input names its categories, not the codes 0-3."""
+    rng = np.random.default_rng(4)
+    island = rng.choice(["Torgersen", "Biscoe", "Dream"], 150).astype(object)
+    island[:5] = None
+    bill = rng.normal(44.0, 5.0, 150).round(1)
+    df = pd.DataFrame({"island": island, "bill": bill,
+                       "y": ((island == "Biscoe") | (bill > 45)).astype(int)})
+    data = DataChoice.from_params(upload_frame(df, "penguins.csv"))
+    open_page(dash_duo, dash_app, "/dependence?" + data.query() + "&feature=island&ice=0")
+    ticks = wait_for(lambda: dash_duo.driver.execute_script(_TICKS, "#dep-pd"),
+                     what="the x ticks of the partial dependence")
+    assert ticks == ["Biscoe", "Dream", "Torgersen", "missing"]   # sorted, missing last
+    assert dash_duo.get_logs() == []

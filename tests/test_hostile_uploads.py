@@ -131,8 +131,8 @@ def test_corpus_is_large_and_covers_every_category(corpus):
 def test_parser_refuses_with_sentences_and_never_crashes(corpus):
     unhandled, wrong = [], {}
     for path, content in corpus:
-        try:
-            df = read_csv_bytes(content)
+        try:  # the server's size rule; the core itself has none
+            df = read_csv_bytes(content, max_bytes=upload_limit())
         except DataError as exc:
             assert_sentence(str(exc))
             if expected(path) not in (None, "refused"):
@@ -299,14 +299,18 @@ def test_accepted_files_get_a_summary_or_a_sentence(http_results, corpus):
             continue
         info = r["info"]
         assert re.fullmatch(r"[0-9a-f]{64}", info["key"])
-        assert r["message"] == (f"{name}: {info['rows']:,} rows, "
-                                f"{len(info['columns'])} columns.")
+        assert r["message"] == " ".join([f"{name}: {info['rows']:,} rows, "
+                                         f"{len(info['columns'])} columns.", *info["notes"]])
         summary = r["summary"]
         if isinstance(summary, str):
             assert_sentence(summary)
         else:
             s = summary["summary"]
-            assert s["p"] == len(info["columns"]) - 1 and s["N"] == info["rows"]
+            # Inputs: the columns kept, a date column as three; rows: those with a target.
+            roles = {c["column"]: c for c in summary["columns"]}
+            inputs = [c for c in roles.values() if c["role"] == "input"]
+            assert s["p"] == len(inputs) + 2 * sum(c["type"] == "date" for c in inputs)
+            assert s["N"] == info["rows"] - roles[s["target"]]["missing"]
             assert s["target"] == info["target"] and not s["exact"]
             assert s["H_Y"] is not None and 0 < s["H_Y"] <= np.log2(max(s["N"], 2)) + 1e-9
             assert len(summary["preview"]["rows"]) == min(info["rows"], datasource.PREVIEW_ROWS)

@@ -115,6 +115,28 @@ class PreparedData:
                 raise ValueError(f"{name} has {len(codes)} rows but the data has {len(rows)}; "
                                  f"set {name}=None when replacing the rows.")
 
+    def value_labels(self, name: str, values) -> tuple[str, ...] | None:
+        """The labels of values of input ``name`` as scikit-learn sees them (``X_numeric``).
+
+        A text, boolean or categorical input is ordinal-coded for scikit-learn:
+        its codes get their labels back ("Biscoe", "Dream", "Torgersen"), a value
+        below every code (or below every number) is ``"missing"``.  None for a
+        numeric input, or a discrete one whose values are their own labels.
+        """
+        j = self.variables.index(name)
+        if self.kinds.get(name) != "discrete":
+            return None
+        labels = self.table.x_labels[j]
+        present = [lv for lv in labels if lv != MISSING_LABEL]
+        values = np.asarray(values, dtype=float)
+        if all(isinstance(lv, (int, float, np.number)) and not isinstance(lv, (bool, np.bool_))
+               for lv in present):
+            if len(present) == len(labels):
+                return None
+            return tuple(f"{v:g}" if v in present else MISSING_LABEL for v in values)
+        codes = np.rint(values).astype(np.int64)
+        return tuple(str(labels[c]) if 0 <= c < len(labels) else MISSING_LABEL for c in codes)
+
     def to_dict(self) -> dict:
         """Plain JSON types (see :mod:`varimp_core.serialize`); :meth:`from_dict` reads them back."""
         return dataclass_to_dict(self)

@@ -118,7 +118,8 @@ def make_pd_figure(result: PartialDependence, *, outputs=None, color: str | None
         lines (``y`` is ``result.individual[k]`` row after row, ``None``
         between rows) and one of the partial dependence (``x`` =
         ``result.grid[0]``, ``y`` = ``result.average[k]``, the output in the
-        hover text).  The legend shows the first panel's two traces.
+        hover text).  The x axis names the categories of an ordinal-coded input
+        (``result.grid_labels``).  The legend shows the first panel's two traces.
 
     Raises
     ------
@@ -139,6 +140,7 @@ def make_pd_figure(result: PartialDependence, *, outputs=None, color: str | None
     fig = make_subplots(rows=rows, cols=cols, shared_yaxes=True, subplot_titles=titles,
                         horizontal_spacing=0.04, vertical_spacing=0.12)
     mode = "lines+markers" if result.categorical[0] or grid.size <= 12 else "lines"
+    labels = _labels(result)
     for panel, k in enumerate(idx):
         r, c = panel // cols + 1, panel % cols + 1
         out = result.outputs[k]
@@ -153,10 +155,14 @@ def make_pd_figure(result: PartialDependence, *, outputs=None, color: str | None
             x=grid, y=np.asarray(result.average[k], dtype=float), mode=mode,
             name="partial dependence (average over all rows)", meta="pd",
             line=dict(color=_PD_COLOR, width=4), legendgroup="pd", showlegend=first,
-            hovertemplate=(f"{feature} = %{{x:.4g}}<br>{_response_label(result, out)}: "
+            text=list(labels[0]) if labels[0] else None,
+            hovertemplate=(f"{feature} = {'%{text}' if labels[0] else '%{x:.4g}'}<br>"
+                           f"{_response_label(result, out)}: "
                            "%{y:.4f}<extra>average over "
                            f"{result.n_samples:,} rows</extra>")), row=r, col=c)
         fig.update_xaxes(title_text=feature if r == rows else None, row=r, col=c)
+    if labels[0]:   # categories by name ("Biscoe / Dream / Torgersen"), not their codes
+        fig.update_xaxes(tickmode="array", tickvals=list(grid), ticktext=list(labels[0]))
     if title is None:
         lines = "" if result.individual is None else \
             f" with {result.individual.shape[1]:,} ICE lines"
@@ -216,7 +222,17 @@ def make_pd2_figure(result: PartialDependence, *, output=None, title: str | None
     _layout(fig, title, height)
     fig.update_xaxes(title_text=f1)
     fig.update_yaxes(title_text=f2)
+    for update, g, lab in ((fig.update_xaxes, g1, _labels(result)[0]),
+                           (fig.update_yaxes, g2, _labels(result)[1])):
+        if lab:
+            update(tickmode="array", tickvals=list(g), ticktext=list(lab))
     return fig
+
+
+def _labels(result: PartialDependence) -> tuple:
+    """The grid labels of each feature (None where the values are their own labels)."""
+    labels = tuple(getattr(result, "grid_labels", ()) or ())
+    return labels + (None,) * (len(result.features) - len(labels))
 
 
 def make_dependence_over_responses(result: DependenceOverResponses, *,
