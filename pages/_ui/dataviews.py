@@ -14,7 +14,7 @@ from varimp_core.data.prepare import DataError
 from varimp_core.problems.registry import get_problem
 
 from . import datasource
-from .controls import option_values
+from .controls import option_values, preview_table
 from .params import Context, ParamSet, sentence
 
 __all__ = ["CONTROLS", "data_params", "compute", "apply_choice", "problem_form",
@@ -159,13 +159,9 @@ def summary_block(summary: Mapping[str, Any]) -> html.Div:
     ])
 
 
-def columns_block(rows: Sequence[Mapping[str, Any]]) -> html.Table | str:
+def columns_block(rows: Sequence[Mapping[str, Any]]) -> html.Div:
     """An upload's columns as the core reads them: role, type, missing values, reason."""
-    if not rows:
-        return ""
-    head = html.Tr([html.Th(h) for h in ("Column", "Role", "Type", "Missing", "Why")])
-    return html.Table([html.Thead(head), html.Tbody([html.Tr(
-        [html.Td(r["column"]), html.Td(r["role"]), html.Td(r["type"] or "\u2014"),
-         html.Td(f"{r['missing']:,}" if r["missing"] else ""), html.Td(r["reason"])],
-        className=f"vi-role-{r['role']}") for r in rows])],
-        id="data-columns", className="vi-table vi-columns")
+    keys = ("column", "role", "type", "missing", "reason")
+    return html.Div(preview_table({"columns": ["Column", "Role", "Type", "Missing", "Why"],
+                                   "rows": [[r[k] for k in keys] for r in rows or ()]})
+                    if rows else "", id="data-columns")
