@@ -42,8 +42,8 @@ def test_identifier_columns_are_excluded_with_the_reason():
     assert d.variables == ("x",)
     reasons = dict(d.excluded)
     assert set(reasons) == {"id", "name"}
-    assert "monotone integer index (1 to 40" in reasons["id"]
-    assert "every value is distinct (40 text values)" in reasons["name"]
+    assert "monotone integer index, 1 to 40 in row order" in reasons["id"]
+    assert "every one of its 40 text values is distinct" in reasons["name"]
     assert any("Excluded: 'id'" in n for n in d.notes)
     kept = prepare_table(df, "y", identifiers="keep")
     assert kept.variables == ("id", "name", "x") and kept.excluded == ()

@@ -97,7 +97,7 @@ def test_column_roles_and_the_missing_value_choice(dash_duo, dash_app, tmp_path)
     assert _checked(dash_duo, "data-exclude") == ["id", "name"]
     roles = _roles(dash_duo)
     assert roles["id"][0] == "excluded" and "monotone integer index" in roles["id"][3]
-    assert roles["name"][0] == "excluded" and "every value is distinct" in roles["name"][3]
+    assert roles["name"][0] == "excluded" and "every one of its 60 text values is distinct" in roles["name"][3]
     assert roles["day"][:2] == ["input", "date"]
     assert roles["island"][2] == "6" and roles["mass"][2] == "4"
     # day_year, day_month, day_weekday, island, mass

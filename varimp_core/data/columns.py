@@ -173,7 +173,7 @@ def identifier_reason(kind: str, values: np.ndarray, missing: np.ndarray) -> str
     if kind == "text":
         distinct = len(pd.unique(values[~missing]))
         if distinct == n:
-            return f"every value is distinct ({n:,} text values), like names or codes"
+            return f"every one of its {n:,} text values is distinct, like names or codes"
         if distinct > max(50, n // 2):
             return (f"{distinct:,} distinct text values in {n:,} rows, like names or codes")
         return None
@@ -182,8 +182,7 @@ def identifier_reason(kind: str, values: np.ndarray, missing: np.ndarray) -> str
             return None
         step = np.diff(values)
         if (step > 0).all() or (step < 0).all():
-            return (f"a monotone integer index ({values[0]:.0f} to {values[-1]:.0f} in row "
-                    "order)")
+            return f"a monotone integer index, {values[0]:.0f} to {values[-1]:.0f} in row order"
     return None
 
 

@@ -74,7 +74,8 @@ def preview(prepared: PreparedData, *, raw: pd.DataFrame | None = None, rows: in
     ----------
     prepared : PreparedData
     raw : DataFrame, optional
-        The uploaded table: its raw rows are shown rather than the coded ones.
+        The uploaded table: its raw rows are shown rather than the coded ones,
+        every column (the first ``columns`` besides the target), used or not.
     rows, columns : int
 
     Returns
@@ -88,8 +89,9 @@ def preview(prepared: PreparedData, *, raw: pd.DataFrame | None = None, rows: in
     names = list(prepared.variables)
     shown = names[:columns]
     if raw is not None:
-        head = raw.head(rows)
-        cols = [str(c) for c in head.columns if str(c) in shown] + [prepared.target]
+        head = raw.head(rows)  # every column of the file, excluded and date ones too
+        head.columns = [str(c) for c in head.columns]
+        cols = [c for c in head.columns if c != prepared.target][:columns] + [prepared.target]
         body = [list(r) for r in head[cols].itertuples(index=False)]
         kind, total = "upload", len(raw)
     elif t.exact:
