@@ -107,6 +107,13 @@ def test_date_columns_expand_into_year_month_and_weekday():
     assert gone.variables == ("x",) and dict(gone.excluded)["when"].startswith("a date column")
     typed = prepare_table(pd.DataFrame({"t": days, "y": np.arange(30) % 2}), "y")
     assert typed.variables == ("t_year", "t_month", "t_weekday")
+    # Parts that never change are no inputs: 1 to 30 June 2024 has one year and one month.
+    june = pd.DataFrame({"d": pd.date_range("2024-06-01", periods=30).astype(str),
+                         "y": np.arange(30) % 2})
+    assert prepare_table(june, "y").variables == ("d_weekday",)
+    firsts = pd.DataFrame({"d": ["2024-01-01"] * 10 + ["2024-01-01 "] * 10, "x": [0, 1] * 10,
+                           "y": [0, 1] * 10})
+    assert dict(prepare_table(firsts, "y").excluded)["d"].endswith("never change")
     with pytest.raises(DataError, match="dates must be one of expand, exclude"):
         prepare_table(df, "y", dates="keep")
 

@@ -87,7 +87,7 @@ class PreparedData:
         target value otherwise.
     dates : tuple of str, default=()
         Date columns expanded into ``<name>_year``, ``<name>_month`` and
-        ``<name>_weekday`` inputs.
+        ``<name>_weekday`` inputs (those of the three that change).
     """
 
     table: DiscreteTable
@@ -239,7 +239,8 @@ def prepare_table(df, target, *, max_levels=20, bins=5, kinds=None, task=None,
         :func:`varimp_core.data.columns.identifier_reason`) are left out.
     dates : {"expand", "exclude"}, default="expand"
         Date columns become ``<name>_year`` (a number), ``<name>_month`` and
-        ``<name>_weekday`` (ordered categories) inputs, or are left out.
+        ``<name>_weekday`` (ordered categories) inputs, those of the three that
+        change (every date in one year makes no year input), or are left out.
 
     Returns
     -------
@@ -315,10 +316,15 @@ def _prepare(df, target, max_levels, bins, kinds, task, limit, source, missing, 
             continue
         dt = date_values(frame[c])
         if dt is not None:
+            # A part that never changes (every date in one year) is no input: left out.
+            parts = {name: part for name, part in expand_date(c, dt).items()
+                     if part.nunique() > 1}
             if dates == "exclude":
                 excluded.append((c, "a date column, and dates are excluded"))
+            elif not parts:
+                excluded.append((c, "a date column whose year, month and weekday never change"))
             else:
-                expanded[c] = (dt, expand_date(c, dt))
+                expanded[c] = (dt, parts)
             continue
         parsed[c] = column_values(frame[c])
         kind, values, _, miss = parsed[c]
