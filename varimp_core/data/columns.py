@@ -206,10 +206,10 @@ def missing_sentence(counts: dict[str, int], how: str, *, dropped: int = 0,
 
     Examples
     --------
-    >>> missing_sentence({"age": 2, "sex": 11}, "category")
-    "Missing values: 'age' 2, 'sex' 11; each is a level of its own (\\"missing\\")."
-    >>> missing_sentence({"sex": 11}, "drop", dropped=11, rows=344)
-    "Missing values: 'sex' 11; the 11 incomplete rows of 344 were dropped."
+    >>> print(missing_sentence({"age": 2, "sex": 11}, "category"))
+    Missing values: 'age' 2, 'sex' 11; each is a level of its own ("missing").
+    >>> print(missing_sentence({"sex": 11}, "drop", dropped=11, rows=344))
+    Missing values: 'sex' 11; the 11 incomplete rows of 344 were dropped.
     """
     if not counts:
         return ""
