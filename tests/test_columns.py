@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from oracle import eqn3_bruteforce
-from varimp_core.data.columns import MISSING_LABEL, identifier_reason, missing_counts
+from varimp_core.data.columns import MISSING_LABEL, identifier_reason
 from varimp_core.data.prepare import DataError, prepare_table, read_csv_bytes
 from varimp_core.data.summary import column_table
 from varimp_core.exact.eqn3 import eqn3_importances
@@ -169,9 +169,12 @@ def test_rows_without_a_target_are_dropped():
     assert d.table.y_labels == (0, 1)
 
 
-def test_missing_counts_see_blanks_and_nones():
-    df = pd.DataFrame({"a": ["x", " ", None], "b": [1.0, np.nan, 2.0], "c": [1, 2, 3]})
-    assert missing_counts(df) == {"a": 2, "b": 1}
+def test_blanks_and_nones_are_missing_and_a_value_named_missing_stays_apart():
+    df = pd.DataFrame({"a": ["x", " ", None, "missing"] * 3, "b": [1.0, np.nan, 2.0, 3.0] * 3,
+                       "y": [0, 1, 1, 0] * 3})
+    d = prepare_table(df, "y")
+    assert d.missing == {"a": 6, "b": 3}
+    assert d.table.x_labels[0] == ("missing", "x", "(missing)")
 
 
 def test_missing_as_a_level_is_eqn3_on_the_table_with_missing_as_a_value():

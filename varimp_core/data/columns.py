@@ -35,8 +35,7 @@ import pandas as pd
 from varimp_core.data.csvfile import DataError, quoted_names
 
 __all__ = ["DATE_CHOICES", "MISSING_CHOICES", "MISSING_LABEL", "DATE_PARTS", "column_values",
-           "date_values", "expand_date", "identifier_reason", "missing_counts",
-           "missing_sentence", "check_choices", "refuse_missing"]
+           "date_values", "expand_date", "identifier_reason", "missing_sentence", "check_choices", "refuse_missing"]
 
 #: How missing values are handled: a level of their own, rows dropped, or a refusal.
 MISSING_CHOICES = ("category", "drop", "refuse")
@@ -184,20 +183,6 @@ def identifier_reason(kind: str, values: np.ndarray, missing: np.ndarray) -> str
         if (step > 0).all() or (step < 0).all():
             return f"a monotone integer index, {values[0]:.0f} to {values[-1]:.0f} in row order"
     return None
-
-
-def missing_counts(frame: pd.DataFrame) -> dict[str, int]:
-    """Missing values (NaN, None, NaT, blank text) per column, columns with none left out."""
-    out = {}
-    for c in frame.columns:
-        s = frame[c]
-        miss = s.isna()
-        if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
-            miss = miss | (s.astype(str).str.strip() == "")
-        n = int(miss.sum())
-        if n:
-            out[str(c)] = n
-    return out
 
 
 def missing_sentence(counts: dict[str, int], how: str, *, dropped: int = 0,

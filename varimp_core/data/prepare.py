@@ -441,7 +441,8 @@ def _input(name, kind, values, order, miss, want, max_levels, bins):
         below = lo - max(hi - lo, 1.0)
     full_floats = np.full(len(values), below)
     full_floats[~miss] = floats
-    return full_codes, (*labels, MISSING_LABEL), full_floats, want, edge
+    label = MISSING_LABEL if MISSING_LABEL not in labels else f"({MISSING_LABEL})"
+    return full_codes, (*labels, label), full_floats, want, edge
 
 
 def _notes(excluded, counts, missing, dropped, n, expanded) -> list[str]:
