@@ -163,5 +163,5 @@ def columns_block(rows: Sequence[Mapping[str, Any]]) -> html.Div:
     """An upload's columns as the core reads them: role, type, missing values, reason."""
     keys = ("column", "role", "type", "missing", "reason")
     return html.Div(preview_table({"columns": ["Column", "Role", "Type", "Missing", "Why"],
-                                   "rows": [[r[k] for k in keys] for r in rows or ()]})
+                                   "rows": [[r[k] or "" for k in keys] for r in rows or ()]})
                     if rows else "", id="data-columns")
