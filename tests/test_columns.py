@@ -289,3 +289,11 @@ def test_the_dependence_axis_shows_the_categories_by_name():
     assert list(axis.tickvals) == [0.0, 1.0, 2.0, 3.0]
     assert list(make_pd2_figure(pair).layout.xaxis.ticktext) == list(one.grid_labels[0])
     assert make_pd_figure(two).layout.xaxis.ticktext is None
+    from varimp_core.local.response_dependence import DependenceOverResponses
+    from varimp_core.plots.dependence import make_dependence_over_responses
+    dor = DependenceOverResponses("island", (1,), "classification", np.arange(3),
+                                  np.array([2.0, 0.0, 3.0]), np.array([1, 0, 1]),
+                                  np.array([1, 1, 1]), 3)
+    names = dict(zip(one.grid[0].tolist(), one.grid_labels[0]))
+    axis = make_dependence_over_responses(dor, value_labels=names).layout.xaxis
+    assert list(axis.ticktext) == ["Biscoe", "Dream", "Torgersen", MISSING_LABEL]

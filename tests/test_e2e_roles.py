@@ -148,4 +148,8 @@ def test_labels_on_a_dependence_axis(dash_duo, dash_app):
     ticks = wait_for(lambda: dash_duo.driver.execute_script(_TICKS, "#dep-pd"),
                      what="the x ticks of the partial dependence")
     assert ticks == ["Biscoe", "Dream", "Torgersen", "missing"]   # sorted, missing last
+    # Ciss's dependence over responses, on the same page, names the observed values too.
+    ticks = wait_for(lambda: dash_duo.driver.execute_script(_TICKS, "#dep-dor"),
+                     what="the x ticks of the dependence over responses")
+    assert set(ticks) <= {"Biscoe", "Dream", "Torgersen", "missing"} and "Biscoe" in ticks
     assert dash_duo.get_logs() == []

@@ -14,7 +14,7 @@ figures; every drawn number is the core's number.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
@@ -237,7 +237,8 @@ def _labels(result: PartialDependence) -> tuple:
 
 def make_dependence_over_responses(result: DependenceOverResponses, *,
                                    classes: Sequence | None = None, color: str | None = None,
-                                   title: str | None = None, height: int = 420) -> go.Figure:
+                                   title: str | None = None, height: int = 420,
+                                   value_labels: Mapping | None = None) -> go.Figure:
     """Ciss's dependence over responses: feature values against the forest's predictions.
 
     Parameters
@@ -251,6 +252,9 @@ def make_dependence_over_responses(result: DependenceOverResponses, *,
     title : str, optional
         Default says that this is *not* Friedman's partial dependence.
     height : int, default=420
+    value_labels : mapping of float to str, optional
+        The label of each value of an ordinal-coded input (a category's name), for
+        the x axis; see :attr:`PartialDependence.grid_labels`.
 
     Returns
     -------
@@ -297,4 +301,8 @@ def make_dependence_over_responses(result: DependenceOverResponses, *,
     _layout(fig, title, height, subtitle=subtitle)
     fig.update_layout(showlegend=False)
     fig.update_xaxes(title_text=f"{feature} (observed values)")
+    if value_labels:   # categories by name, not their codes
+        ticks = sorted(value_labels)
+        fig.update_xaxes(tickmode="array", tickvals=ticks,
+                         ticktext=[value_labels[v] for v in ticks])
     return fig
