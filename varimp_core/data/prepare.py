@@ -528,7 +528,8 @@ def prepare_problem(problem, *, n_samples=None, random_state=0, bins=5,
         raise DataError(str(exc)) from None
     kinds = {v: "discrete" for v in problem.variables} if problem.discrete else None
     return prepare_table(frame, problem.target, max_levels=max_levels, bins=bins,
-                         kinds=kinds, task=problem.task, source=problem.spec)
+                         kinds=kinds, task=problem.task, source=problem.spec,
+                         identifiers="keep")  # a problem's variables are all inputs
 
 
 def exact_limit_message(p: int, limit: int) -> str:
