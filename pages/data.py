@@ -12,6 +12,7 @@ from pages._ui import dataviews as draw
 from pages._ui.page_frame import page_frame
 from pages._ui.params import Context
 from pages._ui.view import JobView
+from varimp_core.data.csvfile import upload_rule
 
 dash.register_page(__name__, path="/", name="Data", order=0, title="varimp \u2014 Data")
 
@@ -34,7 +35,8 @@ def render(out, settings, data, **extra):
         return no_update, html.P(draw.NO_FILE_YET, className="vi-help"), no_update
     view = out["view"]
     notes = [html.P(n, className="vi-help") for n in view["notes"]]
-    return (out["store"], [draw.summary_block(view["summary"]), *notes],
+    return (out["store"], [draw.summary_block(view["summary"]), *notes,
+                           draw.columns_block(view.get("columns"))],
             ui.preview_table(view["preview"]))
 
 
@@ -67,16 +69,17 @@ def layout(vi_data=None, **query):
     upload_info = dict(upload, key=params["upload"], file=params.get("file")) if upload else None
     columns = upload["columns"] if upload else []
     target = params.get("target") or (columns[-1] if columns else None)
-    numeric = params.get("numeric")
-    if upload and numeric is None:  # a hand-written link: show what the core detects
-        try:
-            numeric = datasource.data_view(params)["summary"]["numeric"]
-        except Exception:  # the job says why; the layout must not fail
-            numeric = []
+    numeric, exclude = params.get("numeric"), params.get("exclude")
+    if upload and None in (numeric, exclude):  # a hand-written link: what the core detects
+        roles = datasource.column_roles(params["upload"], target)
+        numeric = roles["numeric"] if numeric is None else numeric
+        exclude = roles["exclude"] if exclude is None else exclude
     values = {**PARAMS.defaults(), **params, "problem": spec.split(":")[0],
-              "sampling": form["sampling"], "target": target, "numeric": numeric or []}
-    c = Context(extra={"columns": columns, "number_columns": [
-        n for n in (upload or {}).get("number_columns", []) if n != target]})
+              "sampling": form["sampling"], "target": target, "numeric": numeric or [],
+              "exclude": exclude or []}
+    c = Context(extra={"columns": columns, "inputs": [n for n in columns if n != target],
+                       "number_columns": [n for n in (upload or {}).get("number_columns", [])
+                                          if n != target]})
     f = {n: PARAMS.field(n, values[n], c) for n in PARAMS.names}
     f["n"].className = "vi-field" if form["show_n"] else "vi-field vi-hidden"
     f["n"].children[1].placeholder = form["n_placeholder"]
@@ -99,9 +102,9 @@ def layout(vi_data=None, **query):
                 max_size=limit, multiple=False, accept=".csv,.tsv,.txt,text/csv,text/plain",
                 className="vi-upload", className_reject="vi-upload vi-upload-reject"),
             **{"data-max-bytes": str(limit), "data-note-id": "data-upload-note"}),
-        html.P(f"CSV with a header row, at most {limit / 2**20:g} MiB.", className="vi-help"),
+        html.P(upload_rule(limit, limits.max_cells()), className="vi-help"),
         html.Div(id="data-upload-note", className="vi-hidden"),
-        f["target"], f["task"], f["numeric"],
+        f["target"], f["task"], f["numeric"], f["exclude"], f["missing"], f["dates"],
         id="data-upload-card", className="" if is_upload else "vi-hidden")
     fieldset = html.Fieldset(id="data-fieldset", className="vi-fieldset", children=[
         ui.card("Source", f["source"]), problem_card, upload_card,
@@ -162,7 +165,7 @@ def show_problem_form(name, sampling):
 
 
 @callback(Output("data-upload-info", "data"), Output("data-target", "options"),
-          Output("data-target", "value"), Output("data-numeric", "value"),
+          Output("data-target", "value"),
           Output("data-upload-note", "children"), Output("data-upload-note", "className"),
           Input("data-upload", "contents"), State("data-upload", "filename"),
           prevent_initial_call=True)
@@ -170,13 +173,21 @@ def receive_upload(contents, filename):
     try:
         info = datasource.store_upload(contents, filename)
     except Exception as exc:  # DataError is a sentence; anything else is logged
-        return (no_update, no_update, no_update, no_update,
+        return (no_update, no_update, no_update,
                 jobs.error_message(exc) + " Your current data is unchanged.", "vi-error")
     note = f"{info['file']}: {info['rows']:,} rows, {len(info['columns'])} columns."
-    return info, info["columns"], info["target"], info["numeric"] or [], note, "vi-help"
+    return info, info["columns"], info["target"], " ".join([note, *info["notes"]]), "vi-help"
 
 
-@callback(Output("data-numeric", "options"), Input("data-target", "value"),
-          State("data-upload-info", "data"), prevent_initial_call=True)
-def numeric_choices(target, info):
-    return [c for c in (info or {}).get("number_columns", []) if c != target]
+@callback(Output("data-numeric", "options"), Output("data-numeric", "value"),
+          Output("data-exclude", "options"), Output("data-exclude", "value"),
+          Input("data-target", "value"), Input("data-upload-info", "data"),
+          prevent_initial_call=True)
+def column_controls(target, info):
+    """A new file or a new target: every other column's type and role derived again (bug 1)."""
+    if not isinstance(info, dict) or not info.get("key"):
+        return (no_update,) * 4
+    target = target if target in info["columns"] else info["target"]
+    roles = datasource.column_roles(info["key"], target)
+    return ([c for c in info["number_columns"] if c != target], roles["numeric"] or [],
+            [c for c in info["columns"] if c != target], roles["exclude"] or [])

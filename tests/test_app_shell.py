@@ -55,7 +55,7 @@ def test_server_refuses_oversize_upload_with_a_message(app_module):
         "/_dash-update-component", data=body, content_type="application/json")
     assert response.status_code == 413
     text = response.get_data(as_text=True)
-    assert "limited to 5 MiB" in text
+    assert f"limited to {datasource.max_upload_bytes() / 2**20:g} MiB" in text
     assert "Traceback" not in text
 
 
@@ -319,7 +319,9 @@ def test_upload_in_the_browser(dash_duo, dash_app, tmp_path):
 
     # Too large: a sentence on the page, and the current data stays.
     dash_duo.find_element("#data-upload input[type='file']").send_keys(str(big))
-    dash_duo.wait_for_contains_text("#data-upload-note", "limited to 5", timeout=10)
+    dash_duo.wait_for_contains_text(
+        "#data-upload-note", f"limited to {datasource.max_upload_bytes() / 2**20:g} MiB",
+        timeout=10)
     assert dash_duo.find_element("#data-summary-n").text == "60"
     assert dash_duo.get_logs() == []
 

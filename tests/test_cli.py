@@ -155,3 +155,60 @@ def test_bootstrap_flags_on_an_exact_method_are_refused(capsys, method, flag):
     code, out, err = run(capsys, "importances", "--problem", "xor", "--method", method, flag)
     assert code != 0 and out == ""
     assert "apply to the sampled methods" in err and "Traceback" not in err
+
+
+def _analyst_csv(tmp_path):
+    """40 rows: a row number, a date, a text column with 3 blanks, a copy of y with 2 blanks.
+
+    By construction: ``row`` is a monotone integer index (excluded), ``day`` a date
+    column, ``island`` misses rows 1, 2, 3 and ``x`` rows 0 and 5.
+    """
+    f = tmp_path / "analyst.csv"
+    lines = ["row,day,island,x,y"]
+    for i in range(40):
+        island = "" if i in (1, 2, 3) else ("Biscoe", "Dream")[i % 2]
+        x = "" if i in (0, 5) else str(i % 2)
+        lines.append(f"{i + 1},2024-01-{i % 28 + 1:02d},{island},{x},{i % 2}")
+    f.write_text("\n".join(lines) + "\n")
+    return str(f)
+
+
+def test_missing_exclude_and_dates_options(capsys, tmp_path):
+    base = ("importances", "--data", _analyst_csv(tmp_path), "--target", "y", "--format",
+            "json")
+    code, out, err = run(capsys, *base)
+    assert code == 0 and "note: Excluded: 'row'" in err
+    d = json.loads(out)
+    # Every day is in January 2024: only the weekday changes, the constant year and month
+    # are no inputs.
+    assert d["variables"] == ["day_weekday", "island", "x"]
+    assert [e["column"] for e in d["excluded"]] == ["row"]
+    assert "monotone integer index" in d["excluded"][0]["reason"]
+    assert d["missing"] == {"island": 3, "x": 2}
+    code, out, _ = run(capsys, *base, "--missing", "drop", "--exclude", "island,day")
+    d = json.loads(out)
+    assert code == 0 and d["variables"] == ["x"]
+    assert {e["column"]: e["reason"] for e in d["excluded"]} == {
+        "island": "excluded by choice", "day": "excluded by choice",
+        "row": d["excluded"][-1]["reason"]}
+    # Only x's blanks count once island is excluded: rows 0 (y=0) and 5 (y=1) are dropped,
+    # leaving 19 zeros and 19 ones; x copies y there, so Imp(x) = I(x;Y) = H(Y) = 1 bit.
+    assert d["importances"] == pytest.approx([1.0])
+    code, out, _ = run(capsys, *base, "--dates", "exclude")
+    assert json.loads(out)["variables"] == ["island", "x"]
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--missing", "refuse"], "'island', 'x' have missing values (3, 2; 5 incomplete rows)"),
+    (["--exclude", "nope"], "'nope'"),
+    (["--exclude", "y"], "cannot be excluded"),
+])
+def test_data_option_refusals_are_one_sentence(capsys, tmp_path, argv, words):
+    code, out, err = run(capsys, "importances", "--data", _analyst_csv(tmp_path), "--target",
+                         "y", *argv)
+    assert code == 2 and out == "" and words in err and err.count("\n") == 1
+
+
+def test_exclude_needs_a_data_file(capsys):
+    code, out, err = run(capsys, "importances", "--problem", "led", "--exclude", "X1")
+    assert code == 2 and "--exclude applies to --data" in err

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from varimp_core.data.csvfile import MAX_CELLS, upload_rule
 from varimp_core.data.prepare import (MAX_UPLOAD_BYTES, DataError, PreparedData, decode_upload,
                                       exact_limit_message, load_csv, prepare_problem,
                                       prepare_table, read_csv_bytes)
@@ -47,17 +48,24 @@ def test_refuse_too_large():
     with pytest.raises(DataError, match="404 bytes.*limit of 100 bytes") as err:
         read_csv_bytes(content, max_bytes=100)
     _one_sentence(str(err.value))
-    with pytest.raises(DataError, match="5.0 MB"):
-        read_csv_bytes(b"a\n" + b"1\n" * (MAX_UPLOAD_BYTES // 2))
+    big = b"a\n" + b"1\n" * (2**19)                    # 1 MiB + 2 bytes
+    with pytest.raises(DataError, match="1.0 MB"):
+        read_csv_bytes(big, max_bytes=2**20)
+    assert len(read_csv_bytes(big)) == 2**19          # no limit unless one is passed
 
 
-def test_upload_limit_read_from_environment_at_call_time(monkeypatch):
-    content = b"a,b\n" + b"1,2\n" * 100
+def test_the_core_reads_no_server_limit_from_the_environment(monkeypatch):
+    """A notebook reads any table: the limits are the server's, passed in by the web layer."""
+    content = b"a,b\n" + b"".join(f"{i % 3},{i % 2}\n".encode() for i in range(100))
     monkeypatch.setenv("VARIMP_MAX_UPLOAD_BYTES", "50")
-    with pytest.raises(DataError, match="limit of 50 bytes"):
-        read_csv_bytes(content)
-    monkeypatch.setenv("VARIMP_MAX_UPLOAD_BYTES", "100000")
+    monkeypatch.setenv("VARIMP_MAX_CELLS", "10")
     assert len(read_csv_bytes(content)) == 100
+    assert prepare_table(read_csv_bytes(content), "b").n_samples == 100
+    # The rule of a server, stated once: 25 MiB and 5,000,000 cells.
+    assert MAX_UPLOAD_BYTES == 25 * 2**20 and MAX_CELLS == 5_000_000
+    assert upload_rule() == "CSV files up to 25 MiB and 5,000,000 cells (rows \u00d7 columns)."
+    with pytest.raises(DataError, match="201 cells.*limit of 200"):
+        read_csv_bytes(b"a\n" + b"1\n" * 201, max_cells=200)
 
 
 @pytest.mark.parametrize("content", [b"", b"\n \n\t\n"])
@@ -229,16 +237,24 @@ def test_refuse_constant_target():
     assert "every row is 1" in message
 
 
-@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, None])
-def test_refuse_non_finite(bad):
+@pytest.mark.parametrize("bad", [np.inf, -np.inf])
+def test_refuse_infinite(bad):
+    df = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [1.0, bad, 3.0], "y": [0, 1, 0]})
+    message = _refusal(df, "y", "'b' holds 1 infinite value")
+    assert "replace them" in message
+    _refusal(df, "y", "infinite", missing="drop")
+
+
+@pytest.mark.parametrize("bad", [np.nan, None])
+def test_refuse_missing_with_the_counts(bad):
     df = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [1.0, bad, 3.0], "t": ["x", None, "z"],
                        "y": [0, 1, 0]})
-    message = _refusal(df, "y", "NaN/inf")
-    assert "'b'" in message and "'t'" in message and "impute" in message
+    message = _refusal(df, "y", "'b', 't' have missing values", missing="refuse")
+    assert "(1, 1; 1 incomplete row)" in message and "level of their own" in message
 
 
 def test_refuse_too_many_text_classes():
-    df = pd.DataFrame({"a": np.arange(600), "y": [f"s{i % 300}" for i in range(600)]})
+    df = pd.DataFrame({"a": np.arange(600) % 7, "y": [f"s{i % 300}" for i in range(600)]})
     message = _refusal(df, "y", "300 distinct text values")
     assert "at most 50" in message
 
@@ -254,8 +270,6 @@ def test_refuse_no_inputs():
 
 def test_refuse_too_many_cells(mixed_frame, monkeypatch):
     _refusal(mixed_frame, "y", "8,000 cells.*limit of 100", max_cells=100)
-    monkeypatch.setenv("VARIMP_MAX_CELLS", "1000")
-    _refusal(mixed_frame, "y", "limit of 1,000")
 
 
 def test_refuse_bad_kinds_and_tasks(mixed_frame):

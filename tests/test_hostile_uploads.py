@@ -131,8 +131,8 @@ def test_corpus_is_large_and_covers_every_category(corpus):
 def test_parser_refuses_with_sentences_and_never_crashes(corpus):
     unhandled, wrong = [], {}
     for path, content in corpus:
-        try:
-            df = read_csv_bytes(content)
+        try:  # the server's size rule; the core itself has none
+            df = read_csv_bytes(content, max_bytes=upload_limit())
         except DataError as exc:
             assert_sentence(str(exc))
             if expected(path) not in (None, "refused"):
@@ -153,8 +153,14 @@ def test_parser_refuses_with_sentences_and_never_crashes(corpus):
             except Exception as exc:  # noqa: BLE001
                 unhandled.append(f"{path.name}: prepare_table({target!r}) raised {exc!r}")
             else:
-                assert prepared.n_samples == df.shape[0]
-                assert len(prepared.variables) == df.shape[1] - 1
+                assert prepared.n_samples + prepared.dropped_rows == df.shape[0]
+                # Every column kept is an input, but a date column: its parts are.
+                columns = [str(c) for c in df.columns]
+                kept = [c for c in columns if c != target and c not in dict(prepared.excluded)]
+                assert [v for v in prepared.variables if v in columns] == [
+                    c for c in kept if c not in prepared.dates]
+                assert {v.rsplit("_", 1)[0] for v in prepared.variables
+                        if v not in columns} == set(prepared.dates)
     assert unhandled == []
     assert wrong == {}
 
@@ -298,14 +304,19 @@ def test_accepted_files_get_a_summary_or_a_sentence(http_results, corpus):
             continue
         info = r["info"]
         assert re.fullmatch(r"[0-9a-f]{64}", info["key"])
-        assert r["message"] == (f"{name}: {info['rows']:,} rows, "
-                                f"{len(info['columns'])} columns.")
+        assert r["message"] == " ".join([f"{name}: {info['rows']:,} rows, "
+                                         f"{len(info['columns'])} columns.", *info["notes"]])
         summary = r["summary"]
         if isinstance(summary, str):
             assert_sentence(summary)
         else:
             s = summary["summary"]
-            assert s["p"] == len(info["columns"]) - 1 and s["N"] == info["rows"]
+            # Inputs: the columns kept, a date column as three; rows: those with a target.
+            roles = {c["column"]: c for c in summary["columns"]}
+            inputs = [c for c in roles.values() if c["role"] == "input"]
+            dates = sum(c["type"] == "date" for c in inputs)  # each one to three inputs
+            assert len(inputs) <= s["p"] <= len(inputs) + 2 * dates
+            assert s["N"] == info["rows"] - roles[s["target"]]["missing"]
             assert s["target"] == info["target"] and not s["exact"]
             assert s["H_Y"] is not None and 0 < s["H_Y"] <= np.log2(max(s["N"], 2)) + 1e-9
             assert len(summary["preview"]["rows"]) == min(info["rows"], datasource.PREVIEW_ROWS)
@@ -448,6 +459,7 @@ def test_page_summary_over_http_for_a_sample(http_results, app_module):
         got = _run_data_callback(client, deps, {
             "data-source": "upload", "data-upload-info": info, "data-target": info["target"],
             "data-task": "auto", "data-numeric": info["numeric"], "data-bins": 5,
+            "data-missing": "category", "data-dates": "expand",
             "data-problem": "led", "data-sampling": "exact", "data-seed": 0})
         if isinstance(r["summary"], str):  # refused at the summary: the same sentence
             assert got["data-error"]["className"] == "vi-error"
@@ -469,7 +481,8 @@ def test_app_still_serves_other_users_after_the_corpus(http_results, app_module)
     deps = client.get("/_dash-dependencies").get_json()
     got = _run_data_callback(client, deps, {
         "data-source": "problem", "data-problem": "led", "data-sampling": "exact",
-        "data-seed": 0, "data-bins": 5, "data-task": "auto", "data-numeric": []})
+        "data-seed": 0, "data-bins": 5, "data-task": "auto", "data-numeric": [],
+        "data-missing": "category", "data-dates": "expand"})
     assert got["data-choice"]["data"]["p"] == 7 and got["data-choice"]["data"]["exact"] is True
     assert "7" in list(_texts(got["data-summary"]["children"]))
     assert client.get("/_health").status_code == 200

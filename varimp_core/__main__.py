@@ -33,6 +33,15 @@ def _source_args(p):
     p.add_argument("--bins", type=int, default=5, metavar="B",
                    help="quantile bins for numeric inputs (default 5)")
     p.add_argument("--random-state", type=int, default=0, metavar="S", help="seed (default 0)")
+    p.add_argument("--missing", choices=("category", "drop", "refuse"), default="category",
+                   help="missing values of --data: a level of their own (default), drop the "
+                        "incomplete rows, or refuse")
+    p.add_argument("--exclude", metavar="COL[,COL...]", default=None,
+                   help="columns of --data to leave out (identifier-like columns are left "
+                        "out anyway)")
+    p.add_argument("--dates", choices=("expand", "exclude"), default="expand",
+                   help="date columns of --data: year, month and weekday inputs (default), "
+                        "or left out")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -70,9 +79,15 @@ def _load(args):
 
     if args.data is not None and not args.target:
         raise ValueError("--data needs --target COL to name the target column")
-    return load_data(problem=args.problem, data=args.data, target=args.target,
-                     n_samples=args.n_samples if args.problem else None,
-                     random_state=args.random_state, bins=args.bins)
+    if args.problem is not None:
+        if args.exclude is not None:
+            raise ValueError("--exclude applies to --data; a built-in problem has no columns "
+                             "to leave out")
+        return load_data(problem=args.problem, n_samples=args.n_samples,
+                         random_state=args.random_state, bins=args.bins)
+    exclude = [c.strip() for c in (args.exclude or "").split(",") if c.strip()]
+    return load_data(data=args.data, target=args.target, random_state=args.random_state,
+                     bins=args.bins, missing=args.missing, exclude=exclude, dates=args.dates)
 
 
 def _safe_csv(frame) -> str:
@@ -103,6 +118,8 @@ def _importances(args) -> str:
     from varimp_core.exact.eqn3 import all_terms
 
     data = _load(args)
+    for note in data.notes if args.data else ():
+        sys.stderr.write(f"note: {note}\n")
     method = args.method
     if args.terms and (method not in (None, "exact") or args.max_features != 1):
         raise ValueError("--terms lists the terms of Eqn 3: use it with --method exact and K=1")
@@ -128,6 +145,8 @@ def _importances(args) -> str:
                                  "information")}
         out["parameters"] = {**d["parameters"], "method": d["method"], "units": d["units"],
                              "exact": d["exact"], "problem": d["problem"]}
+        out["excluded"] = [{"column": c, "reason": why} for c, why in data.excluded]
+        out["missing"] = dict(data.missing)
         if terms is not None:
             out["terms"] = [{"variable": r.variable, "conditioning": list(r.conditioning),
                              "degree": int(r.degree), "weight": float(r.weight),

@@ -28,7 +28,8 @@ METHODS = ("exact", "forest", "sklearn-rf", "sklearn-et", "exact-rf", "exact-et"
 
 def load_data(*, problem: str | None = None, data=None, target: str | None = None,
               n_samples: int | None = None, random_state: int = 0, bins: int = 5,
-              max_levels: int = 20) -> PreparedData:
+              max_levels: int = 20, missing: str = "category", exclude=(),
+              dates: str = "expand") -> PreparedData:
     """Resolve a problem spec or a CSV file / DataFrame into :class:`PreparedData`.
 
     Parameters
@@ -44,6 +45,10 @@ def load_data(*, problem: str | None = None, data=None, target: str | None = Non
     random_state : int, default=0
     bins, max_levels : int
         Binning of numeric inputs for the discrete methods.
+    missing, exclude, dates
+        Missing values, columns left out and date columns of ``data``, as in
+        :func:`~varimp_core.data.prepare.prepare_table` (identifier-like
+        columns are left out too).
     """
     if (problem is None) == (data is None):
         raise ValueError("Give exactly one of a problem spec or a data table.")
@@ -56,7 +61,8 @@ def load_data(*, problem: str | None = None, data=None, target: str | None = Non
 
     frame = data if isinstance(data, pd.DataFrame) else load_csv(data)
     source = "dataframe" if isinstance(data, pd.DataFrame) else f"upload:{getattr(data, 'name', data)}"
-    return prepare_table(frame, target, bins=bins, max_levels=max_levels, source=str(source))
+    return prepare_table(frame, target, bins=bins, max_levels=max_levels, source=str(source),
+                         missing=missing, exclude=exclude, dates=dates)
 
 
 def default_method(data: PreparedData | DiscreteTable) -> str:

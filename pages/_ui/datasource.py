@@ -21,11 +21,12 @@ import pandas as pd
 
 from varimp_core.data.prepare import (DataError, decode_upload, prepare_problem,
                                       prepare_table, read_csv_bytes)
-from varimp_core.data.summary import describe, preview
+from varimp_core.data.columns import DATE_CHOICES, MISSING_CHOICES
+from varimp_core.data.summary import column_table, describe, preview
 from varimp_core.problems.registry import get_problem, parse_spec
 
 from . import cache
-from .limits import max_upload_bytes
+from .limits import max_cells, max_upload_bytes
 from .params import Context, Param, ParamSet
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "spec_from_options",
     "data_params_for_page",
     "data_feature_count",
+    "column_roles",
 ]
 
 DEFAULT_PROBLEM = "led"
@@ -105,11 +107,21 @@ DATA_PARAMS = ParamSet("data", [
           choices=lambda c: c.extra.get("number_columns", []),
           help="Checked columns are binned into quantile bins; the others are discrete.",
           applies=_from_upload),
+    Param("exclude", "Excluded columns", "list", None, what="excluded columns",
+          choices=lambda c: c.extra.get("inputs", []), applies=_from_upload,
+          help="Identifier-like columns are excluded at first; the table below says why."),
+    Param("missing", "Missing values", "choice", "category", what="missing values",
+          choices=list(zip(MISSING_CHOICES, ("A level of their own", "Drop incomplete rows",
+                                             "Refuse"))), applies=_from_upload),
+    Param("dates", "Date columns", "choice", "expand", what="date columns",
+          choices=list(zip(DATE_CHOICES, ("Year, month, weekday", "Exclude"))),
+          applies=_from_upload),
 ])
 _KEYS = tuple(DATA_PARAMS.names)
 
 _PROBLEM_KEYS = ("source", "problem", "sampling", "n", "seed", "bins")
-_UPLOAD_KEYS = ("source", "upload", "file", "target", "task", "numeric", "bins")
+_UPLOAD_KEYS = ("source", "upload", "file", "target", "task", "numeric", "exclude", "missing",
+                "dates", "bins")
 
 
 def parse_data_query(query: Mapping[str, Any]) -> tuple[dict, list[str]]:
@@ -132,8 +144,9 @@ def canonical_params(values: Mapping[str, Any]) -> dict:
     v = {**defaults, **{k: values.get(k) for k in defaults if values.get(k) is not None}}
     if v["source"] == "upload":
         out = {k: v[k] for k in _UPLOAD_KEYS}
-        if out["numeric"] is not None:
-            out["numeric"] = sorted(set(out["numeric"]) - {out["target"]})
+        for key in ("numeric", "exclude"):
+            if out[key] is not None:
+                out[key] = sorted(set(out[key]) - {out["target"]})
         return out
     out = {k: v[k] for k in _PROBLEM_KEYS}
     try:
@@ -185,8 +198,11 @@ def load_prepared(params: Mapping[str, Any]):
             kinds = {str(c): ("numeric" if str(c) in numeric else "discrete")
                      for c in df.columns if str(c) != target}
         task = None if p["task"] == "auto" else p["task"]
+        # exclude None: the core's choice (identifier-like columns); a list: the user's.
         return prepare_table(df, target, bins=p["bins"], kinds=kinds, task=task,
-                             source=f"upload:{p['file'] or 'table.csv'}")
+                             source=f"upload:{p['file'] or 'table.csv'}", max_cells=max_cells(),
+                             missing=p["missing"], dates=p["dates"], exclude=p["exclude"] or (),
+                             identifiers="exclude" if p["exclude"] is None else "keep")
     try:
         problem = get_problem(p["problem"])
     except ValueError as exc:
@@ -253,8 +269,9 @@ def data_view(params: Mapping[str, Any]) -> dict:
             description = get_problem(p["problem"]).description
         summary = {**describe(prepared), "description": description,
                    "label": _label(prepared, p)}
+        columns = upload_columns(p["upload"])["columns"] if p["source"] == "upload" else []
         return {"summary": summary, "preview": _preview(prepared, p),
-                "notes": list(prepared.notes)}
+                "notes": list(prepared.notes), "columns": column_table(prepared, columns)}
 
     view = cache.get_or_compute(key, compute)
     if "refused" in view:
@@ -346,21 +363,36 @@ def store_upload(contents: str, filename: str | None) -> dict:
         raise DataError(f"The file is larger than the upload limit of {limit / 2**20:g} MiB; "
                         "use a smaller file (fewer rows or columns).")
     content = decode_upload(contents)
-    df = read_csv_bytes(content, max_bytes=limit)
+    df = read_csv_bytes(content, max_bytes=limit, max_cells=max_cells())
     key = cache.put_table(df)
     columns = [str(c) for c in df.columns]
-    number_columns = _number_columns(df)
-    target = columns[-1]
-    numeric = None
-    if len(columns) > 1:
+    roles = column_roles(key, columns[-1]) if len(columns) > 1 else {"numeric": None}
+    return {"key": key, "file": os.path.basename(str(filename or "table.csv"))[:200],
+            "columns": columns, "number_columns": _number_columns(df), "target": columns[-1],
+            "numeric": roles["numeric"], "rows": int(len(df)),
+            "notes": list(df.attrs.get("notes", []))}
+
+
+def column_roles(key: str, target: str) -> dict:
+    """What the core makes of each column of a stored upload for a target.
+
+    Every other column's type and role is derived again for each target (a
+    former target that is numeric becomes a numeric input, not one level per
+    value).  Returns ``numeric`` and ``exclude`` (names, or None each when the
+    table cannot be prepared for this target; the summary then says why).
+    """
+    def roles() -> dict:
+        df = cache.get_table(key)
         try:
             prepared = prepare_table(df, target)
-            numeric = sorted(v for v, k in prepared.kinds.items() if k == "numeric")
-        except DataError:
-            numeric = None
-    return {"key": key, "file": os.path.basename(str(filename or "table.csv"))[:200],
-            "columns": columns, "number_columns": number_columns, "target": target,
-            "numeric": numeric, "rows": int(len(df))}
+        except (DataError, TypeError):
+            return {"numeric": None, "exclude": None}
+        columns = set(map(str, df.columns))  # not the inputs a date column expands into
+        return {"numeric": sorted(v for v, k in prepared.kinds.items()
+                                  if k == "numeric" and v in columns),
+                "exclude": sorted(c for c, _ in prepared.excluded)}
+
+    return cache.get_or_compute(cache.key_for("column-roles", key, target), roles)
 
 
 def upload_columns(key: str | None) -> dict | None:
@@ -432,5 +464,7 @@ def data_feature_count(params: Mapping[str, Any], vi_data: Any = None) -> int | 
             return len(get_problem(p["problem"]).variables)
         except ValueError:
             return None
-    columns = upload_columns(p.get("upload"))
-    return None if columns is None else max(len(columns["columns"]) - 1, 0)
+    try:  # exclusions and date columns change p: the core's count (cached)
+        return int(data_view(p)["summary"]["p"])
+    except DataError:
+        return None

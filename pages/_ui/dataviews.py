@@ -14,15 +14,16 @@ from varimp_core.data.prepare import DataError
 from varimp_core.problems.registry import get_problem
 
 from . import datasource
-from .controls import option_values
+from .controls import option_values, preview_table
 from .params import Context, ParamSet, sentence
 
 __all__ = ["CONTROLS", "data_params", "compute", "apply_choice", "problem_form",
-           "summary_block"]
+           "summary_block", "columns_block"]
 
 #: The Data page's controls: the data parameters that have one (ids ``data-<key>``).
 CONTROLS = ParamSet("data", [datasource.DATA_PARAMS.by_name[n] for n in (
-    "source", "problem", "sampling", "n", "seed", "bins", "target", "task", "numeric")])
+    "source", "problem", "sampling", "n", "seed", "bins", "target", "task", "numeric",
+    "exclude", "missing", "dates")])
 
 #: What the page says, in place of a summary, while the upload source has no file yet.
 NO_FILE_YET = "Drop a CSV file on the upload area (or click it) to see its summary here."
@@ -44,7 +45,8 @@ def data_params(settings: Mapping[str, Any], options: Sequence[Any] = (),
             return None
         return datasource.canonical_params({
             "source": "upload", "upload": upload["key"], "file": upload.get("file"),
-            "target": s["target"], "task": s["task"], "numeric": s["numeric"], "bins": s["bins"]})
+            **{k: s[k] for k in ("target", "task", "numeric", "exclude", "missing", "dates",
+                                 "bins")}})
     name = s["problem"].split(":")[0]
     spec = datasource.spec_from_options(name, option_values(name, option_ids, options))
     return datasource.canonical_params({
@@ -155,3 +157,11 @@ def summary_block(summary: Mapping[str, Any]) -> html.Div:
                **{"data-exact": "1" if exact else "0"}),
         html.P(summary.get("description") or "", className="vi-description"),
     ])
+
+
+def columns_block(rows: Sequence[Mapping[str, Any]]) -> html.Div:
+    """An upload's columns as the core reads them: role, type, missing values, reason."""
+    keys = ("column", "role", "type", "missing", "reason")
+    return html.Div(preview_table({"columns": ["Column", "Role", "Type", "Missing", "Why"],
+                                   "rows": [[r[k] or "" for k in keys] for r in rows or ()]})
+                    if rows else "", id="data-columns")

@@ -113,14 +113,18 @@ def draw(store: Mapping[str, Any], label=None, positions="all") -> dict:
             out["messages"].append(sentence(exc))
             return placeholder_figure(sentence(exc))
 
+    pds = [PartialDependence.from_dict(r) for r in result["pd"]]
     out["pd"] = [figure(lambda: make_pd_figure(r, outputs=outputs, color=color(r.features[0])))
-                 for r in map(PartialDependence.from_dict, result["pd"])]
+                 for r in pds]
+    names = {r.features[0]: dict(zip(r.grid[0].tolist(), r.grid_labels[0])) for r in pds
+             if r.grid_labels and r.grid_labels[0]}  # a category's name for each code
     if result["pair"] is not None:
         pair = PartialDependence.from_dict(result["pair"])
         out["pd2"] = figure(lambda: make_pd2_figure(pair, output=outputs))
     local, rows = load_local(store["local"])
     out["dor"] = [figure(lambda: make_dependence_over_responses(
-        _over_responses(local, rows, f, positions), classes=local.classes, color=color(f)))
+        _over_responses(local, rows, f, positions), classes=local.classes, color=color(f),
+        value_labels=names.get(f)))
         for f in features(store["settings"])]
     out["pd_heights"] = [int(fig.layout.height or 420) for fig in out["pd"]]
     for fig in [*out["pd"], *out["dor"], *([] if out["pd2"] is None else [out["pd2"]])]:

@@ -6,7 +6,7 @@ trees on this server.") and their checks, and the Data page lists them all
 (:func:`limits_text`) so users see them before they click.
 
 ``VARIMP_MAX_UPLOAD_BYTES``
-    Size of an uploaded file; default 5 MiB (the core's ``MAX_UPLOAD_BYTES``).
+    Size of an uploaded file; default 25 MiB (the core's ``MAX_UPLOAD_BYTES``).
 ``VARIMP_MAX_COLUMNS``
     Columns of an uploaded table; default 1,000 (``MAX_COLUMNS``).
 ``VARIMP_MAX_CELLS``
@@ -22,10 +22,13 @@ trees on this server.") and their checks, and the Data page lists them all
 ``VARIMP_JOB_TIMEOUT``
     Seconds one background job may run; default 600.
 
-The upload, column and cell limits are the core's own (``varimp_core.csvfile``
-and ``varimp_core.data`` read the same variables the same way: a positive
-whole number, anything else means the default); the others are enforced by
-the pages and by :mod:`pages._ui.jobs`.  A variable can lower a limit the core
+The upload rule (25 MiB and 5,000,000 cells) is stated once in the core
+(``varimp_core.data.csvfile``: ``MAX_UPLOAD_BYTES``, ``MAX_CELLS``,
+``upload_rule``), which refuses no size itself; the server passes these two
+limits in (``read_csv_bytes(max_bytes=, max_cells=)``, ``prepare_table(max_cells=)``).
+The column limit is read by the core the same way (a positive whole number,
+anything else means the default); the others are enforced by the pages and
+by :mod:`pages._ui.jobs`.  A variable can lower a limit the core
 also has (trees, exact inputs) but never raise it above the core's.
 """
 
@@ -34,8 +37,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from varimp_core.data.csvfile import MAX_COLUMNS, MAX_UPLOAD_BYTES
-from varimp_core.data.prepare import MAX_CELLS
+from varimp_core.data.csvfile import MAX_CELLS, MAX_COLUMNS, MAX_UPLOAD_BYTES
 from varimp_core.forests.multiway import MAX_TREES
 from varimp_core.exact.information import MAX_SUBSET_FEATURES
 

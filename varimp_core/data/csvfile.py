@@ -19,12 +19,16 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-__all__ = ["DataError", "MAX_COLUMNS", "MAX_NAME_LENGTH", "MAX_UPLOAD_BYTES", "decode_upload",
-           "load_csv", "read_csv_bytes"]
+__all__ = ["DataError", "MAX_CELLS", "MAX_COLUMNS", "MAX_NAME_LENGTH", "MAX_UPLOAD_BYTES",
+           "decode_upload", "load_csv", "read_csv_bytes", "upload_rule"]
 
-#: Largest accepted upload; the environment variable ``VARIMP_MAX_UPLOAD_BYTES``
-#: overrides it (read at call time).
-MAX_UPLOAD_BYTES = 5 * 1024 * 1024
+#: The upload rule of a shared server, stated once: a file of at most 25 MiB holding at
+#: most 5,000,000 cells (rows x columns).  The server passes them in (``max_bytes``,
+#: ``max_cells``; ``VARIMP_MAX_UPLOAD_BYTES`` and ``VARIMP_MAX_CELLS`` change them there);
+#: the core itself refuses no size unless asked, so a notebook reads any table.
+MAX_UPLOAD_BYTES = 25 * 1024 * 1024
+#: Most cells of an uploaded table (see :data:`MAX_UPLOAD_BYTES`).
+MAX_CELLS = 5_000_000
 #: Most columns a file may have (typing costs about a millisecond per column, and
 #: every page lists the variables); ``VARIMP_MAX_COLUMNS`` overrides it.
 MAX_COLUMNS = 1_000
@@ -35,6 +39,9 @@ _DELIMITERS = (",", ";", "\t", "|")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 _HIGH_BYTES = bytes(range(0x80, 0x100))
 _SEP_LINE = re.compile(r"sep=([,;\t|])[ ]*(?:\r\n|\r|\n)")  # Excel's delimiter hint
+# A number with a decimal comma (and optional dots between thousands): "3,14", "-1.234,5".
+_COMMA_NUMBER = re.compile(r"[+-]?\d{1,3}(?:\.\d{3})*,\d+|[+-]?\d+,\d+")
+_WHOLE_NUMBER = re.compile(r"[+-]?\d+")
 
 
 class DataError(ValueError):
@@ -47,6 +54,27 @@ def env_limit(name: str, default: int) -> int:
     except ValueError:
         return default
     return value if value > 0 else default
+
+
+def upload_rule(max_bytes: int = MAX_UPLOAD_BYTES, max_cells: int = MAX_CELLS) -> str:
+    """The upload rule as one sentence.
+
+    Examples
+    --------
+    >>> upload_rule()
+    'CSV files up to 25 MiB and 5,000,000 cells (rows \u00d7 columns).'
+    """
+    return (f"CSV files up to {max_bytes / 2**20:g} MiB and {max_cells:,} cells "
+            "(rows \u00d7 columns).")
+
+
+def check_cells(n_rows: int, n_columns: int, max_cells: int | None) -> None:
+    """Refuse a table of more than ``max_cells`` cells (None: no limit)."""
+    cells = n_rows * n_columns
+    if max_cells is not None and cells > max_cells:
+        raise DataError(f"The table has {cells:,} cells ({n_rows:,} rows x {n_columns:,} "
+                        f"columns), more than the limit of {max_cells:,}; use fewer rows or "
+                        "columns.")
 
 
 def _size(n: int) -> str:
@@ -205,7 +233,8 @@ def _check_header(header: list[str], max_columns: int) -> None:
                             f"shorten column names to at most {MAX_NAME_LENGTH} characters.")
 
 
-def read_csv_bytes(content: bytes, *, max_bytes: int | None = None) -> pd.DataFrame:
+def read_csv_bytes(content: bytes, *, max_bytes: int | None = None,
+                   max_cells: int | None = None) -> pd.DataFrame:
     """Parse the bytes of an uploaded CSV file.
 
     Parameters
@@ -215,15 +244,19 @@ def read_csv_bytes(content: bytes, *, max_bytes: int | None = None) -> pd.DataFr
         one for mostly-ASCII text), Windows-1252 and Latin-1 texts are
         accepted; the delimiter (``,``, ``;``, tab or ``|``) is detected, or
         read from an Excel ``sep=;`` first line.  Unnamed, empty columns (from
-        trailing delimiters) are dropped.
-    max_bytes : int, default=None
-        Size limit; None uses ``VARIMP_MAX_UPLOAD_BYTES`` from the environment
-        or :data:`MAX_UPLOAD_BYTES`.
+        trailing delimiters) are dropped.  With a delimiter other than ``,``,
+        a text column whose every value is a number, some written with a
+        decimal comma (``3,14``, ``1.234,5``), is read as numbers.
+    max_bytes, max_cells : int, default=None
+        Size limits (a server's, :data:`MAX_UPLOAD_BYTES` and :data:`MAX_CELLS`
+        by default there); None: no limit.
 
     Returns
     -------
     frame : pandas.DataFrame
-        Columns named by the (stripped) header, types inferred by pandas.
+        Columns named by the (stripped) header, types inferred by pandas;
+        ``frame.attrs["notes"]`` lists sentences about what was read (decimal
+        commas).
 
     Raises
     ------
@@ -239,9 +272,8 @@ def read_csv_bytes(content: bytes, *, max_bytes: int | None = None) -> pd.DataFr
     except TypeError:
         raise DataError(f"Expected the bytes of a CSV file, got {type(content).__name__}; "
                         "pass the file's content.") from None
-    limit = max_bytes if max_bytes is not None else env_limit(
-        "VARIMP_MAX_UPLOAD_BYTES", MAX_UPLOAD_BYTES)
-    if len(content) > limit:
+    limit = max_bytes
+    if limit is not None and len(content) > limit:
         size, most = _size(len(content)), _size(limit)
         if size == most:  # "5.0 MB, larger than 5.0 MB" needs the bytes
             size += f" ({len(content):,} bytes)"
@@ -280,7 +312,38 @@ def read_csv_bytes(content: bytes, *, max_bytes: int | None = None) -> pd.DataFr
         frame = frame.iloc[:, [i for i in range(frame.shape[1]) if i not in empty]]
     if frame.shape[1] == 0:
         raise DataError("The file has no columns; upload a CSV file with a header row.")
+    check_cells(frame.shape[0], frame.shape[1], max_cells)
+    notes = _decimal_commas(frame) if delimiter != "," else []
+    frame.attrs["notes"] = notes
     return frame
+
+
+def _decimal_commas(frame: pd.DataFrame) -> list[str]:
+    """Read text columns of numbers written with decimal commas as numbers, in place.
+
+    A column qualifies when every value present is a whole number or a number
+    with a decimal comma, and at least one has the comma.  Returns one
+    sentence naming the columns read so.
+    """
+    converted = []
+    for c in frame.columns:
+        s = frame[c]
+        if not (s.dtype == object or pd.api.types.is_string_dtype(s.dtype)):
+            continue
+        present = s.dropna().astype(str).str.strip()
+        comma = present.str.fullmatch(_COMMA_NUMBER.pattern)
+        whole = present.str.fullmatch(_WHOLE_NUMBER.pattern)
+        if len(present) and comma.any() and (comma | whole).all():
+            numbers = present.str.replace(".", "", regex=False).str.replace(",", ".",
+                                                                           regex=False)
+            frame[c] = pd.to_numeric(numbers).reindex(s.index)
+            converted.append(c)
+    if not converted:
+        return []
+    plural = len(converted) > 1
+    return [f"Column{'s' if plural else ''} {quoted_names(converted)} "
+            f"{'are' if plural else 'is'} numbers written with a decimal comma "
+            f"(\"3,14\"), read as numbers."]
 
 
 def load_csv(path_or_buffer, **kw) -> pd.DataFrame:
@@ -291,7 +354,7 @@ def load_csv(path_or_buffer, **kw) -> pd.DataFrame:
     path_or_buffer : str, os.PathLike or file-like
         File to read; a file-like object may return bytes or text.
     **kw
-        Passed to :func:`read_csv_bytes` (``max_bytes``).
+        Passed to :func:`read_csv_bytes` (``max_bytes``, ``max_cells``).
 
     Returns
     -------
@@ -311,11 +374,9 @@ def load_csv(path_or_buffer, **kw) -> pd.DataFrame:
         return read_csv_bytes(content, **kw)
     path = os.fspath(path_or_buffer)
     limit = kw.get("max_bytes")
-    limit = limit if limit is not None else env_limit("VARIMP_MAX_UPLOAD_BYTES",
-                                                       MAX_UPLOAD_BYTES)
     try:
         size = os.path.getsize(path)
-        if size > limit:
+        if limit is not None and size > limit:
             raise DataError(f"The file is {_size(size)}, larger than the limit of "
                             f"{_size(limit)}; use a smaller file (fewer rows or columns).")
         with open(path, "rb") as fh:

@@ -20,8 +20,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from varimp_core.data.csvfile import (MAX_UPLOAD_BYTES, DataError, env_limit, quoted_names,
-                                      plain_value, decode_upload, load_csv, read_csv_bytes)
+from varimp_core.data.columns import (MISSING_LABEL, check_choices, column_values, date_values,
+                                      expand_date, identifier_reason, missing_sentence,
+                                      refuse_missing)
+from varimp_core.data.csvfile import (MAX_CELLS, MAX_UPLOAD_BYTES, DataError, check_cells,
+                                      decode_upload, load_csv, plain_value, quoted_names,
+                                      read_csv_bytes)
 from varimp_core.data.table import DiscreteTable
 from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict
 
@@ -29,8 +33,6 @@ __all__ = ["DataError", "MAX_CELLS", "MAX_CLASSES", "MAX_UPLOAD_BYTES", "Prepare
            "decode_upload", "exact_limit_message", "load_csv", "prepare_problem",
            "prepare_table", "read_csv_bytes"]
 
-#: Largest table, in cells, :func:`prepare_table` accepts; ``VARIMP_MAX_CELLS`` overrides it.
-MAX_CELLS = 5_000_000
 #: Most classes a classification target may have.
 MAX_CLASSES = 50
 
@@ -74,6 +76,18 @@ class PreparedData:
         exact tables.
     y_codes : ndarray of int64, shape (n_samples,), or None
         Per-sample codes of the target.
+    excluded : tuple of (str, str), default=()
+        Columns of the table left out, each with the reason (an identifier,
+        a date column with ``dates="exclude"``, the user's choice).
+    missing : dict of str to int, default={}
+        Missing values per used column of the table (target included), before
+        any row was dropped; columns without any are left out.
+    dropped_rows : int, default=0
+        Rows left out: incomplete rows with ``missing="drop"``, rows without a
+        target value otherwise.
+    dates : tuple of str, default=()
+        Date columns expanded into ``<name>_year``, ``<name>_month`` and
+        ``<name>_weekday`` inputs (those of the three that change).
     """
 
     table: DiscreteTable
@@ -89,6 +103,10 @@ class PreparedData:
     notes: tuple[str, ...] = field(default=())
     X_codes: np.ndarray | None = None
     y_codes: np.ndarray | None = None
+    excluded: tuple[tuple[str, str], ...] = ()
+    missing: dict[str, int] = field(default_factory=dict)
+    dropped_rows: int = 0
+    dates: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for name, codes, rows in (("X_codes", self.X_codes, self.X_numeric),
@@ -96,6 +114,28 @@ class PreparedData:
             if codes is not None and rows is not None and len(codes) != len(rows):
                 raise ValueError(f"{name} has {len(codes)} rows but the data has {len(rows)}; "
                                  f"set {name}=None when replacing the rows.")
+
+    def value_labels(self, name: str, values) -> tuple[str, ...] | None:
+        """The labels of values of input ``name`` as scikit-learn sees them (``X_numeric``).
+
+        A text, boolean or categorical input is ordinal-coded for scikit-learn:
+        its codes get their labels back ("Biscoe", "Dream", "Torgersen"), a value
+        below every code (or below every number) is ``"missing"``.  None for a
+        numeric input, or a discrete one whose values are their own labels.
+        """
+        j = self.variables.index(name)
+        if self.kinds.get(name) != "discrete":
+            return None
+        labels = self.table.x_labels[j]
+        present = [lv for lv in labels if lv != MISSING_LABEL]
+        values = np.asarray(values, dtype=float)
+        if all(isinstance(lv, (int, float, np.number)) and not isinstance(lv, (bool, np.bool_))
+               for lv in present):
+            if len(present) == len(labels):
+                return None
+            return tuple(f"{v:g}" if v in present else MISSING_LABEL for v in values)
+        codes = np.rint(values).astype(np.int64)
+        return tuple(str(labels[c]) if 0 <= c < len(labels) else MISSING_LABEL for c in codes)
 
     def to_dict(self) -> dict:
         """Plain JSON types (see :mod:`varimp_core.serialize`); :meth:`from_dict` reads them back."""
@@ -105,39 +145,6 @@ class PreparedData:
     def from_dict(cls, d: dict) -> "PreparedData":
         """The PreparedData that :meth:`to_dict` wrote."""
         return dataclass_from_dict(cls, d)
-
-
-def _column_values(s: pd.Series) -> tuple[str, np.ndarray, tuple | None]:
-    """Classify a column: ``("number" | "text" | "bool" | "category", values, order)``.
-
-    Missing values are reported as ``"missing"``.
-    """
-    dtype = s.dtype
-    if isinstance(dtype, pd.CategoricalDtype):
-        if s.isna().any():
-            return "missing", np.array([]), None
-        used = set(s.cat.codes.unique())
-        cats = [c for i, c in enumerate(dtype.categories) if i in used]
-        return "category", s.to_numpy(dtype=object), tuple(cats)
-    if pd.api.types.is_bool_dtype(dtype):
-        if s.isna().any():
-            return "missing", np.array([]), None
-        return "bool", s.to_numpy(dtype=bool), None
-    if pd.api.types.is_complex_dtype(dtype):
-        raise DataError(f"Column {s.name!r} holds complex numbers; keep real-valued "
-                        "columns only.")
-    if pd.api.types.is_numeric_dtype(dtype):
-        values = s.to_numpy(dtype=float, na_value=np.nan)
-        return ("number" if np.isfinite(values).all() else "missing"), values, None
-    if s.isna().any():
-        return "missing", np.array([]), None
-    obj = s.to_numpy(dtype=object)
-    if all(isinstance(v, (bool, np.bool_)) for v in obj):
-        return "bool", obj.astype(bool), None
-    numbers = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-    if not np.isnan(numbers).any():
-        return ("number" if np.isfinite(numbers).all() else "missing"), numbers, None
-    return "text", np.array([str(v).strip() for v in obj], dtype=object), None
 
 
 def _code(kind: str, values: np.ndarray, order: tuple | None):
@@ -177,19 +184,22 @@ def _bin(values: np.ndarray, bins: int):
     return codes.astype(np.int64), full, labels
 
 
-def _check_options(max_levels, bins, task, max_cells):
+def _check_options(max_levels, bins, task, max_cells, missing, dates, identifiers):
     if not isinstance(max_levels, (int, np.integer)) or max_levels < 1:
         raise DataError(f"max_levels must be a whole number of at least 1, got {max_levels!r}.")
     if not isinstance(bins, (int, np.integer)) or bins < 2:
         raise DataError(f"bins must be a whole number of at least 2, got {bins!r}.")
     if task not in (None, "classification", "regression"):
         raise DataError(f"task must be 'classification', 'regression' or None, got {task!r}.")
-    limit = max_cells if max_cells is not None else env_limit("VARIMP_MAX_CELLS", MAX_CELLS)
-    return int(limit)
+    check_choices(missing, dates)
+    if identifiers not in ("exclude", "keep"):
+        raise DataError(f"identifiers must be 'exclude' or 'keep', got {identifiers!r}.")
+    return None if max_cells is None else int(max_cells)
 
 
 def prepare_table(df, target, *, max_levels=20, bins=5, kinds=None, task=None,
-                  max_cells=None, source="dataframe") -> PreparedData:
+                  max_cells=None, source="dataframe", missing="category", exclude=(),
+                  identifiers="exclude", dates="expand") -> PreparedData:
     """Type, code and validate a table for importance computations.
 
     Parameters
@@ -197,7 +207,7 @@ def prepare_table(df, target, *, max_levels=20, bins=5, kinds=None, task=None,
     df : pandas.DataFrame
         One row per sample; numbers may be stored as text (as read from CSV).
     target : str
-        Name of the output column; every other column is an input.
+        Name of the output column; every other column is an input unless excluded.
     max_levels : int, default=20
         A numeric column with at most this many distinct values is discrete.
     bins : int, default=5
@@ -205,30 +215,50 @@ def prepare_table(df, target, *, max_levels=20, bins=5, kinds=None, task=None,
         in the discrete table.  Equal quantiles are merged, so a column may
         get fewer bins.
     kinds : dict of str to {"discrete", "numeric"}, default=None
-        Override the detected kind of some inputs.
+        Override the detected kind of some inputs (excluded and date columns
+        are left as they are).
     task : {"classification", "regression"}, default=None
         Override the detected task.  None: classification when the target is
         text, boolean, categorical or has at most ``max_levels`` values.
     max_cells : int, default=None
-        Largest accepted ``n_rows * n_columns``; None uses ``VARIMP_MAX_CELLS``
-        from the environment or :data:`MAX_CELLS`.
+        Largest accepted ``n_rows * n_columns`` (a server's limit,
+        :data:`~varimp_core.data.csvfile.MAX_CELLS`); None: no limit.
     source : str, default="dataframe"
         Recorded in the result, e.g. ``"upload:data.csv"``.
+    missing : {"category", "drop", "refuse"}, default="category"
+        Missing values (NaN, None, blank): a level of their own (a numeric
+        input gets a ``"missing"`` bin beside its quantile bins, and for
+        scikit-learn the value ``min - max(max - min, 1)``, below every value
+        seen, so one split separates them in every forest); drop the incomplete
+        rows; or refuse with the counts.  Rows without a target value are
+        always dropped (or refused).  Infinite values are always refused.
+    exclude : sequence of str, default=()
+        Columns left out.
+    identifiers : {"exclude", "keep"}, default="exclude"
+        Whether identifier-like columns (see
+        :func:`varimp_core.data.columns.identifier_reason`) are left out.
+    dates : {"expand", "exclude"}, default="expand"
+        Date columns become ``<name>_year`` (a number), ``<name>_month`` and
+        ``<name>_weekday`` (ordered categories) inputs, those of the three that
+        change (every date in one year makes no year input), or are left out.
 
     Returns
     -------
     data : PreparedData
+        With the excluded columns and their reasons, the missing counts and
+        the dropped rows.
 
     Raises
     ------
     DataError
-        For an empty table, a missing or constant target, missing or infinite
-        values, a classification target with more than :data:`MAX_CLASSES`
-        classes, no input columns or too many cells.
+        For an empty table, a missing or constant target, infinite values,
+        missing values with ``missing="refuse"``, a classification target with
+        more than :data:`MAX_CLASSES` classes, no input columns or too many cells.
     """
-    limit = _check_options(max_levels, bins, task, max_cells)
+    limit = _check_options(max_levels, bins, task, max_cells, missing, dates, identifiers)
     try:
-        return _prepare(df, target, max_levels, bins, kinds, task, limit, source)
+        return _prepare(df, str(target), max_levels, bins, kinds, task, limit, source,
+                        missing, exclude, identifiers, dates)
     except DataError:
         raise
     except Exception as exc:
@@ -236,7 +266,7 @@ def prepare_table(df, target, *, max_levels=20, bins=5, kinds=None, task=None,
                         "check the column types and values.") from None
 
 
-def _prepare(df, target, max_levels, bins, kinds, task, limit, source) -> PreparedData:
+def _check_names(df, target, exclude, kinds) -> tuple[list[str], list[str], dict]:
     if not isinstance(df, pd.DataFrame):
         raise DataError(f"Expected a pandas DataFrame, got {type(df).__name__}; load the "
                         "data with load_csv or pandas first.")
@@ -247,74 +277,191 @@ def _prepare(df, target, max_levels, bins, kinds, task, limit, source) -> Prepar
     if dupes:
         raise DataError(f"Column names {quoted_names(dupes)} appear more than once; rename the "
                         "columns so every name is unique.")
-    target = str(target)
     if target not in columns:
         raise DataError(f"The target {target!r} is not a column; choose one of: "
                         f"{quoted_names(columns, 20)}.")
-    inputs = [c for c in columns if c != target]
-    if not inputs:
-        raise DataError(f"The table has only the target column {target!r}; add at least "
-                        "one input column.")
-    cells = df.shape[0] * df.shape[1]
-    if cells > limit:
-        raise DataError(f"The table has {cells:,} cells ({df.shape[0]:,} rows x "
-                        f"{df.shape[1]:,} columns), more than the limit of {limit:,}; use "
-                        "fewer rows or columns.")
+    exclude = [str(c) for c in ([exclude] if isinstance(exclude, str) else exclude or ())]
+    unknown = [c for c in exclude if c not in columns]
+    if unknown:
+        raise DataError(f"exclude names {quoted_names(unknown)}, not columns of the table; "
+                        f"choose among: {quoted_names(columns, 20)}.")
+    if target in exclude:
+        raise DataError(f"The target {target!r} cannot be excluded; choose another target or "
+                        "keep it.")
     kinds = {str(k): v for k, v in (kinds or {}).items()}
-    unknown = [k for k in kinds if k not in inputs]
+    unknown = [k for k in kinds if k not in columns or k == target]
     if unknown:
         raise DataError(f"kinds names {quoted_names(unknown)}, not among the input columns; "
-                        f"choose among: {quoted_names(inputs, 20)}.")
+                        f"choose among: {quoted_names([c for c in columns if c != target], 20)}.")
     for key, kind in kinds.items():
         if kind not in ("discrete", "numeric"):
             raise DataError(f"The kind of {key!r} must be 'discrete' or 'numeric', "
                             f"got {kind!r}.")
+    return columns, exclude, kinds
 
+
+def _prepare(df, target, max_levels, bins, kinds, task, limit, source, missing, exclude,
+             identifiers, dates) -> PreparedData:
+    columns, exclude, kinds = _check_names(df, target, exclude, kinds)
+    check_cells(df.shape[0], df.shape[1], limit)
     frame = df.copy()
     frame.columns = columns
-    parsed = {c: _column_values(frame[c]) for c in columns}
-    missing = [c for c in columns if parsed[c][0] == "missing"]
-    if missing:
-        plural = len(missing) > 1
-        raise DataError(f"Column{'s' if plural else ''} {quoted_names(missing)} "
-                        f"contain{'' if plural else 's'} missing or infinite values "
-                        "(NaN/inf); remove or impute them first.")
-
-    x_codes, x_labels, x_float, out_kinds, edges, notes = [], [], [], {}, {}, []
     n = frame.shape[0]
-    for c in inputs:
-        kind, values, order = parsed[c]
-        n_distinct = len(order) if order is not None else len(pd.unique(values))
-        want = kinds.get(c)
-        if want == "numeric" and kind != "number":
-            raise DataError(f"Column {c!r} holds {kind} values, so it cannot be numeric; "
-                            "mark it discrete.")
-        if want is None:
-            want = "numeric" if kind == "number" and n_distinct > max_levels else "discrete"
-        if want == "numeric":
-            codes, edges[c], labels = _bin(values, bins)
-            floats = values
-        else:
-            codes, labels, floats = _code(kind, values, order)
-            if kind == "text" and n_distinct > max(MAX_CLASSES, n // 2):
-                notes.append(f"Column {c!r} has {n_distinct} distinct text values; it looks "
-                             "like an identifier and may be better removed.")
-        out_kinds[c] = want
-        x_codes.append(codes)
-        x_labels.append(labels)
-        x_float.append(floats)
 
-    y_codes, y_labels, y_sk, task = _prepare_target(parsed[target], target, task,
-                                                    max_levels, bins)
+    # Roles: excluded by choice, dates, identifiers and empty columns; the rest typed.
+    excluded = [(c, _why_excluded(frame[c])) for c in exclude]
+    parsed, expanded = {}, {}
+    for c in columns:
+        if c == target or c in exclude:
+            continue
+        dt = date_values(frame[c])
+        if dt is not None:
+            # A part that never changes (every date in one year) is no input: left out.
+            parts = {name: part for name, part in expand_date(c, dt).items()
+                     if part.nunique() > 1}
+            if dates == "exclude":
+                excluded.append((c, "a date column, and dates are excluded"))
+            elif not parts:
+                excluded.append((c, "a date column whose year, month and weekday never change"))
+            else:
+                expanded[c] = (dt, parts)
+            continue
+        parsed[c] = column_values(frame[c])
+        kind, values, _, miss = parsed[c]
+        reason = "every value is missing" if miss.all() else (
+            identifier_reason(kind, values, miss) if identifiers == "exclude" else None)
+        if reason:
+            excluded.append((c, reason))
+            del parsed[c]
+    y_parsed = column_values(frame[target])
+    used = [c for c in columns if c in parsed or c in expanded]
+    if not used:
+        if not excluded:
+            raise DataError(f"The table has only the target column {target!r}; add at least "
+                            "one input column.")
+        raise DataError(f"The table has no input column besides the target {target!r} (the "
+                        f"others are excluded: {quoted_names(c for c, _ in excluded)}); "
+                        "include at least one input column.")
+    clash = [name for c in expanded for name in expanded[c][1] if name in columns]
+    if clash:
+        raise DataError(f"Expanding the date columns makes {quoted_names(clash)}, already "
+                        "columns of the table; rename them.")
+
+    # Missing values: counted per used column, then a level, dropped rows or a refusal.
+    miss_of = {c: parsed[c][3] if c in parsed else expanded[c][0].isna().to_numpy()
+               for c in used}
+    miss_of[target] = y_parsed[3]
+    counts = {c: int(miss_of[c].sum()) for c in [*used, target] if miss_of[c].any()}
+    any_missing = np.zeros(n, dtype=bool)
+    for m in miss_of.values():
+        any_missing |= m
+    if counts and missing == "refuse":
+        raise refuse_missing(counts, int(any_missing.sum()))
+    keep = ~any_missing if missing == "drop" else ~y_parsed[3]
+    if not keep.any():
+        raise DataError(f"Every row has a missing value (in {quoted_names(counts)}); keep "
+                        "missing values as a level of their own, or exclude those columns.")
+
+    inputs, x_codes, x_labels, x_float, out_kinds, edges = [], [], [], [], {}, {}
+    for c in used:
+        parts = [(c, parsed[c])] if c in parsed else [
+            (name, column_values(part)) for name, part in expanded[c][1].items()]
+        for name, (kind, values, order, miss) in parts:
+            codes, labels, floats, want, edge = _input(name, kind, values[keep], order,
+                                                       miss[keep], kinds.get(name),
+                                                       max_levels, bins)
+            inputs.append(name)
+            out_kinds[name] = want
+            x_codes.append(codes)
+            x_labels.append(labels)
+            x_float.append(floats)
+            if edge is not None:
+                edges[name] = edge
+
+    y_kind, y_values, y_order, _ = y_parsed
+    y_codes, y_labels, y_sk, task = _prepare_target(
+        (y_kind, y_values[keep], _used_order(y_order, y_values[keep])), target, task,
+        max_levels, bins)
+    notes = _notes(excluded, counts, missing, int(n - keep.sum()), n, expanded)
     X_codes = np.column_stack(x_codes).astype(np.int64)
     table = DiscreteTable.from_codes(X_codes, y_codes, variables=inputs,
                                      target=target, x_labels=x_labels, y_labels=y_labels,
                                      exact=False)
     return PreparedData(table=table, X_numeric=np.column_stack(x_float).astype(float),
                         y=y_sk, variables=tuple(inputs), target=target, kinds=out_kinds,
-                        task=task, bin_edges=edges, n_samples=int(n), source=str(source),
-                        notes=tuple(notes), X_codes=X_codes,
-                        y_codes=np.asarray(y_codes, dtype=np.int64))
+                        task=task, bin_edges=edges, n_samples=int(keep.sum()),
+                        source=str(source), notes=tuple(notes), X_codes=X_codes,
+                        y_codes=np.asarray(y_codes, dtype=np.int64),
+                        excluded=tuple(excluded), missing=counts,
+                        dropped_rows=int(n - keep.sum()), dates=tuple(expanded))
+
+
+def _why_excluded(s: pd.Series) -> str:
+    """The reason of a column excluded by choice: its identifier likeness, if it has one."""
+    try:
+        kind, values, _, miss = column_values(s)
+    except DataError:
+        return "excluded by choice"
+    return identifier_reason(kind, values, miss) or "excluded by choice"
+
+
+def _used_order(order, values):
+    if order is None:
+        return None
+    seen = set(values)
+    return tuple(c for c in order if c in seen)
+
+
+def _input(name, kind, values, order, miss, want, max_levels, bins):
+    """Codes, labels, floats, kind and bin edges of one input (missing as the last level)."""
+    present = values[~miss]
+    order = _used_order(order, present)
+    n_distinct = len(order) if order is not None else len(pd.unique(present))
+    if want == "numeric" and kind != "number":
+        raise DataError(f"Column {name!r} holds {kind} values, so it cannot be numeric; "
+                        "mark it discrete.")
+    if want is None:
+        want = "numeric" if kind == "number" and n_distinct > max_levels else "discrete"
+    edge = None
+    if not len(present):
+        codes, labels, floats = np.zeros(0, dtype=np.int64), (), np.zeros(0)
+    elif want == "numeric":
+        codes, edge, labels = _bin(present.astype(float), bins)
+        floats = present.astype(float)
+    else:
+        codes, labels, floats = _code(kind, present, order)
+    if not miss.any():
+        return codes, labels, floats, want, edge
+    full_codes = np.full(len(values), len(labels), dtype=np.int64)
+    full_codes[~miss] = codes
+    if kind == "text" and want == "discrete":
+        below = float(len(labels))  # the next ordinal code
+    else:
+        lo, hi = (float(floats.min()), float(floats.max())) if len(floats) else (0.0, 0.0)
+        below = lo - max(hi - lo, 1.0)
+    full_floats = np.full(len(values), below)
+    full_floats[~miss] = floats
+    label = MISSING_LABEL if MISSING_LABEL not in labels else f"({MISSING_LABEL})"
+    return full_codes, (*labels, label), full_floats, want, edge
+
+
+def _notes(excluded, counts, missing, dropped, n, expanded) -> list[str]:
+    notes = []
+    if excluded:
+        notes.append("Excluded: " + "; ".join(f"{c!r} ({why})" for c, why in excluded[:10])
+                     + (f"; and {len(excluded) - 10} more" if len(excluded) > 10 else "")
+                     + ".")
+    if expanded:
+        notes.append(f"Date column{'s' if len(expanded) > 1 else ''} "
+                     f"{quoted_names(expanded)} expanded into year, month and day-of-week "
+                     "inputs.")
+    sentence = missing_sentence(counts, missing, dropped=dropped, rows=n)
+    if sentence:
+        notes.append(sentence)
+    if missing == "category" and dropped:
+        notes.append(f"{dropped:,} row{'s' if dropped != 1 else ''} without a target value "
+                     f"{'were' if dropped != 1 else 'was'} dropped.")
+    return notes
 
 
 def _prepare_target(parsed, target, task, max_levels, bins):
@@ -381,7 +528,8 @@ def prepare_problem(problem, *, n_samples=None, random_state=0, bins=5,
         raise DataError(str(exc)) from None
     kinds = {v: "discrete" for v in problem.variables} if problem.discrete else None
     return prepare_table(frame, problem.target, max_levels=max_levels, bins=bins,
-                         kinds=kinds, task=problem.task, source=problem.spec)
+                         kinds=kinds, task=problem.task, source=problem.spec,
+                         identifiers="keep")  # a problem's variables are all inputs
 
 
 def exact_limit_message(p: int, limit: int) -> str:

@@ -18,7 +18,7 @@ import pandas as pd
 from varimp_core.data.prepare import PreparedData
 from varimp_core.exact.information import output_entropy
 
-__all__ = ["describe", "preview", "display_cell"]
+__all__ = ["describe", "preview", "display_cell", "column_table"]
 
 
 def display_cell(v: Any) -> Any:
@@ -74,7 +74,8 @@ def preview(prepared: PreparedData, *, raw: pd.DataFrame | None = None, rows: in
     ----------
     prepared : PreparedData
     raw : DataFrame, optional
-        The uploaded table: its raw rows are shown rather than the coded ones.
+        The uploaded table: its raw rows are shown rather than the coded ones,
+        every column (the first ``columns`` besides the target), used or not.
     rows, columns : int
 
     Returns
@@ -88,8 +89,9 @@ def preview(prepared: PreparedData, *, raw: pd.DataFrame | None = None, rows: in
     names = list(prepared.variables)
     shown = names[:columns]
     if raw is not None:
-        head = raw.head(rows)
-        cols = [str(c) for c in head.columns if str(c) in shown] + [prepared.target]
+        head = raw.head(rows)  # every column of the file, excluded and date ones too
+        head.columns = [str(c) for c in head.columns]
+        cols = [c for c in head.columns if c != prepared.target][:columns] + [prepared.target]
         body = [list(r) for r in head[cols].itertuples(index=False)]
         kind, total = "upload", len(raw)
     elif t.exact:
@@ -108,3 +110,39 @@ def preview(prepared: PreparedData, *, raw: pd.DataFrame | None = None, rows: in
     return {"columns": cols, "rows": [[display_cell(v) for v in r] for r in body],
             "kind": kind, "total_rows": int(total), "n_inputs": len(names),
             "target": prepared.target}
+
+
+def column_table(prepared: PreparedData, columns) -> list[dict]:
+    """Each column of a user table with its role, type, reason and missing count.
+
+    Parameters
+    ----------
+    prepared : PreparedData
+        From :func:`~varimp_core.data.prepare.prepare_table` on the table.
+    columns : sequence of str
+        The table's columns, in order.
+
+    Returns
+    -------
+    rows : list of dict
+        ``column``; ``role`` (``"target"``, ``"input"`` or ``"excluded"``);
+        ``type`` (``"numeric"``, ``"categorical"``, ``"date"``, or ``""`` for a
+        column excluded before it was typed); ``reason`` (why it is excluded,
+        else ``""``); ``missing`` (missing values in it).
+    """
+    excluded = dict(prepared.excluded)
+    rows = []
+    for c in map(str, columns):
+        if c == prepared.target:
+            role = "target"
+            kind = "numeric" if prepared.task == "regression" else "categorical"
+        elif c in excluded:
+            role = "excluded"
+            kind = "date" if excluded[c].startswith("a date column") else ""
+        else:
+            role = "input"
+            kind = "date" if c in prepared.dates else (
+                "numeric" if prepared.kinds.get(c) == "numeric" else "categorical")
+        rows.append({"column": c, "role": role, "type": kind,
+                     "reason": excluded.get(c, ""), "missing": int(prepared.missing.get(c, 0))})
+    return rows

@@ -282,7 +282,8 @@ def heldout_partial_dependences(prepared: PreparedData, estimator, rows: np.ndar
         :math:`\\mathrm{PD}_S(v) = \\frac{1}{n}\\sum_i f(v, x_{i,C})` over the
         rows (:func:`~varimp_core.local.partial_dependence.partial_dependence`),
         one per variable, then the pair; ``outputs`` are the data's class labels
-        as text, ``ice_rows`` indices of ``prepared``'s rows.
+        as text, ``ice_rows`` indices of ``prepared``'s rows, ``grid_labels``
+        the categories' names of ordinal-coded inputs.
 
     Raises
     ------
@@ -318,7 +319,9 @@ def heldout_partial_dependences(prepared: PreparedData, estimator, rows: np.ndar
         outputs = tuple(str(labels[int(o)] if labels and r.response != "prediction" else o)
                         for o in r.outputs)
         out.append(replace(r, outputs=outputs,
-                           ice_rows=None if r.ice_rows is None else rows[r.ice_rows]))
+                           ice_rows=None if r.ice_rows is None else rows[r.ice_rows],
+                           grid_labels=tuple(prepared.value_labels(f, g)
+                                             for f, g in zip(feats, r.grid))))
         if progress is not None:
             progress(step + 1, len(todo))
     return out

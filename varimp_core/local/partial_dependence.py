@@ -72,6 +72,9 @@ class PartialDependence:
     response : {"prediction", "probability", "decision function"}
     n_samples : int
         Rows averaged.
+    grid_labels : tuple of (tuple of str or None), default=()
+        Per feature, the label of each grid value (a category's name for an
+        ordinal-coded input), or None where the values are their own labels.
     """
 
     features: tuple[str, ...]
@@ -83,6 +86,7 @@ class PartialDependence:
     categorical: tuple[bool, ...]
     response: str
     n_samples: int
+    grid_labels: tuple = ()
 
     def to_frame(self) -> pd.DataFrame:
         """Tidy averages: ``feature``, ``value`` (``_1``/``_2`` for a pair), ``output``, ``average``."""

@@ -14,7 +14,7 @@ figures; every drawn number is the core's number.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
@@ -120,7 +120,8 @@ def make_pd_figure(result: PartialDependence, *, outputs=None, color: str | None
         lines (``y`` is ``result.individual[k]`` row after row, ``None``
         between rows) and one of the partial dependence (``x`` =
         ``result.grid[0]``, ``y`` = ``result.average[k]``, the output in the
-        hover text).  The legend shows the first panel's two traces.
+        hover text).  The x axis names the categories of an ordinal-coded input
+        (``result.grid_labels``).  The legend shows the first panel's two traces.
 
     Raises
     ------
@@ -141,6 +142,7 @@ def make_pd_figure(result: PartialDependence, *, outputs=None, color: str | None
     fig = make_subplots(rows=rows, cols=cols, shared_yaxes=True, subplot_titles=titles,
                         horizontal_spacing=0.04, vertical_spacing=0.12)
     mode = "lines+markers" if result.categorical[0] or grid.size <= 12 else "lines"
+    labels = _labels(result)
     for panel, k in enumerate(idx):
         r, c = panel // cols + 1, panel % cols + 1
         out = result.outputs[k]
@@ -155,10 +157,14 @@ def make_pd_figure(result: PartialDependence, *, outputs=None, color: str | None
             x=grid, y=np.asarray(result.average[k], dtype=float), mode=mode,
             name="partial dependence (average over all rows)", meta="pd",
             line=dict(color=_PD_COLOR, width=4), legendgroup="pd", showlegend=first,
-            hovertemplate=(f"{feature} = %{{x:.4g}}<br>{_response_label(result, out)}: "
+            text=list(labels[0]) if labels[0] else None,
+            hovertemplate=(f"{feature} = {'%{text}' if labels[0] else '%{x:.4g}'}<br>"
+                           f"{_response_label(result, out)}: "
                            "%{y:.4f}<extra>average over "
                            f"{result.n_samples:,} rows</extra>")), row=r, col=c)
         fig.update_xaxes(title_text=feature if r == rows else None, row=r, col=c)
+    if labels[0]:   # categories by name ("Biscoe / Dream / Torgersen"), not their codes
+        fig.update_xaxes(tickmode="array", tickvals=list(grid), ticktext=list(labels[0]))
     if title is None:
         lines = "" if result.individual is None else \
             f" with {result.individual.shape[1]:,} ICE lines"
@@ -219,13 +225,24 @@ def make_pd2_figure(result: PartialDependence, *, output=None, title: str | None
     _layout(fig, title, height)
     fig.update_xaxes(title_text=f1)
     fig.update_yaxes(title_text=f2)
+    for update, g, lab in ((fig.update_xaxes, g1, _labels(result)[0]),
+                           (fig.update_yaxes, g2, _labels(result)[1])):
+        if lab:
+            update(tickmode="array", tickvals=list(g), ticktext=list(lab))
     return fig
+
+
+def _labels(result: PartialDependence) -> tuple:
+    """The grid labels of each feature (None where the values are their own labels)."""
+    labels = tuple(getattr(result, "grid_labels", ()) or ())
+    return labels + (None,) * (len(result.features) - len(labels))
 
 
 @user_text_safe
 def make_dependence_over_responses(result: DependenceOverResponses, *,
                                    classes: Sequence | None = None, color: str | None = None,
-                                   title: str | None = None, height: int = 420) -> go.Figure:
+                                   title: str | None = None, height: int = 420,
+                                   value_labels: Mapping | None = None) -> go.Figure:
     """Ciss's dependence over responses: feature values against the forest's predictions.
 
     Parameters
@@ -239,6 +256,9 @@ def make_dependence_over_responses(result: DependenceOverResponses, *,
     title : str, optional
         Default says that this is *not* Friedman's partial dependence.
     height : int, default=420
+    value_labels : mapping of float to str, optional
+        The label of each value of an ordinal-coded input (a category's name), for
+        the x axis; see :attr:`PartialDependence.grid_labels`.
 
     Returns
     -------
@@ -285,4 +305,8 @@ def make_dependence_over_responses(result: DependenceOverResponses, *,
     _layout(fig, title, height, subtitle=subtitle)
     fig.update_layout(showlegend=False)
     fig.update_xaxes(title_text=f"{feature} (observed values)")
+    if value_labels:   # categories by name, not their codes
+        ticks = sorted(value_labels)
+        fig.update_xaxes(tickmode="array", tickvals=ticks,
+                         ticktext=[value_labels[v] for v in ticks])
     return fig

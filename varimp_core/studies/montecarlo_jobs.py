@@ -111,7 +111,8 @@ class ProblemJob:
             return fast
         kinds = {v: "discrete" for v in problem.variables} if problem.discrete else None
         return prepare_table(frame, problem.target, max_levels=self.max_levels, bins=self.bins,
-                             kinds=kinds, task=problem.task, source=problem.spec)
+                             kinds=kinds, task=problem.task, source=problem.spec,
+                             identifiers="keep")  # every variable of a problem is an input
 
     def __call__(self, seed: np.random.SeedSequence) -> np.ndarray:
         return self.options.importances(self.data(seed), int_seed(child_seed(seed, 2)))
