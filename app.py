@@ -16,7 +16,7 @@ import socket
 import sys
 
 import dash
-from dash import ALL, Dash, Input, Output, State, dcc, html, no_update
+from dash import ALL, ClientsideFunction, Dash, Input, Output, State, dcc, html, no_update
 from flask import redirect, request
 
 from pages._ui import hygiene, jobs
@@ -94,62 +94,26 @@ app.layout = html.Div(
     ],
 )
 
-# Presentation mode (?present=1), active nav link, and nav links that carry the
-# current data choice and the presentation flag to the other pages.
+# Browser-side callbacks of the shell (assets/varimp.js): presentation mode (?present=1), the
+# active nav link and nav links that carry the data choice and the flag; the menu button, which
+# a followed link closes; the presentation toggle, which routes to the URL with the flag toggled.
 app.clientside_callback(
-    """
-    function(pathname, search, data, ids) {
-        const here = new URLSearchParams(window.location.search);
-        const present = ["1", "true", "yes", "on"].includes((here.get("present") || "").toLowerCase());
-        const query = new URLSearchParams((data && data.query) || "");
-        if (present) { query.set("present", "1"); }
-        const qs = query.toString();
-        const path = window.location.pathname;
-        const hrefs = ids.map(id => id.path + (qs ? "?" + qs : ""));
-        const classes = ids.map(id => "vi-nav-link" + (id.path === path ? " vi-nav-active" : ""));
-        return [present ? "vi-app vi-present" : "vi-app", hrefs, classes,
-                present ? "End presentation" : "Present", present ? "true" : "false"];
-    }
-    """,
+    ClientsideFunction("varimp", "shell"),
     Output("vi-root", "className"),
     Output({"type": "vi-nav", "path": ALL}, "href"),
     Output({"type": "vi-nav", "path": ALL}, "className"),
-    Output("vi-present-button", "children"),
-    Output("vi-present-button", "aria-pressed"),
-    Input("vi-url", "pathname"),
-    Input("vi-url", "search"),
-    Input("vi-data", "data"),
+    Output("vi-present-button", "children"), Output("vi-present-button", "aria-pressed"),
+    Input("vi-url", "pathname"), Input("vi-url", "search"), Input("vi-data", "data"),
     State({"type": "vi-nav", "path": ALL}, "id"),
 )
-
-# The menu button opens the navigation (narrow windows); following a link closes it.  The
-# presentation button toggles ?present=1 on the current URL and routes to it as dcc.Link does.
 app.clientside_callback(
-    """
-    function(clicks, pathname) {
-        const open = window.dash_clientside.callback_context.triggered.some(
-            t => t.prop_id === "vi-menu-button.n_clicks") &&
-            !document.querySelector(".vi-topbar").classList.contains("vi-menu-open");
-        return [open ? "vi-topbar vi-menu-open" : "vi-topbar", open ? "true" : "false"];
-    }
-    """,
+    ClientsideFunction("varimp", "menu"),
     Output("vi-topbar", "className"), Output("vi-menu-button", "aria-expanded"),
     Input("vi-menu-button", "n_clicks"), Input("vi-url", "pathname"),
 )
 app.clientside_callback(
-    """
-    function(clicks) {
-        const query = new URLSearchParams(window.location.search);
-        const on = ["1", "true", "yes", "on"].includes((query.get("present") || "").toLowerCase());
-        if (on) { query.delete("present"); } else { query.set("present", "1"); }
-        const qs = query.toString();
-        window.history.pushState({}, "", window.location.pathname + (qs ? "?" + qs : ""));
-        window.dispatchEvent(new CustomEvent("_dashprivate_pushstate"));
-        return window.dash_clientside.no_update;
-    }
-    """,
-    Output("vi-present-button", "title"),
-    Input("vi-present-button", "n_clicks"),
+    ClientsideFunction("varimp", "present"),
+    Output("vi-present-button", "title"), Input("vi-present-button", "n_clicks"),
     prevent_initial_call=True,
 )
 

@@ -1,3 +1,39 @@
+/* The shell's clientside callbacks (app.py): namespace "varimp". */
+(function () {
+  const TRUE = ["1", "true", "yes", "on"];
+  const presenting = query => TRUE.includes((query.get("present") || "").toLowerCase());
+  window.dash_clientside = Object.assign({}, window.dash_clientside, {varimp: {
+    // Presentation mode, the active nav link, nav links with the data choice and the flag.
+    shell: function (pathname, search, data, ids) {
+      const present = presenting(new URLSearchParams(window.location.search));
+      const query = new URLSearchParams((data && data.query) || "");
+      if (present) { query.set("present", "1"); }
+      const qs = query.toString();
+      const path = window.location.pathname;
+      return [present ? "vi-app vi-present" : "vi-app",
+              ids.map(id => id.path + (qs ? "?" + qs : "")),
+              ids.map(id => "vi-nav-link" + (id.path === path ? " vi-nav-active" : "")),
+              present ? "End presentation" : "Present", present ? "true" : "false"];
+    },
+    // The menu button opens or closes the navigation; a followed link (a new path) closes it.
+    menu: function (clicks, pathname) {
+      const open = window.dash_clientside.callback_context.triggered.some(
+        t => t.prop_id === "vi-menu-button.n_clicks") &&
+        !document.querySelector(".vi-topbar").classList.contains("vi-menu-open");
+      return [open ? "vi-topbar vi-menu-open" : "vi-topbar", open ? "true" : "false"];
+    },
+    // Route to the current URL with the presentation flag toggled, as dcc.Link routes.
+    present: function (clicks) {
+      const query = new URLSearchParams(window.location.search);
+      if (presenting(query)) { query.delete("present"); } else { query.set("present", "1"); }
+      const qs = query.toString();
+      window.history.pushState({}, "", window.location.pathname + (qs ? "?" + qs : ""));
+      window.dispatchEvent(new CustomEvent("_dashprivate_pushstate"));
+      return window.dash_clientside.no_update;
+    },
+  }});
+})();
+
 /* Upload size check in the browser.  dcc.Upload's max_size silently drops a
  * file that is too large; this tells the user why.  A wrapper element carries
  * data-max-bytes (the limit) and data-note-id (the id of the message box). */

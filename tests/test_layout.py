@@ -7,15 +7,20 @@ client width (the window less a vertical scroll bar).
 
 from __future__ import annotations
 
+import math
 import os
 import socket
 import subprocess
 import sys
 from urllib.parse import parse_qs, urlsplit
 
+import numpy as np
 import pytest
 from _browser import open_page, wait_for
 from _servers import ROOT, free_port
+
+from varimp_core import compute_importances, load_data
+from varimp_core.lessons import PRESETS, TEACH
 
 from pages._ui.page_frame import figure_config
 
@@ -70,13 +75,30 @@ def test_registry_has_every_page_the_tests_visit(app_module):
     assert sorted(p["relative_path"] for p in dash.page_registry.values()) == sorted(PAGE_PATHS)
 
 
-def test_every_learn_demo_has_a_link_on_the_home_page(app_module):
-    from pages import home, learn
-
-    links = {href for _, _, href in home.DEMOS}
-    for title, _, presets in learn.PRESETS:
+def test_every_learn_demo_has_a_link_on_the_home_page():
+    links = {href for _, _, href in TEACH}
+    for title, _, presets in PRESETS:
         assert links & {href for _, href in presets}, title
-    assert len(home.DEMOS) == 7 and all(text.endswith(".") for _, text, _ in home.DEMOS)
+    assert len(TEACH) == 7 and all(text.endswith(".") for _, text, _ in TEACH)
+
+
+def test_home_sentences_say_what_theory_says():
+    """SYM: I(Xi; Y) = 1 - H(3/4), I(X1, X2; Y) = 1/2 (hand calculation); Eqn 3 at p = 2 gives
+    each bit the mean of its two terms.  XOR: 1/2 bit per relevant bit.  LED: log2 10 bits."""
+    text = {title: sentence for title, sentence, _ in TEACH}
+    h = -(0.75 * math.log2(0.75) + 0.25 * math.log2(0.25))
+    alone, given = 1 - h, 0.5 - (1 - h)
+    assert f"{alone:.4f} bit" in text["SYM (Sutera)"] and f"{given:.4f} bit" in text["SYM (Sutera)"]
+    assert "1/4 bit" in text["SYM (Sutera)"]
+    sym = compute_importances(load_data(problem="sym"), method="exact", max_features=1)
+    np.testing.assert_allclose(sym.importances, [(alone + given) / 2] * 2, atol=1e-12)
+    xor = compute_importances(load_data(problem="xor:irrelevant=2"), method="exact",
+                              max_features=1)
+    assert "1/2 bit" in text["XOR"]
+    np.testing.assert_allclose(xor.importances, [0.5, 0.5, 0, 0], atol=1e-12)
+    led = compute_importances(load_data(problem="led"), method="exact", max_features=1)
+    assert "log2 10 bits" in text["Table 2 of Louppe et al. (2013)"]
+    assert led.importances.sum() == pytest.approx(math.log2(10), abs=1e-12)
 
 
 def test_old_data_links_at_the_root_redirect_to_the_data_page(app_module):
@@ -93,9 +115,7 @@ def test_old_data_links_at_the_root_redirect_to_the_data_page(app_module):
 @pytest.mark.browser
 @pytest.mark.parametrize("index", range(7))
 def test_home_demo_link_renders_its_page(dash_duo, dash_app, index):
-    from pages import home
-
-    title, _, href = home.DEMOS[index]
+    title, _, href = TEACH[index]
     _window(dash_duo.driver, 1400, 900)
     open_page(dash_duo, dash_app, "/")
     dash_duo.find_element(f"#home-demo-{index}").click()
