@@ -142,7 +142,14 @@
     const overlap = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
     if (overlap <= 0 || a.right <= b.left || b.right <= a.left) { return null; }
     gd._viLegendMoves = (gd._viLegendMoves || 0) + 1;
-    return (gd._fullLayout.margin.t || 0) + overlap + 4;
+    // The plot moves down by the overlap (from the top margin in use, legends' pushes
+    // included); a legend placed in the figure's own coordinates moves down with it.
+    const full = gd._fullLayout, shift = overlap + 4, out = {};
+    out["margin.t"] = ((full._size && full._size.t) || full.margin.t || 0) + shift;
+    if (full.legend && full.legend.yref === "container") {
+      out["legend.y"] = full.legend.y - shift / full.height;
+    }
+    return out;
   }
 
   function afterPlot(gd) {
@@ -151,8 +158,7 @@
     if (options) { options.filename = imageName(gd); }
     const layout = {};
     let restyle = null;
-    const top = legendClear(gd);
-    if (top !== null) { layout["margin.t"] = top; }
+    Object.assign(layout, legendClear(gd) || {});
     if (presenting()) {
       const big = enlarge(gd);
       Object.assign(layout, big[0] || {});

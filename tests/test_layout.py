@@ -36,6 +36,15 @@ window.viErrors = [];
 console.error = (...args) => window.viErrors.push(args.map(a => {
   try { return JSON.stringify(a); } catch (e) { return String(a); } }).join(" "));
 """
+# Graphs whose legend's box meets its mode bar's (the bar shows on hover, in place).
+_LEGEND_CLASHES = """
+return Array.from(document.querySelectorAll('.js-plotly-plot')).filter(g => {
+  const l = g.querySelector('.legend'), m = g.querySelector('.modebar');
+  if (!l || !m) { return false; }
+  const a = l.getBoundingClientRect(), b = m.getBoundingClientRect();
+  return a.top < b.bottom && b.top < a.bottom && a.left < b.right && b.left < a.right;
+}).map(g => g.closest('.dash-graph').id);
+"""
 _OVERFLOW = ("const e = document.scrollingElement;"
              "return [e.scrollWidth, e.clientWidth];")
 
@@ -167,6 +176,7 @@ def test_analyse_your_csv_opens_the_upload(dash_duo, dash_app):
 @pytest.mark.browser
 @pytest.mark.parametrize("width", [400, 1024, 1400])
 def test_no_sideways_scrolling_and_the_nav_reaches_every_page(dash_duo, dash_app, width):
+    """...and on every page, every legend is clear of its figure's mode bar."""
     driver = dash_duo.driver
     _window(driver, width, 900)
     open_page(dash_duo, dash_app, "/")
@@ -181,6 +191,8 @@ def test_no_sideways_scrolling_and_the_nav_reaches_every_page(dash_duo, dash_app
         scroll, client = driver.execute_script(_OVERFLOW)
         if scroll > client:
             overflow[path] = scroll - client
+        wait_for(lambda: driver.execute_script(_LEGEND_CLASHES) == [], 10,
+                 f"legends clear of the mode bar on {path}")
         if collapsed:  # following a link closes the menu
             assert not dash_duo.find_element("#vi-nav").is_displayed(), path
     assert overflow == {}
@@ -258,6 +270,7 @@ def _contrast_with_white(colour: str) -> float:
 
 
 def test_variable_colours_can_be_read_on_white():
+    from varimp_core.plots.measures import MEASURE_COLORS
     from varimp_core.plots.style import variable_color
 
     # Okabe-Ito's yellow #F0E442 has 1.3; every variable colour now has at least 2.
@@ -265,6 +278,8 @@ def test_variable_colours_can_be_read_on_white():
     colours = [variable_color(i) for i in range(40)]
     assert min(_contrast_with_white(c) for c in colours) >= 2.0
     assert len(set(colours[:7])) == 7
+    assert min(_contrast_with_white(c) for c in MEASURE_COLORS.values()) >= 2.0
+    assert len(set(MEASURE_COLORS.values())) == len(MEASURE_COLORS)
 
 
 # -- the port -------------------------------------------------------------------------------
