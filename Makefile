@@ -1,4 +1,4 @@
-# varimp: `make run` serves the dashboard, `make test` runs every test (browser ones too).
+# varimp: `make run` (PORT=8051 HOST=0.0.0.0 to change) serves the dashboard, `make test` runs every test (browser ones too).
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
@@ -28,7 +28,8 @@ $(SECRET_FILE):
 	@umask 077 && $(PYTHON) -c "import secrets; print(secrets.token_hex(32))" > $@
 
 run: $(VENV)/.stamp-run $(SECRET_FILE)
-	VARIMP_SECRET_KEY=$${VARIMP_SECRET_KEY:-$$(cat $(SECRET_FILE))} $(PY) app.py
+	VARIMP_SECRET_KEY=$${VARIMP_SECRET_KEY:-$$(cat $(SECRET_FILE))} VARIMP_PORT=$(PORT) VARIMP_HOST=$(HOST) \
+		$(PY) app.py
 
 serve: $(VENV)/.stamp-run $(SECRET_FILE)
 	VARIMP_SECRET_KEY=$${VARIMP_SECRET_KEY:-$$(cat $(SECRET_FILE))} $(VENV)/bin/gunicorn app:server --workers $${WEB_CONCURRENCY:-2} --timeout 120 \

@@ -1,4 +1,4 @@
-"""The varimp dashboard: ``python app.py`` serves http://127.0.0.1:8050.
+"""The varimp dashboard: ``python app.py`` serves http://127.0.0.1:8050 (``make run PORT=8051``).
 
 Production: ``gunicorn app:server`` (see the Makefile and Dockerfile).  With
 ``REDIS_URL`` set, background jobs go to Celery workers started with
@@ -10,13 +10,17 @@ come from the environment (:mod:`pages._ui.limits`).
 
 from __future__ import annotations
 
+import errno
 import os
+import socket
+import sys
 
 import dash
-from dash import ALL, Dash, Input, Output, State, dcc, html, no_update
+from dash import ALL, ClientsideFunction, Dash, Input, Output, State, dcc, html, no_update
+from flask import redirect, request
 
 from pages._ui import hygiene, jobs
-from pages._ui.datasource import link_session_data, max_request_bytes
+from pages._ui.datasource import DATA_PARAMS, link_session_data, max_request_bytes
 from pages._ui.limits import max_upload_bytes
 
 background_manager, celery_app = jobs.make_manager()
@@ -53,12 +57,21 @@ def too_large(_error):
     )
 
 
+@server.before_request
+def old_data_links():
+    """The Data page was at ``/``: a link there that names data opens ``/data`` with it."""
+    if request.path == "/" and set(request.args) & set(DATA_PARAMS.names):
+        return redirect("/data?" + request.query_string.decode("latin-1"), 302)
+    return None
+
+
 def _nav_links() -> list:
+    """A link to every page but the home page (the brand links there)."""
     pages = sorted(dash.page_registry.values(), key=lambda p: (p.get("order") or 0, p["name"]))
     return [
         dcc.Link(page["name"], href=page["relative_path"], className="vi-nav-link",
                  id={"type": "vi-nav", "path": page["relative_path"]})
-        for page in pages
+        for page in pages if page["relative_path"] != "/"
     ]
 
 
@@ -68,38 +81,40 @@ app.layout = html.Div(
     children=[
         dcc.Location(id="vi-url", refresh=False),
         dcc.Store(id="vi-data", storage_type="session"),
-        html.Header(className="vi-topbar", children=[
+        html.Header(className="vi-topbar", id="vi-topbar", children=[
             dcc.Link("varimp", href="/", className="vi-brand"),
             html.Span("why a random forest finds a variable important", className="vi-tagline"),
-            html.Nav(_nav_links(), className="vi-nav"),
+            html.Button("Menu", id="vi-menu-button", className="vi-menu-button",
+                        **{"aria-controls": "vi-nav", "aria-expanded": "false"}),
+            html.Nav(_nav_links(), className="vi-nav", id="vi-nav"),
+            html.Button("Present", id="vi-present-button", className="vi-present-button",
+                        title="Presentation mode: large figures and text (?present=1)"),
         ]),
         html.Main(dash.page_container, className="vi-main"),
     ],
 )
 
-# Presentation mode (?present=1), active nav link, and nav links that carry the
-# current data choice and the presentation flag to the other pages.
+# Browser-side callbacks of the shell (assets/varimp.js): presentation mode (?present=1), the
+# active nav link and nav links that carry the data choice and the flag; the menu button, which
+# a followed link closes; the presentation toggle, which routes to the URL with the flag toggled.
 app.clientside_callback(
-    """
-    function(pathname, search, data, ids) {
-        const here = new URLSearchParams(window.location.search);
-        const present = ["1", "true", "yes", "on"].includes((here.get("present") || "").toLowerCase());
-        const query = new URLSearchParams((data && data.query) || "");
-        if (present) { query.set("present", "1"); }
-        const qs = query.toString();
-        const path = window.location.pathname;
-        const hrefs = ids.map(id => id.path + (qs ? "?" + qs : ""));
-        const classes = ids.map(id => "vi-nav-link" + (id.path === path ? " vi-nav-active" : ""));
-        return [present ? "vi-app vi-present" : "vi-app", hrefs, classes];
-    }
-    """,
+    ClientsideFunction("varimp", "shell"),
     Output("vi-root", "className"),
     Output({"type": "vi-nav", "path": ALL}, "href"),
     Output({"type": "vi-nav", "path": ALL}, "className"),
-    Input("vi-url", "pathname"),
-    Input("vi-url", "search"),
-    Input("vi-data", "data"),
+    Output("vi-present-button", "children"), Output("vi-present-button", "aria-pressed"),
+    Input("vi-url", "pathname"), Input("vi-url", "search"), Input("vi-data", "data"),
     State({"type": "vi-nav", "path": ALL}, "id"),
+)
+app.clientside_callback(
+    ClientsideFunction("varimp", "menu"),
+    Output("vi-topbar", "className"), Output("vi-menu-button", "aria-expanded"),
+    Input("vi-menu-button", "n_clicks"), Input("vi-url", "pathname"),
+)
+app.clientside_callback(
+    ClientsideFunction("varimp", "present"),
+    Output("vi-present-button", "title"), Input("vi-present-button", "n_clicks"),
+    prevent_initial_call=True,
 )
 
 
@@ -116,9 +131,27 @@ def keep_link_data(search, current):
     return no_update if store is None else store
 
 
+def port_in_use(host: str, port: int) -> bool:
+    """Whether another program listens on ``host:port`` (what the server would bind)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            return exc.errno == errno.EADDRINUSE
+    return False
+
+
+def main() -> None:
+    """Serve on ``VARIMP_PORT`` (else ``PORT``) and ``VARIMP_HOST``; ``make run PORT=`` sets them."""
+    host = os.environ.get("VARIMP_HOST") or "127.0.0.1"
+    port = int(os.environ.get("VARIMP_PORT") or os.environ.get("PORT") or "8050")
+    # The reloader's child (debug mode) inherits the parent's socket: only the parent checks.
+    if not os.environ.get("WERKZEUG_RUN_MAIN") and port_in_use(host, port):
+        sys.exit(f"Port {port} is in use (another varimp or another program). Choose another "
+                 f"port: make run PORT={port + 1}  (or VARIMP_PORT={port + 1} python app.py).")
+    app.run(host=host, port=port, debug=hygiene.debug_enabled())
+
+
 if __name__ == "__main__":
-    app.run(
-        host=os.environ.get("VARIMP_HOST", "127.0.0.1"),
-        port=int(os.environ.get("VARIMP_PORT", "8050")),
-        debug=hygiene.debug_enabled(),
-    )
+    main()

@@ -1,3 +1,39 @@
+/* The shell's clientside callbacks (app.py): namespace "varimp". */
+(function () {
+  const TRUE = ["1", "true", "yes", "on"];
+  const presenting = query => TRUE.includes((query.get("present") || "").toLowerCase());
+  window.dash_clientside = Object.assign({}, window.dash_clientside, {varimp: {
+    // Presentation mode, the active nav link, nav links with the data choice and the flag.
+    shell: function (pathname, search, data, ids) {
+      const present = presenting(new URLSearchParams(window.location.search));
+      const query = new URLSearchParams((data && data.query) || "");
+      if (present) { query.set("present", "1"); }
+      const qs = query.toString();
+      const path = window.location.pathname;
+      return [present ? "vi-app vi-present" : "vi-app",
+              ids.map(id => id.path + (qs ? "?" + qs : "")),
+              ids.map(id => "vi-nav-link" + (id.path === path ? " vi-nav-active" : "")),
+              present ? "End presentation" : "Present", present ? "true" : "false"];
+    },
+    // The menu button opens or closes the navigation; a followed link (a new path) closes it.
+    menu: function (clicks, pathname) {
+      const open = window.dash_clientside.callback_context.triggered.some(
+        t => t.prop_id === "vi-menu-button.n_clicks") &&
+        !document.querySelector(".vi-topbar").classList.contains("vi-menu-open");
+      return [open ? "vi-topbar vi-menu-open" : "vi-topbar", open ? "true" : "false"];
+    },
+    // Route to the current URL with the presentation flag toggled, as dcc.Link routes.
+    present: function (clicks) {
+      const query = new URLSearchParams(window.location.search);
+      if (presenting(query)) { query.delete("present"); } else { query.set("present", "1"); }
+      const qs = query.toString();
+      window.history.pushState({}, "", window.location.pathname + (qs ? "?" + qs : ""));
+      window.dispatchEvent(new CustomEvent("_dashprivate_pushstate"));
+      return window.dash_clientside.no_update;
+    },
+  }});
+})();
+
 /* Upload size check in the browser.  dcc.Upload's max_size silently drops a
  * file that is too large; this tells the user why.  A wrapper element carries
  * data-max-bytes (the limit) and data-note-id (the id of the message box). */
@@ -25,5 +61,143 @@
   }, true);
   document.addEventListener("drop", function (e) {
     if (e.dataTransfer) { check(e.dataTransfer.files, e.target); }
+  }, true);
+})();
+
+/* Every figure (plotly graph of a dcc.Graph):
+ * - its PNG is named after the page, the figure and the settings in the URL;
+ * - a legend that runs into the mode bar (top right) is moved down by a larger top margin;
+ * - in presentation mode (?present=1) every text is at least 18 px, and a figure in a
+ *   .vi-figure box is as tall as the window leaves below its top. */
+(function () {
+  const MIN_FONT = 18;
+  const TRUE = ["1", "true", "yes", "on"];
+
+  function presenting() {
+    const flag = new URLSearchParams(window.location.search).get("present") || "";
+    return TRUE.includes(flag.toLowerCase());
+  }
+
+  function imageName(gd) {
+    const page = window.location.pathname.replace(/^\/+|\/+$/g, "") || "home";
+    const box = gd.closest(".dash-graph");
+    const query = new URLSearchParams(window.location.search);
+    query.delete("present");
+    const settings = Array.from(query).map(kv => kv[0] + "-" + kv[1]).join("_");
+    return ["varimp", page, box && box.id ? box.id : "figure", settings].filter(Boolean)
+      .join("_").replace(/[^A-Za-z0-9._+-]+/g, "-").slice(0, 180);
+  }
+
+  // {path: 18} for every font size below 18 in obj (a layout or a trace); large arrays skipped.
+  function smallFonts(obj, path, out) {
+    Object.keys(obj).forEach(function (key) {
+      const value = obj[key];
+      if (key === "template" || !value || typeof value !== "object" ||
+          ArrayBuffer.isView(value)) { return; }
+      const here = Array.isArray(obj) ? path + "[" + key + "]" : (path ? path + "." : "") + key;
+      if (/font$/i.test(key) && !Array.isArray(value)) {
+        if (typeof value.size === "number" && value.size < MIN_FONT) { out[here + ".size"] = MIN_FONT; }
+      } else if (!Array.isArray(value) || (value.length < 200 && typeof value[0] === "object")) {
+        smallFonts(value, here, out);
+      }
+    });
+    return out;
+  }
+
+  function enlarge(gd) {
+    const layout = smallFonts(gd.layout || {}, "", {});
+    if (!((gd.layout.font || {}).size >= MIN_FONT)) { layout["font.size"] = MIN_FONT; }
+    if (!(((gd.layout.hoverlabel || {}).font || {}).size >= MIN_FONT)) {
+      layout["hoverlabel.font.size"] = MIN_FONT;
+    }
+    Object.keys(gd._fullLayout || {}).forEach(function (key) {
+      if (/^[xy]axis\d*$/.test(key) && !(gd.layout[key] || {}).automargin) {
+        layout[key + ".automargin"] = true;
+      }
+    });
+    const traces = (gd.data || []).map(t => smallFonts(t, "", {}));
+    const paths = Array.from(new Set([].concat(...traces.map(Object.keys))));
+    const restyle = {};
+    paths.forEach(p => { restyle[p] = traces.map(t => t[p] === undefined ? undefined : MIN_FONT); });
+    return [Object.keys(layout).length ? layout : null, paths.length ? restyle : null];
+  }
+
+  function fitHeight(gd) {
+    const box = gd.closest(".dash-graph");
+    if (!box || !box.closest(".vi-figure") || box.closest(".vi-hidden")) { return null; }
+    const bar = document.querySelector(".vi-topbar");
+    const top = box.getBoundingClientRect().top + window.scrollY;
+    const room = top < window.innerHeight ? window.innerHeight - top
+      : window.innerHeight - (bar ? bar.offsetHeight : 0);
+    const height = Math.max(300, Math.round(room - 16));
+    box.style.setProperty("height", height + "px", "important");
+    return Math.abs((gd._fullLayout.height || 0) - height) > 4 ? height : null;
+  }
+
+  function legendClear(gd) {
+    const legend = gd.querySelector(".legend");
+    const bar = gd.querySelector(".modebar");
+    if (!legend || !bar || gd._viLegendMoves > 2) { return null; }
+    const a = legend.getBoundingClientRect(), b = bar.getBoundingClientRect();
+    const overlap = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+    if (overlap <= 0 || a.right <= b.left || b.right <= a.left) { return null; }
+    gd._viLegendMoves = (gd._viLegendMoves || 0) + 1;
+    // The plot moves down by the overlap (from the top margin in use, legends' pushes
+    // included); a legend placed in the figure's own coordinates moves down with it.
+    const full = gd._fullLayout, shift = overlap + 4, out = {};
+    out["margin.t"] = ((full._size && full._size.t) || full.margin.t || 0) + shift;
+    if (full.legend && full.legend.yref === "container") {
+      out["legend.y"] = full.legend.y - shift / full.height;
+    }
+    return out;
+  }
+
+  function afterPlot(gd) {
+    if (!window.Plotly || !gd._fullLayout) { return; }
+    const options = gd._context && gd._context.toImageButtonOptions;
+    if (options) { options.filename = imageName(gd); }
+    const layout = {};
+    let restyle = null;
+    Object.assign(layout, legendClear(gd) || {});
+    if (presenting()) {
+      const big = enlarge(gd);
+      Object.assign(layout, big[0] || {});
+      restyle = big[1];
+      const height = fitHeight(gd);
+      if (height !== null) { layout.height = height; }
+    }
+    if (restyle) { window.Plotly.restyle(gd, restyle); }
+    if (Object.keys(layout).length) { window.Plotly.relayout(gd, layout); }
+  }
+
+  function scan() {
+    document.querySelectorAll(".js-plotly-plot").forEach(function (gd) {
+      if (!gd.on) { return; }
+      if (gd._viHooked !== gd._ev) {   // a new plot object keeps no listeners
+        gd._viHooked = gd._ev;
+        gd.on("plotly_afterplot", () => afterPlot(gd));
+        afterPlot(gd);
+      } else if (presenting() && gd._fullLayout) {
+        const height = fitHeight(gd);   // something above the figure changed its height
+        if (height !== null) { window.Plotly.relayout(gd, {height: height}); }
+      }
+    });
+  }
+
+  let pending = false;
+  function schedule() {
+    if (pending) { return; }
+    pending = true;
+    window.requestAnimationFrame(function () { pending = false; scan(); });
+  }
+  new MutationObserver(schedule).observe(document.documentElement,
+    {childList: true, subtree: true, attributes: true, attributeFilter: ["class"]});
+  window.addEventListener("resize", schedule);
+  // The name follows settings changed after the last draw.
+  document.addEventListener("click", function (e) {
+    const gd = e.target.closest && e.target.closest(".js-plotly-plot");
+    if (gd && gd._context && gd._context.toImageButtonOptions) {
+      gd._context.toImageButtonOptions.filename = imageName(gd);
+    }
   }, true);
 })();

@@ -14,7 +14,7 @@ from pages._ui.params import Context
 from pages._ui.view import JobView
 from varimp_core.data.csvfile import upload_rule
 
-dash.register_page(__name__, path="/", name="Data", order=0, title="varimp \u2014 Data")
+dash.register_page(__name__, path="/data", name="Data", order=0, title="varimp \u2014 Data")
 
 PREFIX = "data"
 PARAMS = draw.CONTROLS
@@ -58,12 +58,17 @@ state.register_url_sync(PREFIX)
 
 
 def layout(vi_data=None, **query):
-    params, notes = datasource.data_params_for_page(query, vi_data)
+    # ?source=upload without a table (the home page's "Analyse your CSV"): the upload area, open.
+    choose_file = query.get("source") == "upload" and not query.get("upload")
+    params, notes = datasource.data_params_for_page(
+        {k: v for k, v in query.items() if k != "source"} if choose_file else query, vi_data)
+    if choose_file:
+        params = datasource.canonical_params({**params, "source": "upload", "upload": None})
     is_upload = params["source"] == "upload"
     spec = params["problem"] if not is_upload else datasource.DEFAULT_PROBLEM
     form = draw.problem_form(spec, params.get("sampling"))
     upload = datasource.upload_columns(params.get("upload")) if is_upload else None
-    if is_upload and upload is None:
+    if is_upload and upload is None and not choose_file:
         notes.append("The uploaded table of this link is no longer on the server; "
                      "upload the file again.")
     upload_info = dict(upload, key=params["upload"], file=params.get("file")) if upload else None

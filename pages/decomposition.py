@@ -10,7 +10,8 @@ from pages._ui import controls as ui
 from pages._ui import decomposition_render as draw
 from pages._ui.common import placeholder_figure
 from pages._ui.datachoice import DataChoice
-from pages._ui.page_frame import download_button, download_note, page_frame, table_style
+from pages._ui.page_frame import (download_button, download_note, figure_config, page_frame,
+                                  table_style)
 from pages._ui.params import Context, Param, ParamSet
 from pages._ui.view import JobView, context_for
 from varimp_core.exact.eqn3 import conditional_terms
@@ -96,7 +97,7 @@ def render(out, settings, data, cell=None):
     terms = r["terms"]
     graph = None if terms["figure"] is None else dcc.Graph(
         id="decomp-terms-graph", figure=terms["figure"], className="vi-figure",
-        config={"displaylogo": False})
+        config=figure_config("decomposition-terms"))
     figure, shown = r["figure"], {"height": f"{r['height']}px"}
     if figure is None:  # no split by degree: the summary says why
         figure, shown = placeholder_figure(""), {"display": "none"}
@@ -158,7 +159,7 @@ def layout(vi_data=None, **query):
         controls=settings, status=[*VIEW.status(), download_note(PREFIX)],
         content=[
             ui.card("By degree k",
-                    dcc.Graph(id="decomp-graph", config={"displaylogo": False},
+                    dcc.Graph(id="decomp-graph", config=figure_config("decomposition"),
                               className="vi-figure",
                               style={"height": f"{pair_height(ctx.p or 7)}px"}),
                     html.P(id="decomp-summary", className="vi-help"),

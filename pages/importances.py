@@ -9,7 +9,8 @@ from pages._ui import controls as ui
 from pages._ui import importances_render as draw
 from pages._ui import limits, results, state
 from pages._ui.datachoice import DataChoice
-from pages._ui.page_frame import download_button, download_note, page_frame, table_style
+from pages._ui.page_frame import (download_button, download_note, figure_config, page_frame,
+                                  table_style)
 from pages._ui.params import Context, Param, ParamSet
 from pages._ui.view import JobView, context_for
 from varimp_core.forests.multiway import MAX_TREES
@@ -167,7 +168,7 @@ def layout(vi_data=None, **query):
         controls=settings, status=VIEW.status(),
         content=[
             ui.card("Importances",
-                    dcc.Graph(id="imp-graph", config={"displaylogo": False},
+                    dcc.Graph(id="imp-graph", config=figure_config("importances"),
                               className="vi-figure", style={"height": "440px"}),
                     html.P(id="imp-note", className="vi-help")),
             ui.card("Theorem 2",

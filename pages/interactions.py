@@ -111,7 +111,7 @@ def layout(vi_data=None, **query):
                         **table_style(font_size="0.85rem", padding="0.25rem 0.5rem",
                                       wrap=False))),
             html.Div(style={"display": "grid", "gap": "1rem",
-                            "gridTemplateColumns": "repeat(auto-fit, minmax(380px, 1fr))"},
+                            "gridTemplateColumns": "repeat(auto-fit, minmax(min(100%, 380px), 1fr))"},
                      children=[
                          ui.card("Importance based on interactions", _part("vii", "400px"),
                                  html.P("Ciss's VII(j,\u00b7): grows with how often the "

@@ -42,7 +42,7 @@ def layout(**_query):
         html.H2("Demos", className="vi-card-title"),
         html.Div([_preset_card(i, *p) for i, p in enumerate(PRESETS)],
                  style={"display": "grid", "gap": "1rem",
-                        "gridTemplateColumns": "repeat(auto-fit, minmax(340px, 1fr))"}),
+                        "gridTemplateColumns": "repeat(auto-fit, minmax(min(100%, 340px), 1fr))"}),
         html.H2("Formulas", className="vi-card-title", style={"marginTop": "1.5rem"}),
         html.Div([_formula_card(i, *f) for i, f in enumerate(FORMULAS)],
                  style={"display": "grid", "gap": "1rem", "maxWidth": "64rem",

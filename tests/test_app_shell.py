@@ -27,14 +27,15 @@ def test_app_builds_and_lists_registered_pages(dash_app, app_module):
     import dash
 
     pages = {p["module"]: p for p in dash.page_registry.values()}
-    assert "pages.data" in pages
-    assert pages["pages.data"]["path"] == "/"
+    assert pages["pages.home"]["path"] == "/"
+    assert pages["pages.data"]["path"] == "/data"
     assert pages["pages.data"]["name"] == "Data"
-    # The navigation lists exactly the registered pages, in order.
+    # The navigation lists the registered pages in order, all but the home page (the brand).
     nav = app_module._nav_links()
     assert [link.href for link in nav] == [
         p["relative_path"] for p in sorted(dash.page_registry.values(),
-                                           key=lambda p: (p.get("order") or 0, p["name"]))]
+                                           key=lambda p: (p.get("order") or 0, p["name"]))
+        if p["module"] != "pages.home"]
     assert app_module.server is dash_app.server
     assert dash_app.server.config["MAX_CONTENT_LENGTH"] == datasource.max_request_bytes()
 
@@ -257,7 +258,7 @@ def _summary(dash_duo) -> dict:
 
 @pytest.mark.browser
 def test_data_page_switches_problem_and_shared_link_reproduces_it(dash_duo, dash_app):
-    dash_duo.start_server(dash_app)
+    open_page(dash_duo, dash_app, "/data")
     dash_duo.wait_for_text_to_equal("#data-summary-p", str(len(get_problem("led").variables)),
                                     timeout=20)
     assert dash_duo.get_logs() == []
@@ -274,12 +275,12 @@ def test_data_page_switches_problem_and_shared_link_reproduces_it(dash_duo, dash
     assert query["problem"] == ["strobl"]
 
     # Without a query the page restores the session's choice.
-    visit(dash_duo, "")
+    visit(dash_duo, "/data")
     dash_duo.wait_for_text_to_equal("#data-summary-p", str(len(strobl.variables)), timeout=20)
 
     # A shared link, opened in a fresh session, shows the same summary.
     dash_duo.driver.execute_script("window.sessionStorage.clear()")
-    visit(dash_duo, "")
+    visit(dash_duo, "/data")
     dash_duo.wait_for_text_to_equal("#data-summary-p", str(len(get_problem("led").variables)),
                                     timeout=20)
     dash_duo.driver.get(url)
@@ -291,8 +292,10 @@ def test_data_page_switches_problem_and_shared_link_reproduces_it(dash_duo, dash
 
 @pytest.mark.browser
 def test_presentation_flag_and_bad_link(dash_duo, dash_app):
+    # A link of the days when the Data page was at / still opens it, with its state.
     open_page(dash_duo, dash_app, "/?problem=xor:relevant=3&bins=999&present=1")
     dash_duo.wait_for_text_to_equal("#data-summary-p", "3", timeout=20)
+    assert urlsplit(dash_duo.driver.current_url).path == "/data"
     assert "vi-present" in dash_duo.find_element("#vi-root").get_attribute("class")
     assert "number of bins was ignored" in dash_duo.find_element("#data-link-notes").text
     # The URL the page writes keeps the presentation flag.
@@ -309,7 +312,7 @@ def test_upload_in_the_browser(dash_duo, dash_app, tmp_path):
     big = tmp_path / "big.csv"
     big.write_bytes(b"a,b\n" + b"1,2\n" * (datasource.max_upload_bytes() // 4 + 100))
 
-    dash_duo.start_server(dash_app)
+    open_page(dash_duo, dash_app, "/data")
     dash_duo.wait_for_text_to_equal("#data-summary-p", "7", timeout=20)
     dash_duo.find_element("#data-source input[value='upload']").click()
     dash_duo.find_element("#data-upload input[type='file']").send_keys(str(good))
@@ -342,7 +345,7 @@ def test_data_controls_out_of_range_are_sentences():
 
 @pytest.mark.browser
 def test_data_page_out_of_range_n_is_a_sentence_and_nothing_changes(dash_duo, dash_app):
-    open_page(dash_duo, dash_app, "/?problem=led&sampling=sample&n=500&seed=1")
+    open_page(dash_duo, dash_app, "/data?problem=led&sampling=sample&n=500&seed=1")
     dash_duo.wait_for_text_to_equal("#data-summary-n", "500", timeout=30)
     set_number(dash_duo, "#data-n", 0)
     dash_duo.wait_for_text_to_equal(

@@ -13,6 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 import numpy as np
 import pandas as pd
 import pytest
+from _browser import open_page
 from dash.testing.wait import until
 
 from varimp_core.api import compute_importances, default_method, load_data
@@ -63,7 +64,7 @@ def test_uploaded_csv_importances_match_the_core(dash_duo, dash_app, tmp_path):
     # estimate's small positive bias on 300 rows.
     assert min(expected.importances[:2]) > 4 * expected.importances[2]
 
-    dash_duo.start_server(dash_app)
+    open_page(dash_duo, dash_app, "/data")
     dash_duo.wait_for_text_to_equal("#data-summary-p", "7", timeout=30)  # the default LED
     dash_duo.find_element("#data-source input[value='upload']").click()
     dash_duo.find_element("#data-upload input[type='file']").send_keys(str(path))

@@ -165,7 +165,7 @@ def _check(shown: dict, session: _Session, result, when: str) -> None:
 def _run_session(driver, base: str, session: _Session, barrier: threading.Barrier) -> dict:
     """Upload, then three views of Importances; returns the tables shown."""
     seen = {}
-    driver.get(base + "/")
+    driver.get(base + "/data")
     _until(driver, lambda d: _text(d, "#data-summary-p") == "7", "the default data")
     driver.find_element(By.CSS_SELECTOR, "#data-source input[value='upload']").click()
 

@@ -198,3 +198,28 @@ def test_page_screenshot_and_first_paint(dash_duo, dash_app, page):
     assert fcp is not None, "the browser reported no first-contentful-paint entry"
     # The time itself is recorded against the goal (limit_ms), never asserted: a loaded
     # machine would fail a timed test.
+
+
+#: (file name, path, window): the home page and Importances at a phone's, a projector's and
+#: a screen's width, and presentation mode on the projector and the screen.
+LAYOUT_SHOTS = [(f"{name}-{w}", path, (w, h)) for name, path in (
+    ("home", "/"), ("importances", "/importances")) for w, h in ((400, 900), (1024, 768),
+                                                                 (1400, 900))] + [
+    (f"present-{w}", "/importances?present=1", (w, h)) for w, h in ((1024, 768), (1400, 900))]
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("name,path,window", LAYOUT_SHOTS, ids=[s[0] for s in LAYOUT_SHOTS])
+def test_layout_screenshot(dash_duo, dash_app, name, path, window):
+    driver = dash_duo.driver
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": window[0], "height": window[1], "deviceScaleFactor": 1, "mobile": False})
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": _PROBE})
+    dash_duo.start_server(dash_app)
+    driver.get(dash_duo.server_url + path)
+    _wait_settled(driver)
+    time.sleep(0.3)
+    assert driver.execute_script("return document.scrollingElement.scrollWidth") <= window[0]
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    assert driver.save_screenshot(str(SHOTS / f"{name}.png"))
+    assert dash_duo.get_logs() == []

@@ -16,7 +16,7 @@ References
 
 from __future__ import annotations
 
-__all__ = ["FORMULAS", "PRESETS"]
+__all__ = ["FORMULAS", "PRESETS", "TEACH"]
 
 #: (title, Markdown with TeX, [(link text, href)]): one card per formula.
 FORMULAS = (
@@ -153,4 +153,35 @@ PRESETS = (
      "term by term and reach the Eqn 3 values, which sum to I(X; Y), only at full depth.",
      [("Decomposition at depth 2", "/decomposition?problem=led&K=1&depth=2"),
       ("Against depth on the Masking page", "/masking?problem=led&axis=depth")]),
+)
+
+#: (title, what it shows in one sentence, preset link): the home page's Teach list, one
+#: click each; :data:`PRESETS` tells each at length (every demo there has its link here).
+TEACH = (
+    ("Table 2 of Louppe et al. (2013)",
+     "The LED's exact importances for K = 1..7 beside the paper's columns: X2 and X5 gain, "
+     "the others lose, and every column sums to log2 10 bits.",
+     "/masking?problem=led"),
+    ("Masking",
+     "The LED by degree at K = 1 and K = 7: greedy trees take the strong variables first and "
+     "leave the others little to explain.",
+     "/decomposition?problem=led&K=7"),
+    ("XOR",
+     "Each bit alone says nothing about Y; its 1/2 bit comes only from terms that condition "
+     "on the other bit.",
+     "/decomposition?problem=xor:irrelevant=2&K=4"),
+    ("SYM (Sutera)",
+     "Each bit carries 0.1887 bit about Y alone and 0.3113 bit more given the other; totally "
+     "randomized trees credit each with their mean, 1/4 bit.",
+     "/decomposition?problem=sym&K=1"),
+    ("Depth (Proposition 6)",
+     "Trees stopped at depth 2 keep only the degree 0 and 1 terms of Eqn 3.",
+     "/decomposition?problem=led&K=1&depth=2"),
+    ("Irrelevant variables (Theorem 5)",
+     "Four added fair bits leave the K = 1 importances unchanged and get 0 themselves.",
+     "/masking?problem=led:irrelevant=4"),
+    ("Noisy copy",
+     "A copy of X5 flipped with probability 0.1 shares X5's credit at K = 1 and is masked "
+     "to 0 as K grows.",
+     "/masking?problem=led&copy=X5&flip=0.1"),
 )

@@ -316,12 +316,14 @@ def link_session_data(search: str | None, current: Any = None) -> dict | None:
     Returns
     -------
     store : dict or None
-        None when the URL names no data, names what the session already
-        holds, or cannot be loaded (the page says why).
+        None when the URL names no data (``source=upload`` without a table
+        included), names what the session already holds, or cannot be loaded
+        (the page says why).
     """
     query = {k: v[0] if len(v) == 1 else v
              for k, v in parse_qs((search or "").lstrip("?"), keep_blank_values=True).items()}
-    if not set(_KEYS) & set(query):
+    if not set(_KEYS) & set(query) or (query.get("source") == "upload"
+                                       and not query.get("upload")):  # no table named yet
         return None
     params, _ = parse_data_query(query)
     if isinstance(current, Mapping) and current.get("params") == params:

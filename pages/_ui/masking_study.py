@@ -24,7 +24,7 @@ from varimp_core.studies.masking_copy import add_noisy_copy
 from .common import csv_filename, safe_csv
 from .controls import card
 from .datasource import spec_from_options
-from .page_frame import download_button, download_note, table_style
+from .page_frame import download_button, download_note, figure_config, table_style
 from .params import Context
 
 __all__ = ["PROBLEMS", "PRESETS", "MAX_IRRELEVANT", "NO_COPY", "split_spec", "full_spec",
@@ -216,8 +216,8 @@ def forests_csv(out, s, data, exact=None) -> tuple[str, str]:
 
 def figure_cards() -> list:
     """The page's content: the lines and the summary, then the ranks and the changes."""
-    graph = {n: dcc.Graph(id=f"masking-{n}", style={"height": h}, config={
-        "displaylogo": False, "toImageButtonOptions": {"format": "svg"}})
+    graph = {n: dcc.Graph(id=f"masking-{n}", style={"height": h},
+                          config=figure_config(f"masking-{n}", "svg"))
         for n, h in (("lines", "460px"), ("bump", "420px"), ("delta", "420px"))}
     return [download_note("masking"), dcc.Download(id="masking-download"),
             card("Importance", graph["lines"],
@@ -225,7 +225,7 @@ def figure_cards() -> list:
                  download_button("masking", "Download the three figures' values (CSV)", "figures"),
                  className="vi-figure"),
             html.Div(style={"display": "grid", "gap": "1rem",
-                            "gridTemplateColumns": "repeat(auto-fit, minmax(380px, 1fr))"},
+                            "gridTemplateColumns": "repeat(auto-fit, minmax(min(100%, 380px), 1fr))"},
                      children=[card("Rank", graph["bump"], className="vi-figure"),
                                card("Change from the first column", graph["delta"],
                                     className="vi-figure")]),

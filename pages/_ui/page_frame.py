@@ -40,7 +40,7 @@ def page_frame(prefix: str, *, title: str, lead, stores: Sequence, controls, con
         *stores,
         html.H1(title, className="vi-page-title"),
         *([html.P(["Data: ", html.Strong(data_label, id=f"{prefix}-dataset"), " \u00b7 ",
-                   dcc.Link("change", href="/")], className="vi-dataset")]
+                   dcc.Link("change", href="/data")], className="vi-dataset")]
           if data_label else []),
         html.P(lead, className="vi-page-lead"),
         html.Div(className="vi-layout", children=[
@@ -54,12 +54,16 @@ def page_frame(prefix: str, *, title: str, lead, stores: Sequence, controls, con
     ], className="vi-page")
 
 
-def figure_config(name: str) -> dict:
-    """``dcc.Graph`` config: no logo, no selection tools, PNG download ``varimp-{name}``."""
-    return {"displaylogo": False,
-            "modeBarButtonsToRemove": ["select2d", "lasso2d", "zoomIn2d", "zoomOut2d",
-                                       "autoScale2d"],
-            "toImageButtonOptions": {"format": "png", "filename": f"varimp-{name}"}}
+def figure_config(name: str, image: str = "png") -> dict:
+    """``dcc.Graph`` config: no logo, share or selection buttons; ``image`` download.
+
+    The download is named ``varimp-{name}`` until the figure is drawn; then
+    ``assets/varimp.js`` names it after the page, the figure and the URL's settings.
+    """
+    return {"displaylogo": False, "showSendToCloud": False,
+            "modeBarButtonsToRemove": ["sendChartToCloud", "select2d", "lasso2d", "zoomIn2d",
+                                       "zoomOut2d", "autoScale2d"],
+            "toImageButtonOptions": {"format": image, "filename": f"varimp-{name}"}}
 
 
 def table_style(left: Sequence[str] = (), *, font_size: str = "0.88rem",

@@ -46,10 +46,11 @@ MEASURE_LABELS = {
     "mda_oob": "MDA, out-of-bag",
     "ranger": "ranger (corrected)",
 }
-#: One colour per measure (Tol's bright scheme, then muted), the same on every figure.
+#: One colour per measure (Tol's bright scheme, then muted), the same on every figure; its
+#: yellow and pale cyan, unreadable on white on a projector, replaced by brown and indigo.
 MEASURE_COLORS = {
-    "mdi": "#4477AA", "mdi_normalised": "#66CCEE", "mdi_oob": "#EE6677",
-    "mdi_in_sample": "#AA3377", "naive_oob": "#CCBB44", "mda_holdout": "#228833",
+    "mdi": "#4477AA", "mdi_normalised": "#332288", "mdi_oob": "#EE6677",
+    "mdi_in_sample": "#AA3377", "naive_oob": "#8C510A", "mda_holdout": "#228833",
     "mda_oob": "#44AA99", "ranger": "#999933",
 }
 #: ``"max"``: each measure divided by its largest absolute value; ``"raw"``: as computed.

@@ -2,8 +2,10 @@
 
 Variable colours come from the Okabe-Ito palette (safe for the common colour
 vision deficiencies; its black replaced by brown so no variable looks like the
-black marks of exact values) extended with Tol's muted scheme, keyed by the
-variable's position so X3 has the same colour on every page.  Heatmaps use
+black marks of exact values, its yellow left out because yellow on white cannot be
+read on a projector) extended with Tol's muted scheme (less its pale sand and
+cyan), keyed by the variable's position so X3 has the same colour on every page.
+Every colour has a contrast ratio of at least 2 against white.  Heatmaps use
 the perceptually uniform, colour-blind-safe ``cividis`` scale; signed
 differences use the diverging ``RdBu`` scale centred on zero.
 """
@@ -21,9 +23,9 @@ __all__ = ["variable_color", "variable_colors", "HEATMAP_SCALE", "DIVERGING_SCAL
            "user_text_safe"]
 
 _PALETTE = (
-    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#8C510A",
-    "#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77", "#CC6677", "#882255",
-    "#AA4499", "#6699CC", "#888888", "#661100",
+    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#8C510A", "#332288",
+    "#44AA99", "#117733", "#999933", "#CC6677", "#882255", "#AA4499", "#6699CC", "#888888",
+    "#661100",
 )
 HEATMAP_SCALE = "Cividis"
 DIVERGING_SCALE = "RdBu"

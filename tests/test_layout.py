@@ -1,0 +1,302 @@
+"""The app shell: home page, navigation at three widths, presentation mode, figures, port.
+
+Widths and window sizes are the issue's: a phone (400 px), a 1024x768 projector and a
+1400x900 screen.  "No sideways scrolling" is the document's scroll width at most its
+client width (the window less a vertical scroll bar).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import socket
+import subprocess
+import sys
+from urllib.parse import parse_qs, urlsplit
+
+import numpy as np
+import pytest
+from _browser import open_page, wait_for
+from _servers import ROOT, free_port
+
+from varimp_core import compute_importances, load_data
+from varimp_core.lessons import PRESETS, TEACH
+
+from pages._ui.page_frame import figure_config
+
+PAGE_PATHS = ("/", "/data", "/importances", "/decomposition", "/masking", "/measures",
+              "/distributions", "/selection", "/dependence", "/interactions", "/learn")
+
+_SETTLED = """
+return !document.querySelector('.vi-job-running') && !!document.querySelector('.vi-page')
+    && document.readyState === 'complete';
+"""
+_KEEP_ERRORS = """
+window.viErrors = [];
+console.error = (...args) => window.viErrors.push(args.map(a => {
+  try { return JSON.stringify(a); } catch (e) { return String(a); } }).join(" "));
+"""
+# Graphs whose legend's box meets its mode bar's (the bar shows on hover, in place).
+_LEGEND_CLASHES = """
+return Array.from(document.querySelectorAll('.js-plotly-plot')).filter(g => {
+  const l = g.querySelector('.legend'), m = g.querySelector('.modebar');
+  if (!l || !m) { return false; }
+  const a = l.getBoundingClientRect(), b = m.getBoundingClientRect();
+  return a.top < b.bottom && b.top < a.bottom && a.left < b.right && b.left < a.right;
+}).map(g => g.closest('.dash-graph').id);
+"""
+_OVERFLOW = ("const e = document.scrollingElement;"
+             "return [e.scrollWidth, e.clientWidth];")
+
+
+def _window(driver, width: int, height: int) -> None:
+    """The page's viewport exactly ``width`` x ``height`` CSS pixels."""
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+
+
+def _settle(driver, what: str) -> None:
+    wait_for(lambda: driver.execute_script(_SETTLED), 90, what)
+
+
+def _path(driver) -> str:
+    return urlsplit(driver.current_url).path
+
+
+def _go_by_nav(dash_duo, path: str) -> None:
+    """Follow the navigation to ``path``, through the menu where it is collapsed."""
+    driver = dash_duo.driver
+    menu = dash_duo.find_element("#vi-menu-button")
+    link = dash_duo.find_element(f"#vi-nav a[href^='{path}']") if path != "/" else \
+        dash_duo.find_element(".vi-brand")
+    if path != "/" and not link.is_displayed():
+        assert menu.is_displayed(), "a nav link is hidden and there is no menu button"
+        menu.click()
+        wait_for(link.is_displayed, 5, f"the menu to show the link to {path}")
+    link.click()
+    wait_for(lambda: _path(driver) == path, 20, f"the page {path}")
+
+
+# -- the home page --------------------------------------------------------------------------
+def test_registry_has_every_page_the_tests_visit(app_module):
+    import dash
+
+    assert sorted(p["relative_path"] for p in dash.page_registry.values()) == sorted(PAGE_PATHS)
+
+
+def test_every_learn_demo_has_a_link_on_the_home_page():
+    links = {href for _, _, href in TEACH}
+    for title, _, presets in PRESETS:
+        assert links & {href for _, href in presets}, title
+    assert len(TEACH) == 7 and all(text.endswith(".") for _, text, _ in TEACH)
+
+
+def test_home_sentences_say_what_theory_says():
+    """SYM: I(Xi; Y) = 1 - H(3/4), I(X1, X2; Y) = 1/2 (hand calculation); Eqn 3 at p = 2 gives
+    each bit the mean of its two terms.  XOR: 1/2 bit per relevant bit.  LED: log2 10 bits."""
+    text = {title: sentence for title, sentence, _ in TEACH}
+    h = -(0.75 * math.log2(0.75) + 0.25 * math.log2(0.25))
+    alone, given = 1 - h, 0.5 - (1 - h)
+    assert f"{alone:.4f} bit" in text["SYM (Sutera)"] and f"{given:.4f} bit" in text["SYM (Sutera)"]
+    assert "1/4 bit" in text["SYM (Sutera)"]
+    sym = compute_importances(load_data(problem="sym"), method="exact", max_features=1)
+    np.testing.assert_allclose(sym.importances, [(alone + given) / 2] * 2, atol=1e-12)
+    xor = compute_importances(load_data(problem="xor:irrelevant=2"), method="exact",
+                              max_features=1)
+    assert "1/2 bit" in text["XOR"]
+    np.testing.assert_allclose(xor.importances, [0.5, 0.5, 0, 0], atol=1e-12)
+    led = compute_importances(load_data(problem="led"), method="exact", max_features=1)
+    assert "log2 10 bits" in text["Table 2 of Louppe et al. (2013)"]
+    assert led.importances.sum() == pytest.approx(math.log2(10), abs=1e-12)
+
+
+def test_old_data_links_at_the_root_redirect_to_the_data_page(app_module):
+    client = app_module.server.test_client()
+    response = client.get("/?problem=xor&present=1")
+    assert response.status_code == 302
+    target = urlsplit(response.headers["Location"])
+    assert target.path == "/data"
+    assert parse_qs(target.query) == {"problem": ["xor"], "present": ["1"]}
+    for home in ("/", "/?present=1"):  # no data in the link: the home page itself
+        assert client.get(home).status_code == 200
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("index", range(7))
+def test_home_demo_link_renders_its_page(dash_duo, dash_app, index):
+    title, _, href = TEACH[index]
+    _window(dash_duo.driver, 1400, 900)
+    open_page(dash_duo, dash_app, "/")
+    dash_duo.find_element(f"#home-demo-{index}").click()
+    target = urlsplit(href)
+    wait_for(lambda: _path(dash_duo.driver) == target.path, 20, title)
+    # A graph draws, no error box, no note about an ignored link value.
+    drawn = ("return Array.from(document.querySelectorAll('.js-plotly-plot'))"
+             ".some(g => g.data && g.data.length > 0 && g._fullLayout);")
+    wait_for(lambda: dash_duo.driver.execute_script(drawn), 120, f"a figure of {title}")
+    _settle(dash_duo.driver, title)
+    assert [e.text for e in dash_duo.find_elements(".vi-error")] == []
+    assert [e.text for e in dash_duo.find_elements(".vi-notes:not(.vi-hidden)")] == []
+    shown = parse_qs(urlsplit(dash_duo.driver.current_url).query)
+    for key, value in parse_qs(target.query).items():
+        assert shown.get(key) == value, (key, shown)
+    # Every mode bar: no share button; the PNG is named after the page, figure and settings.
+    bars = dash_duo.driver.execute_script("""
+        return Array.from(document.querySelectorAll('.js-plotly-plot'))
+          .filter(g => g._context && g._context.displayModeBar !== false)
+          .map(g => [g.closest('.dash-graph').id, g._context.showSendToCloud,
+                     Array.from(g.querySelectorAll('.modebar-btn')).map(
+                       b => b.getAttribute('data-title')),
+                     g._context.toImageButtonOptions.filename]);""")
+    assert bars
+    page = target.path.strip("/")
+    for graph, share, buttons, filename in bars:
+        assert share is False and not any("Share" in b for b in buttons), (graph, buttons)
+        assert filename.startswith(f"varimp_{page}_{graph}_"), filename
+        for key, value in parse_qs(target.query).items():
+            assert f"{key}-{value[0]}".replace(":", "-").replace("=", "-") in filename, filename
+    assert dash_duo.get_logs() == []
+
+
+@pytest.mark.browser
+def test_analyse_your_csv_opens_the_upload(dash_duo, dash_app):
+    open_page(dash_duo, dash_app, "/")
+    dash_duo.find_element("#home-upload").click()
+    wait_for(lambda: _path(dash_duo.driver) == "/data", 20, "the Data page")
+    dash_duo.wait_for_element("#data-upload-card", timeout=20)
+    assert dash_duo.find_element("#data-upload-card").is_displayed()
+    assert not dash_duo.find_element("#data-problem-card").is_displayed()
+    assert dash_duo.find_element("#data-source input[value='upload']").is_selected()
+    dash_duo.wait_for_contains_text("#data-summary", "Drop a CSV file", timeout=20)
+    assert [e.text for e in dash_duo.find_elements(".vi-notes:not(.vi-hidden)")] == []
+    assert dash_duo.get_logs() == []
+
+
+# -- widths -----------------------------------------------------------------------------------
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [400, 1024, 1400])
+def test_no_sideways_scrolling_and_the_nav_reaches_every_page(dash_duo, dash_app, width):
+    """...and on every page, every legend is clear of its figure's mode bar."""
+    driver = dash_duo.driver
+    _window(driver, width, 900)
+    open_page(dash_duo, dash_app, "/")
+    driver.execute_script(_KEEP_ERRORS)
+    collapsed = width < 1100
+    assert dash_duo.find_element("#vi-menu-button").is_displayed() == collapsed
+    assert dash_duo.find_element("#vi-nav").is_displayed() != collapsed
+    overflow = {}
+    for path in PAGE_PATHS[1:] + ("/",):
+        _go_by_nav(dash_duo, path)
+        _settle(driver, path)
+        scroll, client = driver.execute_script(_OVERFLOW)
+        if scroll > client:
+            overflow[path] = scroll - client
+        wait_for(lambda: driver.execute_script(_LEGEND_CLASHES) == [], 10,
+                 f"legends clear of the mode bar on {path}")
+        if collapsed:  # following a link closes the menu
+            assert not dash_duo.find_element("#vi-nav").is_displayed(), path
+    assert overflow == {}
+    # Leaving a page whose job has just started makes dash-renderer log that the job's
+    # "running" components left the layout; anything else is an error of the shell.
+    errors = driver.execute_script("return window.viErrors")
+    assert [e for e in errors if "component not found in layout" not in e] == []
+    assert [e for e in dash_duo.get_logs() if e["source"] != "console-api"] == []
+
+
+# -- presentation mode ---------------------------------------------------------------------
+_TEXT = """
+const gd = document.querySelector(arguments[0] + ' .js-plotly-plot');
+if (!gd || !gd._fullLayout) { return null; }
+const box = t => { const r = t.getBoundingClientRect();
+  return [t.textContent, r.left, r.top, r.right, r.bottom]; };
+return {ticks: Array.from(gd.querySelectorAll('.xtick text')).map(box),
+        sizes: Array.from(gd.querySelectorAll('svg text')).filter(t => t.textContent)
+          .map(t => [t.textContent, parseFloat(getComputedStyle(t).fontSize)])};
+"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("size", [(1024, 768), (1400, 900)], ids=["1024x768", "1400x900"])
+def test_presentation_mode_fits_the_importances_figure(dash_duo, dash_app, size):
+    width, height = size
+    driver = dash_duo.driver
+    _window(driver, width, height)
+    open_page(dash_duo, dash_app, "/importances?problem=led&method=exact&K=1")
+    dash_duo.wait_for_element("#imp-graph .xtick", timeout=60)
+    assert "vi-present" not in dash_duo.find_element("#vi-root").get_attribute("class")
+
+    dash_duo.find_element("#vi-present-button").click()  # the toggle in the header
+    wait_for(lambda: "vi-present" in dash_duo.find_element("#vi-root").get_attribute("class"),
+             20, "presentation mode")
+    query = parse_qs(urlsplit(driver.current_url).query)
+    assert query["present"] == ["1"] and query["K"] == ["1"]
+    dash_duo.wait_for_text_to_equal("#vi-present-button", "End presentation", timeout=10)
+
+    def fitted():
+        shown = driver.execute_script(_TEXT, "#imp-graph")
+        return shown if shown and len(shown["ticks"]) == 7 and all(
+            s >= 18 for _, s in shown["sizes"]) else None
+
+    shown = wait_for(fitted, 60, "the figure in presentation mode")
+    _settle(driver, "the importances")
+    shown = wait_for(fitted, 10, "the settled figure")
+    assert [t[0] for t in shown["ticks"]] == [f"X{i}" for i in range(1, 8)]
+    for text, left, top, right, bottom in shown["ticks"]:
+        assert 0 <= left and right <= width and 0 <= top and bottom <= height, (text, bottom)
+    assert driver.execute_script("return window.scrollY") == 0
+
+    dash_duo.find_element("#vi-present-button").click()  # and back
+    wait_for(lambda: "vi-present" not in dash_duo.find_element("#vi-root")
+             .get_attribute("class"), 20, "the end of presentation mode")
+    assert "present" not in parse_qs(urlsplit(driver.current_url).query)
+    assert dash_duo.get_logs() == []
+
+
+# -- figures and palette ---------------------------------------------------------------------
+def test_figure_config_has_no_share_button():
+    config = figure_config("x")
+    assert config["showSendToCloud"] is False
+    assert "sendChartToCloud" in config["modeBarButtonsToRemove"]
+    assert config["displaylogo"] is False
+
+
+def _contrast_with_white(colour: str) -> float:
+    """WCAG 2 contrast ratio of an sRGB colour against white."""
+    def linear(c):
+        c /= 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (linear(int(colour[i:i + 2], 16)) for i in (1, 3, 5))
+    return 1.05 / (0.2126 * r + 0.7152 * g + 0.0722 * b + 0.05)
+
+
+def test_variable_colours_can_be_read_on_white():
+    from varimp_core.plots.measures import MEASURE_COLORS
+    from varimp_core.plots.style import variable_color
+
+    # Okabe-Ito's yellow #F0E442 has 1.3; every variable colour now has at least 2.
+    assert _contrast_with_white("#F0E442") < 1.5
+    colours = [variable_color(i) for i in range(40)]
+    assert min(_contrast_with_white(c) for c in colours) >= 2.0
+    assert len(set(colours[:7])) == 7
+    assert min(_contrast_with_white(c) for c in MEASURE_COLORS.values()) >= 2.0
+    assert len(set(MEASURE_COLORS.values())) == len(MEASURE_COLORS)
+
+
+# -- the port -------------------------------------------------------------------------------
+def test_make_run_passes_the_port():
+    out = subprocess.run(["make", "-n", "run", "PORT=8051", "HOST=0.0.0.0"], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout
+    assert "VARIMP_PORT=8051 VARIMP_HOST=0.0.0.0" in out and "app.py" in out
+
+
+def test_a_port_in_use_names_the_command_to_choose_another():
+    with socket.socket() as busy:
+        port = free_port()
+        busy.bind(("127.0.0.1", port))
+        busy.listen()
+        done = subprocess.run([sys.executable, "app.py"], cwd=ROOT, capture_output=True,
+                              text=True, timeout=120,
+                              env={**os.environ, "VARIMP_PORT": str(port)})
+    assert done.returncode == 1
+    assert f"Port {port} is in use" in done.stderr
+    assert f"make run PORT={port + 1}" in done.stderr
