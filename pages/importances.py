@@ -207,8 +207,8 @@ def layout(vi_data=None, **query):
           State(PARAMS.id("bootstrap"), "value"), prevent_initial_call=True)
 def show_method_fields(method, bootstrap):
     default = ["on"] if DEFAULT_BOOTSTRAP.get(method) else []
-    return PARAMS.field_classes({"method": method}), \
-        no_update if default == (bootstrap or []) else default
+    return [*PARAMS.field_classes({"method": method}),  # one flat list: Dash 4 flattens
+            no_update if default == (bootstrap or []) else default]
 
 
 def csv_of(out, settings, data) -> tuple[str, str]:
