@@ -106,7 +106,7 @@ def compute(settings, data: DataChoice, progress) -> dict:
     notes, exact = [], None
     if method in SAMPLED:
         progress(1, 1, "Computing the exact values\u2026")
-        reference, note = convergence.exact_reference(load(), kwargs)
+        reference, note = convergence.exact_reference(load, kwargs)
         notes += [note] if note else []
         if reference["method"] == "exact" and p > most:
             notes.append(f"No exact values are drawn: the exact method handles at most "

@@ -86,6 +86,13 @@ def test_marker_over_scikit_learn_is_its_binary_limit(page, small, method, limit
     np.testing.assert_allclose(diamonds.y, exact.importances, atol=1e-15)
     np.testing.assert_allclose([r["exact"] for r in out["rows"]], exact.importances)
     assert "the value this forest converges to" in out["note"]
+    # The marker is the page's own exact-rf/et result: one cache entry for both.
+    from pages._ui import results
+
+    cached = results.peek_importances(data.as_dict, {"method": limit, "max_features": 1,
+                                                     "max_depth": None,
+                                                     "criterion": "entropy"})
+    np.testing.assert_allclose(cached.importances, exact.importances, atol=1e-15)
 
 
 def test_bootstrap_keeps_the_multiway_reference_and_no_curve(page, small):

@@ -105,7 +105,8 @@ def exact_reference(data, kwargs: Mapping[str, Any]) -> tuple[dict, str | None]:
 
     Parameters
     ----------
-    data : PreparedData or DiscreteTable
+    data : PreparedData, DiscreteTable, or a function of no argument returning one
+        The training data; a function is called only when the binary limit applies.
     kwargs : mapping
         Keyword arguments of :func:`varimp_core.api.compute_importances` of the
         sampled method.
@@ -123,10 +124,12 @@ def exact_reference(data, kwargs: Mapping[str, Any]) -> tuple[dict, str | None]:
     note = None
     if limit is not None:
         leaf = int(kwargs.get("min_samples_leaf", 1))
-        note = binary_refusal(data, method=limit, max_features=common["max_features"],
+        note = binary_refusal(data() if callable(data) else data, method=limit,
+                              max_features=common["max_features"],
                               max_depth=common["max_depth"], min_samples_leaf=leaf)
-        if note is None:
-            return {"method": limit, **common, "min_samples_leaf": leaf}, None
+        if note is None:  # min_samples_leaf only when set: the same key as the method's own
+            return {"method": limit, **common,
+                    **({"min_samples_leaf": leaf} if leaf != 1 else {})}, None
         note = f"No {limit} values are drawn: {note[0].lower()}{note[1:]}"
     semantics = "sklearn" if method in BINARY_LIMITS else kwargs.get("k_semantics", "sklearn")
     return {"method": "exact", **common, "k_semantics": semantics}, note
