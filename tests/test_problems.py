@@ -363,8 +363,8 @@ def test_parse_spec_fills_defaults():
 
 
 @pytest.mark.parametrize("spec, must_contain", [
-    ("lde", ["'lde'", "led, xor, sym, madelon, strobl, iris, wine, breast_cancer, "
-                      "digits, diabetes"]),
+    ("lde", ["'lde'", "led, xor, sym, madelon, strobl, gauss, iris, wine, "
+                      "breast_cancer, digits, diabetes"]),
     ("", ["empty", "led"]),
     ("led:foo=1", ["'foo'", "irrelevant", "noise", "copies"]),
     ("led:noise=2", ["'2'", "0 to 0.5"]),
