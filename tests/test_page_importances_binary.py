@@ -145,6 +145,11 @@ def test_convergence_curve_by_hand():
     np.testing.assert_allclose(c["max_abs"], [1.0, 0.5, 0.0], atol=1e-15)
     ref = math.sqrt(2 / math.pi) * 2 * math.sqrt(2 / 3)
     np.testing.assert_allclose(c["reference"], [ref, ref / math.sqrt(2), ref / math.sqrt(3)])
+    # Thinned for a figure: log-spaced T, the first and the last kept, values unchanged.
+    many = ImportanceResult(**{**forest.__dict__, "per_tree": np.tile(forest.per_tree, (400, 1))})
+    full, thin = convergence_curve(many, exact), convergence_curve(many, exact, points=50)
+    assert len(thin) <= 50 and thin["n_trees"].iloc[0] == 1 and thin["n_trees"].iloc[-1] == 1200
+    np.testing.assert_array_equal(thin["l1"], full["l1"].iloc[thin["n_trees"] - 1])
     other = ImportanceResult(**{**exact.__dict__, "variables": ("a", "c")})
     with pytest.raises(ValueError, match="same variables"):
         convergence_curve(forest, other)

@@ -154,7 +154,7 @@ def render(view: Mapping[str, Any], spread: str = "se") -> dict:
         shown = ImportanceResult(**{**result.__dict__, "information": info})
     figure = make_importance_figure(result, exact, spread=spread)
     why = convergence_note(result, exact)
-    curve = None if why else convergence_curve(result, exact)
+    curve = None if why else convergence_curve(result, exact, points=400)
     figure.update_layout(height=None)  # the page sizes it (taller in presentation mode)
     return {
         "figure": figure,

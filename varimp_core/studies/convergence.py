@@ -160,7 +160,8 @@ def convergence_note(result: ImportanceResult, exact: ImportanceResult | None) -
     return None
 
 
-def convergence_curve(result: ImportanceResult, exact: ImportanceResult) -> pd.DataFrame:
+def convergence_curve(result: ImportanceResult, exact: ImportanceResult,
+                      points: int | None = None) -> pd.DataFrame:
     """Distance from the mean of the first T trees to the exact value, for every T.
 
     .. math::
@@ -188,12 +189,16 @@ def convergence_curve(result: ImportanceResult, exact: ImportanceResult) -> pd.D
         A sampled forest with ``per_tree`` of shape (n_estimators, p).
     exact : ImportanceResult
         The value the forest converges to, same variables.
+    points : int, optional
+        None keeps every T; otherwise at most about ``points`` values of T,
+        evenly spaced on a log scale, always with T = 1 and T = n_estimators
+        (a figure needs no more).
 
     Returns
     -------
     curve : DataFrame
-        One row per T = 1..n_estimators: ``n_trees``, ``l1``, ``max_abs`` and
-        ``reference``.
+        One row per T kept (every T = 1..n_estimators by default): ``n_trees``,
+        ``l1``, ``max_abs`` and ``reference``.
 
     Raises
     ------
@@ -209,5 +214,9 @@ def convergence_curve(result: ImportanceResult, exact: ImportanceResult) -> pd.D
     T = np.arange(1, per_tree.shape[0] + 1)
     gap = np.abs(np.cumsum(per_tree, axis=0) / T[:, None] - target[None, :])
     sigma = np.sqrt(np.mean((per_tree - target[None, :]) ** 2, axis=0))
-    return pd.DataFrame({"n_trees": T, "l1": gap.sum(axis=1), "max_abs": gap.max(axis=1),
-                         "reference": sqrt(2 / pi) * sigma.sum() / np.sqrt(T)})
+    curve = pd.DataFrame({"n_trees": T, "l1": gap.sum(axis=1), "max_abs": gap.max(axis=1),
+                          "reference": sqrt(2 / pi) * sigma.sum() / np.sqrt(T)})
+    if points is not None and len(T) > points:
+        keep = np.unique(np.geomspace(1, len(T), max(2, int(points))).round().astype(int))
+        curve = curve.iloc[keep - 1].reset_index(drop=True)
+    return curve
