@@ -169,7 +169,9 @@ def test_too_many_nodes_is_refused_before_any_work(page, monkeypatch):
     with pytest.raises(ValueError) as info:
         _view(page, data, method="exact-et", max_features=2)
     X, y, sw = binary_inputs(load_data(problem="iris"))
-    est = estimate_binary_nodes(X, y, method="exact-et", max_features=2, sample_weight=sw)
+    # the page's quick estimate: 400 probes (the method itself estimates again with 4,000)
+    est = estimate_binary_nodes(X, y, method="exact-et", max_features=2, sample_weight=sw,
+                                n_probes=400)
     assert est > 300_000
     text = str(info.value)
     assert text.startswith("The exact Extra-Trees value (exact-et) would need about "
