@@ -13,7 +13,9 @@ from pages._ui.page_frame import (download_button, download_note, figure_config,
                                   table_style)
 from pages._ui.params import Context, Param, ParamSet
 from pages._ui.view import JobView, context_for
+from varimp_core.exact.binary import BINARY_METHODS
 from varimp_core.forests.multiway import MAX_TREES
+from varimp_core.studies import convergence
 from varimp_core.exact.information import joint_information
 
 dash.register_page(__name__, path="/importances", name="Importances", order=1,
@@ -24,10 +26,13 @@ PREFIX = "imp"
 MAX_TREES_UI = min(10_000, MAX_TREES)
 SAMPLED = results.SAMPLED
 #: scikit-learn's and the core's bootstrap defaults per method.
-DEFAULT_BOOTSTRAP = {"exact": False, "forest": False, "sklearn-rf": True, "sklearn-et": False}
+DEFAULT_BOOTSTRAP = {"exact": False, "forest": False, "sklearn-rf": True, "sklearn-et": False,
+                     "exact-rf": False, "exact-et": False}
 METHOD_OPTIONS = [("exact", "Exact (infinite forest)"), ("forest", "Multiway forest (sampled)"),
                   ("sklearn-rf", "scikit-learn random forest"),
-                  ("sklearn-et", "scikit-learn extra-trees")]
+                  ("sklearn-et", "scikit-learn extra-trees"),
+                  ("exact-rf", "Exact: scikit-learn RandomForest, bootstrap off (binary splits)"),
+                  ("exact-et", "Exact: scikit-learn ExtraTrees (binary splits)")]
 CRITERIA = [("entropy", "Entropy (bits)"), ("gini", "Gini index")]
 
 
@@ -88,24 +93,31 @@ def compute(settings, data: DataChoice, progress) -> dict:
     kwargs = {k: v for k, v in settings.items() if k != "spread"}  # spread: drawing only
     if method in SAMPLED and kwargs.get("bootstrap") is None:
         kwargs["bootstrap"] = DEFAULT_BOOTSTRAP[method]
+    if method in BINARY_METHODS and results.peek_importances(data.as_dict, kwargs) is None:
+        progress(0, 1, "Estimating the number of nodes\u2026")
+        refusal = convergence.binary_refusal(load(), method=method, max_features=kwargs[
+            "max_features"], max_depth=kwargs["max_depth"])
+        if refusal is not None:
+            raise ValueError(refusal)
     progress(0, 1, "Computing the importances\u2026")
     result = results.cached_importances(
         data.as_dict, kwargs, load,
         (lambda d, t: progress(d, t, f"{int(d):,} of {int(t):,} trees")) if method in SAMPLED
         else None)
     notes, exact = [], None
-    if method != "exact":
-        if p > most:
+    if method in SAMPLED:
+        progress(1, 1, "Computing the exact values\u2026")
+        reference, note = convergence.exact_reference(load, kwargs)
+        notes += [note] if note else []
+        if reference["method"] == "exact" and p > most:
             notes.append(f"No exact values are drawn: the exact method handles at most "
                          f"{most} inputs and this data has {p}.")
         elif result.units != ("gini" if kwargs.get("criterion") == "gini" else "bits"):
             notes.append(f"No exact values are drawn: this forest measures {result.units} "
                          "while the exact values are impurities of the binned target.")
         else:
-            progress(1, 1, "Computing the exact values\u2026")
             try:
-                exact = results.cached_importances(data.as_dict,
-                                                   results.exact_reference(kwargs), load)
+                exact = results.cached_importances(data.as_dict, reference, load)
             except ValueError as exc:
                 notes.append(f"No exact values are drawn: {exc}")
     information = result.information if result.information is not None else (
@@ -119,13 +131,15 @@ def compute(settings, data: DataChoice, progress) -> dict:
 def render(out, settings, data):
     view = draw.view_from_dict(out)
     r = draw.render(view, settings.get("spread", "se"))
-    return (r["figure"], r["theorem2"], r["theorem2_figure"], r["columns"], r["rows"], r["note"])
+    return (r["figure"], r["theorem2"], r["theorem2_figure"], r["columns"], r["rows"], r["note"],
+            r["convergence"])
 
 
 VIEW = JobView(PREFIX, PARAMS, compute=compute, render=render, data_store="imp-data",
                outputs=[("imp-graph", "figure"), ("imp-theorem2", "children"),
                         ("imp-theorem2-graph", "figure"), ("imp-table", "columns"),
-                        ("imp-table", "data"), ("imp-note", "children")],
+                        ("imp-table", "data"), ("imp-note", "children"),
+                        ("imp-convergence-graph", "figure")],
                query_store="imp-query",
                url=lambda s, data: "&".join(q for q in (data.query(), PARAMS.query(s)) if q),
                disable=["imp-fieldset", "imp-download-button"], what="The figure")
@@ -171,6 +185,10 @@ def layout(vi_data=None, **query):
                     dcc.Graph(id="imp-graph", config=figure_config("importances"),
                               className="vi-figure", style={"height": "440px"}),
                     html.P(id="imp-note", className="vi-help")),
+            ui.card("How many trees do I need?",
+                    dcc.Graph(id="imp-convergence-graph", config={"displaylogo": False},
+                              style={"height": "340px"}),
+                    html.P(convergence.CURVE_CAPTION, className="vi-help")),
             ui.card("Theorem 2",
                     html.P(id="imp-theorem2", style={"margin": "0 0 0.5rem", "fontWeight": 600}),
                     dcc.Graph(id="imp-theorem2-graph", config={"displayModeBar": False},
@@ -190,8 +208,8 @@ def layout(vi_data=None, **query):
           State(PARAMS.id("bootstrap"), "value"), prevent_initial_call=True)
 def show_method_fields(method, bootstrap):
     default = ["on"] if DEFAULT_BOOTSTRAP.get(method) else []
-    return PARAMS.field_classes({"method": method}), \
-        no_update if default == (bootstrap or []) else default
+    return [*PARAMS.field_classes({"method": method}),  # one flat list: Dash 4 flattens
+            no_update if default == (bootstrap or []) else default]
 
 
 def csv_of(out, settings, data) -> tuple[str, str]:

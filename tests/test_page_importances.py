@@ -244,7 +244,12 @@ def test_sklearn_view_gets_information_from_the_exact_reference(page):
     assert view["result"].information is None
     assert view["information"] == pytest.approx(math.log2(10))
     assert view["exact"].parameters["k_semantics"] == "sklearn"
-    assert "binary trees" in draw.exact_note(view)
+    # Without bootstrap the reference is the limit of scikit-learn's ExtraTrees (issue #15).
+    assert view["exact"].method == "exact-et"
+    assert "the value this forest converges to" in draw.exact_note(view)
+    boot = _view(page, _data(), method="sklearn-et", max_features=1, n_estimators=20,
+                 bootstrap=["on"], random_state=0)
+    assert boot["exact"].method == "exact" and "binary trees" in draw.exact_note(boot)
 
 
 def test_too_many_inputs_for_exact_is_a_sentence(page):

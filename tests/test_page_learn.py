@@ -147,6 +147,19 @@ def test_demo_sentences_say_what_theory_and_the_papers_say():
            f"{(1 - h) / 2:.4f} at degree 0 and {(h - 0.5) / 2:.4f} at degree 1" in text
     assert "0.1887" in text and "0.3113" in text          # the thesis' printed values
 
+    # Extra-Trees on gauss: the 1/sqrt(T) law of i.i.d. trees, and the Theorem 2 analogue
+    # (fully grown, distinct rows: the exact values sum to the plug-in I(X;Y)).
+    text = _demo("Extra-Trees on two continuous")
+    assert f"\u221a10 = {math.sqrt(10):.1f} times closer than 10, and 1,000 another " \
+           f"{math.sqrt(1000 / 100):.1f} times" in text
+    from varimp_core.api import compute_importances, load_data
+    from varimp_core.exact.binary import plugin_information
+
+    data = load_data(problem="gauss")
+    assert data.n_samples == 30 and "30 rows" in text
+    exact = compute_importances(data, method="exact-et", max_features=1)
+    assert exact.total == pytest.approx(plugin_information(data.X_numeric, data.y), abs=1e-12)
+
 
 # -- in the browser ----------------------------------------------------------------------
 _SETTLED = ("return document.querySelectorAll('.vi-job-running').length === 0 && "

@@ -363,8 +363,8 @@ def test_parse_spec_fills_defaults():
 
 
 @pytest.mark.parametrize("spec, must_contain", [
-    ("lde", ["'lde'", "led, xor, sym, madelon, strobl, iris, wine, breast_cancer, "
-                      "digits, diabetes"]),
+    ("lde", ["'lde'", "led, xor, sym, madelon, strobl, gauss, iris, wine, "
+                      "breast_cancer, digits, diabetes"]),
     ("", ["empty", "led"]),
     ("led:foo=1", ["'foo'", "irrelevant", "noise", "copies"]),
     ("led:noise=2", ["'2'", "0 to 0.5"]),
@@ -397,8 +397,9 @@ def test_non_string_spec():
 
 def test_list_problems_describes_every_option():
     problems = list_problems()
-    assert [p["name"] for p in problems] == ["led", "xor", "sym", "madelon", "strobl", "iris",
-                                             "wine", "breast_cancer", "digits", "diabetes"]
+    assert [p["name"] for p in problems] == ["led", "xor", "sym", "madelon", "strobl", "gauss",
+                                             "iris", "wine", "breast_cancer", "digits",
+                                             "diabetes"]
     for entry in problems:
         assert entry["description"]
         for option in entry["options"]:
@@ -427,3 +428,16 @@ def test_xor_with_thirty_bits_samples_without_its_table():
     noisy = get_problem("xor:relevant=20,noise=0.25").sample(4000, random_state=3)
     flipped = (noisy["Y"] != noisy.drop(columns="Y").sum(axis=1) % 2).mean()
     assert abs(flipped - 0.25) < 4 * np.sqrt(0.25 * 0.75 / 4000)
+
+
+def test_gauss_is_the_stated_threshold_of_two_normal_inputs():
+    """Without noise Y is exactly [X1 + X2/2 > 0]; the inputs are continuous (no ties)."""
+    problem = get_problem("gauss:noise=0,samples=200")
+    assert problem.variables == ("X1", "X2") and problem.default_samples == 200
+    frame = problem.sample(random_state=4)
+    assert list(frame.columns) == ["X1", "X2", "Y"] and len(frame) == 200
+    np.testing.assert_array_equal(frame["Y"], (frame["X1"] + frame["X2"] / 2 > 0).astype(int))
+    assert frame["X1"].nunique() == 200 and frame["X2"].nunique() == 200
+    assert abs(frame["X1"].mean()) < 4.5 / np.sqrt(200)          # standard normal mean 0
+    noisy = get_problem("gauss").sample(random_state=4)
+    assert len(noisy) == 30 and set(noisy["Y"]) <= {0, 1}

@@ -22,11 +22,13 @@ from varimp_core.local.importance import local_importance
 from varimp_core.local.interactions import interaction_importance, interactions
 from varimp_core.local.partial_dependence import partial_dependence
 from varimp_core.measures.suite import compute_measures
+from varimp_core.plots.convergence import make_convergence_figure
 from varimp_core.plots.decomposition import make_degree_heatmap
 from varimp_core.plots.dependence import make_pd_figure
 from varimp_core.plots.importances import make_importance_figure, make_theorem2_figure
 from varimp_core.plots.interactions import make_mosaic, make_vii_bars
 from varimp_core.plots.measures import make_measures_figure
+from varimp_core.studies.convergence import convergence_curve
 from varimp_core.plots.style import plain_text
 
 from pages._ui.datachoice import DataChoice
@@ -73,7 +75,10 @@ def test_no_figure_of_the_core_draws_a_users_link():
     figures = [make_importance_figure(sampled, exact), make_theorem2_figure(exact),
                make_degree_heatmap(exact), make_measures_figure(measures, exact),
                make_mosaic(interactions(local, min_share=0)),
-               make_vii_bars(interaction_importance(local)), make_pd_figure(pd_result)]
+               make_vii_bars(interaction_importance(local)), make_pd_figure(pd_result),
+               make_convergence_figure(convergence_curve(sampled, exact),
+                                       label=LINK.format("forest")),
+               make_convergence_figure(None, note=LINK.format("why"))]
     assert _anchors(*figures) == []
     # the names are still there, as text
     assert "&lt;a href" in json.dumps(figures[0], cls=PlotlyJSONEncoder).encode().decode(

@@ -68,6 +68,7 @@ from varimp_core.measures.permutation import impurity_corrected, mda_holdout, md
 from varimp_core.measures.suite import MEASURES, compute_measures, measures_frame
 from varimp_core.problems.registry import Problem, get_problem, list_problems
 from varimp_core.result import ImportanceResult
+from varimp_core.studies.convergence import convergence_curve
 from varimp_core.studies.distributions import ImportanceDistribution, importance_distribution
 from varimp_core.studies.fits import DistributionFit, fit_null_distributions
 from varimp_core.studies.montecarlo import MonteCarloResult, monte_carlo, sweep, sweep_statistics
@@ -101,7 +102,7 @@ __all__ = [
     "importance_distribution", "ImportanceDistribution",
     "noisy_feature_auc", "mdi_bias_curves", "StudyResult",
     "subspace_selection", "madelon_curves", "SubspaceSelection",
-    "compare_subspace_methods", "SubspaceComparison",
+    "compare_subspace_methods", "SubspaceComparison", "convergence_curve",
     # results
     "ImportanceResult",
     "__version__",

@@ -12,7 +12,10 @@ from dash.dash_table.Format import Format, Scheme
 
 from varimp_core.plots.importances import (make_importance_figure, make_theorem2_figure,
                                            method_label)
+from varimp_core.exact.binary import BINARY_METHODS
+from varimp_core.plots.convergence import make_convergence_figure
 from varimp_core.result import ImportanceResult
+from varimp_core.studies.convergence import convergence_curve, convergence_note
 
 from . import datasource
 from .common import csv_filename as common_csv_filename
@@ -63,7 +66,11 @@ def exact_note(view: Mapping[str, Any], spread: str = "se") -> str:
                          "SD / \u221aT)" + ("; boxes: the spread of the per-tree values "
                                            "(minimum, quartiles, maximum)." if spread == "trees"
                                            else "."))
-    if exact is not None:
+    if exact is not None and exact.method in BINARY_METHODS:
+        sentences.append(f"Black diamonds: {method_label(exact)}, the value this forest "
+                         "converges to as its trees grow in number (same rows, K, depth "
+                         "and impurity).")
+    elif exact is not None:
         sentences.append(f"Black diamonds: the exact infinite-forest value for the same K and "
                          f"depth ({exact.parameters.get('k_semantics')} semantics).")
         if result.method in ("sklearn-rf", "sklearn-et"):
@@ -136,7 +143,8 @@ def render(view: Mapping[str, Any], spread: str = "se") -> dict:
     Returns
     -------
     out : dict
-        ``figure``, ``theorem2_figure``, ``theorem2`` (text), ``note`` (text),
+        ``figure``, ``theorem2_figure``, ``convergence`` (how many trees),
+        ``theorem2`` (text), ``note`` (text),
         ``columns`` and ``rows`` of the table.
     """
     result, exact = view["result"], view["exact"]
@@ -145,10 +153,14 @@ def render(view: Mapping[str, Any], spread: str = "se") -> dict:
     if result.information is None and info is not None:
         shown = ImportanceResult(**{**result.__dict__, "information": info})
     figure = make_importance_figure(result, exact, spread=spread)
+    why = convergence_note(result, exact)
+    curve = None if why else convergence_curve(result, exact, points=400)
     figure.update_layout(height=None)  # the page sizes it (taller in presentation mode)
     return {
         "figure": figure,
         "theorem2_figure": make_theorem2_figure(shown),
+        "convergence": make_convergence_figure(curve, label=method_label(result),
+                                               units=result.units, note=why),
         "theorem2": theorem2_text(result, info),
         "note": exact_note(view, spread),
         "columns": table_columns(result.units, exact=exact is not None,

@@ -27,7 +27,11 @@ _METHOD_NAMES = {
     "forest": "multiway forest",
     "sklearn-rf": "scikit-learn random forest",
     "sklearn-et": "scikit-learn extra-trees",
+    "exact-rf": "exact: scikit-learn RandomForest, bootstrap off (binary splits)",
+    "exact-et": "exact: scikit-learn ExtraTrees (binary splits)",
 }
+#: Infinite-ensemble methods (possibly on a sample's empirical distribution).
+EXACT_METHODS = ("eqn3", "exact", "exact-rf", "exact-et")
 _EXACT_BADGE = "#1f7a3d"
 _SAMPLED_BADGE = "#2b6cb0"
 
@@ -50,7 +54,7 @@ def method_label(result: ImportanceResult) -> str:
         The method's name, followed by the number of trees for a sampled result.
     """
     name = _METHOD_NAMES.get(result.method, result.method)
-    if result.exact or result.method in ("eqn3", "exact"):
+    if result.exact or result.method in EXACT_METHODS:
         return name
     n_trees = result.parameters.get("n_estimators")
     if n_trees is None and result.per_tree is not None:
@@ -60,7 +64,7 @@ def method_label(result: ImportanceResult) -> str:
 
 def _is_exact(result: ImportanceResult) -> bool:
     """Infinite-ensemble value (possibly on a sample's empirical distribution)."""
-    return result.method in ("eqn3", "exact")
+    return result.method in EXACT_METHODS
 
 
 def _badge(fig: go.Figure, text: str, color: str) -> None:

@@ -129,4 +129,9 @@ OPTION_SPECS: dict[str, tuple[Option, ...]] = {
         Option("seed", 0, "int", "Seed choosing the 5 relevant features among the first "
                "ten.", 0, 2**32 - 1),
     ),
+    "gauss": (
+        Option("samples", 30, "int", "Number of rows to draw.", 4, 1_000_000),
+        Option("noise", 0.5, "float", "Standard deviation of the noise added before the "
+               "threshold.", 0, 10),
+    ),
 }

@@ -16,7 +16,7 @@ import pandas as pd
 
 from varimp_core.problems.discrete import ProblemDef, fair_bits
 
-__all__ = ["MadelonDef", "StroblDef", "RealDef", "strobl_signal_variance"]
+__all__ = ["MadelonDef", "StroblDef", "GaussDef", "RealDef", "strobl_signal_variance"]
 
 
 # -- continuous or large problems without an exact distribution ----------------
@@ -120,6 +120,31 @@ class StroblDef(ProblemDef):
         df = pd.DataFrame(X.astype(np.int64), columns=list(self.variables(o)))
         df["Y"] = y
         return df
+
+
+class GaussDef(ProblemDef):
+    """Two continuous inputs, small enough for the exact binary forests (issue #15)."""
+
+    no_exact = "'gauss' has no exact distribution (its inputs are continuous)"
+
+    def variables(self, o):
+        return ("X1", "X2")
+
+    def relevant(self, o):
+        return ("X1", "X2")
+
+    def default_samples(self, o):
+        return o["samples"]
+
+    def describe(self, o):
+        return ("Two continuous inputs: X1 and X2 independent standard normal, Y = 1 when "
+                f"X1 + X2/2 + {o['noise']:g}\u00b7Z > 0 (Z standard normal), so X1 weighs twice "
+                "X2. Small samples suit the exact Extra-Trees and RandomForest values.")
+
+    def sample(self, o, n, rng):
+        X = rng.normal(size=(n, 2))
+        y = (X[:, 0] + 0.5 * X[:, 1] + o["noise"] * rng.normal(size=n) > 0).astype(np.int64)
+        return pd.DataFrame({"X1": X[:, 0], "X2": X[:, 1], "Y": y})
 
 
 @lru_cache(maxsize=64)

@@ -17,12 +17,13 @@ from __future__ import annotations
 from typing import Any
 
 from varimp_core.problems.discrete import LedDef, SymDef, XorDef
-from varimp_core.problems.sampled import REAL_DATASETS, MadelonDef, RealDef, StroblDef
+from varimp_core.problems.sampled import (REAL_DATASETS, GaussDef, MadelonDef, RealDef,
+                                          StroblDef)
 
 __all__ = ["PROBLEM_DEFS"]
 
 
 PROBLEM_DEFS: dict[str, Any] = {
     "led": LedDef(), "xor": XorDef(), "sym": SymDef(), "madelon": MadelonDef(),
-    "strobl": StroblDef(), **{name: RealDef(name) for name in REAL_DATASETS},
+    "strobl": StroblDef(), "gauss": GaussDef(), **{name: RealDef(name) for name in REAL_DATASETS},
 }

@@ -1,0 +1,209 @@
+"""The Importances page with the exact binary forests (issue #15): exact-rf and exact-et as
+methods, their values as the marker over scikit-learn's forests without bootstrap, the
+refusal before any work, and the "how many trees do I need?" curve."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from _browser import open_page, wait_for_trace
+from _pages import upload_frame
+
+from varimp_core.api import compute_importances, load_data
+from varimp_core.exact.binary import binary_inputs, estimate_binary_nodes
+from varimp_core.result import ImportanceResult
+from varimp_core.studies.convergence import (binary_limit, convergence_curve,
+                                             convergence_note)
+
+from pages._ui import importances_render as draw
+from pages._ui.datachoice import DataChoice
+from pages._ui.jobs import Progress
+from pages._ui.params import Context
+
+
+@pytest.fixture(scope="module")
+def page(app_module):
+    import pages.importances as module
+
+    return module
+
+
+def _frame(n=14, seed=3):
+    """Two continuous inputs and a noisy threshold of their sum: small enough for exact-et."""
+    rng = np.random.default_rng(seed)
+    x1, x2 = rng.normal(size=n), rng.normal(size=n)
+    y = (x1 + 0.5 * x2 + 0.5 * rng.normal(size=n) > 0).astype(int)
+    return pd.DataFrame({"x1": np.round(x1, 3), "x2": np.round(x2, 3), "y": y})
+
+
+@pytest.fixture(scope="module")
+def small(page):
+    """(data choice of an uploaded small numeric table, the same table as the core loads it)."""
+    df = _frame()
+    return DataChoice.from_params(upload_frame(df, "two.csv")), load_data(data=df, target="y")
+
+
+def _view(page, data, **values):
+    controls = {"method": "exact", "max_features": 1, "max_depth": None, "criterion": "entropy",
+                "k_semantics": "id3", "n_estimators": 100, "bootstrap": [], "random_state": 0,
+                "spread": "se", **values}
+    settings = page.PARAMS.settings(controls, Context(p=data.n_features()))
+    return draw.view_from_dict(page.compute(settings, data, Progress(None)))
+
+
+@pytest.mark.parametrize("method,k,criterion", [("exact-rf", 1, "entropy"),
+                                                ("exact-rf", 2, "gini"),
+                                                ("exact-et", 1, "entropy"),
+                                                ("exact-et", 2, "gini")])
+def test_exact_binary_view_is_the_core_value(page, small, method, k, criterion):
+    data, prepared = small
+    view = _view(page, data, method=method, max_features=k, criterion=criterion)
+    core = compute_importances(prepared, method=method, max_features=k, criterion=criterion)
+    np.testing.assert_allclose(view["result"].importances, core.importances, atol=1e-15)
+    assert view["result"].method == method and view["exact"] is None
+    out = draw.render(view)
+    np.testing.assert_allclose(out["figure"].data[0].y, core.importances, atol=1e-15)
+    assert "binary splits" in out["note"]
+    if criterion == "entropy":
+        # Theorem 2 analogue: fully grown on distinct rows, the sum is the plug-in I(X;Y).
+        assert out["theorem2"].endswith("equal, as Theorem 2 says for fully grown trees.")
+
+
+@pytest.mark.parametrize("method,limit,bootstrap", [("sklearn-et", "exact-et", []),
+                                                   ("sklearn-rf", "exact-rf", [])])
+def test_marker_over_scikit_learn_is_its_binary_limit(page, small, method, limit, bootstrap):
+    data, prepared = small
+    view = _view(page, data, method=method, max_features=1, n_estimators=60,
+                 bootstrap=bootstrap, random_state=2)
+    exact = compute_importances(prepared, method=limit, max_features=1)
+    assert view["exact"].method == limit
+    out = draw.render(view)
+    diamonds = out["figure"].data[-1]
+    assert diamonds.marker.symbol == "diamond"
+    np.testing.assert_allclose(diamonds.y, exact.importances, atol=1e-15)
+    np.testing.assert_allclose([r["exact"] for r in out["rows"]], exact.importances)
+    assert "the value this forest converges to" in out["note"]
+    # The marker is the page's own exact-rf/et result: one cache entry for both.
+    from pages._ui import results
+
+    cached = results.peek_importances(data.as_dict, {"method": limit, "max_features": 1,
+                                                     "max_depth": None,
+                                                     "criterion": "entropy"})
+    np.testing.assert_allclose(cached.importances, exact.importances, atol=1e-15)
+
+
+def test_bootstrap_keeps_the_multiway_reference_and_no_curve(page, small):
+    data, _ = small
+    assert binary_limit("sklearn-rf", None) is None and binary_limit("sklearn-et", None) == \
+        "exact-et"
+    view = _view(page, data, method="sklearn-rf", max_features=1, n_estimators=20,
+                 bootstrap=["on"])
+    assert view["exact"].method == "exact"
+    out = draw.render(view)
+    assert "multiway diamonds" in out["note"]
+    assert "turn Bootstrap off" in out["convergence"].layout.annotations[0].text
+
+
+def test_curve_last_point_is_the_forest_against_exact(page, small):
+    """The curve's point at T = n_estimators is |mean of all per-tree values - exact|."""
+    data, _ = small
+    view = _view(page, data, method="sklearn-et", max_features=2, n_estimators=80,
+                 bootstrap=[], random_state=7)
+    result, exact = view["result"], view["exact"]
+    assert exact.method == "exact-et" and result.per_tree.shape == (80, 2)
+    gap = np.abs(result.per_tree.mean(axis=0) - exact.importances)
+    fig = draw.render(view)["convergence"]
+    l1, largest, ref = fig.data
+    assert l1.x[-1] == 80 and len(l1.x) == 80
+    assert l1.y[-1] == pytest.approx(gap.sum(), abs=1e-14)
+    assert largest.y[-1] == pytest.approx(gap.max(), abs=1e-14)
+    # The forest's bars are the mean of its trees: the same gap.
+    np.testing.assert_allclose(np.abs(result.importances - exact.importances), gap, atol=1e-14)
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+
+
+def test_convergence_curve_by_hand():
+    """Per-tree values (1, 0), (0, 1), (2, 2) around the exact value (1, 1).
+
+    T = 1: mean (1, 0), gaps (0, 1): sum 1, max 1.  T = 2: mean (1/2, 1/2): sum 1, max 1/2.
+    T = 3: mean (1, 1): 0.  Spread around the exact value: sigma_j^2 = (0 + 1 + 1)/3 = 2/3
+    for both, so the reference is sqrt(2/pi) * 2 * sqrt(2/3) / sqrt(T).
+    """
+    forest = ImportanceResult(variables=("a", "b"), importances=[1.0, 1.0],
+                              by_degree=np.eye(2), method="sklearn-et",
+                              per_tree=np.array([[1.0, 0.0], [0.0, 1.0], [2.0, 2.0]]),
+                              parameters={"bootstrap": False})
+    exact = ImportanceResult(variables=("a", "b"), importances=[1.0, 1.0], by_degree=np.eye(2),
+                             method="exact-et", exact=True)
+    assert convergence_note(forest, exact) is None
+    c = convergence_curve(forest, exact)
+    assert list(c["n_trees"]) == [1, 2, 3]
+    np.testing.assert_allclose(c["l1"], [1.0, 1.0, 0.0], atol=1e-15)
+    np.testing.assert_allclose(c["max_abs"], [1.0, 0.5, 0.0], atol=1e-15)
+    ref = math.sqrt(2 / math.pi) * 2 * math.sqrt(2 / 3)
+    np.testing.assert_allclose(c["reference"], [ref, ref / math.sqrt(2), ref / math.sqrt(3)])
+    # Thinned for a figure: log-spaced T, the first and the last kept, values unchanged.
+    many = ImportanceResult(**{**forest.__dict__, "per_tree": np.tile(forest.per_tree, (400, 1))})
+    full, thin = convergence_curve(many, exact), convergence_curve(many, exact, points=50)
+    assert len(thin) <= 50 and thin["n_trees"].iloc[0] == 1 and thin["n_trees"].iloc[-1] == 1200
+    np.testing.assert_array_equal(thin["l1"], full["l1"].iloc[thin["n_trees"] - 1])
+    other = ImportanceResult(**{**exact.__dict__, "variables": ("a", "c")})
+    with pytest.raises(ValueError, match="same variables"):
+        convergence_curve(forest, other)
+    assert "does not converge" in convergence_note(
+        forest, ImportanceResult(**{**exact.__dict__, "method": "exact"}))
+
+
+def test_too_many_nodes_is_refused_before_any_work(page, monkeypatch):
+    """Iris (150 rows, 4 continuous inputs): exact-et would need millions of nodes."""
+    from pages._ui import results
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the exact recursion was started")
+
+    monkeypatch.setattr(results, "compute_importances", no_work)
+    data = DataChoice.from_page({"problem": "iris"})[0]
+    with pytest.raises(ValueError) as info:
+        _view(page, data, method="exact-et", max_features=2)
+    X, y, sw = binary_inputs(load_data(problem="iris"))
+    # the page's quick estimate: 400 probes (the method itself estimates again with 4,000)
+    est = estimate_binary_nodes(X, y, method="exact-et", max_features=2, sample_weight=sw,
+                                n_probes=400)
+    assert est > 300_000
+    text = str(info.value)
+    assert text.startswith("The exact Extra-Trees value (exact-et) would need about "
+                           f"{est:,.3g} distinct nodes on these 150 rows and 4 inputs, beyond "
+                           "the limit of 300,000")
+    assert "\n" not in text and text.endswith(".")
+
+
+def test_methods_are_offered_with_their_labels(page):
+    options = {o["value"]: o for o in page.method_options(Context(p=25))}
+    assert options["exact-rf"]["label"] == \
+        "Exact: scikit-learn RandomForest, bootstrap off (binary splits)"
+    assert not options["exact-et"]["disabled"] and options["exact"]["disabled"]
+    s = page.PARAMS.settings({"method": "exact-et", "max_features": 2, "max_depth": 3,
+                              "criterion": "gini", "k_semantics": "sklearn",
+                              "n_estimators": 5, "bootstrap": [], "random_state": 0,
+                              "spread": "se"}, Context(p=2))
+    assert s == {"method": "exact-et", "max_features": 2, "max_depth": 3, "criterion": "gini"}
+
+
+@pytest.mark.browser
+def test_picking_exact_et_draws_it(dash_duo, dash_app):
+    open_page(dash_duo, dash_app, "/importances?problem=led&K=2")
+    led = load_data(problem="led")
+    # K = 2 under id3 semantics first, then scikit-learn's ExtraTrees limit, which differs.
+    wait_for_trace(dash_duo, "#imp-graph",
+                   compute_importances(led, method="exact", max_features=2).importances)
+    dash_duo.find_element("#imp-method input[value='exact-et']").click()
+    expected = compute_importances(led, method="exact-et", max_features=2).importances
+    wait_for_trace(dash_duo, "#imp-graph", expected, timeout=60)
+    dash_duo.wait_for_contains_text("#imp-note", "scikit-learn ExtraTrees (binary splits)",
+                                    timeout=10)
+    assert "method=exact-et" in dash_duo.driver.current_url
+    assert "Traceback" not in dash_duo.find_element("#vi-root").text
+    assert dash_duo.get_logs() == []
