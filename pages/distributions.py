@@ -9,7 +9,8 @@ from dash import Input, Output, State, callback, dash_table, dcc, html, no_updat
 
 from pages._ui import controls as ui
 from pages._ui import distributions_study as draw
-from pages._ui import common, fanout, state, studies
+from pages._ui import common, state, studies
+from varimp_core.studies import fanout
 from pages._ui.datachoice import DataChoice
 from pages._ui.page_frame import page_frame, table_style
 from pages._ui.params import Context, Param, ParamSet, sentence

@@ -183,7 +183,7 @@ def _on_both_workers(cluster, run, task: str) -> None:
 
 # -- tests ---------------------------------------------------------------------------
 def test_fanned_out_monte_carlo_is_identical_on_one_and_two_workers(cluster):
-    from pages._ui import fanout
+    from varimp_core.studies import fanout
     from varimp_core.studies.montecarlo import monte_carlo
 
     cluster.ensure_worker("a")
@@ -249,7 +249,7 @@ class _Progress:
 
 def test_fanned_out_selection_study_is_identical_on_one_and_two_workers(
         cluster, monkeypatch, tmp_path):
-    from pages._ui import fanout
+    from varimp_core.studies import fanout
     from pages._ui import selection_study as study
 
     cluster.ensure_worker("a")

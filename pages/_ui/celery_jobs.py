@@ -59,13 +59,13 @@ def make_celery_app(url: str, *, default: bool = True):
     """The Celery app on Redis ``url``: JSON messages, started-state tracking, heartbeats.
 
     Also registers the Monte Carlo chunk task and the tasks pages registered
-    (:mod:`pages._ui.fanout`); with ``default``, ``fanout.replicate_mapper()``
+    (:mod:`varimp_core.studies.fanout`); with ``default``, ``fanout.replicate_mapper()``
     and ``fanout.task_mapper(name)`` send them through this app.
     """
     from celery import Celery
     from celery.signals import task_postrun, task_prerun
 
-    from . import fanout
+    from varimp_core.studies import fanout
 
     app = Celery("varimp", broker=url, backend=url)
     app.conf.update(

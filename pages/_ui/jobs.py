@@ -9,7 +9,7 @@ words failures with :func:`error_message` and :func:`failure_message`.
 The app's manager comes from :func:`make_manager`: ``DiskcacheManager`` by
 default, ``CeleryManager`` with Redis when ``REDIS_URL`` is set (then run a
 worker: ``celery -A app:celery_app worker``; see :mod:`pages._ui.celery_jobs`
-for jobs whose worker is gone, :mod:`pages._ui.fanout` for Monte Carlo
+for jobs whose worker is gone, :mod:`varimp_core.studies.fanout` for Monte Carlo
 studies spread over every worker).
 
 Limits (:mod:`pages._ui.limits`): a job runs at most ``VARIMP_JOB_TIMEOUT``
@@ -31,7 +31,9 @@ from typing import Any, Callable, Iterable
 
 from dash import CeleryManager, DiskcacheManager, Input, Output, clientside_callback, html
 
-from . import cache, celery_jobs, fanout, guards, limits
+from varimp_core.studies import fanout
+
+from . import cache, celery_jobs, guards, limits
 from .hygiene import CLIENT_COOKIE
 from .job_signals import (JobAbandoned, check_heartbeat, clear_stop, forget_old_beats,
                           mark_polled, request_stop, start_job, stop_requested)

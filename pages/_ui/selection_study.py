@@ -10,7 +10,7 @@ against Sequential Random Subspace
 data or on the page's data.  An RS/SRS study is a set of independent (seed,
 method) runs: :func:`rs_run` is registered as the fan-out task
 :data:`RS_TASK`, so with ``REDIS_URL`` set the runs spread over the Celery
-workers (:mod:`pages._ui.fanout`), with the numbers of a local run.  The
+workers (:mod:`varimp_core.studies.fanout`), with the numbers of a local run.  The
 Selection page (:mod:`pages.selection`) is this module's only user.
 """
 
@@ -34,7 +34,9 @@ from varimp_core.studies.rs_srs import (RUN_OPTIONS, SubspaceComparison,
                                         compare_subspace_methods, random_split, selection_run)
 from varimp_core.studies.selection import MADELON_IRRELEVANT, SplitData, madelon_split
 
-from . import datasource, fanout, limits, studies
+from varimp_core.studies import fanout
+
+from . import datasource, limits, studies
 from .common import placeholder_figure, safe_csv
 
 __all__ = ["RS_TASK", "RS_CHOICES", "RS_LABELS", "HONEST_NOTE", "MAX_SEEDS", "max_permutations",

@@ -8,8 +8,8 @@ them:
 
 .. code-block:: python
 
-    from pages._ui import fanout
-    from varimp_core.montecarlo import monte_carlo
+    from varimp_core.studies import fanout
+    from varimp_core.studies.montecarlo import monte_carlo
 
     result = monte_carlo(spec, n_replicates=500, progress=progress,
                          mapper=fanout.replicate_mapper())   # None without Redis: local run
