@@ -12,7 +12,7 @@ from pages._ui import dependence_render as draw
 from pages._ui import local_forest as forest
 from pages._ui import state
 from pages._ui.common import placeholder_figure
-from pages._ui.page_frame import (download_note, figure_config, page_frame,
+from pages._ui.page_frame import (download_button, download_note, figure_config, page_frame,
                                    register_csv_downloads)
 from pages._ui.params import Context, Param, ParamSet, sentence
 from pages._ui.view import JobView
@@ -216,7 +216,7 @@ def layout(vi_data=None, **query):
                            "of their ICE lines; thin lines: the ICE lines of a seeded "
                            "subset of the rows.", className="vi-help"),
                     html.P(id=f"{PREFIX}-summary", className="vi-description"),
-                    forest.download_button(PREFIX, "Download partial dependence (CSV)", "pd")),
+                    download_button(PREFIX, "Download partial dependence (CSV)", "pd")),
             ui.card("2-D partial dependence", _graph("pd2", "480px"),
                     id=f"{PREFIX}-pd2-card", className="vi-hidden"),
             ui.card("Dependence over responses (Ciss) \u2014 not a partial dependence",
@@ -224,7 +224,7 @@ def layout(vi_data=None, **query):
                     html.P("Each point is an observation: its observed value and the "
                            "forest's prediction, kept when the variable stands at the "
                            "chosen position of its local importance.", className="vi-help"),
-                    forest.download_button(PREFIX, "Download dependence over responses (CSV)",
+                    download_button(PREFIX, "Download dependence over responses (CSV)",
                                            "dor")),
         ])
 

@@ -123,13 +123,18 @@ SWEEP_VIEW.register()
 studies.register_url("dist-query", "dist-data", RUN, SWEEPS)
 studies.register_data_label(PREFIX)
 state.register_url_sync(PREFIX)
-make_csv = lambda what, out, s, data: (  # noqa: E731
-    draw.csv_text(what, out), common.csv_filename("distributions", data, out["mode"], what))
-studies.register_downloads(VIEW, {"dist-download-summary": "summary",
-                                  "dist-download-replicates": "replicates"},
-                           "dist-download", "dist-download-note", make_csv)
-studies.register_downloads(SWEEP_VIEW, {"dist-sweep-download": "sweep"}, "dist-download",
-                           "dist-sweep-download-note", make_csv)
+
+
+def make_csv(what: str):
+    """The download of ``what`` (:meth:`JobView.register_downloads`)."""
+    return lambda out, s, data, **_: (draw.csv_text(what, out), common.csv_filename(
+        "distributions", data, out["mode"], what))
+
+
+VIEW.register_downloads({"dist-download-summary": make_csv("summary"),
+                         "dist-download-replicates": make_csv("replicates")})
+SWEEP_VIEW.register_downloads({"dist-sweep-download": make_csv("sweep")}, "dist-download",
+                              "dist-sweep-download-note")
 
 
 def initial_values(query, data: DataChoice) -> tuple[dict, dict, list[str]]:

@@ -10,7 +10,7 @@ from pages._ui import interactions_render as draw
 from pages._ui import local_forest as forest
 from pages._ui import jobs, state
 from pages._ui.common import placeholder_figure
-from pages._ui.page_frame import (download_note, figure_config, page_frame,
+from pages._ui.page_frame import (download_button, download_note, figure_config, page_frame,
                                    register_csv_downloads, table_style)
 from pages._ui.params import Context, Param, ParamSet
 from pages._ui.view import JobView
@@ -101,7 +101,7 @@ def layout(vi_data=None, **query):
                            "comes second for them. Click a tile to list its observations.",
                            className="vi-help"),
                     html.P(id=f"{PREFIX}-summary", className="vi-description"),
-                    forest.download_button(PREFIX, "Download pairs (CSV)", "pairs")),
+                    download_button(PREFIX, "Download pairs (CSV)", "pairs")),
             ui.card("Observations behind a tile",
                     html.P("Click a tile of the mosaic.", id=f"{PREFIX}-tile-caption",
                            className="vi-help"),
@@ -120,7 +120,7 @@ def layout(vi_data=None, **query):
                                         "observation has two positions, so a variable "
                                         "never first or second sits at that floor.",
                                         className="vi-help"),
-                                 forest.download_button(PREFIX, "Download variables (CSV)",
+                                 download_button(PREFIX, "Download variables (CSV)",
                                                         "variables")),
                          ui.card("Partial importance", _part("partial", "400px"),
                                  html.P("Share of the chosen observations with each "

@@ -105,18 +105,20 @@ studies.register_data_label(PREFIX)
 state.register_url_sync(PREFIX)
 
 
-def make_csv(what: str, out, settings, data: DataChoice) -> tuple[str, str]:
-    """The CSV of ``what`` and its name (a Madelon study is named for its Madelon data)."""
-    source = settings.get("source", "data")
-    return study.csv_text(what, out), common.csv_filename(
-        "selection", data, what, name=None if source == "data" else f"madelon-{source}")
+def make_csv(what: str):
+    """The download of ``what`` (a Madelon study is named for its Madelon data)."""
+    def make(out, settings, data: DataChoice, **_) -> tuple[str, str]:
+        source = settings.get("source", "data")
+        return study.csv_text(what, out), common.csv_filename(
+            "selection", data, what, name=None if source == "data" else f"madelon-{source}")
+    return make
 
 
-studies.register_downloads(NULL_VIEW, {"sel-download-pvalues": "pvalues"}, "sel-download",
-                           "sel-download-pvalues-note", make_csv)
-studies.register_downloads(RS_VIEW, {"sel-download-curves": "curves",
-                                     "sel-download-selected": "selected"},
-                           "sel-download", "sel-download-rs-note", make_csv)
+NULL_VIEW.register_downloads({"sel-download-pvalues": make_csv("pvalues")}, "sel-download",
+                             "sel-download-pvalues-note")
+RS_VIEW.register_downloads({"sel-download-curves": make_csv("curves"),
+                            "sel-download-selected": make_csv("selected")}, "sel-download",
+                           "sel-download-rs-note")
 
 
 def layout(vi_data=None, **query):

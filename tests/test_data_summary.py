@@ -42,3 +42,15 @@ def test_upload_preview_shows_raw_rows_and_cuts_columns():
 def test_display_cells():
     assert display_cell(float("nan")) is None and display_cell(float("-inf")) == "-inf"
     assert display_cell(1 / 3) == 0.333333 and display_cell("=1") == "=1"
+
+
+def test_preview_caption_says_which_rows_are_shown():
+    from varimp_core.api import load_data
+    from varimp_core.data.summary import preview
+
+    led = preview(load_data(problem="led"), rows=4)
+    assert led["caption"] == ("First 4 of 10 rows of the exact distribution (each distinct "
+                              "configuration with its probability).")
+    sample = preview(load_data(problem="xor", n_samples=50), rows=3, columns=1, seed=9)
+    assert sample["caption"] == ("First 3 of 50 sampled rows (seed 9). Showing the first 1 of "
+                                 "2 inputs.")

@@ -15,7 +15,7 @@ from _pages import FORMULA_CSV
 from _pages import query_dict as _query
 from _pages import registered_page, store_csv, upload_csv
 
-from pages._ui import datasource, jobs
+from pages._ui import datasource, job_signals, jobs
 from pages._ui import distributions_study as draw
 from pages._ui.datachoice import DataChoice
 from pages._ui.params import Context
@@ -253,7 +253,7 @@ def test_cancel_button_flag_stops_a_run_and_the_page_shows_the_partial_result(pa
 
     class Cancelled(jobs.Progress):
         def __call__(self, *args, **kw):
-            jobs.request_stop(instance, "dist")    # what the Cancel button's callback does
+            job_signals.request_stop(instance, "dist")    # what the Cancel button's callback does
             super().__call__(*args, **kw)
 
     progress = Cancelled(None, stop=(instance, "dist"))
@@ -266,8 +266,8 @@ def test_cancel_button_flag_stops_a_run_and_the_page_shows_the_partial_result(pa
     assert shown[6] == f"Partial result: cancelled after {done:,} of 1,000 replicates."
     hist = [t for t in shown[0].data if t.meta == "replicates"]
     assert len(hist[0].x) == done
-    jobs.clear_stop(instance, "dist")          # a new job clears the flag
-    assert not jobs.stop_requested(instance, "dist")
+    job_signals.clear_stop(instance, "dist")          # a new job clears the flag
+    assert not job_signals.stop_requested(instance, "dist")
 
 
 def test_render_shows_the_core_numbers(page):
@@ -366,7 +366,7 @@ def test_csv_exports_are_safe_to_open(page):
     reps = list(csv.reader(io.StringIO(draw.csv_text("replicates", out))))
     assert reps[0] == ["replicate", "variable", "importance", "exact"] and len(reps) == 11
     assert float(reps[1][2]) == draw.result_of(out).replicates[0, 0]
-    assert page.make_csv("summary", out, None, data)[1] == \
+    assert page.make_csv("summary")(out, None, data)[1] == \
         "varimp-distributions-evil-bootstrap-summary.csv"
     with pytest.raises(ValueError, match="no sweep"):
         draw.csv_text("sweep", {"parameter": None})

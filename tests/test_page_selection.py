@@ -247,11 +247,11 @@ def test_csv_exports_are_safe_to_open(page):
     out, settings, data = _null(page, data=data, n_permutations=5, n_estimators=3)
     text = study.csv_text("pvalues", out)
     assert "'=evil" in text and "\n=evil" not in text and "relevance" in text.splitlines()[0]
-    assert page.make_csv("pvalues", out, settings, data)[1] == "varimp-selection-t-pvalues.csv"
+    assert page.make_csv("pvalues")(out, settings, data)[1] == "varimp-selection-t-pvalues.csv"
     out, settings, data = _rs(page, n_estimators=10)
     assert study.csv_text("curves", out).startswith("method,p,seed,n_trees,auprc")
     assert "win_rate" in study.csv_text("selected", out).splitlines()[0]
-    assert page.make_csv("curves", out, settings, data)[1] == \
+    assert page.make_csv("curves")(out, settings, data)[1] == \
         "varimp-selection-madelon-480-curves.csv"
 
 

@@ -114,3 +114,17 @@ def test_default_tolerance_by_hand_and_capped():
     small = DiscreteTable.from_codes(X[:10], np.arange(10) % 3)
     assert default_tolerances(small) == (0.05, 0.05)
     assert relevance(xor_table(2, 0)).tol == 1e-9   # exact tables
+
+
+def test_relevance_with_importances_is_eqn3_beside_the_classes():
+    """Theorem 3: the K = 1 importance is zero exactly for the irrelevant variables."""
+    from varimp_core.exact.relevance import relevance_with_importances
+    from varimp_core.problems.registry import get_problem
+
+    table = get_problem("xor:relevant=2,irrelevant=1").exact_table()
+    view = relevance_with_importances(table)
+    # X1 and X2 are each needed given the other: strongly relevant; X3 never helps
+    assert list(view["relevance"]["relevance"]) == ["strong", "strong", "irrelevant"]
+    np.testing.assert_allclose(view["importances"], [0.5, 0.5, 0.0], atol=1e-12)
+    refused = relevance_with_importances(table, max_features=2)
+    assert refused["relevance"] is None and "3 inputs, more than the 2" in refused["message"]

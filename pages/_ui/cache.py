@@ -37,21 +37,6 @@ import pandas as pd
 
 from varimp_core.data.tablejson import table_from_json, table_to_json
 
-__all__ = [
-    "CACHE_VERSION",
-    "cache_dir",
-    "get_cache",
-    "fork_guard",
-    "SQLiteGuarded",
-    "key_for",
-    "get_json",
-    "put_json",
-    "get_or_compute",
-    "get_or_compute_result",
-    "put_table",
-    "get_table",
-]
-
 #: Bumped whenever the stored formats change, so old entries are never misread.
 CACHE_VERSION = 2
 

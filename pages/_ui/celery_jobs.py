@@ -25,8 +25,6 @@ import threading
 from . import guards, limits
 from .job_signals import start_job
 
-__all__ = ["make_celery_app", "submit", "lost_job_error", "lost_job_sentence", "LOST_MARK"]
-
 log = logging.getLogger(__name__)
 
 #: Traceback text of the error Dash gets for a lost job (recognised by the page's on_error).

@@ -6,9 +6,6 @@ import math
 import re
 from typing import Any
 
-__all__ = ["neutralise_cell", "safe_csv", "csv_filename", "data_name", "table_number",
-           "frame_table", "placeholder_figure"]
-
 _RISKY = ("=", "+", "-", "@", "\t", "\r")
 
 

@@ -14,18 +14,6 @@ from dash import dcc, html
 
 from varimp_core.problems.registry import list_problems, parse_spec
 
-__all__ = [
-    "SEMANTICS_CHOICES",
-    "card",
-    "field",
-    "number_input",
-    "problem_choices",
-    "problem_picker",
-    "problem_option_fields",
-    "option_values",
-    "preview_table",
-]
-
 
 #: The two readings of K (``k_semantics``), as the Importances and Decomposition pages offer them.
 SEMANTICS_CHOICES = [("id3", "id3: K of the unused variables"),

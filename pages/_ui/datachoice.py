@@ -21,8 +21,6 @@ from varimp_core.problems.registry import get_problem
 
 from . import datasource
 
-__all__ = ["DataChoice"]
-
 
 @dataclass(frozen=True)
 class DataChoice:

@@ -29,26 +29,6 @@ from . import cache
 from .limits import max_cells, max_upload_bytes
 from .params import Context, Param, ParamSet
 
-__all__ = [
-    "DATA_PARAMS",
-    "DEFAULT_PROBLEM",
-    "PREVIEW_ROWS",
-    "max_request_bytes",
-    "parse_data_query",
-    "canonical_params",
-    "data_query",
-    "load_prepared",
-    "data_view",
-    "session_data",
-    "link_session_data",
-    "store_upload",
-    "upload_columns",
-    "spec_from_options",
-    "data_params_for_page",
-    "data_feature_count",
-    "column_roles",
-]
-
 DEFAULT_PROBLEM = "led"
 PREVIEW_ROWS = 20
 PREVIEW_COLUMNS = 30
@@ -216,17 +196,8 @@ def load_prepared(params: Mapping[str, Any]):
 def _preview(prepared, params: Mapping[str, Any]) -> dict:
     """First rows for display, with the caption that says which rows they are."""
     raw = cache.get_table(params["upload"]) if params.get("source") == "upload" else None
-    out = preview(prepared, raw=raw, rows=PREVIEW_ROWS, columns=PREVIEW_COLUMNS)
-    k, total = len(out["rows"]), out["total_rows"]
-    caption = {
-        "upload": f"First {k} of {total:,} rows of {params.get('file') or 'the file'}.",
-        "exact": f"First {k} of {total:,} rows of the exact distribution "
-                 "(each distinct configuration with its probability).",
-        "sample": f"First {k} of {total:,} sampled rows (seed {params.get('seed', 0)}).",
-    }[out["kind"]]
-    if out["n_inputs"] > PREVIEW_COLUMNS:
-        caption += f" Showing the first {PREVIEW_COLUMNS} of {out['n_inputs']} inputs."
-    return {**out, "caption": caption}
+    return preview(prepared, raw=raw, rows=PREVIEW_ROWS, columns=PREVIEW_COLUMNS,
+                   file=params.get("file"), seed=params.get("seed", 0))
 
 
 def _label(prepared, params: Mapping[str, Any]) -> str:

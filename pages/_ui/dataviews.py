@@ -17,9 +17,6 @@ from . import datasource
 from .controls import option_values, preview_table
 from .params import Context, ParamSet, sentence
 
-__all__ = ["CONTROLS", "data_params", "compute", "apply_choice", "problem_form",
-           "summary_block", "columns_block"]
-
 #: The Data page's controls: the data parameters that have one (ids ``data-<key>``).
 CONTROLS = ParamSet("data", [datasource.DATA_PARAMS.by_name[n] for n in (
     "source", "problem", "sampling", "n", "seed", "bins", "target", "task", "numeric",

@@ -18,8 +18,6 @@ from varimp_core.result import ImportanceResult
 
 from .common import csv_filename, safe_csv
 
-__all__ = ["MAX_TERM_ROWS", "NO_SPLIT", "view_from_dict", "render", "render_terms", "CSV"]
-
 #: Rows of the terms table (the largest terms; the figure and sums use all of them).
 MAX_TERM_ROWS = 500
 #: Said instead of the heatmaps when a result has no ``by_degree`` (the core returns None

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 import pandas as pd
 
 from varimp_core.local.partial_dependence import PartialDependence
-from varimp_core.local.response_dependence import dependence_over_responses
+from varimp_core.local.response_dependence import dependence_frame, dependence_over_responses
 from varimp_core.plots.dependence import (make_dependence_over_responses, make_pd2_figure,
                                           make_pd_figure)
 from varimp_core.plots.style import variable_color
@@ -28,10 +28,6 @@ from .common import csv_filename as common_csv_filename
 from .common import placeholder_figure, safe_csv
 from .local_forest import FOREST_NAMES, cached_entry, load_local
 from .params import sentence
-
-__all__ = ["ALL_CLASSES", "MAX_PD_ROWS", "MAX_GRID_2D", "POSITIONS", "OUTPUTS", "features",
-           "class_options", "default_class", "draw", "notes", "summary_sentence", "outputs",
-           "pd_csv", "dor_csv", "csv_filename"]
 
 ALL_CLASSES = "all"
 #: Rows averaged by a partial dependence (a seeded subset of the assessed rows beyond it).
@@ -188,18 +184,8 @@ def pd_csv(store: Mapping[str, Any]) -> str:
 def dor_csv(store: Mapping[str, Any], positions="all") -> str:
     """CSV of the dependence over responses: one row per (variable, observation) drawn."""
     local, rows = load_local(store["local"])
-    frames = []
-    for f in features(store["settings"]):
-        try:
-            df = _over_responses(local, rows, f, positions).to_frame()
-        except ValueError:
-            continue
-        df.insert(0, "feature", f)
-        frames.append(df.rename(columns={"observation": "row"}))
-    if not frames:
-        return safe_csv(pd.DataFrame(columns=["feature", "row", "value", "prediction",
-                                              "position"]))
-    return safe_csv(pd.concat(frames, ignore_index=True))
+    return safe_csv(dependence_frame(local, features(store["settings"]), rows=rows,
+                                     positions=POSITIONS[positions]))
 
 
 def csv_filename(store: Mapping[str, Any], what: str) -> str:

@@ -34,12 +34,6 @@ from .common import frame_table, placeholder_figure, safe_csv
 from .datachoice import DataChoice
 from .studies import generator, is_exact
 
-__all__ = ["MODES", "cap", "caps_text", "mode_options", "sweep_options", "parse_values",
-           "forest_options", "link_values", "replicate_rows", "check_sweep",
-           "check_budget", "default_mode", "description", "allowed", "MAX_FITTED",
-           "result_of", "render",
-           "render_sweep", "csv_text"]
-
 MODES = {"samples": "Fresh samples of the problem", "bootstrap": "Bootstrap replicates of the data",
          "permutation": "Permutation null (Y shuffled)"}
 #: Caps read from the environment on every call: (variable, default).

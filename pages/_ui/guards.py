@@ -19,9 +19,6 @@ from typing import Callable
 
 from . import limits
 
-__all__ = ["JobTimeout", "GuardedJob", "GRACE", "limit_memory", "lift_memory_limit_later",
-           "limit_sentence"]
-
 log = logging.getLogger(__name__)
 
 #: Seconds past ``VARIMP_JOB_TIMEOUT`` after which a job the alarm could not stop is killed.

@@ -30,22 +30,6 @@ import secrets
 import sys
 from contextvars import ContextVar
 
-__all__ = [
-    "SECURITY_HEADERS",
-    "REQUEST_ID_HEADER",
-    "SAFE_REQUEST_ID",
-    "SERVER_ERROR",
-    "LOG_FORMAT",
-    "request_id",
-    "debug_enabled",
-    "RequestIdFilter",
-    "configure_logging",
-    "install",
-    "install_server",
-    "malformed_callback",
-    "CLIENT_COOKIE",
-]
-
 log = logging.getLogger(__name__)
 
 #: Headers added to every response (kept when a view already set them).

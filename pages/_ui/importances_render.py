@@ -22,17 +22,6 @@ from .common import csv_filename as common_csv_filename
 from .common import safe_csv, table_number
 from .results import SAMPLED
 
-__all__ = [
-    "theorem2_text",
-    "exact_note",
-    "table_columns",
-    "table_rows",
-    "csv_text",
-    "csv_filename",
-    "render",
-    "view_from_dict",
-]
-
 
 def theorem2_text(result: ImportanceResult, information: float | None = None) -> str:
     """The Theorem 2 check line, e.g. ``"sum = 3.3219 bits, I(X;Y) = 3.3219 bits ..."``."""

@@ -24,9 +24,6 @@ from .common import frame_table, placeholder_figure, safe_csv
 from .local_forest import FOREST_NAMES, load_local
 from .params import sentence
 
-__all__ = ["PARTS", "OUTPUTS", "MAX_TILE_ROWS", "draw", "outputs", "summary_sentence",
-           "tile_rows", "pairs_csv", "variables_csv", "csv_filename"]
-
 #: The page's figures, each with a message line that replaces it when it does not apply.
 PARTS = ("mosaic", "vii", "partial", "over")
 #: What the page draws: ``inter-<name>``'s property, in the order of :func:`outputs`.

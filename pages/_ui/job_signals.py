@@ -19,9 +19,6 @@ import time
 
 from .cache import cache_dir, get_cache, key_for
 
-__all__ = ["JobAbandoned", "heartbeat_timeout", "mark_polled", "forget_old_beats", "start_job",
-           "check_heartbeat", "request_stop", "clear_stop", "stop_requested"]
-
 log = logging.getLogger(__name__)
 
 _JOB_KEY: contextvars.ContextVar[str | None] = contextvars.ContextVar("varimp_job_key",

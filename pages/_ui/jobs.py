@@ -35,26 +35,10 @@ from varimp_core.studies import fanout
 
 from . import cache, celery_jobs, guards, limits
 from .hygiene import CLIENT_COOKIE
-from .job_signals import (JobAbandoned, check_heartbeat, clear_stop, forget_old_beats,
-                          mark_polled, request_stop, start_job, stop_requested)
+from .job_signals import (JobAbandoned, check_heartbeat, forget_old_beats, mark_polled,
+                          start_job, stop_requested)
 from .cache import SQLiteGuarded, cache_dir, fork_guard
 from .guards import JobTimeout
-
-__all__ = [
-    "failure_message",
-    "job_ids",
-    "job_panel",
-    "background_options",
-    "Progress",
-    "JobTimeout",
-    "error_message",
-    "done_message",
-    "make_manager",
-    "JobAbandoned",
-    "request_stop",
-    "clear_stop",
-    "stop_requested",
-]
 
 log = logging.getLogger(__name__)
 

@@ -41,24 +41,6 @@ from varimp_core.data.csvfile import MAX_CELLS, MAX_COLUMNS, MAX_UPLOAD_BYTES
 from varimp_core.forests.multiway import MAX_TREES
 from varimp_core.exact.information import MAX_SUBSET_FEATURES
 
-__all__ = [
-    "Limit",
-    "LIMITS",
-    "value",
-    "max_upload_bytes",
-    "max_columns",
-    "max_cells",
-    "max_trees",
-    "max_exact_features",
-    "max_replicates",
-    "max_memory_mb",
-    "job_timeout",
-    "n_jobs",
-    "max_client_jobs",
-    "at_most_help",
-    "limits_text",
-]
-
 
 @dataclass(frozen=True)
 class Limit:

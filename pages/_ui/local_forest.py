@@ -27,14 +27,8 @@ from varimp_core.problems.registry import get_problem
 from . import cache, jobs, limits
 from . import controls as ui
 from .datachoice import DataChoice
-from .page_frame import download_button
 from .params import Context, Param, ParamSet
 from .view import context_for
-
-__all__ = ["FOREST_KINDS", "SKLEARN_KINDS", "FOREST_NAMES", "MAX_TREES_UI", "MAX_ROWS",
-           "FOREST_KEYS", "forest_params", "forest_cards",
-           "page_data", "start", "fields", "download_button", "link", "register_view",
-           "data_variables", "make_forest_loader", "local_view", "cached_entry", "load_local"]
 
 #: Forests the Interactions page fits; the scikit-learn ones also serve partial dependence.
 SKLEARN_KINDS = LOCAL_FORESTS

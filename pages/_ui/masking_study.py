@@ -27,11 +27,6 @@ from .datasource import spec_from_options
 from .page_frame import download_button, download_note, figure_config, table_style
 from .params import Context
 
-__all__ = ["PROBLEMS", "PRESETS", "MAX_IRRELEVANT", "NO_COPY", "split_spec", "full_spec",
-           "link_problem", "copy_note", "problem_context", "problem_choices", "copy_choices",
-           "depth_choices", "build_table", "figures", "lines_figure", "summary", "table",
-           "EXACT_CSV", "forests_csv", "figure_cards", "forests_download"]
-
 PROBLEMS = ("led", "xor", "sym")  # built-in problems with a small exact distribution
 PRESETS = [("led", "LED \u2014 7 segments (Table 2)"),
            ("led:noise=0.1", "LED \u2014 segments flipped with probability 0.1"),

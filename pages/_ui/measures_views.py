@@ -46,11 +46,6 @@ from . import cache, datasource, limits, results
 from .common import csv_filename, data_name, frame_table, safe_csv
 from .params import Param
 
-__all__ = ["Ticks", "STUDY_MAX_FEATURES", "STUDY_PROBLEMS", "BIAS_GRIDS", "rows_params",
-           "exact_params", "resolve_k", "compute_forest", "view_from_dict", "measures_note",
-           "measures_warning", "measures_table", "render_forest", "measures_csv",
-           "compute_auc", "render_auc", "auc_csv", "bias_units", "compute_bias",
-           "render_bias", "bias_csv"]
 #: "mtry" of Li et al. (2019), section 4, for the noisy-feature protocol.
 STUDY_MAX_FEATURES = 10
 STUDY_PROBLEMS = {"strobl-classification": "strobl:task=classification",

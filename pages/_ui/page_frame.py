@@ -5,7 +5,6 @@
   (ids ``{prefix}-link-notes``, ``{prefix}-error``, ``{prefix}-job``...);
 * :func:`figure_config` and :func:`table_style`: the options of a page's
   ``dcc.Graph`` and ``DataTable``;
-* :func:`error_box`: a red box with one sentence;
 * :func:`register_csv_downloads`: the buttons that fill a page's one
   ``dcc.Download`` with a CSV of the shown result.
 
@@ -21,9 +20,6 @@ from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 
 from . import state
 from .params import sentence
-
-__all__ = ["page_frame", "error_box", "figure_config", "table_style",
-           "register_csv_downloads", "csv_download", "download_button", "download_note"]
 
 
 def page_frame(prefix: str, *, title: str, lead, stores: Sequence, controls, content: Sequence,
@@ -123,11 +119,3 @@ def download_button(prefix: str, text: str = "Download CSV", name: str = "button
 def download_note(prefix: str) -> html.P:
     """Where :func:`register_csv_downloads` says why a click sent nothing."""
     return html.P(id=f"{prefix}-download-note", className="vi-field-error", role="alert")
-
-
-def error_box(message: str | None, *, id: str | None = None) -> html.Div:
-    """A red box with one sentence (hidden when there is no message)."""
-    kwargs = {"id": id} if id else {}
-    if not message:
-        return html.Div(className="vi-hidden", **kwargs)
-    return html.Div(message, className="vi-error", role="alert", **kwargs)

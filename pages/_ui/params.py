@@ -31,8 +31,6 @@ from urllib.parse import urlencode
 
 from dash import Input, Output, dcc, html
 
-__all__ = ["Context", "Param", "ParamSet", "ParamErrors", "sentence"]
-
 Bound = Any  # a number, None, or a callable Context -> number
 
 

@@ -16,8 +16,6 @@ from varimp_core.result import ImportanceResult
 
 from . import cache, datasource, limits
 
-__all__ = ["make_loader", "cached_importances", "peek_importances", "exact_reference"]
-
 SAMPLED = ("forest", "sklearn-rf", "sklearn-et")
 
 

@@ -18,17 +18,16 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+import numpy as np
 from dash import html
 
-from varimp_core.api import compute_importances
-from varimp_core.exact.relevance import RelevanceResult, relevance
+from varimp_core.exact.relevance import RelevanceResult, relevance_with_importances
 from varimp_core.plots.selection import (make_pvalue_figure, make_relevance_figure,
                                          make_selected_figure, make_subspace_curves)
 from varimp_core.plots.selection_captions import (null_sentences, pvalues_frame,
                                                   relevance_sentences, relevance_table_frame,
                                                   rs_sentences, selected_sentence)
 from varimp_core.problems.registry import get_problem
-from varimp_core.serialize import from_jsonable, to_jsonable
 from varimp_core.studies.nulls import PermutationNull
 from varimp_core.studies.rs_srs import (RUN_OPTIONS, SubspaceComparison,
                                         compare_subspace_methods, random_split, selection_run)
@@ -38,11 +37,6 @@ from varimp_core.studies import fanout
 
 from . import datasource, limits, studies
 from .common import placeholder_figure, safe_csv
-
-__all__ = ["RS_TASK", "RS_CHOICES", "RS_LABELS", "HONEST_NOTE", "MAX_SEEDS", "max_permutations",
-           "max_null_trees", "max_rs_trees", "caps_text", "check_null_budget", "rs_study",
-           "relevance_view", "rs_run", "run_rs_study", "render_null", "render_rs",
-           "rs_words", "csv_text"]
 
 #: Name of the fan-out task computing one (seed, method) run of an RS/SRS study.
 RS_TASK = "varimp.selection_run"
@@ -97,18 +91,9 @@ def check_null_budget(R: int, T: int) -> None:
 def relevance_view(data, tol: float | None) -> dict:
     """Relevance classes of ``data`` with each variable's K = 1 importance, or why none."""
     prepared = data.load()
-    t = prepared.table
-    p, most = t.n_features, limits.max_exact_features()
-    if p > most:
-        return {"relevance": None, "exact": bool(t.exact), "n": prepared.n_samples,
-                "message": f"Relevance classes test every subset of the other inputs: this "
-                           f"data has {p:,} inputs, more than the {most} this server allows "
-                           f"(VARIMP_MAX_EXACT_FEATURES). Choose data with fewer inputs; the "
-                           f"p-values below work for any number."}
-    imp = compute_importances(t, method="exact", max_features=1)
-    return {"relevance": relevance(t, tol=tol).to_dict(), "exact": bool(t.exact),
-            "importances": to_jsonable(imp.importances), "units": imp.units,
-            "n": prepared.n_samples, "message": None}
+    return {**relevance_with_importances(prepared.table, tol=tol,
+                                         max_features=limits.max_exact_features()),
+            "n": prepared.n_samples}
 
 
 def rs_study(settings: Mapping[str, Any], data) -> dict:
@@ -193,7 +178,7 @@ def render_null(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) 
         raise ValueError("Cancelled before any permutation finished.")
     if rel["relevance"] is not None:
         r = RelevanceResult.from_dict(rel["relevance"])
-        rel_figure = make_relevance_figure(r, from_jsonable(rel["importances"]),
+        rel_figure = make_relevance_figure(r, np.asarray(rel["importances"]),
                                            units=rel["units"])
         rows = relevance_table_frame(r).to_dict("records")
         rel_text = relevance_sentences(r, exact=rel["exact"], n=rel.get("n"),

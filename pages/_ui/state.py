@@ -17,13 +17,6 @@ from typing import Sequence
 
 from dash import Input, clientside_callback, dcc, html
 
-__all__ = [
-    "query_store",
-    "register_url_sync",
-    "notes_box",
-    "PRESENT_KEY",
-]
-
 #: URL flag of the presentation mode; kept on every URL the app writes.
 PRESENT_KEY = "present"
 

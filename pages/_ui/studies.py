@@ -8,7 +8,7 @@ cached once per settings (:func:`cached_study`), so a control that only
 changes the drawing (histograms or violins, which method's selection) never
 grows a forest again; a study that Cancel stopped is drawn but not kept.
 Downloads serve a :class:`pages._ui.view.JobView`'s cache only
-(:func:`register_downloads`, named by :func:`csv_filename`); the page's URL
+(:meth:`JobView.register_downloads`, named by :func:`csv_filename`); the page's URL
 holds the data and two parameter sets (:func:`register_url`); the header
 names the chosen data (:func:`register_data_label`); figures and button rows
 look the same on both pages (:func:`graph`, :func:`buttons`).
@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
-from dash import Input, Output, State, callback, ctx, dcc, html, no_update
+from dash import Input, Output, callback, dcc, html, no_update
 
 from varimp_core.problems.registry import get_problem
 
@@ -30,10 +30,6 @@ from .controls import problem_choices
 from .datachoice import DataChoice
 from .page_frame import figure_config
 from .view import context_for
-
-__all__ = ["METHOD_OPTIONS", "problem_options", "choose_data", "generator", "is_exact",
-           "sample_of", "graph", "buttons", "study_key", "cached_study", "run_options", "register_url",
-           "data_label", "register_data_label", "register_downloads"]
 
 #: The forests a study grows (labels as the pages show them).
 METHOD_OPTIONS = [("forest", "ours: multiway totally randomized trees"),
@@ -183,38 +179,3 @@ def register_data_label(prefix: str) -> None:
     """Keep the header (``{prefix}-dataset``) naming the data of ``{prefix}-data``."""
     callback(Output(f"{prefix}-dataset", "children"), Input(f"{prefix}-data", "data"),
              prevent_initial_call=True)(data_label)
-
-
-def register_downloads(view, buttons: Mapping[str, str], target: str, note: str,
-                       make: Callable[[str, dict, dict, DataChoice], tuple[str, str]]) -> None:
-    """CSV buttons of ``view``: ``make(what, result, settings, data) -> (text, filename)``.
-
-    ``buttons`` maps a button id to ``what``.  The result comes from the view's
-    cache only: nothing is computed here, and a result Cancel cut short (never
-    cached) is not offered.
-    """
-    states = [State(i.component_id, "value") for i in view.params.inputs()]
-    states += [State(dep.component_id, dep.component_property) for _, dep in view.extra]
-    n, names = len(view.params.names), [name for name, _ in view.extra]
-
-    def download(*args):
-        what = buttons.get(ctx.triggered_id)
-        args = args[len(buttons):]
-        values, extra = dict(zip(view.params.names, args[:n])), dict(zip(names, args[n:-1]))
-        if what is None or not ctx.triggered[0].get("value"):
-            return no_update, no_update
-        try:
-            data, settings = view.check(values, args[-1])
-            result = view.cached(data, settings, extra)
-            if result is None:
-                return no_update, ("This result is not in the server's cache (a cancelled run "
-                                   "is not kept); change a control and back to compute it "
-                                   "again, then download.")
-            text, filename = make(what, result, settings, data)
-        except ValueError as exc:
-            return no_update, str(exc)
-        return dict(content=text, filename=filename, type="text/csv"), ""
-
-    callback(Output(target, "data", allow_duplicate=True), Output(note, "children"),
-             *[Input(b, "n_clicks") for b in buttons], *states, State(view.data_store, "data"),
-             prevent_initial_call=True)(download)

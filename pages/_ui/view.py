@@ -36,10 +36,9 @@ from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 from plotly.utils import PlotlyJSONEncoder
 
 from . import cache, jobs
+from .job_signals import clear_stop, request_stop
 from .datachoice import DataChoice
 from .params import Context, ParamSet
-
-__all__ = ["JobView", "context_for", "warm"]
 
 _HIDDEN = "vi-hidden"
 
@@ -202,17 +201,18 @@ class JobView:
             return no_update, jobs.error_message(exc)
         return dict(content=text, filename=filename, type="text/csv"), ""
 
-    def register_downloads(self, makers: Mapping[str, Callable]) -> None:
-        """Buttons (ids: the keys of ``makers``) filling ``{prefix}-download`` with a CSV of
-        the view's cached result, by :meth:`download`; the sentence goes to
-        ``{prefix}-download-note``."""
+    def register_downloads(self, makers: Mapping[str, Callable], target: str | None = None,
+                           note: str | None = None) -> None:
+        """Buttons (ids: the keys of ``makers``) filling ``target`` (default
+        ``{prefix}-download``, which several views may share) with a CSV of the view's cached
+        result, by :meth:`download`; the sentence goes to ``note`` (``{prefix}-download-note``)."""
         names, extra_names = self.params.names, [name for name, _ in self.extra]
         states = [*(State(i.component_id, i.component_property)
                     for i in [*self.params.inputs(), *(dep for _, dep in self.extra)]),
                   *([State(self.data_store, "data")] if self.data_store else [])]
 
-        @callback(Output(f"{self.prefix}-download", "data"),
-                  Output(f"{self.prefix}-download-note", "children"),
+        @callback(Output(target or f"{self.prefix}-download", "data", allow_duplicate=True),
+                  Output(note or f"{self.prefix}-download-note", "children"),
                   *(Input(button, "n_clicks") for button in makers), *states,
                   prevent_initial_call=True)
         def download(*args):
@@ -225,7 +225,7 @@ class JobView:
                                  rest[-1] if self.data_store else None, extra)
 
     def _request_stop(self, n_clicks, instance):
-        jobs.request_stop(instance, self.prefix)
+        request_stop(instance, self.prefix)
         return n_clicks
 
     def draw(self, result, settings, data, extra) -> tuple:
@@ -328,7 +328,7 @@ class JobView:
             progress = jobs.Progress(set_progress, stop=(instance, self.prefix)
                                      if self.partial else None)
             if self.partial:
-                jobs.clear_stop(instance, self.prefix)
+                clear_stop(instance, self.prefix)
             extra = dict(miss.get("extra") or {})
             try:
                 result, settings, data = self.run(miss.get("values") or {}, miss.get("data"),

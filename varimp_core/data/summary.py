@@ -67,7 +67,7 @@ def describe(prepared: PreparedData) -> dict:
 
 
 def preview(prepared: PreparedData, *, raw: pd.DataFrame | None = None, rows: int = 20,
-            columns: int = 30) -> dict:
+            columns: int = 30, file: str | None = None, seed: int = 0) -> dict:
     """The first ``rows`` rows and ``columns`` inputs (then the target), as shown.
 
     Parameters
@@ -77,13 +77,18 @@ def preview(prepared: PreparedData, *, raw: pd.DataFrame | None = None, rows: in
         The uploaded table: its raw rows are shown rather than the coded ones,
         every column (the first ``columns`` besides the target), used or not.
     rows, columns : int
+    file : str, optional
+        The upload's file name, for the caption.
+    seed : int, default=0
+        The sample's seed, for the caption.
 
     Returns
     -------
     preview : dict
         ``columns`` (names; an exact distribution adds ``"P(row)"``), ``rows``
         (lists of display cells), ``kind`` (``"upload"``, ``"exact"`` or
-        ``"sample"``), ``total_rows``, ``n_inputs`` and ``target``.
+        ``"sample"``), ``total_rows``, ``n_inputs``, ``target`` and ``caption`` (which rows
+        these are, in a sentence).
     """
     t = prepared.table
     names = list(prepared.variables)
@@ -107,9 +112,18 @@ def preview(prepared: PreparedData, *, raw: pd.DataFrame | None = None, rows: in
         body = [list(X[i, :len(shown)]) + [labels[int(y[i])] if labels is not None else y[i]]
                 for i in range(min(rows, X.shape[0]))]
         kind, total = "sample", X.shape[0]
+    k = len(body)
+    caption = {
+        "upload": f"First {k} of {total:,} rows of {file or 'the file'}.",
+        "exact": f"First {k} of {total:,} rows of the exact distribution "
+                 "(each distinct configuration with its probability).",
+        "sample": f"First {k} of {total:,} sampled rows (seed {seed}).",
+    }[kind]
+    if len(names) > columns:
+        caption += f" Showing the first {columns} of {len(names)} inputs."
     return {"columns": cols, "rows": [[display_cell(v) for v in r] for r in body],
             "kind": kind, "total_rows": int(total), "n_inputs": len(names),
-            "target": prepared.target}
+            "target": prepared.target, "caption": caption}
 
 
 def column_table(prepared: PreparedData, columns) -> list[dict]:

@@ -33,7 +33,8 @@ import numpy as np
 from varimp_core.exact.information import SubsetEntropies, members, popcount, subset_entropies
 from varimp_core.data.table import DiscreteTable
 
-__all__ = ["RelevanceResult", "relevance", "default_tolerances", "CLASSES"]
+__all__ = ["RelevanceResult", "relevance", "relevance_with_importances", "default_tolerances",
+           "CLASSES"]
 
 CLASSES = ("strong", "weak", "irrelevant")
 
@@ -226,3 +227,41 @@ def relevance(table: DiscreteTable, *, tol: float | None = None,
         tol=float(tol),
         boundary_unique=bool(np.count_nonzero(boundaries) == 1),
     )
+
+
+def relevance_with_importances(table: DiscreteTable, *, tol: float | None = None,
+                               max_features: int | None = None) -> dict:
+    """Relevance classes of ``table`` beside each variable's K = 1 importance, as JSON.
+
+    The importance of a totally randomized infinite forest (Eqn 3) is zero
+    exactly for the irrelevant variables (Louppe et al. 2013, Theorem 3), so
+    the two are drawn together.
+
+    Parameters
+    ----------
+    table : DiscreteTable
+    tol : float, optional
+        As :func:`relevance`.
+    max_features : int, optional
+        The most inputs to test (every subset of the others is); beyond it
+        ``relevance`` is None and ``message`` says why.
+
+    Returns
+    -------
+    view : dict
+        ``relevance`` (:meth:`RelevanceResult.to_dict` or None), ``importances``
+        (list, bits), ``units``, ``exact`` and ``message`` (None, or the sentence).
+    """
+    from varimp_core.exact.eqn3 import eqn3_importances
+
+    p = table.n_features
+    if max_features is not None and p > max_features:
+        return {"relevance": None, "exact": bool(table.exact), "message":
+                f"Relevance classes test every subset of the other inputs: this data has "
+                f"{p:,} inputs, more than the {max_features} this server allows "
+                f"(VARIMP_MAX_EXACT_FEATURES). Choose data with fewer inputs; the p-values "
+                f"below work for any number."}
+    imp = eqn3_importances(table)
+    return {"relevance": relevance(table, tol=tol).to_dict(), "exact": bool(table.exact),
+            "importances": [float(v) for v in imp.importances], "units": imp.units,
+            "message": None}

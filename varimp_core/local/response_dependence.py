@@ -23,7 +23,7 @@ from varimp_core.local.features import feature_index, is_int
 from varimp_core.local.importance import LocalImportance
 from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict
 
-__all__ = ["DependenceOverResponses", "dependence_over_responses"]
+__all__ = ["DependenceOverResponses", "dependence_over_responses", "dependence_frame"]
 
 
 @dataclass(frozen=True)
@@ -130,3 +130,28 @@ def dependence_over_responses(local: LocalImportance, feature, *, positions=1) -
         feature=local.variables[j], positions=qs, task=local.task, observation=keep,
         value=local.X[keep, j], prediction=local.prediction[keep], position=rank[keep],
         n_observations=local.n_observations)
+
+
+def dependence_frame(local: LocalImportance, features, *, positions=1,
+                     rows=None) -> pd.DataFrame:
+    """:func:`dependence_over_responses` of several features as one tidy table.
+
+    Columns ``feature``, ``row`` (the observation's row in the user's data:
+    ``rows[observation]``, default the observation itself), ``value``,
+    ``prediction`` and ``position``; a feature with no observation at the
+    positions asked is left out.
+    """
+    frames = []
+    for f in features:
+        try:
+            r = dependence_over_responses(local, f, positions=positions)
+        except ValueError:
+            continue
+        df = r.to_frame().rename(columns={"observation": "row"})
+        if rows is not None:
+            df["row"] = np.asarray(rows)[df["row"].to_numpy()]
+        df.insert(0, "feature", f)
+        frames.append(df)
+    if not frames:
+        return pd.DataFrame(columns=["feature", "row", "value", "prediction", "position"])
+    return pd.concat(frames, ignore_index=True)
