@@ -55,6 +55,37 @@ def pytest_setup_options():
 def pytest_sessionfinish(session, exitstatus):
     _kill_leftover_jobs()
     shutil.rmtree(_CACHE_DIR, ignore_errors=True)
+    _exit_status.append(int(exitstatus))
+
+
+_exit_status: list[int] = []
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    """Leave as soon as the run is reported, with its exit status.
+
+    The interpreter's exit joins the child processes and threads that libraries
+    started (joblib's workers, ``multiprocess`` jobs of the test servers); one of
+    them stuck once held a finished CI run open until it was killed, turning a
+    reported result into a time-out.  Whatever is still alive is named first.
+    """
+    if not _exit_status:
+        return
+    import sys
+    import threading
+
+    import psutil
+
+    alive = [f"{p.name()}[{p.pid}]" for p in psutil.Process().children(recursive=True)]
+    threads = [t.name for t in threading.enumerate()
+               if t is not threading.main_thread() and not t.daemon]
+    if alive or threads:
+        print(f"[conftest] exiting past {len(alive)} process(es) {alive} and "
+              f"{len(threads)} thread(s) {threads}")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(_exit_status[-1])
 
 
 def _kill_leftover_jobs() -> None:

@@ -22,7 +22,7 @@ from pages._ui.datachoice import DataChoice
 
 
 def _upload(dash_duo, dash_app, path, target_shown: str) -> None:
-    dash_duo.start_server(dash_app)
+    open_page(dash_duo, dash_app, "/data")
     dash_duo.wait_for_text_to_equal("#data-summary-p", "7", timeout=30)  # the default LED
     assert dash_duo.find_element("#data-error").text == ""               # no error before a file
     dash_duo.find_element("#data-source input[value='upload']").click()

@@ -88,7 +88,12 @@ def test_every_learn_demo_has_a_link_on_the_home_page():
     links = {href for _, _, href in TEACH}
     for title, _, presets in PRESETS:
         assert links & {href for _, href in presets}, title
-    assert len(TEACH) == 7 and all(text.endswith(".") for _, text, _ in TEACH)
+    titles = [title for title, _, _ in TEACH]
+    # Issue 13's seven demos, then the exact Extra-Trees preset of issue 15.
+    assert titles == ["Table 2 of Louppe et al. (2013)", "Masking", "XOR", "SYM (Sutera)",
+                      "Depth (Proposition 6)", "Irrelevant variables (Theorem 5)", "Noisy copy",
+                      "Extra-Trees, exact"]
+    assert all(text.endswith(".") for _, text, _ in TEACH)
 
 
 def test_home_sentences_say_what_theory_says():

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import platform
 import re
+import signal
 import time
 from pathlib import Path
 
@@ -132,6 +133,8 @@ def _why_not_settled(driver) -> str:
     for proc in psutil.Process().children(recursive=True):
         try:
             if "chrom" not in proc.name():
+                if not any(w in " ".join(proc.cmdline()) for w in ("loky", "resource_tracker")):
+                    proc.send_signal(signal.SIGUSR1)  # a job's stacks go to the captured stderr
                 cpu = proc.cpu_times()
                 jobs.append(f"{proc.pid} {proc.status()} cpu {cpu.user + cpu.system:.1f} s, "
                             f"up {time.time() - proc.create_time():.0f} s")

@@ -198,4 +198,8 @@ TEACH = (
      "A copy of X5 flipped with probability 0.1 shares X5's credit at K = 1 and is masked "
      "to 0 as K grows.",
      "/masking?problem=led&copy=X5&flip=0.1"),
+    ("Extra-Trees, exact",
+     "On two continuous inputs, 1,000 Extra-Trees beside the exact value they converge to, "
+     "and how far the first 10, 100 and 1,000 trees are from it.",
+     "/importances?problem=gauss&method=sklearn-et&K=1&trees=1000"),
 )

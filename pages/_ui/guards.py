@@ -11,6 +11,7 @@ sentence for the page.
 
 from __future__ import annotations
 
+import faulthandler
 import logging
 import os
 import signal
@@ -54,6 +55,8 @@ class GuardedJob:
         self.on_start = on_start
 
     def __call__(self, *args, **kwargs):
+        # ``kill -USR1 <pid>`` prints where a job is (every thread, even one stuck in C).
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
         if self.on_start is not None and args:
             self.on_start(args[0])  # Dash's result key (job_signals.check_heartbeat)
         limit_memory(limits.max_memory_mb())
