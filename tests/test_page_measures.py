@@ -639,9 +639,11 @@ def test_a_download_with_nothing_finished_says_why(page):
     assert sent is dash.no_update and note == "No forest has finished."
 
 
-def test_the_default_studies_are_warmed_once_per_server_unless_switched_off(page, monkeypatch):
+def test_the_default_studies_are_warmed_at_start_unless_switched_off(page, monkeypatch):
     """At start a background process computes (and draws) the page's default studies, so a
-    first visit reads them from the cache; the tests switch it off (VARIMP_WARM=0)."""
+    first visit reads them from the cache; the tests switch it off (VARIMP_WARM=0).  Warming
+    looks for each run's own result: one the cache evicted is computed again at the next
+    start (no lasting "warmed" flag outlives the results)."""
     from pages._ui import cache
     from pages._ui.view import warm
 
@@ -650,14 +652,50 @@ def test_the_default_studies_are_warmed_once_per_server_unless_switched_off(page
     values = {**page.BIAS.defaults(), "n_estimators": 2, "n_samples": 20}
     data, settings = page.BIAS_VIEW.check(values, None)
     assert page.BIAS_VIEW.cached(data, settings) is None
-    name = f"test-{uuid.uuid4().hex}"
-    # values this server refuses are skipped, and the others still computed
-    process = warm(name, [(page.BIAS_VIEW, {**values, "n_estimators": 10**9}, None),
-                          (page.BIAS_VIEW, values, None)])
-    process.join(120)
-    assert process.exitcode == 0
-    out = page.BIAS_VIEW.cached(data, settings)
-    assert out is not None and out["done"] == out["total"] == 22    # the coarse grid: 11 + 11
-    assert cache.get_json(page.BIAS_VIEW.drawn_key(data, settings, {})) is not None
-    # Another worker's warming finds it done: the cache says so under the name's key.
-    assert cache.get_json(cache.key_for("warm", name)) is True
+    runs = [(page.BIAS_VIEW, {**values, "n_estimators": 10**9}, None),  # refused: skipped
+            (page.BIAS_VIEW, values, None)]
+    name = f"test-{uuid.uuid4().hex}"  # one server restarted: the same name both times
+    for evicted in (False, True):
+        if evicted:  # the LRU cache drops the result and its drawing, as under memory pressure
+            for key in (page.BIAS_VIEW.key(data, settings, {}),
+                        page.BIAS_VIEW.drawn_key(data, settings, {})):
+                cache.get_cache().delete(key)
+            assert page.BIAS_VIEW.cached(data, settings) is None
+        process = warm(name, runs)
+        process.join(120)
+        assert process.exitcode == 0
+        out = page.BIAS_VIEW.cached(data, settings)
+        assert out is not None and out["done"] == out["total"] == 22  # coarse grid: 11 + 11
+        assert cache.get_json(page.BIAS_VIEW.drawn_key(data, settings, {})) is not None
+
+
+def _component(node, id_):
+    """The component of the layout tree ``node`` whose id is ``id_``, or None."""
+    if getattr(node, "id", None) == id_:
+        return node
+    children = getattr(node, "children", None)
+    for child in children if isinstance(children, (list, tuple)) else [children]:
+        found = _component(child, id_) if child is not None else None
+        if found is not None:
+            return found
+    return None
+
+
+def test_a_first_visit_after_warming_draws_every_view_from_the_cache(page):
+    """After the start's warming work (the page's own runs, its real default settings), the
+    plain callback of each of the three views, given the values a first visit's controls
+    hold, is a cache hit: it draws and starts no job."""
+    from pages._ui.view import warm_now
+
+    assert [view for view, _, _ in page.WARM_RUNS] == [page.AUC_VIEW, page.BIAS_VIEW,
+                                                       page.FOREST_VIEW]
+    warm_now(page.WARM_RUNS)
+    layout = page.layout()
+    for view in page.VIEWS:
+        args = [_component(layout, i.component_id).value for i in view.params.inputs()]
+        if view.data_store:
+            args.append(_component(layout, view.data_store).data)
+        out = view.peek(*args)
+        status, miss = out[-3], out[-5]
+        assert status == "Done (cached)." and miss is dash.no_update, view.prefix
+        assert all(o is not dash.no_update for o in out[:len(view.outputs)]), view.prefix

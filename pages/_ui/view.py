@@ -26,6 +26,7 @@ is drawn (with ``result["partial"]`` set) but not cached.
 
 from __future__ import annotations
 
+import functools
 import json
 import multiprocessing
 import os
@@ -348,24 +349,30 @@ class JobView:
                  prevent_initial_call=True, **opts)(job)
 
 
+def warm_now(runs: Sequence[tuple[JobView, Mapping[str, Any], Any]]) -> None:
+    """Compute, cache and draw each of ``runs`` (``(view, values, data store)``) whose result
+    is not in the cache (never computed, or evicted since), each under the lock of its own
+    result's key (:func:`cache.get_or_compute`): another worker warming the same run waits
+    and finds it done.  Values a server's limits refuse (VARIMP_MAX_TREES...) are left to
+    the page."""
+    for view, values, store in runs:
+        try:
+            data, settings = view.check(values, store)
+            if view.cached(data, settings) is None:
+                result = cache.get_or_compute(view.key(data, settings, {}), functools.partial(
+                    view.compute_fn, settings, data, jobs.Progress(None)))
+                view.draw_and_keep(result, settings, data, {})
+        except ValueError:
+            continue
+
+
 def warm(name: str, runs: Sequence[tuple[JobView, Mapping[str, Any], Any]]):
-    """Compute, cache and draw ``runs`` (``(view, values, data store)``) in a background
-    process, once per server: the processes of other workers wait on the cache's lock of
-    ``name`` and find it done.  Returns the process; None when ``VARIMP_WARM=0`` (tests)."""
+    """:func:`warm_now` in a background process, at every start of a server: a first visit
+    finds ``runs`` in the cache.  Returns the process; None when ``VARIMP_WARM=0`` (tests)."""
     if os.environ.get("VARIMP_WARM", "1") == "0":
         return None
-
-    def work():
-        for view, values, store in runs:
-            try:  # values a server's limits refuse (VARIMP_MAX_TREES...) are left to the page
-                view.draw_and_keep(*view.run(values, store), {})
-            except ValueError:
-                continue
-        return True
-
-    target = lambda: cache.get_or_compute(cache.key_for("warm", name), work)  # noqa: E731
     with cache.fork_guard():  # no other thread inside SQLite while the process forks
-        process = multiprocessing.get_context("fork").Process(target=target, daemon=True,
-                                                              name=f"varimp-warm-{name}")
+        process = multiprocessing.get_context("fork").Process(
+            target=warm_now, args=(list(runs),), daemon=True, name=f"varimp-warm-{name}")
         process.start()
     return process
