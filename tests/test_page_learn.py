@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from urllib.parse import parse_qs, urlsplit
 
+import numpy as np
 import pytest
 from _browser import open_page, visit, wait_for
 
@@ -159,6 +160,135 @@ def test_demo_sentences_say_what_theory_and_the_papers_say():
     assert data.n_samples == 30 and "30 rows" in text
     exact = compute_importances(data, method="exact-et", max_features=1)
     assert exact.total == pytest.approx(plugin_information(data.X_numeric, data.y), abs=1e-12)
+
+
+def _href(words: str) -> list[str]:
+    (links,) = [links for title, _, links in _learn().PRESETS if words in title]
+    return [href for _, href in links]
+
+
+def _eqn3_by_degree(rows, p):
+    """Eqn 3's terms summed by degree k, ``[m][k]``, from the oracle's own I(Xm; Y | B)."""
+    import itertools
+    import math
+
+    from oracle import cmi
+
+    return [[sum(cmi(rows, m, b) for b in itertools.combinations(
+        [j for j in range(p) if j != m], k)) / (math.comb(p, k) * (p - k)) for k in range(p)]
+        for m in range(p)]
+
+
+def test_xor_demo_depth_one_sees_nothing_and_greedy_trees_use_lower_degrees():
+    from _tables import rows_of, xor_table
+    from oracle import enumerate_trees
+
+    from varimp_core.exact.recursion import exact_importances
+
+    text, rows = _demo("XOR"), rows_of(xor_table(2, 2))
+    assert "/decomposition?problem=xor:irrelevant=2&K=4" in _href("XOR")
+    # Depth 1 tests one variable at the root, which says nothing: I(Xi; Y) = 0 for each bit.
+    assert "Trees stopped at depth 1, like any one-variable screen, see nothing" in text
+    for K in range(1, 5):
+        assert enumerate_trees(rows, 4, K, max_depth=1) == [0.0] * 4
+        assert exact_importances(xor_table(2, 2), max_features=K, max_depth=1).total == 0
+    # By hand, per relevant bit.  K = 1 (Eqn 3): of the C(3, k) sets B of size k, C(2, k-1)
+    # hold the partner and give 1 bit: 1 / (C(4, k) (4 - k)) each, so 0, 1/12, 1/6, 1/4.
+    # K = 4: the root ties at 0 (drawn uniformly); after a relevant root the partner wins at
+    # once (degree 1, probability 1/2), after an irrelevant one a relevant bit is drawn next
+    # with probability 2/3 (partner at degree 2), else the partner waits until degree 3:
+    # the pair's 1 bit splits 1/2, 1/3, 1/6 over degrees 1, 2, 3, half of it to each bit.
+    k1, k4 = [0, 1 / 12, 1 / 6, 1 / 4], [0, 1 / 4, 1 / 6, 1 / 12]
+    assert sum(k1) == pytest.approx(0.5) and sum(k4) == pytest.approx(0.5)
+    assert _eqn3_by_degree(rows, 4)[0] == pytest.approx(k1)
+    depth = [enumerate_trees(rows, 4, 4, max_depth=d)[0] for d in range(5)]  # oracle by degree
+    assert [b - a for a, b in zip(depth, depth[1:])] == pytest.approx(k4)
+    for K, expected in ((1, k1), (4, k4)):
+        by_degree = exact_importances(xor_table(2, 2), max_features=K).by_degree
+        np.testing.assert_allclose(by_degree[:2], [expected, expected], atol=1e-12)
+        np.testing.assert_allclose(by_degree[2:], 0, atol=1e-12)
+    mean_degree = [sum(k * t for k, t in enumerate(terms)) / 0.5 for terms in (k1, k4)]
+    assert mean_degree[1] < mean_degree[0]                      # 5/3 < 7/3
+    assert "greedy trees (K = 4) reach the same 1/2 bit at lower degrees, because they pick " \
+           "the partner bit right after the first" in text
+
+
+def test_irrelevant_variables_demo():
+    from _tables import TABLE2, TABLE2_EQN3, led_table, rows_of, with_irrelevant
+    from oracle import eqn3_bruteforce
+
+    from varimp_core.api import compute_importances, load_data
+    from varimp_core.exact.recursion import exact_importances_path
+
+    text = _demo("Irrelevant variables")
+    assert "Four independent fair bits are added to the LED" in text
+    assert all("problem=led:irrelevant=4" in href for href in _href("Irrelevant variables"))
+    data = load_data(problem="led:irrelevant=4")
+    assert len(data.variables) == 11
+    # Theorem 5: irrelevant variables leave the K = 1 importances unchanged; Theorem 3: an
+    # irrelevant variable gets 0.  Expected: the oracle's Eqn 3 of the LED alone.
+    ours = compute_importances(data, method="exact", max_features=1).importances
+    np.testing.assert_allclose(ours, eqn3_bruteforce(rows_of(led_table()), 7) + [0] * 4,
+                               atol=1e-12)
+    assert "the K=1 importances of X1..X7 do not move and the added bits get 0 " \
+           "(Theorems 3 and 5)" in text
+    # For K > 1 the K draws often pick irrelevant bits, which win no node: the values move
+    # less far from K = 1 than the paper's (no irrelevant bit), by far more than its 3
+    # truncated decimals (7 x 0.001) and its Monte Carlo error.  The added bits still get 0
+    # (independent of Y and of the inputs, they decrease no impurity at any node).
+    path = exact_importances_path(with_irrelevant(led_table(), 4), max_features=range(2, 8))
+    for K, result in zip(range(2, 8), path):
+        drift = np.abs(result.importances[:7] - TABLE2_EQN3).sum()
+        paper = np.abs(np.subtract(TABLE2[K], TABLE2_EQN3)).sum()
+        assert drift < paper - 0.05, K
+        np.testing.assert_allclose(result.importances[7:], 0, atol=1e-12)
+    assert "for K>1 the values drift back towards K=1, because irrelevant variables dilute " \
+           "the K draws and damp masking" in text
+
+
+def test_pruning_demo_keeps_the_first_terms():
+    import math
+
+    from _tables import led_table, rows_of
+    from oracle import enumerate_trees
+
+    text, rows = _demo("Pruning"), rows_of(led_table())
+    assert "/decomposition?problem=led&K=1&depth=2" in _href("Pruning")
+    assert "Trees stopped at depth 2 keep only the degree 0 and 1 terms of Eqn 3 " \
+           "(Proposition 6)" in text
+    terms = _eqn3_by_degree(rows, 7)
+    sums = []
+    for d in range(1, 8):       # Proposition 6: depth d keeps the terms of degree k < d
+        trees = enumerate_trees(rows, 7, 1, max_depth=d)
+        assert trees == pytest.approx([sum(t[:d]) for t in terms], abs=1e-12), d
+        sums.append(sum(trees))
+    # Every term is >= 0, so the importances grow with the depth; their sum reaches
+    # I(X; Y) = log2 10 only at full depth (0 and 8 differ in one segment alone).
+    assert all(b >= a - 1e-12 for a, b in zip(sums, sums[1:]))
+    assert sums[-1] == pytest.approx(math.log2(10), abs=1e-12)
+    assert all(s < math.log2(10) - 0.1 for s in sums[:-1])
+    assert "the importances grow term by term and reach the Eqn 3 values, which sum to " \
+           "I(X; Y), only at full depth" in text
+
+
+def test_sym_demo_irrelevant_bits_leave_the_quarter_bit():
+    from oracle import enumerate_trees, eqn3_bruteforce
+
+    from varimp_core.api import compute_importances, load_data
+
+    # SYM by its definition in the demo: Y = X1 when the fair bits agree, else a fair coin;
+    # two more fair bits, independent of everything.
+    rows = [((a, b, c, d), y, (1 / 4 if a == b else 1 / 8) / 4)
+            for a in (0, 1) for b in (0, 1) for c in (0, 1) for d in (0, 1)
+            for y in ((a,) if a == b else (0, 1))]
+    expected = [0.25, 0.25, 0.0, 0.0]
+    assert eqn3_bruteforce(rows, 4) == pytest.approx(expected, abs=1e-12)
+    assert enumerate_trees(rows, 4, 1) == pytest.approx(expected, abs=1e-12)
+    data = load_data(problem="sym:irrelevant=2")
+    np.testing.assert_allclose(compute_importances(data, method="exact", max_features=1)
+                               .importances, expected, atol=1e-12)
+    assert "/masking?problem=sym:irrelevant=2" in _href("SYM")
+    assert "Added irrelevant bits get 0 and leave the 0.25 unchanged (Theorem 5)" in _demo("SYM")
 
 
 # -- in the browser ----------------------------------------------------------------------
