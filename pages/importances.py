@@ -186,7 +186,7 @@ def layout(vi_data=None, **query):
                               className="vi-figure", style={"height": "440px"}),
                     html.P(id="imp-note", className="vi-help")),
             ui.card("How many trees do I need?",
-                    dcc.Graph(id="imp-convergence-graph", config={"displaylogo": False},
+                    dcc.Graph(id="imp-convergence-graph", config=figure_config("convergence"),
                               style={"height": "340px"}),
                     html.P(convergence.CURVE_CAPTION, className="vi-help")),
             ui.card("Theorem 2",

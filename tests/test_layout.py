@@ -258,11 +258,41 @@ def test_presentation_mode_fits_the_importances_figure(dash_duo, dash_app, size)
 
 
 # -- figures and palette ---------------------------------------------------------------------
-def test_figure_config_has_no_share_button():
+def _graphs(component):
+    """Every ``dcc.Graph`` of a layout tree."""
+    from dash import dcc
+
+    if isinstance(component, dcc.Graph):
+        yield component
+    children = getattr(component, "children", None)
+    for child in children if isinstance(children, (list, tuple)) else [children]:
+        if hasattr(child, "to_plotly_json"):
+            yield from _graphs(child)
+
+
+def test_every_graph_of_every_page_uses_the_shared_figure_config(app_module):
+    """No share button and an image named by varimp.js: each figure with a mode bar takes
+    ``figure_config``; the others show no mode bar at all."""
+    import dash
+
     config = figure_config("x")
     assert config["showSendToCloud"] is False
     assert "sendChartToCloud" in config["modeBarButtonsToRemove"]
     assert config["displaylogo"] is False
+    seen = []
+    for page in dash.page_registry.values():
+        layout = page["layout"]() if callable(page["layout"]) else page["layout"]
+        for graph in _graphs(layout):
+            seen.append(graph.id)
+            given = getattr(graph, "config", None) or {}
+            if given.get("displayModeBar") is False:
+                continue
+            image = given.get("toImageButtonOptions", {})
+            name = image.get("filename", "")
+            assert name.startswith("varimp-"), graph.id
+            assert given == figure_config(name.removeprefix("varimp-"), image["format"]), \
+                graph.id
+    assert "imp-convergence-graph" in seen and len(seen) >= 20
 
 
 def _contrast_with_white(colour: str) -> float:
