@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from dash.testing.wait import until
 
 from varimp_core.local.interactions import (OTHER_FEATURES, importance_over_labels,
                                             interaction_importance, interactions,
@@ -151,3 +152,69 @@ def test_importance_over_labels_heatmap(local):
 def test_over_labels_refuses_regression(regression_local):
     with pytest.raises(ValueError, match="classifier"):
         importance_over_labels(regression_local)
+
+
+# -- labels never overlap, measured in the browser --------------------------------------------
+def _crowded_interactions():
+    """Thirteen first-order columns from 30 % down to 1 %, names from 2 to 25 characters."""
+    from varimp_core.local.interactions import Interactions
+
+    labels = ("X2", "petal width (cm)", "a very long variable name", "WWWWWWWWWW", "B",
+              "mmmm", "X10", "sepal length (cm)", "X12", "ratio", "X14", "X15", "zz")
+    widths = np.array([0.30, 0.16, 0.12, 0.09, 0.07, 0.06, 0.05, 0.04, 0.03, 0.03, 0.02,
+                       0.02, 0.01])
+    rng = np.random.default_rng(3)
+    joint = np.zeros((13, 13))
+    for r, w in enumerate(widths):
+        shares = rng.dirichlet(np.full(12, 0.4))
+        joint[r, [c for c in range(13) if c != r]] = w * shares
+    return Interactions(labels=labels, joint=joint, vii=np.zeros((13, 13)), first=widths,
+                        second=joint.sum(axis=0), n_observations=1000, n_pairs=1000,
+                        merged=(), min_share=0.0)
+
+
+_BOXES = """
+const gd = document.querySelector('.js-plotly-plot');
+const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+const shown = e => e.textContent && getComputedStyle(e).display !== 'none'
+  && getComputedStyle(e).visibility !== 'hidden' && e.getBoundingClientRect().width > 0;
+return {ticks: Array.from(gd.querySelectorAll('.xtick text')).filter(shown).map(box),
+        tiles: Array.from(gd.querySelectorAll('.point')).map(p => {
+          const t = p.querySelector('text');
+          return [box(p.querySelector('path')), t && shown(t) ? box(t) : null]; })};
+"""
+
+
+def _meet(a, b) -> bool:
+    return a[0] < b[2] - 0.5 and b[0] < a[2] - 0.5 and a[1] < b[3] - 0.5 and b[1] < a[3] - 0.5
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width, font", [(None, 13), (1400, 13), (1024, 18)],
+                         ids=["narrowest", "1400px", "presentation-1024px"])
+def test_mosaic_labels_never_overlap(dash_br, tmp_path, width, font):
+    """The narrowest plot the labels are sized for (MOSAIC_MIN_WIDTH), a wide screen, and
+    presentation mode's 18 px text: no two axis labels meet, and every tile's text lies
+    inside its tile (so no two tile texts meet either)."""
+    from varimp_core.plots.interactions import MOSAIC_MIN_WIDTH
+
+    fig = make_mosaic(_crowded_interactions())
+    margin = fig.layout.margin
+    fig.update_layout(width=width or MOSAIC_MIN_WIDTH + margin.l + margin.r,
+                      font=dict(size=font), margin=dict(l=margin.l, r=margin.r))
+    fig.update_xaxes(automargin=False, tickfont=dict(size=font))
+    path = tmp_path / "mosaic.html"
+    fig.write_html(path, include_plotlyjs=True, config={"staticPlot": True})
+    dash_br.driver.get(path.as_uri())
+    until(lambda: dash_br.driver.execute_script(
+        "return !!document.querySelector('.js-plotly-plot .xtick')"), 30)
+    shown = dash_br.driver.execute_script(_BOXES)
+    ticks, tiles = shown["ticks"], shown["tiles"]
+    assert len(ticks) >= 3 and sum(t is not None for _, t in tiles) >= 3   # labels are drawn
+    for i, a in enumerate(ticks):
+        for b in ticks[i + 1:]:
+            assert not _meet(a, b), (a, b)
+    for tile, text in tiles:
+        if text is not None:
+            assert tile[0] - 0.5 <= text[0] and text[2] <= tile[2] + 0.5, (tile, text)
+            assert tile[1] - 0.5 <= text[1] and text[3] <= tile[3] + 0.5, (tile, text)

@@ -23,11 +23,26 @@ from varimp_core.result import ImportanceResult
 from varimp_core.plots.style import HEATMAP_SCALE, base_layout, variable_color
 from varimp_core.plots.style import user_text_safe
 
-__all__ = ["OTHER_COLOR", "label_colors", "mosaic_geometry", "make_mosaic", "make_vii_bars",
+__all__ = ["OTHER_COLOR", "MOSAIC_MIN_WIDTH", "fit_label", "label_colors", "mosaic_geometry", "make_mosaic", "make_vii_bars",
            "make_partial_importance_figure", "make_importance_over_labels"]
 
 #: Colour of the "other features" meta-variable.
 OTHER_COLOR = "#BBBBBB"
+#: The mosaic's labels are sized for a plot area this many pixels wide (a phone's), at the
+#: figure's font size, so that no two ever overlap on a wider one: a column too narrow for
+#: its name shows it shortened with "…", or nothing; hovering a tile gives both names.
+MOSAIC_MIN_WIDTH = 240
+_EM = 0.7  # the advance of one character, in em, with room for the wide ones (W, m)
+_FONT = 13  # base_layout's font size, in pixels
+
+
+def fit_label(label: str, pixels: float, font: float = _FONT) -> str:
+    """``label`` as it fits ``pixels`` of width at ``font`` pixels: whole, cut with an
+    ellipsis (at least two characters and the ellipsis), or ``""``."""
+    room = int(pixels // (_EM * font))
+    if len(label) <= room:
+        return label
+    return label[:room - 1] + "…" if room >= 3 else ""
 
 
 def _layout(fig: go.Figure, title: str | None, height: int, *, legend: bool = False) -> go.Figure:
@@ -101,7 +116,9 @@ def make_mosaic(result: Interactions, *, variables: Sequence[str] | None = None,
         the second-order share given the first; ``customdata`` rows are
         ``[first, second, joint share, share given the first, first-order
         share, observations]`` and clicking a tile reports them.  Empty
-        columns (a label never first) are left out.
+        columns (a label never first) are left out.  Axis and tile labels are
+        shortened or left out where they would not fit (:func:`fit_label`,
+        :data:`MOSAIC_MIN_WIDTH`), so none overlaps another; the hover names both.
 
     Notes
     -----
@@ -123,8 +140,8 @@ def make_mosaic(result: Interactions, *, variables: Sequence[str] | None = None,
             continue
         custom = [[labels[r], second, float(result.joint[r, c]), float(heights[r, c]),
                    float(widths[r]), int(counts[r, c])] for r in cols]
-        text = [second if (heights[r, c] >= 0.08 and widths[r] >= 0.07) else ""
-                for r in cols]
+        text = [fit_label(second, widths[r] * MOSAIC_MIN_WIDTH - 4) if heights[r, c] >= 0.08
+                else "" for r in cols]
         fig.add_trace(go.Bar(
             x=centres, y=y, width=widths[cols], name=second, customdata=custom,
             marker=dict(color=colors[second], line=dict(color="#ffffff", width=1.5)),
@@ -136,11 +153,13 @@ def make_mosaic(result: Interactions, *, variables: Sequence[str] | None = None,
                            "joint share: %{customdata[2]:.2%} (%{customdata[5]:,} "
                            "observations)<extra></extra>")))
     _layout(fig, title, height, legend=True)
-    fig.update_layout(barmode="stack", bargap=0, clickmode="event",
-                      legend=dict(title=dict(text="second: ")))
+    fig.update_layout(barmode="stack", bargap=0, clickmode="event",  # plotly hides, rather
+                      uniformtext=dict(mode="hide", minsize=_FONT),  # than shrinks, a tile's
+                      legend=dict(title=dict(text="second: ")))      # text that overflows
     fig.update_xaxes(title_text=f"variable at position 1 (column width = its share of the "
                                 f"{result.n_pairs:,} observations)",
-                     tickmode="array", tickvals=centres, ticktext=[labels[r] for r in cols],
+                     tickmode="array", tickvals=centres, tickangle=0, ticktext=[
+                         fit_label(labels[r], widths[r] * MOSAIC_MIN_WIDTH - 4) for r in cols],
                      range=[0, 1], showgrid=False, automargin=True)
     fig.update_yaxes(title_text="variable at position 2, given the first", range=[0, 1],
                      tickformat=".0%", showgrid=False)
