@@ -229,7 +229,7 @@ def test_every_header_and_axis_names_the_units_of_its_values(page):
                                                           "exact_mdi": view["exact"].units}
     one = _forest(page, measures=["mdi"], criterion="entropy", scale="raw")
     figure = views.render_forest(views.compute_forest(one, _data(), Progress(None)), one)[0]
-    assert figure.layout.yaxis.title.text == "Importance (bits)"   # MDI and exact: bits
+    assert figure.layout.yaxis.title.text == "Importance<br>(bits)"   # MDI and exact: bits
 
 
 def test_entropy_impurity_gives_bits_and_exact_bits(page):

@@ -62,7 +62,7 @@ def test_raw_bars_are_the_core_numbers(led_measures):
     assert list(fig.layout.xaxis.ticktext) == list(led_measures["mdi"].variables)
     # The measures' own units, by their definitions: MDI, MDI-oob and ranger's corrected
     # impurity of a Gini forest in Gini units, held-out MDA in accuracy; each named once.
-    assert fig.layout.yaxis.title.text == "Importance (gini, accuracy)"
+    assert fig.layout.yaxis.title.text == "Importance<br>(gini, accuracy)"
 
 
 def test_scaled_bars_peak_at_one(led_measures):
@@ -236,3 +236,34 @@ def test_bias_curves_of_one_seed_have_no_error_bars():
                     & (one.summary["parameter"] == "min_samples_leaf")]
     wide = s.pivot(index="variable", columns="value", values="mean")
     assert (wide.loc[["X1", "X3", "X4", "X5"], 1] > wide.loc[["X1", "X3", "X4", "X5"], 10]).all()
+
+
+_TITLE = """
+const gd = document.querySelector('.js-plotly-plot');
+const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+const title = gd.querySelector('.g-ytitle text');
+return {svg: box(gd.querySelector('svg.main-svg')), title: title && box(title),
+        ticks: Array.from(gd.querySelectorAll('.ytick text')).map(box)};
+"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("scale", ["max", "raw"])
+@pytest.mark.parametrize("height, font", [(460, 13), (300, 18)], ids=["page", "presentation"])
+def test_the_y_axis_title_is_inside_the_figure(dash_br, tmp_path, led_measures, led_exact,
+                                                scale, height, font):
+    """The page's height and text, and presentation mode's smallest figure (300 px, 18 px
+    text; assets/varimp.js): the whole title is inside the figure, left of the tick labels."""
+    from dash.testing.wait import until
+
+    fig = make_measures_figure(led_measures, led_exact, scale=scale, height=height)
+    fig.update_layout(width=900, font=dict(size=font), legend=dict(font=dict(size=font)))
+    path = tmp_path / "measures.html"
+    fig.write_html(path, include_plotlyjs=True, config={"staticPlot": True})
+    dash_br.driver.get(path.as_uri())
+    until(lambda: dash_br.driver.execute_script(
+        "return !!document.querySelector('.js-plotly-plot .g-ytitle text')"), 30)
+    shown = dash_br.driver.execute_script(_TITLE)
+    svg, title = shown["svg"], shown["title"]
+    assert svg[1] <= title[1] and title[3] <= svg[3] and svg[0] <= title[0], (svg, title)
+    assert all(title[2] <= tick[0] for tick in shown["ticks"]), (title, shown["ticks"])

@@ -208,8 +208,10 @@ def make_measures_figure(results: Mapping[str, ImportanceResult],
                      range=[-0.6, len(idx) - 0.4], showgrid=False)
     shown_results = [*results.values(), *([exact] if exact is not None else [])]
     units = ", ".join(dict.fromkeys(r.units for r in shown_results))   # the legend says whose
-    fig.update_yaxes(title_text=("Importance / largest |importance| of the measure"
-                                 if scale == "max" else f"Importance ({units})"),
+    # On two short lines, with room kept for them: a long title centred on a short plot
+    # (presentation mode's 18 px text) ran off the top of the figure.
+    fig.update_yaxes(title_text=("Scaled importance<br>(largest = 1)" if scale == "max"
+                                 else f"Importance<br>({units})"), automargin=True,
                      zeroline=True, zerolinecolor="#888888")
     return fig
 
