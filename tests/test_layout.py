@@ -295,26 +295,67 @@ def test_every_graph_of_every_page_uses_the_shared_figure_config(app_module):
     assert "imp-convergence-graph" in seen and len(seen) >= 20
 
 
+def _linear(colour: str) -> np.ndarray:
+    """Linear RGB of an sRGB ``#rrggbb`` (IEC 61966-2-1)."""
+    c = np.array([int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)])
+    return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+
+
 def _contrast_with_white(colour: str) -> float:
     """WCAG 2 contrast ratio of an sRGB colour against white."""
-    def linear(c):
-        c /= 255
-        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
-    r, g, b = (linear(int(colour[i:i + 2], 16)) for i in (1, 3, 5))
-    return 1.05 / (0.2126 * r + 0.7152 * g + 0.0722 * b + 0.05)
+    return 1.05 / (float(np.dot([0.2126, 0.7152, 0.0722], _linear(colour))) + 0.05)
 
 
-def test_variable_colours_can_be_read_on_white():
+# Machado, Oliveira and Fernandes, "A physiologically-based model for simulation of color
+# vision deficiency", IEEE TVCG 15(6):1291-1298, 2009: the matrices of severity 1.0 from the
+# authors' table (https://www.inf.ufrgs.br/~oliveira/pubs_files/CVD_Simulation/
+# CVD_Simulation.html), applied to linear RGB.
+_CVD = {
+    "protanopia": [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216],
+                   [-0.003882, -0.048116, 1.051998]],
+    "deuteranopia": [[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413],
+                     [-0.011820, 0.042940, 0.968881]],
+    "tritanopia": [[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602],
+                   [0.004733, 0.691367, 0.303900]],
+    "normal vision": np.eye(3),
+}
+# sRGB (D65) linear RGB to XYZ, and the D65 white (IEC 61966-2-1; CIE 15).
+_XYZ = np.array([[0.4124564, 0.3575761, 0.1804375], [0.2126729, 0.7151522, 0.0721750],
+                 [0.0193339, 0.1191920, 0.9503041]])
+_WHITE = np.array([0.95047, 1.0, 1.08883])
+
+
+def _lab(colour: str, vision: str) -> np.ndarray:
+    """CIELAB (D65) of ``colour`` as seen with ``vision`` (a simulation of :data:`_CVD`)."""
+    rgb = np.clip(np.asarray(_CVD[vision]) @ _linear(colour), 0, 1)
+    t = _XYZ @ rgb / _WHITE
+    f = np.where(t > (6 / 29) ** 3, np.cbrt(t), t / (3 * (6 / 29) ** 2) + 4 / 29)
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+def test_figure_colours_can_be_read_on_white_by_every_reader():
+    """WCAG 2.1, success criterion 1.4.11 (non-text contrast): graphics need 3:1 against
+    their background.  And every two colours of the palette (with the black of the exact
+    values) stay apart in simulated protanopia, deuteranopia and tritanopia: a CIE76
+    difference above 15, well above the just-noticeable 2.3 (Sharma 2003), as two
+    categories need."""
     from varimp_core.plots.measures import MEASURE_COLORS
-    from varimp_core.plots.style import variable_color
+    from varimp_core.plots.style import EXACT_COLOR, variable_color
 
-    # Okabe-Ito's yellow #F0E442 has 1.3; every variable colour now has at least 2.
-    assert _contrast_with_white("#F0E442") < 1.5
-    colours = [variable_color(i) for i in range(40)]
-    assert min(_contrast_with_white(c) for c in colours) >= 2.0
-    assert len(set(colours[:7])) == 7
-    assert min(_contrast_with_white(c) for c in MEASURE_COLORS.values()) >= 2.0
+    assert _contrast_with_white("#F0E442") < 1.5      # Okabe-Ito's yellow fails
+    assert _contrast_with_white("#777777") == pytest.approx(4.48, abs=0.01)   # WCAG's example
+    assert np.allclose(_lab("#FFFFFF", "normal vision"), [100, 0, 0], atol=0.01)
+    colours = list(dict.fromkeys(variable_color(i) for i in range(40)))
+    assert len(colours) >= 10 and colours[:10] == [variable_color(i) for i in range(10)]
+    assert min(_contrast_with_white(c) for c in colours) >= 3.0
+    assert set(MEASURE_COLORS.values()) <= set(colours)
     assert len(set(MEASURE_COLORS.values())) == len(MEASURE_COLORS)
+    for vision in _CVD:
+        lab = {c: _lab(c, vision) for c in [*colours, EXACT_COLOR]}
+        close = [(a, b, round(float(np.linalg.norm(lab[a] - lab[b])), 1))
+                 for i, a in enumerate(lab) for b in list(lab)[i + 1:]
+                 if np.linalg.norm(lab[a] - lab[b]) <= 15]
+        assert close == [], vision
 
 
 # -- the port -------------------------------------------------------------------------------

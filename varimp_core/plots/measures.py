@@ -46,13 +46,9 @@ MEASURE_LABELS = {
     "mda_oob": "MDA, out-of-bag",
     "ranger": "ranger (corrected)",
 }
-#: One colour per measure (Tol's bright scheme, then muted), the same on every figure; its
-#: yellow and pale cyan, unreadable on white on a projector, replaced by brown and indigo.
-MEASURE_COLORS = {
-    "mdi": "#4477AA", "mdi_normalised": "#332288", "mdi_oob": "#EE6677",
-    "mdi_in_sample": "#AA3377", "naive_oob": "#8C510A", "mda_holdout": "#228833",
-    "mda_oob": "#44AA99", "ranger": "#999933",
-}
+#: One colour per measure, the same on every figure: the variables' palette, whose colours
+#: stay apart for colour-blind readers and can be read on white (:mod:`.style`).
+MEASURE_COLORS = {m: variable_color(i) for i, m in enumerate(MEASURE_LABELS)}
 #: ``"max"``: each measure divided by its largest absolute value; ``"raw"``: as computed.
 SCALES = ("max", "raw")
 

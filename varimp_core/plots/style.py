@@ -1,13 +1,15 @@
 """Shared look of every figure: one colour per variable, colour-blind-safe scales.
 
-Variable colours come from the Okabe-Ito palette (safe for the common colour
-vision deficiencies; its black replaced by brown so no variable looks like the
-black marks of exact values, its yellow left out because yellow on white cannot be
-read on a projector) extended with Tol's muted scheme (less its pale sand and
-cyan), keyed by the variable's position so X3 has the same colour on every page.
-Every colour has a contrast ratio of at least 2 against white.  Heatmaps use
-the perceptually uniform, colour-blind-safe ``cividis`` scale; signed
-differences use the diverging ``RdBu`` scale centred on zero.
+Variable colours, keyed by the variable's position so X3 has the same colour on every
+page, begin with four of Okabe and Ito's colour-blind-safe colours (blue, vermillion,
+bluish green, reddish purple) and go on with six chosen to stay apart from them, from
+each other and from the black of exact values: every colour has a contrast of at least
+3:1 against white (WCAG 2.1, success criterion 1.4.11, graphics), so none is yellow, and
+every two differ by a CIE76 colour difference of more than 15 in normal vision and in
+simulated protanopia, deuteranopia and tritanopia (Machado et al. 2009, severity 1; see
+``tests/test_layout.py``).  After ten variables the colours repeat.  Heatmaps use the
+perceptually uniform, colour-blind-safe ``cividis`` scale; signed differences use the
+diverging ``RdBu`` scale centred on zero.
 """
 
 from __future__ import annotations
@@ -23,9 +25,8 @@ __all__ = ["variable_color", "variable_colors", "HEATMAP_SCALE", "DIVERGING_SCAL
            "user_text_safe"]
 
 _PALETTE = (
-    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#8C510A", "#332288",
-    "#44AA99", "#117733", "#999933", "#CC6677", "#882255", "#AA4499", "#6699CC", "#888888",
-    "#661100",
+    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#8800FF", "#773311", "#4433AA", "#BB55FF",
+    "#EE0055", "#663377",
 )
 HEATMAP_SCALE = "Cividis"
 DIVERGING_SCALE = "RdBu"
