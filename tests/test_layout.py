@@ -164,6 +164,32 @@ def test_home_demo_link_renders_its_page(dash_duo, dash_app, index):
 
 
 @pytest.mark.browser
+def test_every_built_in_problem_link_renders_the_data_page(dash_duo, dash_app):
+    """"Explore the built-in problems": each link opens the Data page on its problem, with
+    its summary drawn and no error, no note about the link and no console error."""
+    from pages._ui import controls as ui
+
+    problems = [o["value"] for o in ui.problem_choices()]
+    assert {"led", "xor", "sym", "iris"} <= set(problems)
+    open_page(dash_duo, dash_app, "/")
+    for problem in problems:
+        if _path(dash_duo.driver) != "/":
+            dash_duo.find_element(".vi-brand").click()
+            wait_for(lambda: _path(dash_duo.driver) == "/", 20, "the home page")
+        dash_duo.find_element(f"#home-problems a[href='/data?problem={problem}']").click()
+        wait_for(lambda: _path(dash_duo.driver) == "/data", 20, problem)
+        wait_for(lambda: dash_duo.find_elements("#data-summary-p") and
+                 dash_duo.find_element("#data-summary-p").text.strip(), 90,
+                 f"the summary of {problem}")
+        _settle(dash_duo.driver, problem)
+        assert parse_qs(urlsplit(dash_duo.driver.current_url).query)["problem"] == [problem]
+        assert [e.text for e in dash_duo.find_elements(".vi-error")] == [], problem
+        assert [e.text for e in dash_duo.find_elements(".vi-notes:not(.vi-hidden)")] == [], \
+            problem
+    assert dash_duo.get_logs() == []
+
+
+@pytest.mark.browser
 def test_analyse_your_csv_opens_the_upload(dash_duo, dash_app):
     open_page(dash_duo, dash_app, "/")
     dash_duo.find_element("#home-upload").click()
