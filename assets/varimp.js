@@ -201,3 +201,32 @@
     }
   }, true);
 })();
+
+/* A link to a part of a page (the Table 2 demo: /masking?problem=led#table2) opens on that
+ * part.  Dash draws the page after the browser's own jump, and a dcc.Link never jumps, so the
+ * part is scrolled to when it appears and kept there while what is above it is drawn, until
+ * the reader scrolls, clicks or types, or 10 s have passed.  A new page or part re-arms it;
+ * a control that changes the query does not. */
+(function () {
+  let where = "", until = 0;
+  const stop = function () { until = 0; };
+  ["wheel", "touchmove", "keydown", "mousedown"].forEach(function (name) {
+    window.addEventListener(name, stop, {passive: true, capture: true});
+  });
+  function follow() {
+    const here = window.location.pathname + window.location.hash;
+    if (here !== where) {
+      where = here;
+      until = window.location.hash.length > 1 ? Date.now() + 10000 : 0;
+    }
+    if (Date.now() > until) { return; }
+    const target = document.getElementById(decodeURIComponent(window.location.hash.slice(1)));
+    if (!target) { return; }
+    const margin = parseFloat(getComputedStyle(target).scrollMarginTop) || 0;
+    if (Math.abs(target.getBoundingClientRect().top - margin) > 2) {
+      target.scrollIntoView({block: "start"});
+    }
+  }
+  new MutationObserver(follow).observe(document.documentElement,
+    {childList: true, subtree: true});
+})();

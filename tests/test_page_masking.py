@@ -327,8 +327,37 @@ def test_over_budget_settings_show_a_sentence(dash_duo, dash_app):
 
 
 @pytest.mark.browser
+def test_table2_preset_lands_on_the_table(dash_duo, dash_app):
+    """The home page's Table 2 demo opens the Masking page scrolled to the table (below
+    three figures), under the sticky header, and the table is drawn there."""
+    from varimp_core.lessons import TEACH
+
+    (href,) = [h for title, _, h in TEACH if title.startswith("Table 2")]
+    assert href == "/masking?problem=led#table2"
+    driver = dash_duo.driver
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": 1400, "height": 900, "deviceScaleFactor": 1, "mobile": False})
+    open_page(dash_duo, dash_app, "/")
+    dash_duo.find_element("#home-demo-0").click()
+    dash_duo.wait_for_contains_text("#masking-table", "K = 7", timeout=60)
+    where = ("const t = document.getElementById('table2').getBoundingClientRect();"
+             "const bar = document.querySelector('.vi-topbar').getBoundingClientRect();"
+             "return [t.top, t.bottom, bar.bottom, window.innerHeight, window.scrollY];")
+
+    def in_view(top, bottom, bar, height, scrolled):
+        """Scrolled down to the card: its top below the header, and all of it in the
+        window, or its top right under the header (a table taller than the window)."""
+        return scrolled > 0 and bar <= top and (bottom <= height or top <= bar + 40)
+
+    wait_for(lambda: in_view(*driver.execute_script(where)), 20, "the table in the window")
+    assert in_view(*driver.execute_script(where)), driver.execute_script(where)
+    assert dash_duo.find_element("#masking-table").is_displayed()
+    assert dash_duo.get_logs() == []
+
+
+@pytest.mark.browser
 def test_table2_preset_renders_the_table_and_downloads_it(dash_duo, dash_app):
-    open_page(dash_duo, dash_app, "/masking?problem=led")
+    open_page(dash_duo, dash_app, "/masking?problem=led#table2")
     dash_duo.wait_for_contains_text("#masking-table", "K = 7", timeout=60)
     dash_duo.wait_for_contains_text("#masking-table-note", "sampling error", timeout=10)
     cells = dash_duo.driver.execute_script(

@@ -112,7 +112,7 @@ PRESETS = (
      "of Table 2, and as K grows to 7 the columns move as in the table: X2 and X5 gain, X1, "
      "X3, X4 and X6 lose, and X3 overtakes X4. Every column sums to log2 10 = 3.32 bits. The "
      "Masking page's table puts the paper's values beside ours.",
-     [("All K on the Masking page", "/masking?problem=led"),
+     [("The table of all K on the Masking page", "/masking?problem=led#table2"),
       ("K = 1 on the Importances page", "/importances?problem=led&method=exact&K=1")]),
     ("XOR: relevance that only conditioning reveals",
      "In XOR, Y is the parity of two fair bits: each bit alone says nothing about Y, together "
@@ -175,7 +175,7 @@ TEACH = (
     ("Table 2 of Louppe et al. (2013)",
      "The LED's exact importances for K = 1..7 beside the paper's columns: X2 and X5 gain, "
      "the others lose, and every column sums to log2 10 bits.",
-     "/masking?problem=led"),
+     "/masking?problem=led#table2"),
     ("Masking",
      "The LED by degree at K = 1 and K = 7: greedy trees take the strong variables first and "
      "leave the others little to explain.",

@@ -228,7 +228,7 @@ def figure_cards() -> list:
                                                                className="vi-help"),
                  DataTable(id="masking-table", columns=[], data=[],
                            merge_duplicate_headers=True, **table_style(["variable"])),
-                 download_button("masking", "Download the table (CSV)", "table"), id="masking-table-card")]
+                 download_button("masking", "Download the table (CSV)", "table"), id="table2")]
 
 
 def forests_download() -> list:
