@@ -4,7 +4,7 @@ the noisy-feature protocol and the MDI bias curves of Li et al. (2019)."""
 from __future__ import annotations
 
 import dash
-from dash import Input, Output, State, callback, dash_table, dcc, html, no_update
+from dash import dash_table, dcc, html
 
 from pages._ui import jobs, limits, state, studies
 from pages._ui import controls as ui
@@ -88,6 +88,11 @@ BIAS = ParamSet(PREFIX, [
 SECTIONS = (FOREST, STUDY, BIAS)
 
 
+def _saved(compute):
+    """What a view's CSV is made of: the runs (or measures) finished so far, never computing."""
+    return lambda settings, data: compute(settings, data, jobs.Progress(None), compute=False)
+
+
 class ForestView(JobView):
     """A JobView whose result is not keyed by the scale: a new scale only redraws."""
 
@@ -101,15 +106,16 @@ FOREST_VIEW = ForestView(
              ("meas-note", "children"), ("meas-warning", "children"),
              ("meas-warning", "className")],
     data_store="meas-data", disable=["meas-fieldset", "meas-download-button"], partial=True,
-    what="The figure")
+    what="The figure", saved=_saved(views.compute_forest))
 # The studies draw their own data: no data store, so their results are keyed by their settings.
 AUC_VIEW = JobView(f"{PREFIX}-auc", STUDY, compute=views.compute_auc, render=views.render_auc,
                    outputs=[("meas-auc-graph", "figure"), ("meas-auc-table", "columns"),
                             ("meas-auc-table", "data"), ("meas-auc-note", "children")],
-                   data_store=None, partial=True,
+                   data_store=None, partial=True, saved=_saved(views.compute_auc),
                    disable=["meas-auc-fieldset", "meas-auc-download-button"])
 BIAS_VIEW = JobView(f"{PREFIX}-bias", BIAS, compute=views.compute_bias,
                     render=views.render_bias, data_store=None, partial=True,
+                    saved=_saved(views.compute_bias),
                     outputs=[("meas-bias-graph", "figure"), ("meas-bias-note", "children")],
                     disable=["meas-bias-fieldset", "meas-bias-download-button"])
 VIEWS = (FOREST_VIEW, AUC_VIEW, BIAS_VIEW)
@@ -196,34 +202,9 @@ def layout(vi_data=None, **query):
     return frame
 
 
-def csv_download(view, make, values, store) -> tuple:
-    """The CSV of a view's shown settings, from the cache only (nothing is computed here),
-    and the sentence beside the button when there is none."""
-    try:
-        data, settings = view.check(values, store)
-        out = view.compute_fn(settings, data, jobs.Progress(None), compute=False)
-        text, filename = make(out, settings, data)
-    except ValueError as exc:  # nothing finished yet, or a value that cannot be used
-        return no_update, jobs.error_message(exc)
-    return dict(content=text, filename=filename, type="text/csv"), ""
-
-
-def _register_download(view, make) -> None:
-    @callback(Output(f"{view.prefix}-download", "data"),
-              Output(f"{view.prefix}-download-note", "children"),
-              Input(f"{view.prefix}-download-button", "n_clicks"),
-              *[State(i.component_id, "value") for i in view.params.inputs()],
-              State("meas-data", "data"), prevent_initial_call=True)
-    def download(n_clicks, *args):
-        if not n_clicks:
-            return no_update, no_update
-        return csv_download(view, make, dict(zip(view.params.names, args)), args[-1])
-
-
 for _view, _make in zip(VIEWS, (views.measures_csv, views.auc_csv, views.bias_csv)):
-    _register_download(_view, _make)
-#: A first visit finds the paper's studies (and the default data's measures) computed: every
-#: start of a server computes those of them the cache does not hold.
+    _view.register_downloads({f"{_view.prefix}-download-button": _make})
+#: A first visit finds the paper's studies (and the default data's measures) computed.
 WARM_RUNS = [(AUC_VIEW, STUDY.defaults(), None), (BIAS_VIEW, BIAS.defaults(), None),
              (FOREST_VIEW, FOREST.defaults(), DataChoice.from_page({})[0].to_store())]
 WARMING = warm("measures", WARM_RUNS)

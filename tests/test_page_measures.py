@@ -632,10 +632,10 @@ def test_a_download_with_nothing_finished_says_why(page):
     """Before a run of these settings has finished there is no CSV, and the button says so
     beside it rather than doing nothing."""
     values = {**page.STUDY.defaults(), "n_estimators": 7}   # a run nobody computed
-    sent, note = page.csv_download(page.AUC_VIEW, views.auc_csv, values, None)
+    sent, note = page.AUC_VIEW.download(views.auc_csv, values, None)
     assert sent is dash.no_update and note == "No repetition has finished."
     values = {**page.BIAS.defaults(), "n_estimators": 7}
-    sent, note = page.csv_download(page.BIAS_VIEW, views.bias_csv, values, None)
+    sent, note = page.BIAS_VIEW.download(views.bias_csv, values, None)
     assert sent is dash.no_update and note == "No forest has finished."
 
 

@@ -26,7 +26,6 @@ is drawn (with ``result["partial"]`` set) but not cached.
 
 from __future__ import annotations
 
-import functools
 import json
 import multiprocessing
 import os
@@ -91,6 +90,9 @@ class JobView:
         ``instant(settings, data, **extra) -> dict or None``: a result known
         without any work (the Data page before a file is chosen), drawn by the
         plain callback; None goes on to the cache and the job.
+    saved : callable, optional
+        ``saved(settings, data, **extra) -> result`` read by :meth:`download` instead of the
+        whole cached result: what a cancelled study finished (a ValueError says why none).
     requires : callable, optional
         ``requires(result) -> list of cache keys`` the result is read through
         (Dependence and Interactions keep their local-importance table in its own
@@ -104,7 +106,8 @@ class JobView:
                  url: Callable | None = None, disable: Sequence[str] = (),
                  partial: bool = False, namespace: str | None = None,
                  what: str = "The figures", instant: Callable | None = None,
-                 requires: Callable[[Any], Sequence[str]] | None = None):
+                 requires: Callable[[Any], Sequence[str]] | None = None,
+                 saved: Callable | None = None):
         self.prefix, self.params = prefix, params
         self.compute_fn, self.render_fn = compute, render
         self.outputs = [tuple(o) for o in outputs]
@@ -116,7 +119,7 @@ class JobView:
         self.namespace = namespace or prefix
         self.what = what
         self.instant = instant
-        self.requires = requires
+        self.requires, self.saved = requires, saved
 
     # -- layout -----------------------------------------------------------------------
     def stores(self) -> list:
@@ -193,7 +196,8 @@ class JobView:
         extra = dict(extra or {})
         try:
             data, settings = self.check(values, store)
-            result = self.cached(data, settings, extra)
+            result = self.saved(settings, data, **extra) if self.saved else \
+                self.cached(data, settings, extra)
             if result is None:
                 return no_update, ("This result is not in the server's cache: wait until it "
                                    "is drawn (or change a control and back), then download.")
@@ -359,8 +363,8 @@ def warm_now(runs: Sequence[tuple[JobView, Mapping[str, Any], Any]]) -> None:
         try:
             data, settings = view.check(values, store)
             if view.cached(data, settings) is None:
-                result = cache.get_or_compute(view.key(data, settings, {}), functools.partial(
-                    view.compute_fn, settings, data, jobs.Progress(None)))
+                result = cache.get_or_compute(view.key(data, settings, {}), lambda: view.compute_fn(
+                    settings, data, jobs.Progress(None)))
                 view.draw_and_keep(result, settings, data, {})
         except ValueError:
             continue

@@ -47,8 +47,11 @@ MEASURE_LABELS = {
     "ranger": "ranger (corrected)",
 }
 #: One colour per measure, the same on every figure: the variables' palette, whose colours
-#: stay apart for colour-blind readers and can be read on white (:mod:`.style`).
-MEASURE_COLORS = {m: variable_color(i) for i, m in enumerate(MEASURE_LABELS)}
+#: stay apart for colour-blind readers and can be read on white (:mod:`.style`), its most
+#: distinct ones given to the measures shown by default.
+MEASURE_COLORS = {m: variable_color(i) for m, i in (
+    ("mdi", 0), ("mdi_oob", 1), ("naive_oob", 2), ("mda_holdout", 3), ("mda_oob", 5),
+    ("ranger", 4), ("mdi_normalised", 6), ("mdi_in_sample", 8))}
 #: ``"max"``: each measure divided by its largest absolute value; ``"raw"``: as computed.
 SCALES = ("max", "raw")
 
