@@ -107,15 +107,19 @@ def expected_irrelevant_importance(table: DiscreteTable, n_samples: int, *,
     masks = np.arange(1 << p)
     sizes = popcount(masks)
     spread = np.zeros(1 << p)   # sum over cells b of (|Y_b| - 1), per subset B
-    for mask in masks[sizes < depth]:
-        cols = members(int(mask))
-        if cols:
-            _, cell = np.unique(X[:, cols], axis=0, return_inverse=True)
-            cell = cell.ravel()
-        else:
-            cell = np.zeros(len(y), dtype=np.int64)
-        n_cells = int(cell.max()) + 1 if cell.size else 0
-        spread[mask] = np.unique(cell * table.n_classes + y).size - n_cells
+    n_classes, levels = table.n_classes, table.n_levels
+
+    def visit(cell: np.ndarray, n_cells: int, mask: int, start: int) -> None:
+        # cells of B refined one variable at a time, as in subset_entropies
+        spread[mask] = np.count_nonzero(np.bincount(cell * n_classes + y,
+                                                    minlength=n_cells * n_classes)) - n_cells
+        if sizes[mask] + 1 >= depth:
+            return
+        for j in range(start, p):
+            uniq, new = np.unique(cell * int(levels[j]) + X[:, j], return_inverse=True)
+            visit(new.ravel(), uniq.size, mask | (1 << j), j + 1)
+
+    visit(np.zeros(len(y), dtype=np.int64), 1 if len(y) else 0, 0, 0)
     weighted = np.where(sizes < depth, alpha[np.minimum(sizes, p - 1)] * spread, 0.0)
     out = np.empty(p)
     for m in range(p):
