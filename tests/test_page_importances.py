@@ -317,6 +317,25 @@ def test_an_irrelevant_many_level_column_is_at_chance(page):
     assert "Not distinguishable from chance: clinic." in draw.render(view)["note"]
 
 
+@pytest.mark.browser
+def test_a_sampled_problem_shows_chance_levels_and_p_values(dash_duo, dash_app):
+    """LED drawn with N = 300 rows: the bars, the analytic chance levels (the core's,
+    checked above against a simulation) and a p-value column in the table."""
+    from varimp_core.studies.chance import chance_levels
+
+    data = load_data(problem="led", n_samples=300, random_state=2)
+    expected = chance_levels(data, n_permutations=0, observed=np.zeros(7))
+    open_page(dash_duo, dash_app, "/importances?problem=led&sampling=sample&n=300&seed=2")
+    _wait_for_bars(dash_duo, eqn3_importances(data.table).importances)
+    until(lambda: any(y is not None and np.allclose(y, expected.analytic, atol=1e-12)
+                      for _, y, _ in _traces(dash_duo)), 60)
+    dash_duo.wait_for_contains_text("#imp-note", "Red dashes: the chance level", timeout=10)
+    dash_duo.wait_for_contains_text("#imp-table", "p-value", timeout=10)
+    cells = dash_duo.find_elements("#imp-table td[data-dash-column='p_value']")
+    assert [c.text for c in cells] == ["0.0100"] * 7     # 1/(R + 1): above all 99 nulls
+    assert dash_duo.get_logs() == []
+
+
 # -- CSV -----------------------------------------------------------------------------------
 def test_csv_is_the_result_frame_plus_exact(page):
     view = _view(page, _data(), method="exact", max_features=3)

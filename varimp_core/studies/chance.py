@@ -36,17 +36,18 @@ from varimp_core.studies.nulls import (PermutationNull, expected_irrelevant_impo
                                        permutation_null)
 
 __all__ = ["ChanceLevels", "chance_levels", "band_permutations", "BAND_PERMUTATIONS",
-           "MIN_BAND_PERMUTATIONS", "NEAR_DETERMINISTIC_SHARE"]
+           "MIN_BAND_PERMUTATIONS", "BAND_COST", "BAND_SECONDS", "NEAR_DETERMINISTIC_SHARE"]
 
 #: Permutations of the band when the table is small enough.
 BAND_PERMUTATIONS = 99
 #: Fewer than this and no band is drawn (its p-values could not go below 0.05).
 MIN_BAND_PERMUTATIONS = 19
-#: Work units (the smaller of :func:`~varimp_core.exact.lattice.lattice_cost`) times R
-#: allowed for the band: measured on a 2-core machine, Eqn 3 (K = 1, entropy, id3)
-#: takes at most about 60 ns a unit and the any-K recursion about 1 us, so either
-#: budget is about 5 s of one core.
-BAND_WORK = {"eqn3": 8e7, "recursion": 5e6}
+#: Seconds one exact computation takes, ``(fixed, per work unit)`` with work units of
+#: :func:`~varimp_core.exact.lattice.lattice_cost`, measured on this project's 2-core
+#: machine (upper ends): Eqn 3 (K = 1, entropy, id3) and the any-K recursion.
+BAND_COST = {"eqn3": (0.01, 80e-9), "recursion": (0.08, 2e-6)}
+#: Seconds of one core the band may take.
+BAND_SECONDS = 4.0
 #: Distinct input rows at or above this share of N make the plug-in nearly deterministic.
 NEAR_DETERMINISTIC_SHARE = 0.8
 
@@ -60,22 +61,29 @@ def band_permutations(table, *, max_features: int = 1, max_depth: int | None = N
     """R of the permutation band: :data:`BAND_PERMUTATIONS`, fewer on large tables, or 0.
 
     The size rule: R is the largest number, at most 99, whose R exact
-    computations fit in :data:`BAND_WORK` (units of
-    :func:`~varimp_core.exact.lattice.lattice_cost`, the smaller of its dense
-    and sparse estimates); below :data:`MIN_BAND_PERMUTATIONS` it is 0 (no band).
+    computations take at most :data:`BAND_SECONDS` by the cost model
+    :data:`BAND_COST`, a fixed time plus a time per unit of
+    :func:`~varimp_core.exact.lattice.lattice_cost` (the smaller of its dense
+    and sparse estimates, the sparse one for the rows a permuted table can have:
+    at most N and at most |Y| per distinct input row); below
+    :data:`MIN_BAND_PERMUTATIONS` it is 0 (no band).
 
     Examples
     --------
     >>> from varimp_core.api import load_data
     >>> led = load_data(problem="led", n_samples=500).table
     >>> band_permutations(led), band_permutations(led, max_features=3)
-    (99, 99)
+    (99, 23)
     """
     depth = table.n_features if max_depth is None else min(max_depth, table.n_features)
-    work = max(min(lattice_cost(table, depth)), 1.0)
-    budget = BAND_WORK["eqn3" if _uses_eqn3(max_features, criterion, k_semantics)
-                       else "recursion"]
-    r = min(BAND_PERMUTATIONS, int(budget // work))
+    dense, sparse = lattice_cost(table, depth)
+    # a permuted Y splits rows that shared their inputs: at most |Y| rows per input row
+    inputs = np.unique(table.X, axis=0).shape[0]
+    after = min(round(table.total_weight), inputs * table.n_classes)
+    work = max(min(dense, sparse * after / max(table.n_rows, 1)), 1.0)
+    fixed, unit = BAND_COST["eqn3" if _uses_eqn3(max_features, criterion, k_semantics)
+                            else "recursion"]
+    r = min(BAND_PERMUTATIONS, int(BAND_SECONDS // (fixed + unit * work)))
     return r if r >= MIN_BAND_PERMUTATIONS else 0
 
 
