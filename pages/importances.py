@@ -16,6 +16,7 @@ from pages._ui.view import JobView, context_for
 from varimp_core.exact.binary import BINARY_METHODS
 from varimp_core.forests.multiway import MAX_TREES
 from varimp_core.studies import convergence
+from varimp_core.studies.chance import chance_levels
 from varimp_core.exact.information import joint_information
 
 dash.register_page(__name__, path="/importances", name="Importances", order=1,
@@ -124,8 +125,14 @@ def compute(settings, data: DataChoice, progress) -> dict:
         exact.information if exact is not None else None)
     if information is None and result.units == "bits":
         information = float(joint_information(load().table))
+    chance = None
+    if method == "exact" and not load().table.exact:   # a sample: its bars' chance levels
+        chance = chance_levels(load(), **{k: v for k, v in kwargs.items() if k != "method"},
+                               observed=result.importances, n_jobs=limits.n_jobs(),
+                               progress=lambda d, t: progress(d, t, f"{d} of {t} permutations"))
     return {"result": result.to_dict(), "exact": None if exact is None else exact.to_dict(),
-            "information": information, "notes": notes, "p": p}
+            "information": information, "notes": notes, "p": p,
+            "chance": None if chance is None else chance.to_dict()}
 
 
 def render(out, settings, data):
@@ -215,7 +222,8 @@ def show_method_fields(method, bootstrap):
 def csv_of(out, settings, data) -> tuple[str, str]:
     """The CSV of a cached result (``JobView.register_downloads``)."""
     view = draw.view_from_dict(out)
-    return draw.csv_text(view["result"], view["exact"]), draw.csv_filename(data.as_dict, settings)
+    return (draw.csv_text(view["result"], view["exact"], view["chance"]),
+            draw.csv_filename(data.as_dict, settings))
 
 
 VIEW.register_downloads({"imp-download-button": csv_of})

@@ -271,6 +271,71 @@ def test_theorem2_text_for_other_units():
     assert draw.theorem2_text(r).startswith("sum = 0.5000 variance;")
 
 
+# -- chance levels on samples ------------------------------------------------------------
+LED_SAMPLE = {"problem": "led", "sampling": "sample", "n": 300, "seed": 2}
+
+
+def test_a_sample_gets_chance_levels_and_p_values(page):
+    view = _view(page, _data(LED_SAMPLE), method="exact")
+    chance = view["chance"]
+    data = load_data(problem="led", n_samples=300, random_state=2)
+    # LED: every segment is relevant, and 300 rows leave them far above chance
+    np.testing.assert_allclose(chance.observed, eqn3_importances(data.table).importances)
+    assert chance.n_permutations == 99 and (chance.p_values == 1 / 100).all()
+    out = draw.render(view)
+    np.testing.assert_allclose(out["figure"].data[-2].y, chance.analytic)
+    np.testing.assert_allclose([r["p_value"] for r in out["rows"]], chance.p_values)
+    assert {"chance", "null_high", "p_value"} <= {c["id"] for c in out["columns"]}
+    assert "Red dashes: the chance level" in out["note"]
+    header = draw.csv_text(view["result"], None, chance).splitlines()[0].split(",")
+    assert {"chance", "null_low", "null_high", "p_value"} <= set(header)
+    # an exact distribution has no finite-sample bias: no chance levels
+    assert _view(page, _data(), method="exact")["chance"] is None
+
+
+def test_an_irrelevant_many_level_column_is_at_chance(page):
+    """An analyst's CSV: a clinic code of 15 levels beside the one input that matters
+    (y copies x 85% of the time).  The clinic column gets a visible plug-in bar, inside its
+    permutation band with a large p-value, and near its analytic level: 2N ln2 times a
+    plug-in information with 14 degrees of freedom is about chi-square(14), so the bar is
+    within 3 standard deviations, 3 sqrt(2/14) of the level; x is far above its own."""
+    rng = np.random.default_rng(7)
+    n = 200
+    x = rng.integers(0, 2, n)
+    clinic = [f"c{k}" for k in rng.integers(0, 15, n)]
+    y = np.where(rng.random(n) < 0.85, x, 1 - x)
+    text = "x,clinic,y\n" + "".join(f"{a},{b},{c}\n" for a, b, c in zip(x, clinic, y))
+    data = DataChoice.from_params(upload_csv(text, "clinics.csv"))
+    view = _view(page, data, method="exact")
+    chance = view["chance"]
+    assert chance.variables == ("x", "clinic") and chance.n_levels[1] == 15
+    assert chance.observed[1] > 0.02                     # the plug-in bias is visible...
+    assert chance.observed[1] <= chance.band[1][1]       # ...and no more than chance
+    assert chance.p_values[1] > 0.05 and chance.p_values[0] < 0.05
+    assert abs(chance.observed[1] / chance.analytic[1] - 1) < 3 * math.sqrt(2 / 14)
+    assert chance.observed[0] > chance.band[1][0] and chance.observed[0] > chance.analytic[0]
+    assert "Not distinguishable from chance: clinic." in draw.render(view)["note"]
+
+
+@pytest.mark.browser
+def test_a_sampled_problem_shows_chance_levels_and_p_values(dash_duo, dash_app):
+    """LED drawn with N = 300 rows: the bars, the analytic chance levels (the core's,
+    checked above against a simulation) and a p-value column in the table."""
+    from varimp_core.studies.chance import chance_levels
+
+    data = load_data(problem="led", n_samples=300, random_state=2)
+    expected = chance_levels(data, n_permutations=0, observed=np.zeros(7))
+    open_page(dash_duo, dash_app, "/importances?problem=led&sampling=sample&n=300&seed=2")
+    _wait_for_bars(dash_duo, eqn3_importances(data.table).importances)
+    until(lambda: any(y is not None and np.allclose(y, expected.analytic, atol=1e-12)
+                      for _, y, _ in _traces(dash_duo)), 60)
+    dash_duo.wait_for_contains_text("#imp-note", "Red dashes: the chance level", timeout=10)
+    dash_duo.wait_for_contains_text("#imp-table", "p-value", timeout=10)
+    cells = dash_duo.find_elements("#imp-table td[data-dash-column='p_value']")
+    assert [c.text for c in cells] == ["0.0100"] * 7     # 1/(R + 1): above all 99 nulls
+    assert dash_duo.get_logs() == []
+
+
 # -- CSV -----------------------------------------------------------------------------------
 def test_csv_is_the_result_frame_plus_exact(page):
     view = _view(page, _data(), method="exact", max_features=3)

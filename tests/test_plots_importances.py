@@ -160,3 +160,29 @@ def test_many_variables_show_the_largest_first():
     np.testing.assert_allclose(fig.data[1].median, np.median(per_tree[:, top], axis=0))
     np.testing.assert_array_equal(np.asarray(fig.data[-1].y, float), r.importances[top])
     assert "10 largest of 80" in fig.layout.xaxis.title.text
+
+
+def test_chance_levels_are_red_dashes_and_grey_null_whiskers(led):
+    """The figure draws the chance levels it is given: dashes at the analytic level, whiskers
+    from the null's 2.5% to its 97.5% quantile, the p-values in the hover."""
+    from varimp_core.studies.chance import ChanceLevels
+    from varimp_core.studies.nulls import PermutationNull
+
+    p = len(led.variables)
+    r = compute_importances(led, method="exact")
+    null = np.outer(np.arange(40) / 400, np.ones(p))           # 0 .. 0.0975 for every variable
+    c = ChanceLevels(variables=led.variables, n_levels=np.full(p, 2), n_samples=500,
+                     observed=r.importances, analytic=np.full(p, 0.05),
+                     permutation=PermutationNull(led.variables, r.importances, null),
+                     distinct_inputs=10, information=3.0, output_entropy=3.3)
+    fig = make_importance_figure(r, chance=c)
+    dash, band = fig.data[-2], fig.data[-1]
+    np.testing.assert_allclose(dash.y, 0.05)
+    assert "chance level" in dash.name and "R = 40" in band.name
+    # numpy's linear quantiles of 0, 1/400, ..., 39/400: 0.975*39/400 and 38.025/400
+    np.testing.assert_allclose(band.y, 38.025 / 400)
+    np.testing.assert_allclose(np.asarray(band.y) - band.error_y.arrayminus, 0.975 / 400)
+    np.testing.assert_allclose(np.asarray(band.customdata)[:, 1], 1 / 41)  # above all 40 nulls
+    with pytest.raises(ValueError, match="same variables"):
+        make_importance_figure(compute_importances(load_data(problem="xor"), method="exact"),
+                               chance=c)

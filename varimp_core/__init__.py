@@ -14,6 +14,7 @@ module of a subpackage and imported here unchanged:
 * :mod:`varimp_core.local` -- local importance, interactions and partial
   dependence, also of a forest assessed on held-out rows;
 * :mod:`varimp_core.studies` -- Monte Carlo replicates, permutation nulls,
+  the chance levels of importances on a sample (:func:`chance_levels`),
   Li et al.'s protocol and random-subspace selection (RS/SRS);
 * :mod:`varimp_core.plots` -- figure builders that draw these results.
 
@@ -68,6 +69,7 @@ from varimp_core.measures.permutation import impurity_corrected, mda_holdout, md
 from varimp_core.measures.suite import MEASURES, compute_measures, measures_frame
 from varimp_core.problems.registry import Problem, get_problem, list_problems
 from varimp_core.result import ImportanceResult
+from varimp_core.studies.chance import ChanceLevels, chance_levels
 from varimp_core.studies.convergence import convergence_curve
 from varimp_core.studies.distributions import ImportanceDistribution, importance_distribution
 from varimp_core.studies.fits import DistributionFit, fit_null_distributions
@@ -98,6 +100,7 @@ __all__ = [
     # studies
     "monte_carlo", "sweep", "sweep_statistics", "MonteCarloResult",
     "permutation_null", "plugin_bias_overlay", "PermutationNull",
+    "chance_levels", "ChanceLevels",
     "fit_null_distributions", "DistributionFit",
     "importance_distribution", "ImportanceDistribution",
     "noisy_feature_auc", "mdi_bias_curves", "StudyResult",

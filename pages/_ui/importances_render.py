@@ -15,6 +15,7 @@ from varimp_core.plots.importances import (make_importance_figure, make_theorem2
 from varimp_core.exact.binary import BINARY_METHODS
 from varimp_core.plots.convergence import make_convergence_figure
 from varimp_core.result import ImportanceResult
+from varimp_core.studies.chance import ChanceLevels
 from varimp_core.studies.convergence import convergence_curve, convergence_note
 
 from . import datasource
@@ -69,11 +70,14 @@ def exact_note(view: Mapping[str, Any], spread: str = "se") -> str:
     if result.method in ("eqn3", "exact") and not result.exact:
         sentences.append("The data is a sample: these are the exact values for its "
                          "empirical distribution (plug-in estimates).")
-    return " ".join(sentences + list(view.get("notes", [])))
+    chance = view.get("chance")
+    return " ".join(sentences + list(view.get("notes", []))
+                    + (chance.sentences() if chance is not None else []))
 
 
-def table_columns(units: str = "bits", *, exact: bool = False, sampled: bool = False) -> list:
-    """DataTable column specs (numbers with 4 decimals, in ``units``)."""
+def table_columns(units: str = "bits", *, exact: bool = False, sampled: bool = False,
+                  chance: ChanceLevels | None = None) -> list:
+    """DataTable column specs (numbers with 4 decimals, in ``units``; the chance levels last)."""
     num = Format(precision=4, scheme=Scheme.fixed)
     cols = [{"name": "Variable", "id": "variable"},
             {"name": f"Importance ({units})", "id": "importance", "type": "numeric",
@@ -87,13 +91,15 @@ def table_columns(units: str = "bits", *, exact: bool = False, sampled: bool = F
         cols += [{"name": f"Exact ({units})", "id": "exact", "type": "numeric", "format": num},
                  {"name": "Bar \u2212 exact", "id": "difference", "type": "numeric",
                   "format": Format(precision=4, scheme=Scheme.fixed, sign="+")}]
-    return cols
+    return cols + [{"name": name, "id": cid, "type": "numeric", "format": num}
+                   for cid, name in (chance.table_columns() if chance is not None else [])]
 
 
-def table_rows(result: ImportanceResult, exact: ImportanceResult | None = None) -> list[dict]:
+def table_rows(result: ImportanceResult, exact: ImportanceResult | None = None,
+               chance: ChanceLevels | None = None) -> list[dict]:
     """One row per variable, with the exact numbers of the result (not rounded)."""
     sem, std = result.importances_sem, result.importances_std
-    rows = []
+    rows, extra = [], chance.table_rows() if chance is not None else []
     for i, name in enumerate(result.variables):
         row = {"variable": name, "importance": table_number(result.importances[i]),
                "normalised": table_number(result.normalised[i])}
@@ -102,15 +108,19 @@ def table_rows(result: ImportanceResult, exact: ImportanceResult | None = None) 
         if exact is not None:
             row["exact"] = table_number(exact.importances[i])
             row["difference"] = table_number(result.importances[i] - exact.importances[i])
+        row.update({k: table_number(v) for k, v in (extra[i] if extra else {}).items()})
         rows.append(row)
     return rows
 
 
-def csv_text(result: ImportanceResult, exact: ImportanceResult | None = None) -> str:
-    """CSV of ``result.to_frame()`` (plus the exact column), safe to open in a spreadsheet."""
+def csv_text(result: ImportanceResult, exact: ImportanceResult | None = None,
+             chance: ChanceLevels | None = None) -> str:
+    """CSV of ``result.to_frame()`` (plus the exact and chance columns), safe for a spreadsheet."""
     df = result.to_frame()
     if exact is not None:
         df["exact_importance"] = exact.importances
+    if chance is not None:
+        df = df.join(chance.to_frame().drop(columns=["variable", "importance"]))
     return safe_csv(df)
 
 
@@ -123,7 +133,8 @@ def csv_filename(data: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
 def view_from_dict(out: Mapping[str, Any]) -> dict:
     """The page's cached result with its core results rebuilt by the core's ``from_dict``."""
     return {**out, "result": ImportanceResult.from_dict(out["result"]),
-            "exact": None if out.get("exact") is None else ImportanceResult.from_dict(out["exact"])}
+            "exact": None if out.get("exact") is None else ImportanceResult.from_dict(out["exact"]),
+            "chance": None if out.get("chance") is None else ChanceLevels.from_dict(out["chance"])}
 
 
 def render(view: Mapping[str, Any], spread: str = "se") -> dict:
@@ -136,12 +147,12 @@ def render(view: Mapping[str, Any], spread: str = "se") -> dict:
         ``theorem2`` (text), ``note`` (text),
         ``columns`` and ``rows`` of the table.
     """
-    result, exact = view["result"], view["exact"]
+    result, exact, chance = view["result"], view["exact"], view.get("chance")
     info = view.get("information")
     shown = result
     if result.information is None and info is not None:
         shown = ImportanceResult(**{**result.__dict__, "information": info})
-    figure = make_importance_figure(result, exact, spread=spread)
+    figure = make_importance_figure(result, exact, spread=spread, chance=chance)
     why = convergence_note(result, exact)
     curve = None if why else convergence_curve(result, exact, points=400)
     figure.update_layout(height=None)  # the page sizes it (taller in presentation mode)
@@ -153,6 +164,6 @@ def render(view: Mapping[str, Any], spread: str = "se") -> dict:
         "theorem2": theorem2_text(result, info),
         "note": exact_note(view, spread),
         "columns": table_columns(result.units, exact=exact is not None,
-                                 sampled=result.importances_sem is not None),
-        "rows": table_rows(result, exact),
+                                 sampled=result.importances_sem is not None, chance=chance),
+        "rows": table_rows(result, exact, chance),
     }

@@ -15,6 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from varimp_core.result import ImportanceResult
+from varimp_core.studies.chance import ChanceLevels
 from varimp_core.plots.style import EXACT_COLOR, SAMPLED_OPACITY, base_layout, variable_color
 from varimp_core.plots.style import user_text_safe
 
@@ -34,6 +35,9 @@ _METHOD_NAMES = {
 EXACT_METHODS = ("eqn3", "exact", "exact-rf", "exact-et")
 _EXACT_BADGE = "#1f7a3d"
 _SAMPLED_BADGE = "#2b6cb0"
+#: The analytic chance level and the permutation band.
+CHANCE_COLOR = "#c53030"
+BAND_COLOR = "rgba(90, 90, 90, 0.55)"
 
 
 def units_label(result: ImportanceResult) -> str:
@@ -85,8 +89,8 @@ SPREADS = ("se", "trees")
 
 @user_text_safe
 def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | None = None, *,
-                           max_bars: int = 50, height: int = 440, spread: str = "se"
-                           ) -> go.Figure:
+                           max_bars: int = 50, height: int = 440, spread: str = "se",
+                           chance: ChanceLevels | None = None) -> go.Figure:
     """Bar chart of MDI importances, one bar per variable in the variable's colour.
 
     Parameters
@@ -109,14 +113,19 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
         maximum).  Single trees vary far more than their mean (by a factor
         :math:`\\sqrt{T}`), so that box can dwarf the bars; the standard error
         alone never does for a forest of many trees.
+    chance : ChanceLevels, default=None
+        Chance levels of the same variables
+        (:func:`varimp_core.studies.chance.chance_levels`): the analytic level
+        as a red dash on each bar, the permutation null's middle 95% as a grey
+        whisker beside it.
 
     Returns
     -------
     fig : go.Figure
         Trace 0 is the bars (``y`` equals ``result.importances``, for the
         variables drawn), named with what its whiskers are; then the per-tree
-        box when asked; the exact diamonds come last (``y`` equals
-        ``exact.importances``).
+        box when asked; the exact diamonds (``y`` equals
+        ``exact.importances``); then the chance dashes and the null band.
 
     Raises
     ------
@@ -130,8 +139,10 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
     averaged over trees, in bits for the entropy criterion; scikit-learn's
     ``feature_importances_`` divides them by their sum.
     """
-    if exact is not None and tuple(exact.variables) != tuple(result.variables):
-        raise ValueError("The exact result must have the same variables as the sampled result.")
+    for other in (exact, chance):
+        if other is not None and tuple(other.variables) != tuple(result.variables):
+            raise ValueError("The exact values and chance levels must have the same variables "
+                             "as the result.")
     if spread not in SPREADS:
         raise ValueError(f"The whiskers show 'se' (standard error) or 'trees' (per-tree "
                          f"spread), not {spread!r}.")
@@ -186,6 +197,8 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
                            + "<br>bar \u2212 exact = %{customdata[0]:+.6f} " + units
                            + "<extra></extra>"),
         ))
+    if chance is not None:
+        _add_chance(fig, chance, idx, variables, units)
     base_layout(fig, height=height)
     fig.update_layout(barmode="overlay", boxmode="overlay", bargap=0.35, showlegend=True)
     title = "Variable"
@@ -199,6 +212,32 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
     else:
         _badge(fig, "exact", _EXACT_BADGE)
     return fig
+
+
+def _add_chance(fig: go.Figure, chance: ChanceLevels, idx, variables, units: str) -> None:
+    """The analytic chance level as a red dash, the permutation band as a grey whisker."""
+    if chance.analytic is not None:
+        fig.add_trace(go.Scatter(
+            x=variables, y=chance.analytic[idx], mode="markers",
+            name="chance level of an irrelevant variable (analytic)",
+            marker=dict(symbol="line-ew", size=34, color=CHANCE_COLOR,
+                        line=dict(color=CHANCE_COLOR, width=3)),
+            hovertemplate=f"<b>%{{x}}</b><br>chance level = %{{y:.6f}} {units}<extra></extra>"))
+    band = chance.band
+    if band is not None:
+        low, high = band[0][idx], band[1][idx]
+        p_values = chance.p_values[idx]
+        fig.add_trace(go.Scatter(
+            x=variables, y=high, mode="markers",
+            name=f"permutation null, middle 95% (R = {chance.n_permutations})",
+            marker=dict(symbol="line-ew", size=14, color=BAND_COLOR,
+                        line=dict(color=BAND_COLOR, width=2)),
+            error_y=dict(type="data", symmetric=False, array=np.zeros_like(high),
+                         arrayminus=high - low, color=BAND_COLOR, thickness=5, width=0),
+            customdata=np.column_stack([low, p_values]),
+            hovertemplate=(f"<b>%{{x}}</b><br>null 2.5% to 97.5% = %{{customdata[0]:.6f}} to "
+                           f"%{{y:.6f}} {units}<br>p-value = %{{customdata[1]:.3f}}"
+                           "<extra></extra>")))
 
 
 @user_text_safe

@@ -50,7 +50,8 @@ MAX_BIAS_COST = 2**26
 
 # -- plug-in bias --------------------------------------------------------------
 def expected_irrelevant_importance(table: DiscreteTable, n_samples: int, *,
-                                   max_depth: int | None = None) -> np.ndarray:
+                                   max_depth: int | None = None,
+                                   capped: bool = False) -> np.ndarray:
     """First-order importance of each variable *if it were irrelevant*, for K=1.
 
     For totally randomized trees (K=1) grown on N samples of the distribution
@@ -60,15 +61,22 @@ def expected_irrelevant_importance(table: DiscreteTable, n_samples: int, *,
     .. math::
 
         \\mathbb{E}[\\widehat{\\mathrm{Imp}}(X_m)] \\approx
-        \\frac{|\\mathcal{X}_m|-1}{2N\\ln 2}
         \\sum_{k=0}^{D-1} \\frac{1}{C_p^k (p-k)}
-        \\sum_{B \\in \\mathcal{P}_k(V^{-m})} \\sum_{b} \\big(|\\mathcal{Y}_b| - 1\\big),
+        \\sum_{B \\in \\mathcal{P}_k(V^{-m})} \\sum_{b}
+        \\frac{(|\\mathcal{Y}_b| - 1)(|\\mathcal{X}_m|-1)}{2N\\ln 2},
 
     with :math:`|\\mathcal{Y}_b|` the number of classes of positive probability
     in the cell :math:`B=b`: the Miller-Madow bias of each plug-in
-    :math:`\\hat I(X_m; Y \\mid B=b)`, weighted as in Eqn 3 (Louppe et al. 2013,
+    :math:`p(b)\\,\\hat I(X_m; Y \\mid B=b)` (the cell's :math:`N_b = p(b)N`
+    samples cancel), weighted as in Eqn 3 (Louppe et al. 2013,
     Theorem 1; Proposition 6 for the depth D).  Pure cells add nothing.  For a
     relevant variable the value is only the bias part, not its expectation.
+
+    With ``capped=True`` each cell's term is at most
+    :math:`p(b)\\,H(Y \\mid B=b)`, the most information any input can have in
+    that cell: the first-order formula assumes many samples per level of
+    :math:`X_m` in the cell and overshoots that bound in sparse cells (a
+    cell of two rows with |X| = 40 levels), where the plug-in value saturates.
 
     Parameters
     ----------
@@ -78,6 +86,8 @@ def expected_irrelevant_importance(table: DiscreteTable, n_samples: int, *,
     n_samples : int
         N.
     max_depth : int, optional
+    capped : bool, default=False
+        Bound each cell's term by :math:`p(b)\\,H(Y \\mid B=b)` of ``table``.
 
     Returns
     -------
@@ -102,25 +112,36 @@ def expected_irrelevant_importance(table: DiscreteTable, n_samples: int, *,
         raise ValueError(f"The bias sum visits 2**{p} subsets of {table.n_rows:,} rows, more "
                          f"than the limit of {MAX_BIAS_COST:,}; use fewer variables.")
     keep = table.weight > 0
-    X, y = table.X[keep], table.y[keep]
+    X, y, w = table.X[keep], table.y[keep], table.weight[keep] / table.total_weight
     alpha = eqn3_weights(p)
     masks = np.arange(1 << p)
     sizes = popcount(masks)
-    spread = np.zeros(1 << p)   # sum over cells b of (|Y_b| - 1), per subset B
-    for mask in masks[sizes < depth]:
-        cols = members(int(mask))
-        if cols:
-            _, cell = np.unique(X[:, cols], axis=0, return_inverse=True)
-            cell = cell.ravel()
-        else:
-            cell = np.zeros(len(y), dtype=np.int64)
-        n_cells = int(cell.max()) + 1 if cell.size else 0
-        spread[mask] = np.unique(cell * table.n_classes + y).size - n_cells
-    weighted = np.where(sizes < depth, alpha[np.minimum(sizes, p - 1)] * spread, 0.0)
-    out = np.empty(p)
-    for m in range(p):
-        out[m] = weighted[(masks >> m) & 1 == 0].sum()
-    return (table.n_levels - 1) * out / (2 * N * _LN2)
+    ny, levels = table.n_classes, table.n_levels
+    # one column per distinct |X_m| - 1: the sum over cells b of each cell's term
+    unit = np.unique(levels - 1) / (2 * N * _LN2)
+    spread = np.zeros((1 << p, unit.size))
+
+    def visit(cell: np.ndarray, n_cells: int, mask: int, start: int) -> None:
+        # cells of B refined one variable at a time, as in subset_entropies
+        joint = np.bincount(cell * ny + y, weights=w, minlength=n_cells * ny).reshape(-1, ny)
+        term = np.outer(np.count_nonzero(joint, axis=1) - 1, unit)   # Miller-Madow per cell
+        if capped:
+            pb = joint.sum(axis=1)
+            logs = np.log2(np.where(joint > 0, joint, 1.0))
+            cap = pb * np.log2(np.where(pb > 0, pb, 1.0)) - (joint * logs).sum(axis=1)
+            term = np.minimum(term, np.maximum(cap, 0.0)[:, None])   # p(b) H(Y | B=b)
+        spread[mask] = term.sum(axis=0)
+        if sizes[mask] + 1 >= depth:
+            return
+        for j in range(start, p):
+            uniq, new = np.unique(cell * int(levels[j]) + X[:, j], return_inverse=True)
+            visit(new.ravel(), uniq.size, mask | (1 << j), j + 1)
+
+    visit(np.zeros(len(y), dtype=np.int64), 1, 0, 0)
+    weighted = np.where((sizes < depth)[:, None],
+                        alpha[np.minimum(sizes, p - 1)][:, None] * spread, 0.0)
+    column = np.searchsorted(np.unique(levels - 1), levels - 1)
+    return np.array([weighted[(masks >> m) & 1 == 0, column[m]].sum() for m in range(p)])
 
 
 def _bias_applies(result: MonteCarloResult) -> bool:
