@@ -53,9 +53,6 @@ def compute(settings, data: DataChoice, progress, cell=None) -> dict:
                          f"{most} inputs on this server; this data has {p}. Choose data with "
                          "fewer inputs on the Data page.")
     K, depth, sem = settings["max_features"], settings["max_depth"], settings["k_semantics"]
-    if K > p:
-        raise ValueError(f"K must be a whole number from 1 to {p} (this data has {p} inputs), "
-                         f"got {K}.")
     runs = {"k1": (1, None, "id3"), "k": (K, None, sem)}
     if depth is not None:
         runs.update(k1_depth=(1, depth, "id3"), k_depth=(K, depth, sem))

@@ -13,7 +13,7 @@ from pages._ui import common, state, studies
 from varimp_core.studies import fanout
 from pages._ui.datachoice import DataChoice
 from pages._ui.page_frame import page_frame, table_style
-from pages._ui.params import Context, Param, ParamSet, sentence
+from pages._ui.params import Context, Param, ParamSet, sentence, seed_param
 from pages._ui.view import JobView, context_for
 from varimp_core.serialize import to_jsonable
 from varimp_core.studies.distributions import importance_distribution
@@ -36,7 +36,7 @@ RUN = ParamSet(PREFIX, [
     Param("max_features", "K", default=1, key="K", low=1, high=lambda c: c.p or 100_000),
     Param("max_depth", "Max depth", default=None, key="depth", low=1, blank="full",
           what="maximum depth"),
-    Param("random_state", "Seed", default=0, key="mc_seed", low=0, high=2**32 - 1),
+    seed_param("mc_seed"),
     Param("view", "View", "choice", "histogram",
           choices=[("histogram", "Histograms with fits"), ("violin", "Violins")]),
 ])

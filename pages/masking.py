@@ -16,7 +16,7 @@ from pages._ui import limits, state
 from pages._ui import masking_study as study
 from pages._ui.masking_study import NO_COPY, build_table, full_spec, problem_context
 from pages._ui.page_frame import page_frame
-from pages._ui.params import Context, Param, ParamSet
+from pages._ui.params import Context, Param, ParamSet, seed_param
 from pages._ui.view import JobView
 from varimp_core.problems.registry import get_problem
 from varimp_core.studies.masking import importance_vs_depth, importance_vs_k, sampled_vs_k
@@ -73,8 +73,7 @@ SAMPLED = ParamSet(PREFIX, [
           high=lambda c: limits.max_trees(MAX_TREES), what="number of trees",
           applies=lambda s: s.get("sampled"),
           help=lambda c: limits.at_most_help(limits.max_trees(MAX_TREES))),
-    Param("random_state", "Seed", default=0, key="tree_seed", low=0, high=2**32 - 1,
-          applies=lambda s: s.get("sampled")),
+    seed_param(applies=lambda s: s.get("sampled")),
 ])
 
 

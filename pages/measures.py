@@ -13,7 +13,7 @@ from pages._ui.common import placeholder_figure
 from pages._ui.datachoice import DataChoice
 from pages._ui.page_frame import (download_button, download_note, figure_config, page_frame,
                                   table_style)
-from pages._ui.params import Param, ParamSet
+from pages._ui.params import Param, ParamSet, seed_param
 from pages._ui.view import JobView, context_for, warm
 from varimp_core.measures.suite import DEFAULT_MEASURES, MEASURES
 from varimp_core.plots.measures import measure_label
@@ -44,8 +44,7 @@ FOREST = ParamSet(PREFIX, [
     Param("max_depth", "Max depth", key="depth", low=1, blank="full",
           help="Blank grows the trees fully."),
     Param("bootstrap", "Bootstrap", "bool", True, help="Draw a bootstrap sample per tree"),
-    Param("random_state", "Seed", default=0, key="tree_seed", low=0, high=2**32 - 1,
-          help="Seeds the forests, the held-out split and the permutations."),
+    seed_param(help="Seeds the forests, the held-out split and the permutations."),
     views.Ticks("measures", "Measures", default=list(DEFAULT_MEASURES),
                 choices=[(m, measure_label(m)) for m in MEASURES],
                 empty="Tick at least one measure."),

@@ -10,7 +10,7 @@ from pages._ui import common, datasource, state, studies
 from pages._ui import selection_study as study
 from pages._ui.datachoice import DataChoice
 from pages._ui.page_frame import page_frame, table_style
-from pages._ui.params import Context, Param, ParamSet, sentence
+from pages._ui.params import Context, Param, ParamSet, sentence, seed_param
 from pages._ui.view import JobView
 from varimp_core.studies.nulls import permutation_null
 
@@ -29,8 +29,7 @@ NULLS = ParamSet(NULL, [
           high=lambda c: study.max_null_trees(), what="number of trees"),
     Param("method", "Forest", "choice", "forest", choices=studies.METHOD_OPTIONS,
           control="dropdown", what="method"),
-    Param("random_state", "Seed", default=0, key="null_seed", low=0, high=2**32 - 1,
-          what="seed"),
+    seed_param("null_seed", what="seed"),
     Param("n_samples", "Sample N", default=500, key="N", low=2, high=datasource.MAX_SAMPLES,
           what="sample size N"),
 ])
