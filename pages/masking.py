@@ -19,7 +19,8 @@ from pages._ui.page_frame import page_frame
 from pages._ui.params import Context, Param, ParamSet, seed_param
 from pages._ui.view import JobView
 from varimp_core.problems.registry import get_problem
-from varimp_core.studies.masking import importance_vs_depth, importance_vs_k, sampled_vs_k
+from varimp_core.serialize import to_jsonable
+from varimp_core.studies.masking import masking_curves, sampled_vs_k
 
 dash.register_page(__name__, path="/masking", name="Masking", order=3,
                    title="varimp \u2014 Masking")
@@ -78,23 +79,18 @@ SAMPLED = ParamSet(PREFIX, [
 
 
 def _depth(s):
-    return None if s["max_depth"] == "full" else s["max_depth"]
+    return None if s.get("max_depth", "full") == "full" else s["max_depth"]
 
 
 def compute_exact(s, data, progress) -> dict:
     """Exact importances of every variable for every K (or every depth)."""
     table = build_table(s)
     progress(0, 1, f"Exact recursion over {table.n_features} variables\u2026")
-    if s["axis"] == "K":
-        df = importance_vs_k(table, max_depth=_depth(s), k_semantics=s["k_semantics"])
-    else:
-        df = importance_vs_depth(table, max_features=s["max_features"],
-                                 k_semantics=s["k_semantics"])
+    curves = masking_curves(table, x=s["axis"], max_depth=_depth(s), max_features=s.get(
+        "max_features", 1), k_semantics=s["k_semantics"],  # the copy of X5 is "X5'"
+        copy_name=None if s["copy"] == NO_COPY else s["copy"] + "'")
     progress(1, 1, "")
-    return {"records": {c: df[c].tolist() for c in df.columns}, "x": s["axis"],
-            "variables": list(table.variables), "information": df.attrs["information"],
-            "p": table.n_features,  # add_noisy_copy names the copy of X5 "X5'"
-            "copy_name": None if s["copy"] == NO_COPY else s["copy"] + "'"}
+    return curves.to_dict()
 
 
 def render_exact(out, s, data):
@@ -115,7 +111,7 @@ def compute_sampled(s, data, progress, exact=None) -> dict:
     df = sampled_vs_k(build_table(exact), n_estimators=s["n_estimators"],
                       random_state=s["random_state"], max_depth=_depth(exact),
                       k_semantics=exact["k_semantics"], progress=progress)
-    return {"exact": shown, "sampled": {c: df[c].tolist() for c in df.columns},
+    return {"exact": shown, "sampled": to_jsonable(df),
             "note": f"{s['n_estimators']:,} trees per K grown."}
 
 
@@ -126,6 +122,7 @@ def render_sampled(out, s, data, exact=None):
 
 
 EXACT = JobView(PREFIX, PARAMS, compute=compute_exact, render=render_exact, data_store=None,
+                namespace="masking-curves",  # MaskingCurves.to_dict, not the old records
                 outputs=[("masking-lines", "figure"), ("masking-bump", "figure"),
                          ("masking-delta", "figure"), ("masking-summary", "children"),
                          ("masking-exact", "data"), ("masking-table", "columns"),
@@ -204,7 +201,7 @@ def layout(vi_data=None, **query):
                 html.P(id="masking-forests-note", className="vi-help"), *FORESTS.status(),
                 *study.forests_download())]
     return page_frame(
-        PREFIX, title="Masking", notes=notes,
+        PREFIX, title="Masking", notes=notes, data_label=study.data_label(values),
         lead="Totally randomized trees (K=1) credit every variable with all of its "
              "conditional information (Eqn 3). With K>1 the best of K drawn variables wins "
              "each node, so strong variables mask weaker ones that carry the same "
@@ -228,6 +225,7 @@ def write_query(*args):
           Output("masking-k", "marks"), Output("masking-k", "value"),
           Output("masking-depth", "options"), Output("masking-depth", "value"),
           Output("masking-k-field", "className"), Output("masking-depth-field", "className"),
+          Output("masking-dataset", "children"),
           *(Input(PARAMS.id(n), "value") for n in ("problem", "irrelevant", "copy", "axis")),
           State("masking-k", "value"), State("masking-depth", "value"),
           prevent_initial_call=True)
@@ -235,7 +233,7 @@ def fit_controls(problem, irrelevant, copy, axis, k, depth):
     """Controls that follow the others: the problem's copies and text, K's and depth's ranges."""
     ctx = problem_context({"problem": problem, "irrelevant": irrelevant})
     if ctx.p is None:
-        return (no_update,) * 10
+        return (no_update,) * 11
     copies = PARAMS.by_name["copy"].options(ctx)
     copy = copy if copy in {o["value"] for o in copies} else NO_COPY
     p = ctx.p + (copy != NO_COPY)
@@ -244,4 +242,5 @@ def fit_controls(problem, irrelevant, copy, axis, k, depth):
     return (copies, copy, get_problem(problem).description, p,
             {i: str(i) for i in range(1, p + 1)}, min(int(k or 1), p), depths,
             depth if depth in {o["value"] for o in depths} else "full",
-            shown["max_features"], shown["max_depth"])
+            shown["max_features"], shown["max_depth"],
+            study.data_label({"problem": problem, "irrelevant": irrelevant, "copy": copy}))

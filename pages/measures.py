@@ -152,15 +152,13 @@ def layout(vi_data=None, **query):
     fo, st, bi = (dict(zip(p.names, p.fields(v, ctx))) for p, v in zip(SECTIONS, values))
     error, panel = FOREST_VIEW.status()
     frame = page_frame(
-        PREFIX, title="Measures", notes=notes + more, data_label=data.label(),
+        PREFIX, title="Measures", notes=notes + more, data=data, query="",
         lead="MDI credits a variable with every impurity decrease of the nodes that split on "
              "it, measured on the rows the tree was grown on, so deep trees reward noisy "
              "variables with many values. Li et al. (2019) rewrite MDI as a sum over rows and "
              "evaluate it on out-of-bag rows (MDI-oob). Here it stands next to the other "
              "measures, on your data and on the paper's experiments.",
-        stores=[state.query_store(PREFIX),
-                dcc.Store(id="meas-data", data=data.to_store()),
-                *(x for view in VIEWS for x in [*view.stores(),
+        stores=[*(x for view in VIEWS for x in [*view.stores(),
                                                 dcc.Download(id=f"{view.prefix}-download")])],
         controls=html.Fieldset(id="meas-fieldset", className="vi-fieldset", children=[
             ui.card("Forest", fo["kind"], fo["n_estimators"], fo["max_features"],

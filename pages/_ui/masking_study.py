@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-import pandas as pd
 from dash import dcc, html
 from dash.dash_table import DataTable
 from dash.dash_table.Format import Format, Scheme
@@ -18,7 +17,8 @@ from dash.dash_table.Format import Format, Scheme
 from varimp_core.plots.masking import make_delta_heatmap, make_k_lines, make_rank_bump
 from varimp_core.problems.registry import get_problem, parse_spec
 from varimp_core.studies import masking_report as report
-from varimp_core.studies.masking import importance_change
+from varimp_core.serialize import from_jsonable
+from varimp_core.studies.masking import MaskingCurves, importance_change
 from varimp_core.studies.masking_copy import add_noisy_copy
 
 from .common import csv_filename, safe_csv
@@ -94,6 +94,17 @@ def copy_note(copy, ctx: Context) -> str:
             f"{ctx.extra['problem']} has the variables {', '.join(ctx.extra['relevant'])}.")
 
 
+def data_label(values: Mapping[str, Any]) -> str:
+    """What the header names: the exact table the controls build ("led (exact, 7 inputs)")."""
+    ctx = problem_context(values)
+    if ctx.p is None:
+        return "no table: choose LED, XOR or SYM"
+    base = ctx.extra["problem"]
+    spec = full_spec(base, ctx.p - len(get_problem(base).variables) - ctx.extra["copy"])
+    copy = f", {_last(values.get('copy'))}' a noisy copy" if ctx.extra["copy"] else ""
+    return f"{spec} (exact, {ctx.p} inputs{copy})"
+
+
 def problem_context(values: Mapping[str, Any]) -> Context:
     """What bounds and choices depend on: p of the table that ``values`` build, its problem."""
     try:
@@ -107,7 +118,8 @@ def problem_context(values: Mapping[str, Any]) -> Context:
         irrelevant = 0
     copy = _last(values.get("copy")) not in (None, "", NO_COPY)
     return Context(p=len(problem.variables) + irrelevant + copy,
-                   extra={"problem": base, "relevant": tuple(problem.relevant or ())})
+                   extra={"problem": base, "relevant": tuple(problem.relevant or ()),
+                          "copy": copy})
 
 
 def problem_choices(ctx: Context) -> list:
@@ -140,31 +152,31 @@ def build_table(s: Mapping[str, Any]):
 
 
 # -- figures and sentences -------------------------------------------------------------------
-def lines_figure(exact: Mapping[str, Any], sampled: Mapping[str, list] | None = None):
+def lines_figure(exact: Mapping[str, Any], sampled: Any = None):
     """Importance of each variable against K (or depth); open diamonds for ``sampled``."""
-    ds = None if sampled is None else pd.DataFrame(sampled)
-    return make_k_lines(pd.DataFrame(exact["records"]), ds, x=exact["x"])
+    curves = MaskingCurves.from_dict(exact)
+    return make_k_lines(curves.frame, None if sampled is None else from_jsonable(sampled),
+                        x=curves.x)
 
 
 def figures(exact: Mapping[str, Any]) -> tuple:
     """The lines, the rank bump chart and the change heatmap of an exact result."""
-    df, x = pd.DataFrame(exact["records"]), exact["x"]
-    return (lines_figure(exact), make_rank_bump(df, x=x),
-            make_delta_heatmap(importance_change(df, x=x), x=x))
+    c = MaskingCurves.from_dict(exact)
+    return (lines_figure(exact), make_rank_bump(c.frame, x=c.x),
+            make_delta_heatmap(importance_change(c.frame, x=c.x), x=c.x))
 
 
 def summary(exact: Mapping[str, Any], settings: Mapping[str, Any]) -> list:
     """What to notice in the current view (the core's sentences), one paragraph each."""
+    c = MaskingCurves.from_dict(exact)
     return [html.P(t) for t in report.summary_sentences(
-        pd.DataFrame(exact["records"]), settings, information=exact["information"],
-        copy_name=exact.get("copy_name"))]
+        c.frame, settings, information=c.information, copy_name=c.copy_name)]
 
 
 def _paper_table(exact, settings):
     mismatch = report.table2_mismatch(settings)
-    table = report.importance_table(pd.DataFrame(exact["records"]), x=exact["x"],
-                                    paper=mismatch is None)
-    return table, mismatch
+    c = MaskingCurves.from_dict(exact)
+    return report.importance_table(c.frame, x=c.x, paper=mismatch is None), mismatch
 
 
 def table(exact: Mapping[str, Any], settings: Mapping[str, Any]) -> tuple[list, list, list]:
@@ -195,7 +207,7 @@ def _filename(settings, what: str) -> str:
 #: The Masking page's downloads, by button id (``JobView.register_downloads``).
 EXACT_CSV = {
     "masking-download-figures": lambda out, s, data: (safe_csv(importance_change(
-        pd.DataFrame(out["records"]), x=out["x"])), _filename(s, f"by-{out['x']}")),
+        MaskingCurves.from_dict(out).frame, x=out["x"])), _filename(s, f"by-{out['x']}")),
     "masking-download-table": lambda out, s, data: (safe_csv(_paper_table(out, s)[0]),
                                                     _filename(s, "table")),
 }
@@ -206,7 +218,7 @@ def forests_csv(out, s, data, exact=None) -> tuple[str, str]:
     if not out.get("sampled"):
         raise ValueError(out.get("note") or "Tick Finite forests to grow them, then download.")
     name = _filename(exact, f"forests-{s['n_estimators']}-trees-seed-{s['random_state']}")
-    return safe_csv(pd.DataFrame(out["sampled"])), name
+    return safe_csv(from_jsonable(out["sampled"])), name
 
 
 def figure_cards() -> list:
