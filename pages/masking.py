@@ -14,13 +14,14 @@ from dash import Input, Output, State, callback, dcc, html, no_update
 from pages._ui import controls as ui
 from pages._ui import limits, state
 from pages._ui import masking_study as study
-from pages._ui.masking_study import NO_COPY, build_table, full_spec, problem_context
+from pages._ui.masking_study import NO_COPY, build_table, masking_spec, problem_context
 from pages._ui.page_frame import page_frame
 from pages._ui.params import Context, Param, ParamSet, seed_param
 from pages._ui.view import JobView
 from varimp_core.problems.registry import get_problem
 from varimp_core.serialize import to_jsonable
 from varimp_core.studies.masking import masking_curves, sampled_vs_k
+from varimp_core.studies.masking_copy import MAX_IRRELEVANT
 
 dash.register_page(__name__, path="/masking", name="Masking", order=3,
                    title="varimp \u2014 Masking")
@@ -46,7 +47,7 @@ class MaskingParams(ParamSet):
 PARAMS = MaskingParams(PREFIX, [
     Param("problem", "Problem", "choice", "led", choices=study.problem_choices,
           control="dropdown"),
-    Param("irrelevant", "Irrelevant variables", default=0, low=0, high=study.MAX_IRRELEVANT,
+    Param("irrelevant", "Irrelevant variables", default=0, low=0, high=MAX_IRRELEVANT,
           control="slider", what="number of irrelevant variables",
           help="Independent fair bits appended to the inputs. At K=1 they change nothing "
                "(Theorem 5); at K>1 they damp masking."),
@@ -171,7 +172,7 @@ def page_query(values) -> str | None:
                                                                  problem_context(values)))
         except ValueError:
             pass
-    settings.update(forests, problem=full_spec(settings["problem"], settings.pop("irrelevant")))
+    settings.update(forests, problem=masking_spec(settings["problem"], settings.pop("irrelevant")))
     kept = {n: v for n, v in settings.items()
             if n == "problem" or v != (PARAMS.by_name.get(n) or SAMPLED.by_name[n]).default}
     return "&".join(q for q in (PARAMS.query(kept), SAMPLED.query(kept)) if q)

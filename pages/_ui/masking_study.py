@@ -15,24 +15,21 @@ from dash.dash_table import DataTable
 from dash.dash_table.Format import Format, Scheme
 
 from varimp_core.plots.masking import make_delta_heatmap, make_k_lines, make_rank_bump
-from varimp_core.problems.registry import get_problem, parse_spec
+from varimp_core.problems.registry import get_problem
 from varimp_core.studies import masking_report as report
 from varimp_core.serialize import from_jsonable
 from varimp_core.studies.masking import MaskingCurves, importance_change
-from varimp_core.studies.masking_copy import add_noisy_copy
+from varimp_core.studies.masking_copy import masking_spec, masking_table, split_masking_spec
 
 from .common import csv_filename, safe_csv
 from .controls import card
-from .datasource import spec_from_options
 from .page_frame import download_button, download_note, figure_config, table_style
-from .params import Context
+from .params import Context, sentence
 
-PROBLEMS = ("led", "xor", "sym")  # built-in problems with a small exact distribution
 PRESETS = [("led", "LED \u2014 7 segments (Table 2)"),
            ("led:noise=0.1", "LED \u2014 segments flipped with probability 0.1"),
            ("xor", "XOR of 2 bits"), ("xor:relevant=3", "XOR of 3 bits"),
            ("sym", "SYM \u2014 2 bits, symmetric")]
-MAX_IRRELEVANT = 6
 NO_COPY = "none"
 NUM = Format(precision=4, scheme=Scheme.fixed)
 
@@ -43,30 +40,12 @@ def _last(value):
 
 
 def split_spec(text) -> tuple[str, int]:
-    """``"led:irrelevant=3,noise=0.1"`` -> ``("led:noise=0.1", 3)``.
-
-    Raises ValueError with the note a link gets when the page cannot show ``text``.
-    """
-    text = _last(text)
+    """:func:`split_masking_spec` of a link's value, raising the note the link gets."""
     try:
-        name, options = parse_spec(str(text))
+        return split_masking_spec(_last(text))
     except ValueError as exc:
-        raise ValueError(f"The link's problem was ignored: {exc} Showing LED instead.") from None
-    if name not in PROBLEMS:
-        raise ValueError(f"The Masking page needs a built-in problem with a small exact "
-                         f"distribution (LED, XOR or SYM), so it shows LED instead of {name}; "
-                         f"the other pages still use {name}.")
-    irrelevant = int(options.pop("irrelevant", 0))
-    if irrelevant > MAX_IRRELEVANT:
-        raise ValueError(f"The Masking page adds at most {MAX_IRRELEVANT} irrelevant "
-                         f"variables, so it shows LED instead of {text}.")
-    return spec_from_options(name, options), irrelevant
-
-
-def full_spec(base: str, irrelevant: int) -> str:
-    """Base spec plus ``irrelevant`` fair bits, canonical."""
-    name, options = parse_spec(base)
-    return spec_from_options(name, {**options, "irrelevant": irrelevant or None})
+        raise ValueError(f"The Masking page shows LED instead: {sentence(exc)} The other "
+                         "pages still use the data chosen on the Data page.") from None
 
 
 def link_problem(query: Mapping[str, Any], vi_data: Any = None) -> tuple[str, int, list]:
@@ -100,7 +79,7 @@ def data_label(values: Mapping[str, Any]) -> str:
     if ctx.p is None:
         return "no table: choose LED, XOR or SYM"
     base = ctx.extra["problem"]
-    spec = full_spec(base, ctx.p - len(get_problem(base).variables) - ctx.extra["copy"])
+    spec = masking_spec(base, ctx.p - len(get_problem(base).variables) - ctx.extra["copy"])
     copy = f", {_last(values.get('copy'))}' a noisy copy" if ctx.extra["copy"] else ""
     return f"{spec} (exact, {ctx.p} inputs{copy})"
 
@@ -139,16 +118,9 @@ def depth_choices(ctx: Context) -> list:
 
 
 def build_table(s: Mapping[str, Any]):
-    """The exact table of settings ``s``: the problem, its irrelevant bits, the noisy copy.
-
-    The copy (``"X5'"`` for X5) comes right after the relevant variables, so the colours
-    of X1..Xr never change when irrelevant variables come and go.
-    """
-    problem = get_problem(full_spec(s["problem"], s["irrelevant"]))
-    table = problem.exact_table()
-    if s["copy"] != NO_COPY:
-        table = add_noisy_copy(table, s["copy"], s["flip"], position=len(problem.relevant or ()))
-    return table
+    """The exact table of settings ``s`` (:func:`masking_table`)."""
+    return masking_table(s["problem"], s["irrelevant"],
+                         None if s["copy"] == NO_COPY else s["copy"], s.get("flip", 0.1))
 
 
 # -- figures and sentences -------------------------------------------------------------------
@@ -201,7 +173,7 @@ def _filename(settings, what: str) -> str:
              f"K{s['max_features']}" if s["axis"] == "depth" else
              ("" if s["max_depth"] == "full" else f"depth{s['max_depth']}"), what]
     return csv_filename("masking", None, *(x for x in parts if x),
-                        name=full_spec(s["problem"], s["irrelevant"]))
+                        name=masking_spec(s["problem"], s["irrelevant"]))
 
 
 #: The Masking page's downloads, by button id (``JobView.register_downloads``).
