@@ -31,7 +31,8 @@ from varimp_core.problems.registry import get_problem
 from varimp_core.studies.nulls import PermutationNull
 from varimp_core.studies.rs_srs import (RUN_OPTIONS, SubspaceComparison,
                                         compare_subspace_methods, random_split, selection_run)
-from varimp_core.studies.selection import MADELON_IRRELEVANT, SplitData, madelon_split
+from varimp_core.studies.selection import (MADELON_IRRELEVANT, SplitData, curve_statistics,
+                                           madelon_split)
 
 from varimp_core.studies import fanout
 
@@ -225,7 +226,7 @@ def render_rs(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) ->
                                                min_sampled=settings["min_sampled"]))
     note = (f"Partial result: cancelled after {result.trees_done:,} of "
             f"{result.trees_asked:,} trees." if result.partial else "")
-    return (make_subspace_curves(result.curves),
+    return (make_subspace_curves(curve_statistics(result.curves)),
             [html.P(t) for t in rs_sentences(
                 result, data_words=rs_words(settings, data), alpha=settings["alpha"],
                 subspace_size=settings["subspace_size"], max_features=settings["max_features"],

@@ -329,15 +329,12 @@ def make_summary_table_frame(mc_result, *, decimals: int = 4) -> pd.DataFrame:
             f"{m:.{decimals}f}"
 
     if isinstance(mc_result, PermutationNull):
-        null = np.asarray(mc_result.null, float)
-        R = null.shape[0]
-        mean = null.mean(axis=0) if R else np.full(len(mc_result.variables), np.nan)
-        std = null.std(axis=0, ddof=1) if R > 1 else np.full(len(mc_result.variables), np.nan)
+        s = mc_result.summary()
         return pd.DataFrame({
-            "variable": list(mc_result.variables), "observed": mc_result.observed,
-            "null mean": mean, "null std": std,
-            "null mean \u00b1 std": [pm(m, s) for m, s in zip(mean, std)],
-            "null q95": mc_result.null_quantile(0.95), "p-value": mc_result.p_values, "R": R,
+            "variable": s["variable"], "observed": s["observed"], "null mean": s["mean"],
+            "null std": s["std"],
+            "null mean \u00b1 std": [pm(m, sd) for m, sd in zip(s["mean"], s["std"])],
+            "null q95": s["q95"], "p-value": s["p_value"], "R": s["R"],
         })
     s = mc_result.summary()
     relevance = ["" if r is None else ("relevant" if r else "irrelevant")
