@@ -16,7 +16,7 @@ from pages._ui.page_frame import page_frame, table_style
 from pages._ui.params import Context, Param, ParamSet, seed_param
 from pages._ui.view import JobView, context_for
 from varimp_core.serialize import to_jsonable
-from varimp_core.studies.distributions import importance_distribution
+from varimp_core.studies.distributions import MAX_FITTED, importance_distribution
 from varimp_core.studies.montecarlo import default_sweep_values, sweep, sweep_statistics
 
 dash.register_page(__name__, path="/distributions", name="Distributions", order=7,
@@ -59,7 +59,7 @@ def run_study(s, data: DataChoice, n, progress) -> dict:
     dist = importance_distribution(
         data["problem"] if fresh else studies.sample_of(data, n, seed), mode=mode,
         n_replicates=s["n_replicates"], n_samples=n, random_state=seed,
-        max_fitted=draw.MAX_FITTED, mapper=fanout.replicate_mapper() if fresh else None,
+        max_fitted=MAX_FITTED, mapper=fanout.replicate_mapper() if fresh else None,
         **draw.forest_options(s, progress, what))
     if mode != "permutation":  # the figures need no population: a smaller cache entry
         dist = dataclasses.replace(dist, result=dataclasses.replace(dist.result, population=None))

@@ -7,10 +7,12 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from varimp_core.data.prepare import prepare_problem
 from varimp_core.problems.registry import get_problem
-from varimp_core.studies.distributions import ImportanceDistribution, importance_distribution
+from varimp_core.studies.distributions import (ImportanceDistribution, histogram_edges,
+                                               histogram_panels, importance_distribution)
 from varimp_core.studies.fits import fit_laws
 from varimp_core.studies.montecarlo import monte_carlo
 from varimp_core.studies.nulls import permutation_null, plugin_bias_overlay
@@ -56,6 +58,8 @@ def test_a_stopped_run_is_partial_and_results_round_trip(sample):
         back = ImportanceDistribution.from_dict(json.loads(json.dumps(d.to_dict())))
         assert type(back.result) is type(d.result) and back.mode == d.mode
         pd.testing.assert_frame_equal(back.fits, d.fits)
+        pd.testing.assert_frame_equal(back.panels.bins, d.panels.bins)
+        pd.testing.assert_frame_equal(back.panels.curves, d.panels.curves)
 
 
 def test_the_source_must_fit_the_mode(sample):
@@ -65,3 +69,51 @@ def test_the_source_must_fit_the_mode(sample):
         importance_distribution(sample, n_replicates=2)
     with pytest.raises(ValueError, match="mode must be one of"):
         importance_distribution(sample, mode="jackknife", n_replicates=2)
+
+
+# -- what the histograms draw ---------------------------------------------------------------
+def test_histogram_edges_follow_the_square_root_rule_and_hold_every_value():
+    rng = np.random.default_rng(0)
+    for R, bins in [(4, 5), (100, 10), (101, 11), (10_000, 40)]:   # ceil(sqrt(R)) in [5, 40]
+        x = rng.normal(size=R)
+        edges = histogram_edges(x)
+        assert len(edges) == bins + 1
+        np.testing.assert_allclose(np.diff(edges), np.diff(edges)[0], rtol=1e-9)
+        assert edges[0] == x.min() and x.max() < edges[-1]     # half-open bins hold the max
+    # a constant column (e.g. all zeros) still gets one bin around its value
+    edges = histogram_edges(np.zeros(6))
+    assert len(edges) == 2 and edges[0] < 0 < edges[1]
+
+
+def test_histogram_panels_count_every_value_once_and_evaluate_the_fitted_laws():
+    mc = monte_carlo(XOR, n_replicates=30, n_samples=200, **RUN)
+    fits = fit_laws(mc.replicates, mc.variables)
+    panels = histogram_panels(mc, fits, max_panels=3, n_points=40)
+    assert panels.variables == ["X1", "X2", "X3"]
+    for v in panels.variables:
+        x = mc.replicates[:, mc.variables.index(v)]
+        b = panels.bins[panels.bins["variable"] == v]
+        # brute force: the values in [left, right), and a density whose bars have area 1
+        counts = [int(((x >= lo) & (x < hi)).sum()) for lo, hi in zip(b["left"], b["right"])]
+        assert b["count"].tolist() == counts and sum(counts) == 30
+        np.testing.assert_allclose(b["density"], np.asarray(counts) / (30 * (b["right"] -
+                                                                             b["left"])))
+        np.testing.assert_allclose((b["density"] * (b["right"] - b["left"])).sum(), 1.0)
+        bins = panels.xbins(v)
+        assert bins["start"] == b["left"].iloc[0] and bins["end"] == b["right"].iloc[-1]
+        for law, d in panels.curves[panels.curves["variable"] == v].groupby("distribution"):
+            row = fits[(fits["variable"] == v) & (fits["distribution"] == law)].iloc[0]
+            pdf = stats.chi2(row["df"], scale=row["scale"]).pdf if law == "chi2" else \
+                stats.norm(row["mean"], row["std"]).pdf
+            assert len(d) == 40 and d["x"].min() <= x.min() and d["x"].max() >= x.max()
+            np.testing.assert_allclose(d["density"], pdf(d["x"].to_numpy()), rtol=1e-12)
+        heights = [*b["density"], *panels.curves.loc[panels.curves["variable"] == v, "density"]]
+        assert panels.peak(v) == max(heights)
+    assert set(panels.curves["variable"]) == {"X1", "X2", "X3"}     # X4 is not shown
+    assert histogram_panels(mc).curves.empty                     # no fits: bars only
+
+
+def test_a_run_stopped_before_any_replicate_has_no_bins():
+    stopped = importance_distribution(XOR, n_replicates=6, n_samples=100, chunk_size=2,
+                                      should_stop=lambda: True, **RUN)
+    assert stopped.panels.bins.empty and stopped.panels.curves.empty

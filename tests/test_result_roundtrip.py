@@ -76,6 +76,9 @@ def test_monte_carlo_permutation_null_and_fits(xor):
     _roundtrip(null)
     _roundtrip(fit_scaled_chi2(mc.replicates[:, 2] + 1e-3))
     _roundtrip(fit_normal(mc.replicates[:, 0]))
+    dist = _roundtrip(vc.importance_distribution("xor:irrelevant=1", n_replicates=5,
+                                                 n_samples=100, n_estimators=3))
+    _roundtrip(dist.panels)
 
 
 def test_study_and_selection_results():

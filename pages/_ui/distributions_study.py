@@ -16,8 +16,8 @@ from typing import Any, Mapping
 from dash import html
 
 from varimp_core.data.csvfile import env_limit
-from varimp_core.plots.distributions import (MAX_PANELS, MAX_VIOLINS, make_distribution_figure,
-                                             make_summary_table_frame, make_sweep_figure)
+from varimp_core.plots.distributions import (make_distribution_figure, make_summary_table_frame,
+                                             make_sweep_figure)
 from varimp_core.plots.distributions_captions import (distribution_csv_frame,
                                                       distribution_sentences, fit_table_frame,
                                                       sweep_note)
@@ -82,10 +82,6 @@ def parse_values(text, parameter: str, *, p: int | None = None) -> list:
 
 
 # -- checks, computing and drawing ---------------------------------------------------------
-#: Variables that get fitted laws (the first ones): each fit runs a KS test.
-MAX_FITTED = 60
-
-
 def forest_options(s, progress, what: str) -> dict:
     return dict(method=s["method"], n_estimators=s["n_estimators"],
                 max_features=s["max_features"], max_depth=s["max_depth"],
@@ -178,16 +174,11 @@ def render(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) -> tu
     done = result.null.shape[0] if isinstance(result, PermutationNull) else result.n_replicates
     if dist.partial and not done:
         raise ValueError("Cancelled before any replicate finished.")
-    figure = make_distribution_figure(result, dist.fits, overlay=dist.overlay, kind=kind)
+    figure = make_distribution_figure(result, dist.panels, overlay=dist.overlay, kind=kind)
     sentences = distribution_sentences(
         dist, data_name=data["problem"] if not data.is_upload else (data["file"] or "the upload"),
         method=settings["method"], n_estimators=settings["n_estimators"], kind=kind,
         max_features=settings["max_features"], max_depth=settings["max_depth"])
-    p = len(result.variables)
-    if p > MAX_FITTED:
-        sentences.append(f"Laws are fitted to the first {MAX_FITTED} of the {p} variables; "
-                         f"the histograms show the first {MAX_PANELS}, the violins the first "
-                         f"{MAX_VIOLINS}; the table has them all.")
     note = (f"Partial result: cancelled after {done:,} of {result.n_requested:,} replicates."
             if dist.partial else "")
     return (figure, *summary_table(result), *frame_table(fit_table_frame(dist.fits),
