@@ -16,7 +16,8 @@ from pages._ui.page_frame import page_frame, table_style
 from pages._ui.params import Context, Param, ParamSet, seed_param
 from pages._ui.view import JobView, context_for
 from varimp_core.serialize import to_jsonable
-from varimp_core.studies.distributions import MAX_FITTED, importance_distribution
+from varimp_core.studies.distributions import (MAX_FITTED, check_sweep, check_tree_budget,
+                                               importance_distribution, sweep_trees)
 from varimp_core.studies.montecarlo import default_sweep_values, sweep, sweep_statistics
 
 dash.register_page(__name__, path="/distributions", name="Distributions", order=7,
@@ -81,11 +82,11 @@ def compute_sweep(settings, data: DataChoice, progress, data_store=None, **run_v
     run = RUN.settings({**run_values, "view": "histogram"}, context_for(data, data_store))
     del run["view"]
     n = draw.replicate_rows(run, data)
-    draw.check_sweep(parameter, data, run["mode"])
+    check_sweep(parameter, run["mode"], draw.problem_options(data))
     values = draw.parse_values(settings["values"], parameter, p=data.n_features())
     R = run.pop("n_replicates")
-    draw.check_budget(R * sum(values) if parameter == "n_estimators" else
-                      R * run["n_estimators"] * len(values))
+    check_tree_budget(sweep_trees(parameter, values, n_replicates=R,
+                                  n_estimators=run["n_estimators"]), draw.cap("total"))
 
     def study() -> dict:
         kwargs = draw.forest_options({**run, "n_replicates": R}, progress, "replicates")

@@ -11,8 +11,10 @@ from scipy import stats
 
 from varimp_core.data.prepare import prepare_problem
 from varimp_core.problems.registry import get_problem
-from varimp_core.studies.distributions import (ImportanceDistribution, histogram_edges,
-                                               histogram_panels, importance_distribution)
+from varimp_core.studies.distributions import (ImportanceDistribution, check_sweep,
+                                               check_tree_budget, histogram_edges,
+                                               histogram_panels, importance_distribution,
+                                               replicate_rows, sweep_refusal, sweep_trees)
 from varimp_core.studies.fits import fit_laws
 from varimp_core.studies.montecarlo import monte_carlo
 from varimp_core.studies.nulls import permutation_null, plugin_bias_overlay
@@ -117,3 +119,31 @@ def test_a_run_stopped_before_any_replicate_has_no_bins():
     stopped = importance_distribution(XOR, n_replicates=6, n_samples=100, chunk_size=2,
                                       should_stop=lambda: True, **RUN)
     assert stopped.panels.bins.empty and stopped.panels.curves.empty
+
+
+# -- what a study can run -----------------------------------------------------------------
+def test_which_runs_and_sweeps_a_study_refuses_with_a_sentence():
+    with pytest.raises(ValueError, match="Fresh samples need a built-in problem"):
+        replicate_rows("samples", 100, has_generator=False, exact=False)
+    with pytest.raises(ValueError, match="Enter the sample size N"):
+        replicate_rows("bootstrap", None, has_generator=True, exact=True)
+    assert replicate_rows("bootstrap", None, has_generator=False, exact=False) is None
+    assert replicate_rows("permutation", 300, has_generator=True, exact=False) is None
+    assert replicate_rows("permutation", 300, has_generator=True, exact=True) == 300
+    assert sweep_refusal("n_estimators", "bootstrap") is None
+    assert sweep_refusal("noise", "samples", {"noise"}) is None
+    assert "permutation" in sweep_refusal("n_estimators", "permutation")
+    assert "fresh samples" in sweep_refusal("noise", "bootstrap", {"noise"})
+    with pytest.raises(ValueError, match="switch the replicates"):
+        check_sweep("n_samples", "permutation")
+    with pytest.raises(ValueError, match="needs fresh samples"):
+        check_sweep("irrelevant", "samples", {"noise"})
+    with pytest.raises(ValueError, match="must be one of"):
+        check_sweep("colour", "samples")
+    # R = 10: a sweep of T over 1, 10, 50 grows 10 x 61 trees; of N over 3 values at T = 5,
+    # 10 x 5 x 3
+    assert sweep_trees("n_estimators", [1, 10, 50], n_replicates=10, n_estimators=7) == 610
+    assert sweep_trees("n_samples", [50, 200, 1000], n_replicates=10, n_estimators=5) == 150
+    check_tree_budget(500, 500)
+    with pytest.raises(ValueError, match="501 trees, more than the limit of 500"):
+        check_tree_budget(501, 500)

@@ -33,16 +33,23 @@ import pandas as pd
 from varimp_core.problems.registry import Problem
 from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict
 from varimp_core.studies.fits import density_curves, fit_laws
-from varimp_core.studies.montecarlo import MonteCarloResult, monte_carlo
+from varimp_core.studies.montecarlo import (SWEEP_PARAMETERS, MonteCarloResult,
+                                            default_sweep_values, monte_carlo,
+                                            parameter_label, parse_sweep_values)
 from varimp_core.studies.nulls import PermutationNull, permutation_null, plugin_bias_overlay
 
 __all__ = ["MODES", "MAX_FITTED", "MAX_PANELS", "MAX_VIOLINS", "HistogramPanels", "samples_of",
            "histogram_edges", "histogram_panels", "ImportanceDistribution",
-           "importance_distribution"]
+           "importance_distribution", "MODE_LABELS", "replicate_rows", "sweep_refusal",
+           "check_sweep", "check_tree_budget", "sweep_trees", "link_sweep_values"]
 
 #: The replicates of a study: fresh samples of a problem, bootstrap replicates of a table,
 #: or the table with its target permuted.
 MODES = ("samples", "bootstrap", "permutation")
+#: Each kind of replicates, in words.
+MODE_LABELS = {"samples": "Fresh samples of the problem",
+               "bootstrap": "Bootstrap replicates of the data",
+               "permutation": "Permutation null (Y shuffled)"}
 #: Variables that get fitted laws on the dashboard (the first ones): each fit runs a KS test.
 MAX_FITTED = 60
 #: Histogram panels drawn at most (the first variables); violins go further.
@@ -302,3 +309,119 @@ def importance_distribution(source, *, mode: str = "samples", n_replicates: int 
     panels = histogram_panels(result, fits, max_panels=max_panels)
     return ImportanceDistribution(result, fits, panels, overlay, mode, n_samples,
                                   bool(result.cancelled))
+
+
+# -- what a study can run -----------------------------------------------------------------
+def replicate_rows(mode: str, n_samples: int | None, *, has_generator: bool,
+                   exact: bool) -> int | None:
+    """N of each replicate data set (None: the table's own size), checked against the mode.
+
+    Parameters
+    ----------
+    mode : {"samples", "bootstrap", "permutation"}
+    n_samples : int or None
+        The N asked (None: blank).
+    has_generator : bool
+        The data is a built-in problem that draws fresh samples.
+    exact : bool
+        The data is an exact distribution: every kind of replicates draws N rows of it first.
+
+    Returns
+    -------
+    int or None
+        None for a permutation null of a table, which runs on the table as it is.
+
+    Raises
+    ------
+    ValueError
+        Fresh samples of data without a generator, or no N where rows are drawn.
+
+    Examples
+    --------
+    >>> replicate_rows("permutation", 500, has_generator=False, exact=False) is None
+    True
+    """
+    if mode == "samples" and not has_generator:
+        raise ValueError("Fresh samples need a built-in problem with a generator (XOR, SYM, "
+                         "LED, Madelon, Strobl); use bootstrap replicates for this data.")
+    drawn = mode == "samples" or exact
+    if n_samples is None and drawn:
+        raise ValueError("Enter the sample size N: each data set is drawn from the problem's "
+                         "distribution.")
+    return n_samples if drawn or mode != "permutation" else None
+
+
+def sweep_refusal(parameter: str, mode: str, problem_options=()) -> str | None:
+    """Why ``parameter`` cannot be swept with ``mode`` replicates, or None when it can.
+
+    A sweep repeats Monte Carlo runs (:func:`~varimp_core.studies.montecarlo.sweep`),
+    never a permutation null; the number of irrelevant variables and the
+    output noise change the problem itself, so they need fresh samples of a
+    problem that has that option (``problem_options``).
+    """
+    if mode == "permutation":
+        return "not with a permutation null"
+    if parameter in ("irrelevant", "noise") and (mode != "samples"
+                                                 or parameter not in problem_options):
+        return "needs fresh samples of a problem with this option"
+    return None
+
+
+def check_sweep(parameter: str, mode: str, problem_options=()) -> None:
+    """Raise a sentence when ``parameter`` cannot be swept (:func:`sweep_refusal`)."""
+    if parameter not in SWEEP_PARAMETERS:
+        raise ValueError(f"The swept parameter must be one of {', '.join(SWEEP_PARAMETERS)}, "
+                         f"not {parameter!r}.")
+    if sweep_refusal(parameter, mode, problem_options) is None:
+        return
+    raise ValueError("Sweeps repeat Monte Carlo runs, not a permutation null; switch the "
+                     "replicates to fresh samples or bootstrap to sweep."
+                     if mode == "permutation" else f"Sweeping {parameter_label(parameter)} "
+                     "needs fresh samples of a problem that has this option.")
+
+
+def sweep_trees(parameter: str, values, *, n_replicates: int, n_estimators: int) -> int:
+    """Trees a sweep grows: R x T summed over its values (T is the value in a sweep of T)."""
+    if parameter == "n_estimators":
+        return n_replicates * sum(int(v) for v in values)
+    return n_replicates * n_estimators * len(values)
+
+
+def check_tree_budget(trees: int, limit: int) -> None:
+    """Raise a sentence when a run or sweep would grow more than ``limit`` trees."""
+    if trees > limit:
+        raise ValueError(f"This would grow {trees:,} trees, more than the limit of {limit:,} "
+                         "(VARIMP_MAX_MC_TOTAL_TREES); lower R, T or the sweep values.")
+
+
+def link_sweep_values(text, parameter: str, *, p: int | None = None,
+                      **caps) -> tuple[str, list[str]]:
+    """The sweep values of a shared link, normalised, else the defaults and a note why.
+
+    Parameters
+    ----------
+    text : str or None
+        The link's values (None or blank: the defaults, without a note).
+    parameter : str
+        The swept parameter, or ``"none"``.
+    p : int, optional
+        The number of inputs (K's upper bound).
+    **caps
+        ``max_values``, ``max_samples``, ``max_trees`` of
+        :func:`~varimp_core.studies.montecarlo.parse_sweep_values`.
+
+    Examples
+    --------
+    >>> link_sweep_values("50 1 10", "n_estimators")
+    ('1,10,50', [])
+    >>> values, notes = link_sweep_values("0", "n_estimators")
+    >>> values, notes[0].startswith("The link's sweep values were ignored")
+    ('1,10,50', True)
+    """
+    if parameter == "none" or not text:
+        return default_sweep_values(parameter, p), []
+    try:
+        return ",".join(f"{v:g}" for v in parse_sweep_values(text, parameter, p=p, **caps)), []
+    except ValueError as exc:
+        return default_sweep_values(parameter, p), [f"The link's sweep values were ignored: "
+                                                    f"{exc} Using the defaults."]
