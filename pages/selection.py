@@ -12,7 +12,9 @@ from pages._ui.datachoice import DataChoice
 from pages._ui.page_frame import page_frame, table_style
 from pages._ui.params import Context, Param, ParamSet, seed_param
 from pages._ui.view import JobView
+from varimp_core.plots.selection_captions import RS_NOTE
 from varimp_core.studies.nulls import permutation_null
+from varimp_core.studies.rs_srs import SOURCES
 
 dash.register_page(__name__, path="/selection", name="Selection", order=8,
                    title="varimp \u2014 Selection")
@@ -35,7 +37,7 @@ NULLS = ParamSet(NULL, [
 ])
 RSS = ParamSet(RS, [
     Param("source", "Problem", "choice", "480", key="rs", control="dropdown",
-          choices=[(c, study.RS_LABELS[c]) for c in study.RS_CHOICES], what="RS/SRS problem"),
+          choices=list(SOURCES.items()), what="RS/SRS problem"),
     Param("subspace_size", "q", default=50, key="q", low=1, what="subspace size q"),
     Param("alpha", "\u03b1", "float", 0.5, low=0, high=1, step="any",
           what="share \u03b1 of the subspace"),
@@ -177,7 +179,7 @@ def layout(vi_data=None, **query):
                                      "sel-download-pvalues"))),
             ui.card("3. Random Subspace against Sequential Random Subspace",
                     *RS_VIEW.status(), html.Div(id="sel-rs-partial", className="vi-hidden"),
-                    html.P(study.HONEST_NOTE, className="vi-notes", id="sel-rs-honest"),
+                    html.P(RS_NOTE, className="vi-notes", id="sel-rs-honest"),
                     studies.graph("sel-rs-graph", "selection"),
                     html.Div(id="sel-rs-text", className="vi-description"), f["rs-show"],
                     studies.graph("sel-rs-selected-graph", "selection"),
