@@ -9,7 +9,8 @@ from dash import (ALL, Input, Output, State, callback, clientside_callback, ctx,
 from pages._ui import controls as ui
 from pages._ui import datasource, jobs, limits, state
 from pages._ui import dataviews as draw
-from pages._ui.page_frame import page_frame
+from pages._ui.datachoice import DataChoice
+from pages._ui.page_frame import page_frame, register_data_label
 from pages._ui.params import Context
 from pages._ui.view import JobView
 from varimp_core.data.csvfile import upload_rule
@@ -54,6 +55,7 @@ VIEW = JobView(PREFIX, PARAMS, compute=draw.compute, render=render, data_store=N
                query_store="data-query", url=url, what="The summary", instant=no_file_yet,
                disable=["data-fieldset", "data-problem", "data-target", "data-upload"])
 VIEW.register()
+register_data_label(PREFIX, "data-choice")
 state.register_url_sync(PREFIX)
 
 
@@ -116,6 +118,7 @@ def layout(vi_data=None, **query):
         ui.card("Binning", f["bins"])])
     return page_frame(
         PREFIX, title="Data", notes=notes,
+        data_label="no table yet" if choose_file else DataChoice.from_params(params).label(),
         lead="Pick a built-in problem with a known distribution, or upload a table. "
              "Every other page uses the data chosen here.",
         stores=[state.query_store(PREFIX, datasource.data_query(params)),

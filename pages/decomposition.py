@@ -15,6 +15,7 @@ from pages._ui.page_frame import (download_button, download_note, figure_config,
 from pages._ui.params import Context, Param, ParamSet
 from pages._ui.view import JobView, context_for
 from varimp_core.exact.eqn3 import conditional_terms
+from varimp_core.serialize import to_jsonable
 from varimp_core.plots.decomposition import pair_height
 
 dash.register_page(__name__, path="/decomposition", name="Decomposition", order=2,
@@ -53,9 +54,6 @@ def compute(settings, data: DataChoice, progress, cell=None) -> dict:
                          f"{most} inputs on this server; this data has {p}. Choose data with "
                          "fewer inputs on the Data page.")
     K, depth, sem = settings["max_features"], settings["max_depth"], settings["k_semantics"]
-    if K > p:
-        raise ValueError(f"K must be a whole number from 1 to {p} (this data has {p} inputs), "
-                         f"got {K}.")
     runs = {"k1": (1, None, "id3"), "k": (K, None, sem)}
     if depth is not None:
         runs.update(k1_depth=(1, depth, "id3"), k_depth=(K, depth, sem))
@@ -85,11 +83,8 @@ def cell_terms(data: DataChoice, load, variables, cell, progress) -> dict:
                          "click a cell of the heatmap.")
     progress(0, 1, f"Terms of {var} at k = {degree}\u2026")
 
-    def terms():
-        df = conditional_terms(load().table, var, degree)
-        return {c: df[c].tolist() for c in df.columns}
-
-    return cache.get_or_compute(cache.key_for("eqn3-terms", data.as_dict, var, degree), terms)
+    return cache.get_or_compute(cache.key_for("eqn3-terms-frame", data.as_dict, var, degree),
+                                lambda: to_jsonable(conditional_terms(load().table, var, degree)))
 
 
 def render(out, settings, data, cell=None):
@@ -113,6 +108,7 @@ def url(settings, data: DataChoice, cell=None) -> str:
 
 
 VIEW = JobView(PREFIX, PARAMS, compute=compute, render=render, data_store="decomp-data",
+               namespace="decomposition",  # its terms: to_jsonable, not the old lists
                extra=[("cell", Input("decomp-cell", "data"))],
                outputs=[("decomp-graph", "figure"), ("decomp-graph", "style"),
                         ("decomp-totals", "columns"), ("decomp-totals", "data"),
@@ -146,16 +142,14 @@ def layout(vi_data=None, **query):
     settings = html.Fieldset(id="decomp-fieldset", className="vi-fieldset", children=[
         ui.card("Trees", *PARAMS.fields(values, ctx))])
     return page_frame(
-        PREFIX, title="Decomposition", notes=notes + more, data_label=data.label(),
+        PREFIX, title="Decomposition", notes=notes + more, data=data, query=data.query(),
+        download=True,
         lead="Each importance split by the degree k of interaction: the size of the "
              "conditioning set B (Figure 2 of Louppe et al. 2013). Left: totally randomized "
              "trees (K = 1), where every term of Eqn 3 counts with its weight. Right: the "
              "chosen K, where masking moves importance between cells. Both use one colour "
              "scale, in bits. Click a cell to list its conditioning sets.",
-        stores=[state.query_store(PREFIX, data.query()),
-                dcc.Store(id="decomp-data", data=data.to_store()),
-                dcc.Store(id="decomp-cell", data=cell), *VIEW.stores(),
-                dcc.Download(id="decomp-download")],
+        stores=[dcc.Store(id="decomp-cell", data=cell), *VIEW.stores()],
         controls=settings, status=[*VIEW.status(), download_note(PREFIX)],
         content=[
             ui.card("By degree k",

@@ -189,15 +189,15 @@ def layout(vi_data=None, **query):
         f[name].children[1].searchable = True
     f["label"].className = "vi-field vi-hidden"  # shown for a classification target
     return page_frame(
-        PREFIX, title="Dependence", notes=st["notes"], data_label=st["page"].label(),
+        PREFIX, title="Dependence", notes=st["notes"], data=st["page"], data_store=st["store"],
+        query=st["query"], download=True,
         lead="Two different answers to \u201chow do the predictions depend on this "
              "variable?\u201d. Friedman's partial dependence sets the variable to each grid "
              "value in every row and averages the forest's answers (ICE lines: one row "
              "each), so it also asks about rows that never occur. Ciss's dependence over "
              "responses sets nothing: it plots the observed values against the forest's "
              "predictions, for the observations where the variable is locally important.",
-        stores=[state.query_store(PREFIX, st["query"]), dcc.Store(id="dep-data", data=st["store"]),
-                dcc.Store(id="dep-current"), *VIEW.stores(), dcc.Download(id="dep-download")],
+        stores=[dcc.Store(id="dep-current"), *VIEW.stores()],
         controls=[
             html.Fieldset([ui.card("Variables", f["feature"], f["feature2"]),
                            ui.card("Partial dependence", f["grid_resolution"], f["percentiles"],

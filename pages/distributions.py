@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import dash
-from dash import Input, Output, State, callback, dash_table, dcc, html, no_update
+from dash import Input, Output, State, callback, dash_table, html, no_update
 
 from pages._ui import controls as ui
 from pages._ui import distributions_study as draw
@@ -13,10 +13,11 @@ from pages._ui import common, state, studies
 from varimp_core.studies import fanout
 from pages._ui.datachoice import DataChoice
 from pages._ui.page_frame import page_frame, table_style
-from pages._ui.params import Context, Param, ParamSet, sentence
+from pages._ui.params import Context, Param, ParamSet, seed_param
 from pages._ui.view import JobView, context_for
 from varimp_core.serialize import to_jsonable
-from varimp_core.studies.distributions import importance_distribution
+from varimp_core.studies.distributions import (MAX_FITTED, check_sweep, check_tree_budget,
+                                               importance_distribution, sweep_trees)
 from varimp_core.studies.montecarlo import default_sweep_values, sweep, sweep_statistics
 
 dash.register_page(__name__, path="/distributions", name="Distributions", order=7,
@@ -36,7 +37,7 @@ RUN = ParamSet(PREFIX, [
     Param("max_features", "K", default=1, key="K", low=1, high=lambda c: c.p or 100_000),
     Param("max_depth", "Max depth", default=None, key="depth", low=1, blank="full",
           what="maximum depth"),
-    Param("random_state", "Seed", default=0, key="mc_seed", low=0, high=2**32 - 1),
+    seed_param("mc_seed"),
     Param("view", "View", "choice", "histogram",
           choices=[("histogram", "Histograms with fits"), ("violin", "Violins")]),
 ])
@@ -59,7 +60,7 @@ def run_study(s, data: DataChoice, n, progress) -> dict:
     dist = importance_distribution(
         data["problem"] if fresh else studies.sample_of(data, n, seed), mode=mode,
         n_replicates=s["n_replicates"], n_samples=n, random_state=seed,
-        max_fitted=draw.MAX_FITTED, mapper=fanout.replicate_mapper() if fresh else None,
+        max_fitted=MAX_FITTED, mapper=fanout.replicate_mapper() if fresh else None,
         **draw.forest_options(s, progress, what))
     if mode != "permutation":  # the figures need no population: a smaller cache entry
         dist = dataclasses.replace(dist, result=dataclasses.replace(dist.result, population=None))
@@ -81,11 +82,11 @@ def compute_sweep(settings, data: DataChoice, progress, data_store=None, **run_v
     run = RUN.settings({**run_values, "view": "histogram"}, context_for(data, data_store))
     del run["view"]
     n = draw.replicate_rows(run, data)
-    draw.check_sweep(parameter, data, run["mode"])
+    check_sweep(parameter, run["mode"], draw.problem_options(data))
     values = draw.parse_values(settings["values"], parameter, p=data.n_features())
     R = run.pop("n_replicates")
-    draw.check_budget(R * sum(values) if parameter == "n_estimators" else
-                      R * run["n_estimators"] * len(values))
+    check_tree_budget(sweep_trees(parameter, values, n_replicates=R,
+                                  n_estimators=run["n_estimators"]), draw.cap("total"))
 
     def study() -> dict:
         kwargs = draw.forest_options({**run, "n_replicates": R}, progress, "replicates")
@@ -120,8 +121,6 @@ SWEEP_VIEW = JobView(SWEEP, SWEEPS, compute=compute_sweep, render=draw.render_sw
                      disable=["dist-sweep-fieldset", "dist-sweep-download"])
 VIEW.register()
 SWEEP_VIEW.register()
-studies.register_url("dist-query", "dist-data", RUN, SWEEPS)
-studies.register_data_label(PREFIX)
 state.register_url_sync(PREFIX)
 
 
@@ -164,11 +163,9 @@ def layout(vi_data=None, **query):
                  **table_style(("variable", "relevance", "Variable", "Relevance", "Law",
                                 "Parameters"), wrap=True))
     controls = [html.Fieldset(id="dist-fieldset", className="vi-fieldset", children=[
-        ui.card("Data", ui.field("Problem", dcc.Dropdown(
-            id="dist-problem", options=studies.problem_options(data), clearable=False,
-            value="upload" if data.is_upload else data["problem"], searchable=True,
-            className="vi-dropdown")), html.P(draw.description(data), id="dist-problem-help",
-                                              className="vi-help"), f["mode"]),
+        ui.card("Data", studies.problem_field(PREFIX, data),
+                html.P(draw.description(data), id="dist-problem-help", className="vi-help"),
+                f["mode"]),
         ui.card("Forests", f["method"], row(f["n_replicates"], f["n_samples"]),
                 row(f["n_estimators"], f["max_features"]),
                 row(f["max_depth"], f["random_state"]),
@@ -179,7 +176,7 @@ def layout(vi_data=None, **query):
         ui.card("Sweep", html.Fieldset(id="dist-sweep-fieldset", className="vi-fieldset",
                                        children=[f["parameter"], f["values"]]))]
     return page_frame(
-        PREFIX, title="Distributions", notes=notes + more, data_label=data.label(),
+        PREFIX, title="Distributions", notes=notes + more, data_label=data.label(), download=True,
         controls=controls,
         lead="One forest on one data set gives one number per variable; another data set, or "
              "other trees, give another. Here R data sets are drawn, a forest is grown on "
@@ -188,9 +185,7 @@ def layout(vi_data=None, **query):
              "\u03c7\u00b2 law for irrelevant variables and a normal law for relevant ones, "
              "the plug-in bias that lifts irrelevant variables above zero (Geurts 2016), and "
              "how all of it moves when one setting is swept.",
-        stores=[dcc.Store(id="dist-query"), dcc.Store(id="dist-base", data=data.to_store()),
-                dcc.Store(id="dist-data", data=data.to_store()), *VIEW.stores(),
-                *SWEEP_VIEW.stores(), dcc.Download(id="dist-download")],
+        stores=[*studies.stores(PREFIX, data), *VIEW.stores(), *SWEEP_VIEW.stores()],
         status=[*VIEW.status(), html.Div(id="dist-partial", className="vi-hidden")],
         content=[
             ui.card("Importance over the replicates", f["view"],
@@ -215,25 +210,22 @@ def layout(vi_data=None, **query):
         ])
 
 
-@callback(Output("dist-data", "data"), Output(RUN.id("mode"), "options"),
-          Output(RUN.id("mode"), "value"), Output("dist-problem-help", "children"),
-          Output(RUN.id("n_samples"), "placeholder"), Output(SWEEPS.id("parameter"), "options"),
-          Output(SWEEPS.id("parameter"), "value"), Input("dist-problem", "value"),
-          Input(RUN.id("mode"), "value"), State("dist-base", "data"),
-          State(SWEEPS.id("parameter"), "value"), prevent_initial_call=True)
-def choose_data(problem, mode, base, parameter):
-    """The problem's data (the views rerun on it), and the controls that depend on it."""
-    try:
-        data = studies.choose_data(problem, DataChoice.from_store(base))
-    except ValueError as exc:  # the views keep the data they show; the sentence says why
-        return (no_update,) * 3 + (sentence(str(exc)) + " The page still shows the previous "
-                                   "data.",) + (no_update,) * 3
+def follow_data(data: DataChoice, mode, parameter) -> tuple:
+    """The controls that depend on the chosen data (and on the replicate kind)."""
     modes = draw.mode_options(data)
     mode = mode if mode in draw.allowed(modes) else draw.default_mode(data)
     sweeps = draw.sweep_options(data, mode)
     drawn = mode == "samples" or studies.is_exact(data)
-    return (data.to_store(), modes, mode, draw.description(data), "" if drawn else "all rows",
-            sweeps, no_update if parameter in draw.allowed(sweeps) else "none")
+    return (modes, mode, draw.description(data), "" if drawn else "all rows", sweeps,
+            no_update if parameter in draw.allowed(sweeps) else "none")
+
+
+choose_data = studies.register_data(
+    PREFIX, PREFIX, RUN, SWEEPS, follow=follow_data, outputs=[
+        Output(RUN.id("mode"), "options"), Output(RUN.id("mode"), "value"),
+        Output("dist-problem-help", "children"), Output(RUN.id("n_samples"), "placeholder"),
+        Output(SWEEPS.id("parameter"), "options"), Output(SWEEPS.id("parameter"), "value")],
+    inputs=[Input(RUN.id("mode"), "value"), State(SWEEPS.id("parameter"), "value")])
 
 
 @callback(Output(SWEEPS.id("values"), "value"), Input(SWEEPS.id("parameter"), "value"),

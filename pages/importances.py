@@ -85,9 +85,6 @@ def compute(settings, data: DataChoice, progress) -> dict:
     p = data.n_features()
     p = load().table.n_features if p is None else p
     method, most = settings["method"], limits.max_exact_features()
-    if settings["max_features"] > p:
-        raise ValueError(f"K must be a whole number from 1 to {p} (this data has {p} inputs), "
-                         f"not {settings['max_features']}.")
     if method == "exact" and p > most:
         raise ValueError(f"The exact method accepts at most {most} input variables on this "
                          f"server and this data has {p}; choose a sampled method.")

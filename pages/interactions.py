@@ -82,15 +82,14 @@ def layout(vi_data=None, **query):
     view_card = ui.card("View", f["min_share"], f["label"], html.Div(
         [f["direction"], f["threshold"]], id=f"{PREFIX}-threshold-field", className="vi-hidden"))
     return page_frame(
-        PREFIX, title="Interactions", notes=st["notes"], data_label=st["page"].label(),
+        PREFIX, title="Interactions", notes=st["notes"], data=st["page"], data_store=st["store"],
+        query=page_query(st["store"], st["values"], st["values"]), download=True,
         lead="Ciss (2015) follows every observation down every tree and notes the variable "
              "of the node just above its leaf: the last question asked before the answer. "
              "Ranked by how many trees ask it, these give each observation a variable at "
              "position 1, 2, \u2026 Two variables interact when they come first and second "
              "for the same observation. No label is used, only the forest and the rows.",
-        stores=[state.query_store(PREFIX, page_query(st["store"], st["values"], st["values"])),
-                dcc.Store(id="inter-data", data=st["store"]), dcc.Store(id="inter-current"),
-                *VIEW.stores(), dcc.Download(id="inter-download")],
+        stores=[dcc.Store(id="inter-current"), *VIEW.stores()],
         controls=[html.Fieldset(forest.forest_cards(f), id=f"{PREFIX}-fieldset",
                                 className="vi-fieldset"), view_card],
         status=[*VIEW.status(), download_note(PREFIX)],

@@ -14,12 +14,14 @@ from dash import Input, Output, State, callback, dcc, html, no_update
 from pages._ui import controls as ui
 from pages._ui import limits, state
 from pages._ui import masking_study as study
-from pages._ui.masking_study import NO_COPY, build_table, full_spec, problem_context
+from pages._ui.masking_study import NO_COPY, build_table, masking_spec, problem_context
 from pages._ui.page_frame import page_frame
-from pages._ui.params import Context, Param, ParamSet
+from pages._ui.params import Context, Param, ParamSet, seed_param
 from pages._ui.view import JobView
 from varimp_core.problems.registry import get_problem
-from varimp_core.studies.masking import importance_vs_depth, importance_vs_k, sampled_vs_k
+from varimp_core.serialize import to_jsonable
+from varimp_core.studies.masking import masking_curves, sampled_vs_k
+from varimp_core.studies.masking_copy import MAX_IRRELEVANT
 
 dash.register_page(__name__, path="/masking", name="Masking", order=3,
                    title="varimp \u2014 Masking")
@@ -45,7 +47,7 @@ class MaskingParams(ParamSet):
 PARAMS = MaskingParams(PREFIX, [
     Param("problem", "Problem", "choice", "led", choices=study.problem_choices,
           control="dropdown"),
-    Param("irrelevant", "Irrelevant variables", default=0, low=0, high=study.MAX_IRRELEVANT,
+    Param("irrelevant", "Irrelevant variables", default=0, low=0, high=MAX_IRRELEVANT,
           control="slider", what="number of irrelevant variables",
           help="Independent fair bits appended to the inputs. At K=1 they change nothing "
                "(Theorem 5); at K>1 they damp masking."),
@@ -73,29 +75,23 @@ SAMPLED = ParamSet(PREFIX, [
           high=lambda c: limits.max_trees(MAX_TREES), what="number of trees",
           applies=lambda s: s.get("sampled"),
           help=lambda c: limits.at_most_help(limits.max_trees(MAX_TREES))),
-    Param("random_state", "Seed", default=0, key="tree_seed", low=0, high=2**32 - 1,
-          applies=lambda s: s.get("sampled")),
+    seed_param(applies=lambda s: s.get("sampled")),
 ])
 
 
 def _depth(s):
-    return None if s["max_depth"] == "full" else s["max_depth"]
+    return None if s.get("max_depth", "full") == "full" else s["max_depth"]
 
 
 def compute_exact(s, data, progress) -> dict:
     """Exact importances of every variable for every K (or every depth)."""
     table = build_table(s)
     progress(0, 1, f"Exact recursion over {table.n_features} variables\u2026")
-    if s["axis"] == "K":
-        df = importance_vs_k(table, max_depth=_depth(s), k_semantics=s["k_semantics"])
-    else:
-        df = importance_vs_depth(table, max_features=s["max_features"],
-                                 k_semantics=s["k_semantics"])
+    curves = masking_curves(table, x=s["axis"], max_depth=_depth(s), max_features=s.get(
+        "max_features", 1), k_semantics=s["k_semantics"],  # the copy of X5 is "X5'"
+        copy_name=None if s["copy"] == NO_COPY else s["copy"] + "'")
     progress(1, 1, "")
-    return {"records": {c: df[c].tolist() for c in df.columns}, "x": s["axis"],
-            "variables": list(table.variables), "information": df.attrs["information"],
-            "p": table.n_features,  # add_noisy_copy names the copy of X5 "X5'"
-            "copy_name": None if s["copy"] == NO_COPY else s["copy"] + "'"}
+    return curves.to_dict()
 
 
 def render_exact(out, s, data):
@@ -116,7 +112,7 @@ def compute_sampled(s, data, progress, exact=None) -> dict:
     df = sampled_vs_k(build_table(exact), n_estimators=s["n_estimators"],
                       random_state=s["random_state"], max_depth=_depth(exact),
                       k_semantics=exact["k_semantics"], progress=progress)
-    return {"exact": shown, "sampled": {c: df[c].tolist() for c in df.columns},
+    return {"exact": shown, "sampled": to_jsonable(df),
             "note": f"{s['n_estimators']:,} trees per K grown."}
 
 
@@ -127,6 +123,7 @@ def render_sampled(out, s, data, exact=None):
 
 
 EXACT = JobView(PREFIX, PARAMS, compute=compute_exact, render=render_exact, data_store=None,
+                namespace="masking-curves",  # MaskingCurves.to_dict, not the old records
                 outputs=[("masking-lines", "figure"), ("masking-bump", "figure"),
                          ("masking-delta", "figure"), ("masking-summary", "children"),
                          ("masking-exact", "data"), ("masking-table", "columns"),
@@ -175,7 +172,7 @@ def page_query(values) -> str | None:
                                                                  problem_context(values)))
         except ValueError:
             pass
-    settings.update(forests, problem=full_spec(settings["problem"], settings.pop("irrelevant")))
+    settings.update(forests, problem=masking_spec(settings["problem"], settings.pop("irrelevant")))
     kept = {n: v for n, v in settings.items()
             if n == "problem" or v != (PARAMS.by_name.get(n) or SAMPLED.by_name[n]).default}
     return "&".join(q for q in (PARAMS.query(kept), SAMPLED.query(kept)) if q)
@@ -205,7 +202,7 @@ def layout(vi_data=None, **query):
                 html.P(id="masking-forests-note", className="vi-help"), *FORESTS.status(),
                 *study.forests_download())]
     return page_frame(
-        PREFIX, title="Masking", notes=notes,
+        PREFIX, title="Masking", notes=notes, data_label=study.data_label(values),
         lead="Totally randomized trees (K=1) credit every variable with all of its "
              "conditional information (Eqn 3). With K>1 the best of K drawn variables wins "
              "each node, so strong variables mask weaker ones that carry the same "
@@ -229,6 +226,7 @@ def write_query(*args):
           Output("masking-k", "marks"), Output("masking-k", "value"),
           Output("masking-depth", "options"), Output("masking-depth", "value"),
           Output("masking-k-field", "className"), Output("masking-depth-field", "className"),
+          Output("masking-dataset", "children"),
           *(Input(PARAMS.id(n), "value") for n in ("problem", "irrelevant", "copy", "axis")),
           State("masking-k", "value"), State("masking-depth", "value"),
           prevent_initial_call=True)
@@ -236,7 +234,7 @@ def fit_controls(problem, irrelevant, copy, axis, k, depth):
     """Controls that follow the others: the problem's copies and text, K's and depth's ranges."""
     ctx = problem_context({"problem": problem, "irrelevant": irrelevant})
     if ctx.p is None:
-        return (no_update,) * 10
+        return (no_update,) * 11
     copies = PARAMS.by_name["copy"].options(ctx)
     copy = copy if copy in {o["value"] for o in copies} else NO_COPY
     p = ctx.p + (copy != NO_COPY)
@@ -245,4 +243,5 @@ def fit_controls(problem, irrelevant, copy, axis, k, depth):
     return (copies, copy, get_problem(problem).description, p,
             {i: str(i) for i in range(1, p + 1)}, min(int(k or 1), p), depths,
             depth if depth in {o["value"] for o in depths} else "full",
-            shown["max_features"], shown["max_depth"])
+            shown["max_features"], shown["max_depth"],
+            study.data_label({"problem": problem, "irrelevant": irrelevant, "copy": copy}))

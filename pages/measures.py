@@ -13,7 +13,7 @@ from pages._ui.common import placeholder_figure
 from pages._ui.datachoice import DataChoice
 from pages._ui.page_frame import (download_button, download_note, figure_config, page_frame,
                                   table_style)
-from pages._ui.params import Param, ParamSet
+from pages._ui.params import Param, ParamSet, seed_param
 from pages._ui.view import JobView, context_for, warm
 from varimp_core.measures.suite import DEFAULT_MEASURES, MEASURES
 from varimp_core.plots.measures import measure_label
@@ -44,8 +44,7 @@ FOREST = ParamSet(PREFIX, [
     Param("max_depth", "Max depth", key="depth", low=1, blank="full",
           help="Blank grows the trees fully."),
     Param("bootstrap", "Bootstrap", "bool", True, help="Draw a bootstrap sample per tree"),
-    Param("random_state", "Seed", default=0, key="tree_seed", low=0, high=2**32 - 1,
-          help="Seeds the forests, the held-out split and the permutations."),
+    seed_param(help="Seeds the forests, the held-out split and the permutations."),
     views.Ticks("measures", "Measures", default=list(DEFAULT_MEASURES),
                 choices=[(m, measure_label(m)) for m in MEASURES],
                 empty="Tick at least one measure."),
@@ -159,15 +158,13 @@ def layout(vi_data=None, **query):
     fo, st, bi = (dict(zip(p.names, p.fields(v, ctx))) for p, v in zip(SECTIONS, values))
     error, panel = FOREST_VIEW.status()
     frame = page_frame(
-        PREFIX, title="Measures", notes=notes + more, data_label=data.label(),
+        PREFIX, title="Measures", notes=notes + more, data=data, query="",
         lead="MDI credits a variable with every impurity decrease of the nodes that split on "
              "it, measured on the rows the tree was grown on, so deep trees reward noisy "
              "variables with many values. Li et al. (2019) rewrite MDI as a sum over rows and "
              "evaluate it on out-of-bag rows (MDI-oob). Here it stands next to the other "
              "measures, on your data and on the paper's experiments.",
-        stores=[state.query_store(PREFIX),
-                dcc.Store(id="meas-data", data=data.to_store()),
-                *(x for view in VIEWS for x in [*view.stores(),
+        stores=[*(x for view in VIEWS for x in [*view.stores(),
                                                 dcc.Download(id=f"{view.prefix}-download")])],
         controls=html.Fieldset(id="meas-fieldset", className="vi-fieldset", children=[
             ui.card("Forest", fo["kind"], fo["n_estimators"], fo["max_features"],

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import dash
-from dash import Input, Output, State, callback, dash_table, dcc, html, no_update
+from dash import Input, dash_table, html
 
 from pages._ui import controls as ui
 from pages._ui import common, datasource, state, studies
 from pages._ui import selection_study as study
 from pages._ui.datachoice import DataChoice
 from pages._ui.page_frame import page_frame, table_style
-from pages._ui.params import Context, Param, ParamSet, sentence
+from pages._ui.params import Context, Param, ParamSet, seed_param
 from pages._ui.view import JobView
+from varimp_core.plots.selection_captions import RS_NOTE
 from varimp_core.studies.nulls import permutation_null
+from varimp_core.studies.rs_srs import SOURCES
 
 dash.register_page(__name__, path="/selection", name="Selection", order=8,
                    title="varimp \u2014 Selection")
@@ -29,14 +31,13 @@ NULLS = ParamSet(NULL, [
           high=lambda c: study.max_null_trees(), what="number of trees"),
     Param("method", "Forest", "choice", "forest", choices=studies.METHOD_OPTIONS,
           control="dropdown", what="method"),
-    Param("random_state", "Seed", default=0, key="null_seed", low=0, high=2**32 - 1,
-          what="seed"),
+    seed_param("null_seed", what="seed"),
     Param("n_samples", "Sample N", default=500, key="N", low=2, high=datasource.MAX_SAMPLES,
           what="sample size N"),
 ])
 RSS = ParamSet(RS, [
     Param("source", "Problem", "choice", "480", key="rs", control="dropdown",
-          choices=[(c, study.RS_LABELS[c]) for c in study.RS_CHOICES], what="RS/SRS problem"),
+          choices=list(SOURCES.items()), what="RS/SRS problem"),
     Param("subspace_size", "q", default=50, key="q", low=1, what="subspace size q"),
     Param("alpha", "\u03b1", "float", 0.5, low=0, high=1, step="any",
           what="share \u03b1 of the subspace"),
@@ -100,8 +101,7 @@ RS_VIEW = JobView(
     disable=["sel-rs-fieldset", "sel-download-curves", "sel-download-selected"])
 NULL_VIEW.register()
 RS_VIEW.register()
-studies.register_url("sel-query", "sel-data", NULLS, RSS)
-studies.register_data_label(PREFIX)
+choose_data = studies.register_data(PREFIX, NULL, NULLS, RSS)
 state.register_url_sync(PREFIX)
 
 
@@ -132,12 +132,7 @@ def layout(vi_data=None, **query):
     controls = [
         ui.card("Data, relevance and p-values", html.Fieldset(
             id="sel-null-fieldset", className="vi-fieldset", children=[
-                ui.field("Data", dcc.Dropdown(
-                    id="sel-null-problem", options=studies.problem_options(data),
-                    value="upload" if data.is_upload else data["problem"], clearable=False,
-                    searchable=True, className="vi-dropdown"),
-                    help="The Data page sets the session's data."),
-                html.P(id="sel-null-problem-note", className="vi-field-error", role="alert"),
+                studies.problem_field(NULL, data),
                 f["null-tol"], row(f["null-n_permutations"], f["null-n_estimators"]),
                 f["null-method"], row(f["null-random_state"], f["null-n_samples"]),
                 html.P("N: rows drawn from an exact distribution for the permutation null "
@@ -155,6 +150,7 @@ def layout(vi_data=None, **query):
     table = dict(sort_action="native", page_size=25, **table_style(("variable", "relevance")))
     return page_frame(
         PREFIX, title="Selection", notes=notes + more + most, data_label=data.label(),
+        download=True,
         controls=controls,
         lead="Which variables matter? Kohavi and John's relevance classes answer it for a "
              "distribution: strongly relevant variables carry information no other set "
@@ -162,9 +158,7 @@ def layout(vi_data=None, **query):
              "permutation null tells which importances are above chance, and when no tree "
              "may see more than q of the p features, Random Subspace (RS) and Sequential "
              "Random Subspace (SRS) trees look for all relevant ones (Geurts 2016).",
-        stores=[dcc.Store(id="sel-query"), dcc.Store(id="sel-base", data=data.to_store()),
-                dcc.Store(id="sel-data", data=data.to_store()), *NULL_VIEW.stores(),
-                *RS_VIEW.stores(), dcc.Download(id="sel-download")],
+        stores=[*studies.stores(PREFIX, data), *NULL_VIEW.stores(), *RS_VIEW.stores()],
         status=[*NULL_VIEW.status(), html.Div(id="sel-null-partial", className="vi-hidden")],
         content=[
             ui.card("1. Relevance classes, degrees and the Markov boundary",
@@ -185,7 +179,7 @@ def layout(vi_data=None, **query):
                                      "sel-download-pvalues"))),
             ui.card("3. Random Subspace against Sequential Random Subspace",
                     *RS_VIEW.status(), html.Div(id="sel-rs-partial", className="vi-hidden"),
-                    html.P(study.HONEST_NOTE, className="vi-notes", id="sel-rs-honest"),
+                    html.P(RS_NOTE, className="vi-notes", id="sel-rs-honest"),
                     studies.graph("sel-rs-graph", "selection"),
                     html.Div(id="sel-rs-text", className="vi-description"), f["rs-show"],
                     studies.graph("sel-rs-selected-graph", "selection"),
@@ -194,14 +188,3 @@ def layout(vi_data=None, **query):
                                     ("Download curves (CSV)", "sel-download-curves"),
                                     ("Download selections (CSV)", "sel-download-selected"))),
         ])
-
-
-@callback(Output("sel-data", "data"), Output("sel-null-problem-note", "children"),
-          Input("sel-null-problem", "value"), State("sel-base", "data"),
-          prevent_initial_call=True)
-def choose_data(problem, base):
-    """The chosen data: both views take it as an input and run on it."""
-    try:
-        return studies.choose_data(problem, DataChoice.from_store(base)).to_store(), ""
-    except ValueError as exc:  # the views keep the data they show; the sentence says why
-        return no_update, sentence(str(exc)) + " The page still shows the previous data."

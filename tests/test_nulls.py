@@ -100,7 +100,7 @@ def test_fit_null_distributions_on_xor(xor_run):
     # moments: df * scale reproduces the mean exactly
     irr = f[f.distribution == "chi2"]
     np.testing.assert_allclose(irr.df * irr.scale, xor_run.mean[2:])
-    curves = density_curves(f, xor_run, n_points=50)
+    curves = density_curves(f, xor_run.replicates, xor_run.variables, n_points=50)
     assert curves.groupby("variable").size().tolist() == [50] * 4
     assert (curves.density >= 0).all()
     with pytest.raises(ValueError, match="unknown variables"):

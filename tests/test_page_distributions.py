@@ -18,6 +18,7 @@ from _pages import registered_page, store_csv, upload_csv
 from pages._ui import datasource, job_signals, jobs
 from pages._ui import distributions_study as draw
 from pages._ui.datachoice import DataChoice
+from pages._ui.page_frame import data_label
 from pages._ui.params import Context
 from varimp_core.studies.montecarlo import monte_carlo, sweep
 from varimp_core.studies.nulls import permutation_null
@@ -202,12 +203,12 @@ def test_parse_values_and_sweep_settings(page):
 
 def test_problem_controls_follow_the_problem(page):
     base = _data("led").to_store()
-    store, modes, mode, _, placeholder, sweeps, parameter = page.choose_data(
-        "iris", "samples", base, "noise")
+    store, _, modes, mode, _, placeholder, sweeps, parameter = page.choose_data(
+        "iris", base, "samples", "noise")
     assert mode == "bootstrap" and store["p"] == 4 and placeholder == "all rows"
-    assert page.studies.data_label(store) == "iris (N = 150, 4 inputs)"    # the header
+    assert data_label(store) == "iris (N = 150, 4 inputs)"    # the header
     assert next(o for o in sweeps if o["value"] == "noise")["disabled"] and parameter == "none"
-    store, _, mode, _, _, _, _ = page.choose_data(XOR, "samples", base, "n_estimators")
+    store, _, _, mode, _, _, _, _ = page.choose_data(XOR, base, "samples", "n_estimators")
     assert mode == "samples" and store["params"]["problem"] == XOR
     # K beyond the chosen problem's inputs is a sentence beside K, not a silent K = 1
     _, errors = page.RUN.validate(_controls(max_features=7), Context(p=store["p"]))
@@ -520,10 +521,10 @@ def test_fresh_samples_fan_out_through_the_mapper(page, monkeypatch, tmp_path):
 
 
 def test_choosing_upload_without_a_table_says_why(page):
-    """"Your upload" with no table in the session: the sentence replaces the problem's help
-    line, and every other output (the data the views run on) stays."""
+    """"Your upload" with no table in the session: a sentence under the problem dropdown,
+    and every other output (the data the views run on) stays."""
     base = DataChoice.from_page({"problem": "led"})[0].to_store()
-    out = page.choose_data("upload", "samples", base, "none")
-    assert out[3] == ("No uploaded table in this session: choose a problem, or upload a CSV "
+    out = page.choose_data("upload", base, "samples", "none")
+    assert out[1] == ("No uploaded table in this session: choose a problem, or upload a CSV "
                       "file on the Data page. The page still shows the previous data.")
-    assert all(v is dash.no_update for i, v in enumerate(out) if i != 3)
+    assert all(v is dash.no_update for i, v in enumerate(out) if i != 1)

@@ -20,6 +20,8 @@ from selenium.webdriver.common.keys import Keys
 from pages._ui import masking_study as study
 from pages._ui.jobs import Progress
 from pages._ui.params import Context
+from varimp_core.serialize import from_jsonable
+from varimp_core.studies.masking import MaskingCurves
 
 EQN3_X1 = 0.412   # Louppe et al. (2013), Table 2, Eqn 3 column (truncated)
 
@@ -138,7 +140,7 @@ def test_out_of_range_trees_are_a_sentence_never_a_default(page):
 # -- computing -----------------------------------------------------------------------
 def test_compute_exact_gives_table2_and_theorem2(page):
     out = _exact(page)
-    df = pd.DataFrame(out["records"])
+    df = MaskingCurves.from_dict(out).frame
     k1 = df[df.K == 1].set_index("variable")["importance"]
     assert math.floor(k1["X1"] * 1000) / 1000 == EQN3_X1
     assert df.groupby("K").importance.sum().to_numpy() == pytest.approx(math.log2(10))
@@ -158,9 +160,10 @@ def test_compute_exact_is_cached(page):
 
 def test_noisy_copy_is_placed_after_the_relevant_variables_and_masked(page):
     out = _exact(page, irrelevant=1, copy="X5", flip=0.1)
-    assert out["variables"] == ["X1", "X2", "X3", "X4", "X5", "X6", "X7", "X5'", "X8"]
+    assert MaskingCurves.from_dict(out).variables == (
+        "X1", "X2", "X3", "X4", "X5", "X6", "X7", "X5'", "X8")
     assert out["copy_name"] == "X5'"
-    df = pd.DataFrame(out["records"])
+    df = MaskingCurves.from_dict(out).frame
     at_p = df[(df.K == 9) & (df.variable == "X5'")].importance.iloc[0]
     assert at_p == pytest.approx(0.0, abs=1e-12)
     settings = _settings(page, irrelevant=1, copy="X5", flip=0.1)
@@ -206,7 +209,7 @@ def test_downloads_read_the_cache_and_check_the_values(page):
 
 
 def test_depth_view(page):
-    df = pd.DataFrame(_exact(page, problem="xor", axis="depth", max_features=1)["records"])
+    df = MaskingCurves.from_dict(_exact(page, problem="xor", axis="depth", max_features=1)).frame
     assert list(df.columns) == ["variable", "depth", "importance", "rank"]
     assert df[df.depth == 1].importance.abs().max() < 1e-12    # XOR: useless alone
 
@@ -221,7 +224,7 @@ def test_sampled_points_belong_to_their_settings(page):
     exact = _settings(page, irrelevant=1)
     on = {"sampled": True, "n_estimators": 5, "random_state": 1}
     out = page.compute_sampled(on, data, Progress(None), exact=exact)
-    df, ds = pd.DataFrame(out["exact"]["records"]), pd.DataFrame(out["sampled"])
+    df, ds = MaskingCurves.from_dict(out["exact"]).frame, from_jsonable(out["sampled"])
     assert set(ds.K) == set(df.K) and set(ds.variable) == set(df.variable)
     assert "5 trees per K" in out["note"]
     depth = page.compute_sampled(on, data, Progress(None), exact=_settings(page, axis="depth"))

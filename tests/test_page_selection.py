@@ -10,7 +10,8 @@ from _browser import traces_by_meta as _traces
 from _pages import query_dict as _query
 from _pages import registered_page, store_csv
 
-from pages._ui import datasource, jobs, studies
+from pages._ui import datasource, jobs
+from pages._ui.page_frame import data_label
 from pages._ui import selection_study as study
 from pages._ui.datachoice import DataChoice
 from varimp_core.problems.registry import get_problem
@@ -261,7 +262,7 @@ def test_the_header_names_the_chosen_data(page):
     assert header.children[1].id == "sel-dataset"
     assert header.children[1].children == "xor:irrelevant=2 (exact, 4 inputs)"
     store, _ = page.choose_data("led", _data().to_store())  # the page's problem dropdown
-    assert studies.data_label(store) == "led (exact, 7 inputs)"
+    assert data_label(store) == "led (exact, 7 inputs)"
 
 
 def test_page_is_registered(dash_app):

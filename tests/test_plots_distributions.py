@@ -11,8 +11,9 @@ from varimp_core.data.prepare import prepare_problem
 from varimp_core.studies.montecarlo import monte_carlo, sweep
 from varimp_core.studies.fits import fit_null_distributions
 from varimp_core.studies.nulls import permutation_null, plugin_bias_overlay
-from varimp_core.plots.distributions import (_bin_edges, make_distribution_figure,
-                                             make_summary_table_frame, make_sweep_figure)
+from varimp_core.plots.distributions import (make_distribution_figure, make_summary_table_frame,
+                                             make_sweep_figure)
+from varimp_core.studies.distributions import histogram_panels
 from varimp_core.studies.montecarlo import sweep_statistics
 from varimp_core.plots.style import EXACT_COLOR, variable_color
 from varimp_core.problems.registry import get_problem
@@ -30,7 +31,7 @@ def _traces(fig, meta):
 
 
 def test_histograms_are_the_replicates_and_the_lines_the_exact_values(mc):
-    fig = make_distribution_figure(mc)
+    fig = make_distribution_figure(mc, histogram_panels(mc))
     hists = _traces(fig, "replicates")
     assert [t.name for t in hists] == ["X1", "X2", "X3", "X4"]
     for j, t in enumerate(hists):
@@ -52,7 +53,7 @@ def test_histograms_are_the_replicates_and_the_lines_the_exact_values(mc):
 
 
 def test_default_fits_are_chi2_for_irrelevant_and_normal_for_relevant(mc):
-    fig = make_distribution_figure(mc, fit_null_distributions(mc))
+    fig = make_distribution_figure(mc, histogram_panels(mc, fit_null_distributions(mc)))
     fits = fit_null_distributions(mc)
     for meta, dist, variables in [("fit-normal", "normal", ["X1", "X2"]),
                                   ("fit-chi2", "chi2", ["X3", "X4"])]:
@@ -70,14 +71,14 @@ def test_default_fits_are_chi2_for_irrelevant_and_normal_for_relevant(mc):
 def test_every_given_fit_row_is_drawn_and_an_empty_frame_draws_none(mc):
     both = pd.concat([fit_null_distributions(mc, relevant=[]),
                       fit_null_distributions(mc, relevant=list(mc.variables))])
-    fig = make_distribution_figure(mc, both)
+    fig = make_distribution_figure(mc, histogram_panels(mc, both))
     assert len(_traces(fig, "fit-chi2")) == 4 and len(_traces(fig, "fit-normal")) == 4
-    fig = make_distribution_figure(mc, both.iloc[0:0])
+    fig = make_distribution_figure(mc, histogram_panels(mc, both.iloc[0:0]))
     assert not _traces(fig, "fit-chi2") and not _traces(fig, "fit-normal")
 
 
 def test_plugin_bias_lines_sit_at_the_closed_form_for_irrelevant_bits(mc):
-    fig = make_distribution_figure(mc, overlay=plugin_bias_overlay(mc))
+    fig = make_distribution_figure(mc, histogram_panels(mc), overlay=plugin_bias_overlay(mc))
     bias = _traces(fig, "bias")
     overlay = plugin_bias_overlay(mc).set_index("variable")
     assert len(bias) == 2       # X3 and X4 only: the formula is for irrelevant variables
@@ -89,12 +90,13 @@ def test_plugin_bias_lines_sit_at_the_closed_form_for_irrelevant_bits(mc):
         assert t.x[0] == pytest.approx(closed, rel=1e-12)
     # the overlay passed in (e.g. read back from a cache) is what is drawn
     given = plugin_bias_overlay(mc).assign(expected=[np.nan, np.nan, 0.01, 0.02])
-    xs = [t.x[0] for t in _traces(make_distribution_figure(mc, overlay=given), "bias")]
+    fig = make_distribution_figure(mc, histogram_panels(mc), overlay=given)
+    xs = [t.x[0] for t in _traces(fig, "bias")]
     assert xs == [0.01, 0.02]
 
 
 def test_histogram_bins_cover_every_replicate_once(mc):
-    fig = make_distribution_figure(mc)
+    fig = make_distribution_figure(mc, histogram_panels(mc))
     for t in _traces(fig, "replicates"):
         x = np.asarray(t.x)
         edges = np.arange(t.xbins.start, t.xbins.end + t.xbins.size / 2, t.xbins.size)
@@ -121,7 +123,7 @@ def test_violins_hold_the_replicates_and_diamonds_the_exact_values(mc):
 def test_permutation_null_draws_the_null_and_the_observed_values():
     sample = prepare_problem(get_problem(XOR), n_samples=300, random_state=2)
     null = permutation_null(sample, n_permutations=12, n_estimators=5, random_state=3)
-    fig = make_distribution_figure(null)
+    fig = make_distribution_figure(null, histogram_panels(null))
     for j, t in enumerate(_traces(fig, "replicates")):
         np.testing.assert_array_equal(np.asarray(t.x), null.null[:, j])
     assert [t.x[0] for t in _traces(fig, "exact")] == list(null.observed)
@@ -136,19 +138,18 @@ def test_permutation_null_draws_the_null_and_the_observed_values():
 def test_a_run_cancelled_before_any_replicate_draws_a_message():
     r = monte_carlo(XOR, n_replicates=10, n_samples=100, n_estimators=2, should_stop=lambda: True)
     assert r.cancelled and r.n_replicates == 0
-    fig = make_distribution_figure(r)
+    fig = make_distribution_figure(r, histogram_panels(r))
     assert not fig.data and "No replicate" in fig.layout.annotations[0].text
 
 
-def test_panels_are_capped_and_constant_values_get_a_bin():
+def test_panels_are_the_core_s_panels():
     r = monte_carlo("xor:irrelevant=6", n_replicates=5, n_samples=50, n_estimators=2,
                     max_depth=1, exact=False)
-    fig = make_distribution_figure(r, max_panels=3)
+    fig = make_distribution_figure(r, histogram_panels(r, max_panels=3))
     assert [t.name for t in _traces(fig, "replicates")] == ["X1", "X2", "X3"]
     assert not _traces(fig, "exact")
-    # a constant column (e.g. all zeros) still gets one bin around its value
-    edges = _bin_edges(np.zeros(6))
-    assert len(edges) == 2 and edges[0] < 0 < edges[1]
+    with pytest.raises(ValueError, match="histogram_panels"):
+        make_distribution_figure(r)          # histograms draw the core's bins, never their own
 
 
 def test_summary_table_is_the_thesis_mean_pm_std(mc):

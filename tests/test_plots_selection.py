@@ -9,9 +9,10 @@ from varimp_core.api import compute_importances
 from varimp_core.studies.nulls import permutation_null
 from varimp_core.plots.selection import (make_pvalue_figure, make_relevance_figure,
                                          make_selected_figure, make_subspace_curves)
+from varimp_core.plots.selection_captions import rs_data_words
 from varimp_core.problems.registry import get_problem
 from varimp_core.exact.relevance import relevance
-from varimp_core.studies.selection import madelon_curves, subspace_selection
+from varimp_core.studies.selection import curve_statistics, madelon_curves, subspace_selection
 from varimp_core.data.prepare import prepare_problem
 
 
@@ -73,7 +74,7 @@ def curves():
 
 
 def test_subspace_curves_are_means_over_seeds_with_sd_bands(curves):
-    fig = make_subspace_curves(curves)
+    fig = make_subspace_curves(curve_statistics(curves))
     means = _traces(fig, "mean")
     assert len(means) == 4 and len(_traces(fig, "band")) == 4   # 2 methods x 2 panels
     for t in means:
@@ -90,10 +91,10 @@ def test_subspace_curves_are_means_over_seeds_with_sd_bands(curves):
 
 
 def test_one_seed_has_no_band_and_missing_columns_are_refused(curves):
-    fig = make_subspace_curves(curves[curves.seed == 0])
+    fig = make_subspace_curves(curve_statistics(curves[curves.seed == 0]))
     assert not _traces(fig, "band")
     with pytest.raises(ValueError, match="auprc"):
-        make_subspace_curves(curves.drop(columns="auprc"))
+        curve_statistics(curves.drop(columns="auprc"))
 
 
 def test_selected_figure_shows_the_selected_set_first():
@@ -112,3 +113,11 @@ def test_selected_figure_shows_the_selected_set_first():
     assert shown == 15
     assert f"precision {s.precision:.2f}" in fig.layout.title.text
     assert f"recall {s.recall:.2f}" in fig.layout.title.text
+
+
+def test_the_rs_sentence_names_the_data_the_runs_were_on():
+    # the slides' protocol: 1,000 training and 500 test rows of Madelon per seed
+    assert rs_data_words("480") == ("Madelon-like data with 20 relevant and 480 irrelevant "
+                                     "features (1,000 training and 500 test rows per seed)")
+    assert "1,000 rows drawn from it" in rs_data_words("data", 1000)
+    assert rs_data_words("data").startswith("the current data (two thirds")

@@ -76,6 +76,9 @@ def test_monte_carlo_permutation_null_and_fits(xor):
     _roundtrip(null)
     _roundtrip(fit_scaled_chi2(mc.replicates[:, 2] + 1e-3))
     _roundtrip(fit_normal(mc.replicates[:, 0]))
+    dist = _roundtrip(vc.importance_distribution("xor:irrelevant=1", n_replicates=5,
+                                                 n_samples=100, n_estimators=3))
+    _roundtrip(dist.panels)
 
 
 def test_study_and_selection_results():
@@ -105,3 +108,17 @@ def test_partial_dependence_results(forest):
     _roundtrip(vc.partial_dependence(est, X, [0], kind="both", grid_resolution=5))
     _roundtrip(vc.partial_dependence(est, X, [0, 1], grid_resolution=4))
     _roundtrip(vc.partial_dependences(est, X, [0, 1], grid_resolution=4))
+
+
+def test_masking_curves():
+    from varimp_core.problems.registry import get_problem
+    from varimp_core.studies.masking import masking_curves
+    from varimp_core.studies.masking_copy import add_noisy_copy
+
+    table = add_noisy_copy(get_problem("led").exact_table(), "X5", 0.1)
+    back = _roundtrip(masking_curves(table, copy_name="X5'"))
+    assert back.x == "K" and back.variables[-1] == "X5'" and back.copy_name == "X5'"
+    back = _roundtrip(masking_curves(get_problem("xor:irrelevant=1").exact_table(), x="depth",
+                                     max_features=2))
+    # XOR of 2 bits: I(X1, X2; Y) = H(Y) = 1 bit (Theorem 2's sum)
+    assert back.x == "depth" and back.information == pytest.approx(1.0, abs=1e-12)

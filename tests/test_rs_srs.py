@@ -8,8 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from varimp_core.studies.rs_srs import (SubspaceComparison, compare_subspace_methods,
-                                        random_split, selection_run)
+from varimp_core.studies.rs_srs import (SOURCES, SubspaceComparison, check_study,
+                                        compare_subspace_methods, random_split, selection_run,
+                                        study_source)
 from varimp_core.studies.selection import madelon_curves, madelon_split
 
 STUDY = dict(subspace_size=20, alpha=0.5, max_features=None, n_estimators=12, min_sampled=5,
@@ -95,3 +96,21 @@ def test_final_means_and_the_selections_frame():
     back = SubspaceComparison.from_dict(json.loads(json.dumps(out.to_dict())))
     pd.testing.assert_frame_equal(back.curves, out.curves)
     assert back.selections["rs"].selected == out.selections["rs"].selected
+
+
+def test_a_study_s_source_and_the_settings_that_cannot_run_together():
+    # Guyon's Madelon design: 20 relevant features, so k irrelevant ones make p = 20 + k
+    assert study_source("480") == ({"kind": "madelon", "irrelevant": 480}, 500)
+    assert study_source("data", {"problem": "led"}, 7) == ({"kind": "data",
+                                                            "data": {"problem": "led"}}, 7)
+    assert SOURCES["5480"] == "Madelon, 5,480 irrelevant (p = 5,500)"
+    with pytest.raises(ValueError, match="must be one of 480"):
+        study_source("481")
+    ok = {"subspace_size": 50, "max_features": None, "n_seeds": 2, "n_estimators": 300}
+    check_study(ok, n_features=500, max_trees=1200)             # 2 seeds x 2 methods x 300
+    for change, p, words in [({"subspace_size": 501}, 500, "from 1 to 500"),
+                             ({"max_features": 52}, 500, "from 1 to 51 \\(q \\+ 1\\)"),
+                             ({"n_estimators": 301}, 500, "1,204 trees is more than the limit")]:
+        with pytest.raises(ValueError, match=words):
+            check_study({**ok, **change}, n_features=p, max_trees=1200)
+    check_study({**ok, "subspace_size": 10_000}, n_features=None, max_trees=1200)  # p unknown

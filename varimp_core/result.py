@@ -105,6 +105,17 @@ class ImportanceResult:
         return std / math.sqrt(self.per_tree.shape[0])
 
     @property
+    def per_tree_quartiles(self) -> np.ndarray | None:
+        """Minimum, quartiles and maximum over trees of each variable's importance.
+
+        An array of shape (5, n_features) (rows: 0, 25, 50, 75 and 100th
+        percentiles), or None with fewer than two trees.
+        """
+        if self.per_tree is None or self.per_tree.shape[0] < 2:
+            return None
+        return np.percentile(self.per_tree, [0, 25, 50, 75, 100], axis=0)
+
+    @property
     def total(self) -> float:
         """Sum of the importances (Theorem 2 compares it to ``information``)."""
         return float(self.importances.sum())

@@ -38,7 +38,7 @@ import pandas as pd
 from varimp_core.data.tablejson import table_from_json, table_to_json
 
 #: Bumped whenever the stored formats change, so old entries are never misread.
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 
 _LOCK_EXPIRE = 900.0  # seconds a computation may hold its key's lock
 _LOCK_POLL = 0.1

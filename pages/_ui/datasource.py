@@ -388,19 +388,6 @@ def _number_columns(df: pd.DataFrame) -> list[str]:
             if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]
 
 
-def spec_from_options(name: str, options: Mapping[str, Any]) -> str:
-    """A problem spec from a name and option values (None/blank values are skipped).
-
-    Raises ``ValueError`` (with a sentence) for an invalid value; the result is
-    canonical (defaults dropped, keys sorted).
-    """
-    items = [f"{k}={v}" for k, v in options.items()
-             if v is not None and str(v).strip() != ""]
-    spec = name + (":" + ",".join(items) if items else "")
-    parse_spec(spec)  # validates, raises ValueError with a sentence
-    return get_problem(spec).spec
-
-
 # -- the data choice of a page ----------------------------------------------------------
 def data_params_for_page(query: Mapping[str, Any], vi_data: Any = None) -> tuple[dict, list[str]]:
     """The data choice of a page: from its URL, else the session's ``vi-data``.

@@ -11,7 +11,7 @@ from typing import Any, Mapping, Sequence
 from dash import html
 
 from varimp_core.data.prepare import DataError
-from varimp_core.problems.registry import get_problem
+from varimp_core.problems.registry import get_problem, spec_from_options
 
 from . import datasource
 from .controls import option_values, preview_table
@@ -45,7 +45,7 @@ def data_params(settings: Mapping[str, Any], options: Sequence[Any] = (),
             **{k: s[k] for k in ("target", "task", "numeric", "exclude", "missing", "dates",
                                  "bins")}})
     name = s["problem"].split(":")[0]
-    spec = datasource.spec_from_options(name, option_values(name, option_ids, options))
+    spec = spec_from_options(name, option_values(name, option_ids, options))
     return datasource.canonical_params({
         "source": "problem", "problem": spec, "sampling": s["sampling"], "n": s["n"],
         "seed": s["seed"], "bins": s["bins"]})

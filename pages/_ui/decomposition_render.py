@@ -15,6 +15,7 @@ from dash.dash_table.Format import Format, Scheme
 
 from varimp_core.plots.decomposition import make_degree_pair, make_terms_figure, set_label
 from varimp_core.result import ImportanceResult
+from varimp_core.serialize import from_jsonable
 
 from .common import csv_filename, safe_csv
 
@@ -34,7 +35,7 @@ def view_from_dict(out: Mapping[str, Any]) -> dict:
     view = dict(out)
     for name in RESULTS:
         view[name] = None if out.get(name) is None else ImportanceResult.from_dict(out[name])
-    view["terms"] = None if out.get("terms") is None else pd.DataFrame(out["terms"])
+    view["terms"] = from_jsonable(out.get("terms"))
     return view
 
 

@@ -16,16 +16,16 @@ from typing import Any, Mapping
 from dash import html
 
 from varimp_core.data.csvfile import env_limit
-from varimp_core.plots.distributions import (MAX_PANELS, MAX_VIOLINS, make_distribution_figure,
-                                             make_summary_table_frame, make_sweep_figure)
+from varimp_core.plots.distributions import (make_distribution_figure, make_summary_table_frame,
+                                             make_sweep_figure)
 from varimp_core.plots.distributions_captions import (distribution_csv_frame,
                                                       distribution_sentences, fit_table_frame,
                                                       sweep_note)
 from varimp_core.problems.registry import get_problem
 from varimp_core.serialize import from_jsonable
+from varimp_core.studies import distributions as study
 from varimp_core.studies.distributions import ImportanceDistribution
-from varimp_core.studies.montecarlo import (SWEEP_PARAMETERS, MonteCarloResult,
-                                            default_sweep_values, parameter_label,
+from varimp_core.studies.montecarlo import (SWEEP_PARAMETERS, MonteCarloResult, parameter_label,
                                             parse_sweep_values)
 from varimp_core.studies.nulls import PermutationNull
 
@@ -34,8 +34,6 @@ from .common import frame_table, placeholder_figure, safe_csv
 from .datachoice import DataChoice
 from .studies import generator, is_exact
 
-MODES = {"samples": "Fresh samples of the problem", "bootstrap": "Bootstrap replicates of the data",
-         "permutation": "Permutation null (Y shuffled)"}
 #: Caps read from the environment on every call: (variable, default).
 CAPS = {"T": ("VARIMP_MAX_MC_TREES", 1000), "N": ("VARIMP_MAX_MC_SAMPLES", 100_000),
         "total": ("VARIMP_MAX_MC_TOTAL_TREES", 500_000), "values": ("VARIMP_MAX_SWEEP_VALUES", 8)}
@@ -56,20 +54,16 @@ def mode_options(data: DataChoice | None) -> list[dict]:
     """Replicate kinds; fresh samples only for problems with a generator."""
     off = data is not None and generator(data) is None
     return [{"label": label + (" (needs a built-in problem)" if off and v == "samples" else ""),
-             "value": v, "disabled": off and v == "samples"} for v, label in MODES.items()]
+             "value": v, "disabled": off and v == "samples"}
+            for v, label in study.MODE_LABELS.items()]
 
 
 def sweep_options(data: DataChoice | None, mode: str | None) -> list[dict]:
     """Sweepable parameters for the data and replicate kind (others disabled, with why)."""
-    own = set() if data is None or data.is_upload else \
-        set(get_problem(data["problem"]).options)
+    own = problem_options(data)
     out = [{"label": "No sweep", "value": "none"}]
     for name in SWEEP_PARAMETERS:
-        why = None
-        if mode == "permutation":
-            why = "not with a permutation null"
-        elif name in ("irrelevant", "noise") and (mode != "samples" or name not in own):
-            why = "needs fresh samples of a problem with this option"
+        why = study.sweep_refusal(name, mode, own)
         out.append({"label": parameter_label(name) + (f" \u2014 {why}" if why else ""),
                     "value": name, "disabled": data is not None and why is not None})
     return out
@@ -82,10 +76,6 @@ def parse_values(text, parameter: str, *, p: int | None = None) -> list:
 
 
 # -- checks, computing and drawing ---------------------------------------------------------
-#: Variables that get fitted laws (the first ones): each fit runs a KS test.
-MAX_FITTED = 60
-
-
 def forest_options(s, progress, what: str) -> dict:
     return dict(method=s["method"], n_estimators=s["n_estimators"],
                 max_features=s["max_features"], max_depth=s["max_depth"],
@@ -94,49 +84,21 @@ def forest_options(s, progress, what: str) -> dict:
 
 def link_values(query, parameter: str, p: int | None) -> tuple[str, list[str]]:
     """The sweep values of a link (normalised), else the defaults, and a note when ignored."""
-    if parameter == "none" or not query.get("values"):
-        return default_sweep_values(parameter, p), []
-    try:
-        return ",".join(f"{v:g}" for v in parse_values(query["values"], parameter, p=p)), []
-    except ValueError as exc:
-        return default_sweep_values(parameter, p), [f"The link's sweep values were ignored: {exc} "
-                                              "Using the defaults."]
+    return study.link_sweep_values(query.get("values"), parameter, p=p, max_values=cap("values"),
+                                   max_samples=cap("N"), max_trees=cap("T"))
 
 
 def replicate_rows(settings, data: DataChoice) -> int | None:
-    """N of each replicate data set (None: the table's own size), checked against the mode.
-
-    Raises
-    ------
-    ValueError
-        Fresh samples of data without a generator, a missing N, a run over the tree budget.
-    """
-    mode, n = settings["mode"], settings["n_samples"]
-    if mode == "samples" and generator(data) is None:
-        raise ValueError("Fresh samples need a built-in problem with a generator (XOR, SYM, "
-                         "LED, Madelon, Strobl); use bootstrap replicates for this data.")
-    drawn = mode == "samples" or is_exact(data)
-    if n is None and drawn:
-        raise ValueError("Enter the sample size N: each data set is drawn from the problem's "
-                         "distribution.")
-    check_budget(settings["n_replicates"] * settings["n_estimators"])
-    return n if drawn or mode != "permutation" else None  # a null runs on the table as it is
+    """N of each replicate data set (:func:`study.replicate_rows`), within the tree budget."""
+    n = study.replicate_rows(settings["mode"], settings["n_samples"], exact=is_exact(data),
+                             has_generator=generator(data) is not None)
+    study.check_tree_budget(settings["n_replicates"] * settings["n_estimators"], cap("total"))
+    return n
 
 
-def check_sweep(parameter: str, data: DataChoice, mode: str) -> None:
-    """Raise a sentence when ``parameter`` cannot be swept for this data and replicate kind."""
-    if parameter not in allowed(sweep_options(data, mode)):
-        raise ValueError("Sweeps repeat Monte Carlo runs, not a permutation null; switch the "
-                         "replicates to fresh samples or bootstrap to sweep."
-                         if mode == "permutation" else f"Sweeping {parameter_label(parameter)} "
-                         "needs fresh samples of a problem that has this option.")
-
-
-def check_budget(trees: int) -> None:
-    if trees > cap("total"):
-        raise ValueError(f"This would grow {trees:,} trees, more than the limit of "
-                         f"{cap('total'):,} (VARIMP_MAX_MC_TOTAL_TREES); lower R, T or the "
-                         "sweep values.")
+def problem_options(data: DataChoice) -> set:
+    """The options of the data's built-in problem (none for an upload)."""
+    return set() if data is None or data.is_upload else set(get_problem(data["problem"]).options)
 
 
 def default_mode(data: DataChoice) -> str:
@@ -178,16 +140,11 @@ def render(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) -> tu
     done = result.null.shape[0] if isinstance(result, PermutationNull) else result.n_replicates
     if dist.partial and not done:
         raise ValueError("Cancelled before any replicate finished.")
-    figure = make_distribution_figure(result, dist.fits, overlay=dist.overlay, kind=kind)
+    figure = make_distribution_figure(result, dist.panels, overlay=dist.overlay, kind=kind)
     sentences = distribution_sentences(
         dist, data_name=data["problem"] if not data.is_upload else (data["file"] or "the upload"),
         method=settings["method"], n_estimators=settings["n_estimators"], kind=kind,
         max_features=settings["max_features"], max_depth=settings["max_depth"])
-    p = len(result.variables)
-    if p > MAX_FITTED:
-        sentences.append(f"Laws are fitted to the first {MAX_FITTED} of the {p} variables; "
-                         f"the histograms show the first {MAX_PANELS}, the violins the first "
-                         f"{MAX_VIOLINS}; the table has them all.")
     note = (f"Partial result: cancelled after {done:,} of {result.n_requested:,} replicates."
             if dist.partial else "")
     return (figure, *summary_table(result), *frame_table(fit_table_frame(dist.fits),

@@ -27,7 +27,7 @@ from varimp_core.problems.registry import get_problem
 from . import cache, jobs, limits
 from . import controls as ui
 from .datachoice import DataChoice
-from .params import Context, Param, ParamSet
+from .params import Context, Param, ParamSet, seed_param
 from .view import context_for
 
 #: Forests the Interactions page fits; the scikit-learn ones also serve partial dependence.
@@ -56,8 +56,7 @@ def forest_params(kinds=FOREST_KINDS) -> list[Param]:
               high=lambda c: limits.max_trees(MAX_TREES_UI), what="number of trees"),
         Param("max_features", "K", default=None, key="K", low=1, blank="all",
               high=lambda c: c.p or 100_000),
-        Param("random_state", "Seed", default=0, key="tree_seed", low=0, high=2**32 - 1,
-              help="Seeds the split into fitted and held-out rows and the trees."),
+        seed_param(help="Seeds the split into fitted and held-out rows and the trees."),
         Param("rows", "Rows", "choice", "train", what="rows assessed", choices=[
             ("train", f"Rows the forest was fitted on ({1 - TEST_SHARE:.0%})"),
             ("test", f"Held-out rows ({TEST_SHARE:.0%})")],
@@ -187,10 +186,6 @@ def make_forest_loader(data: DataChoice, settings: Mapping[str, Any], progress: 
             if prepared.X_numeric is None or prepared.y is None:
                 raise DataError("This data has no observations (it is an exact distribution); "
                                 "choose a sample on the Data page.")
-            p, k = prepared.X_numeric.shape[1], settings["max_features"]
-            if k is not None and k > p:
-                raise ValueError(f"K must be a whole number from 1 to {p} (this data has {p} "
-                                 f"inputs), not {k}.")
             fit, assessed = split_rows(prepared.X_numeric.shape[0], settings["random_state"],
                                        settings["rows"], max_rows=MAX_ROWS)
             estimator = None

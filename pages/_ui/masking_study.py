@@ -10,29 +10,26 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-import pandas as pd
 from dash import dcc, html
 from dash.dash_table import DataTable
 from dash.dash_table.Format import Format, Scheme
 
 from varimp_core.plots.masking import make_delta_heatmap, make_k_lines, make_rank_bump
-from varimp_core.problems.registry import get_problem, parse_spec
+from varimp_core.problems.registry import get_problem
 from varimp_core.studies import masking_report as report
-from varimp_core.studies.masking import importance_change
-from varimp_core.studies.masking_copy import add_noisy_copy
+from varimp_core.serialize import from_jsonable
+from varimp_core.studies.masking import MaskingCurves, importance_change
+from varimp_core.studies.masking_copy import masking_spec, masking_table, split_masking_spec
 
 from .common import csv_filename, safe_csv
 from .controls import card
-from .datasource import spec_from_options
 from .page_frame import download_button, download_note, figure_config, table_style
-from .params import Context
+from .params import Context, sentence
 
-PROBLEMS = ("led", "xor", "sym")  # built-in problems with a small exact distribution
 PRESETS = [("led", "LED \u2014 7 segments (Table 2)"),
            ("led:noise=0.1", "LED \u2014 segments flipped with probability 0.1"),
            ("xor", "XOR of 2 bits"), ("xor:relevant=3", "XOR of 3 bits"),
            ("sym", "SYM \u2014 2 bits, symmetric")]
-MAX_IRRELEVANT = 6
 NO_COPY = "none"
 NUM = Format(precision=4, scheme=Scheme.fixed)
 
@@ -43,30 +40,12 @@ def _last(value):
 
 
 def split_spec(text) -> tuple[str, int]:
-    """``"led:irrelevant=3,noise=0.1"`` -> ``("led:noise=0.1", 3)``.
-
-    Raises ValueError with the note a link gets when the page cannot show ``text``.
-    """
-    text = _last(text)
+    """:func:`split_masking_spec` of a link's value, raising the note the link gets."""
     try:
-        name, options = parse_spec(str(text))
+        return split_masking_spec(_last(text))
     except ValueError as exc:
-        raise ValueError(f"The link's problem was ignored: {exc} Showing LED instead.") from None
-    if name not in PROBLEMS:
-        raise ValueError(f"The Masking page needs a built-in problem with a small exact "
-                         f"distribution (LED, XOR or SYM), so it shows LED instead of {name}; "
-                         f"the other pages still use {name}.")
-    irrelevant = int(options.pop("irrelevant", 0))
-    if irrelevant > MAX_IRRELEVANT:
-        raise ValueError(f"The Masking page adds at most {MAX_IRRELEVANT} irrelevant "
-                         f"variables, so it shows LED instead of {text}.")
-    return spec_from_options(name, options), irrelevant
-
-
-def full_spec(base: str, irrelevant: int) -> str:
-    """Base spec plus ``irrelevant`` fair bits, canonical."""
-    name, options = parse_spec(base)
-    return spec_from_options(name, {**options, "irrelevant": irrelevant or None})
+        raise ValueError(f"The Masking page shows LED instead: {sentence(exc)} The other "
+                         "pages still use the data chosen on the Data page.") from None
 
 
 def link_problem(query: Mapping[str, Any], vi_data: Any = None) -> tuple[str, int, list]:
@@ -94,6 +73,17 @@ def copy_note(copy, ctx: Context) -> str:
             f"{ctx.extra['problem']} has the variables {', '.join(ctx.extra['relevant'])}.")
 
 
+def data_label(values: Mapping[str, Any]) -> str:
+    """What the header names: the exact table the controls build ("led (exact, 7 inputs)")."""
+    ctx = problem_context(values)
+    if ctx.p is None:
+        return "no table: choose LED, XOR or SYM"
+    base = ctx.extra["problem"]
+    spec = masking_spec(base, ctx.p - len(get_problem(base).variables) - ctx.extra["copy"])
+    copy = f", {_last(values.get('copy'))}' a noisy copy" if ctx.extra["copy"] else ""
+    return f"{spec} (exact, {ctx.p} inputs{copy})"
+
+
 def problem_context(values: Mapping[str, Any]) -> Context:
     """What bounds and choices depend on: p of the table that ``values`` build, its problem."""
     try:
@@ -107,7 +97,8 @@ def problem_context(values: Mapping[str, Any]) -> Context:
         irrelevant = 0
     copy = _last(values.get("copy")) not in (None, "", NO_COPY)
     return Context(p=len(problem.variables) + irrelevant + copy,
-                   extra={"problem": base, "relevant": tuple(problem.relevant or ())})
+                   extra={"problem": base, "relevant": tuple(problem.relevant or ()),
+                          "copy": copy})
 
 
 def problem_choices(ctx: Context) -> list:
@@ -127,44 +118,37 @@ def depth_choices(ctx: Context) -> list:
 
 
 def build_table(s: Mapping[str, Any]):
-    """The exact table of settings ``s``: the problem, its irrelevant bits, the noisy copy.
-
-    The copy (``"X5'"`` for X5) comes right after the relevant variables, so the colours
-    of X1..Xr never change when irrelevant variables come and go.
-    """
-    problem = get_problem(full_spec(s["problem"], s["irrelevant"]))
-    table = problem.exact_table()
-    if s["copy"] != NO_COPY:
-        table = add_noisy_copy(table, s["copy"], s["flip"], position=len(problem.relevant or ()))
-    return table
+    """The exact table of settings ``s`` (:func:`masking_table`)."""
+    return masking_table(s["problem"], s["irrelevant"],
+                         None if s["copy"] == NO_COPY else s["copy"], s.get("flip", 0.1))
 
 
 # -- figures and sentences -------------------------------------------------------------------
-def lines_figure(exact: Mapping[str, Any], sampled: Mapping[str, list] | None = None):
+def lines_figure(exact: Mapping[str, Any], sampled: Any = None):
     """Importance of each variable against K (or depth); open diamonds for ``sampled``."""
-    ds = None if sampled is None else pd.DataFrame(sampled)
-    return make_k_lines(pd.DataFrame(exact["records"]), ds, x=exact["x"])
+    curves = MaskingCurves.from_dict(exact)
+    return make_k_lines(curves.frame, None if sampled is None else from_jsonable(sampled),
+                        x=curves.x)
 
 
 def figures(exact: Mapping[str, Any]) -> tuple:
     """The lines, the rank bump chart and the change heatmap of an exact result."""
-    df, x = pd.DataFrame(exact["records"]), exact["x"]
-    return (lines_figure(exact), make_rank_bump(df, x=x),
-            make_delta_heatmap(importance_change(df, x=x), x=x))
+    c = MaskingCurves.from_dict(exact)
+    return (lines_figure(exact), make_rank_bump(c.frame, x=c.x),
+            make_delta_heatmap(importance_change(c.frame, x=c.x), x=c.x))
 
 
 def summary(exact: Mapping[str, Any], settings: Mapping[str, Any]) -> list:
     """What to notice in the current view (the core's sentences), one paragraph each."""
+    c = MaskingCurves.from_dict(exact)
     return [html.P(t) for t in report.summary_sentences(
-        pd.DataFrame(exact["records"]), settings, information=exact["information"],
-        copy_name=exact.get("copy_name"))]
+        c.frame, settings, information=c.information, copy_name=c.copy_name)]
 
 
 def _paper_table(exact, settings):
     mismatch = report.table2_mismatch(settings)
-    table = report.importance_table(pd.DataFrame(exact["records"]), x=exact["x"],
-                                    paper=mismatch is None)
-    return table, mismatch
+    c = MaskingCurves.from_dict(exact)
+    return report.importance_table(c.frame, x=c.x, paper=mismatch is None), mismatch
 
 
 def table(exact: Mapping[str, Any], settings: Mapping[str, Any]) -> tuple[list, list, list]:
@@ -189,13 +173,13 @@ def _filename(settings, what: str) -> str:
              f"K{s['max_features']}" if s["axis"] == "depth" else
              ("" if s["max_depth"] == "full" else f"depth{s['max_depth']}"), what]
     return csv_filename("masking", None, *(x for x in parts if x),
-                        name=full_spec(s["problem"], s["irrelevant"]))
+                        name=masking_spec(s["problem"], s["irrelevant"]))
 
 
 #: The Masking page's downloads, by button id (``JobView.register_downloads``).
 EXACT_CSV = {
     "masking-download-figures": lambda out, s, data: (safe_csv(importance_change(
-        pd.DataFrame(out["records"]), x=out["x"])), _filename(s, f"by-{out['x']}")),
+        MaskingCurves.from_dict(out).frame, x=out["x"])), _filename(s, f"by-{out['x']}")),
     "masking-download-table": lambda out, s, data: (safe_csv(_paper_table(out, s)[0]),
                                                     _filename(s, "table")),
 }
@@ -206,7 +190,7 @@ def forests_csv(out, s, data, exact=None) -> tuple[str, str]:
     if not out.get("sampled"):
         raise ValueError(out.get("note") or "Tick Finite forests to grow them, then download.")
     name = _filename(exact, f"forests-{s['n_estimators']}-trees-seed-{s['random_state']}")
-    return safe_csv(pd.DataFrame(out["sampled"])), name
+    return safe_csv(from_jsonable(out["sampled"])), name
 
 
 def figure_cards() -> list:

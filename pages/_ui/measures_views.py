@@ -135,9 +135,6 @@ def compute_forest(settings: Mapping[str, Any], data, progress, *,
     s, rows = settings, rows_params(data.as_dict)
     load = results.make_loader(rows, progress)
     p = data.n_features() or len(load().variables)
-    if s["max_features"] is not None and s["max_features"] > p:
-        raise ValueError(f"K must be a whole number from 1 to {p} (this data has {p} inputs), "
-                         f"got {s['max_features']}.")
     k = resolve_k(s["max_features"], p)
     skipped = [m for m in s["measures"] if m in NEEDS_OOB and not s["bootstrap"]]
     wanted = [m for m in s["measures"] if m not in skipped]

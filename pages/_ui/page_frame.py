@@ -19,25 +19,36 @@ from typing import Any, Callable, Mapping, Sequence
 from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 
 from . import state
+from .datachoice import DataChoice
 from .params import sentence
 
 
-def page_frame(prefix: str, *, title: str, lead, stores: Sequence, controls, content: Sequence,
-               notes: Sequence[str] = (), data_label: str | None = None,
-               status: Sequence) -> html.Div:
-    """A page: ``stores``, title, the data it shows, lead, then ``controls`` beside the content.
+def page_frame(prefix: str, *, title: str, lead, controls, content: Sequence, status: Sequence,
+               stores: Sequence = (), notes: Sequence[str] = (), data: DataChoice | None = None,
+               data_store: Mapping | None = None, data_label: str | None = None,
+               query: str | None = None, download: bool = False) -> html.Div:
+    """A page: its stores, title, the data it shows, lead, then ``controls`` beside the content.
 
-    ``data_label`` names the dataset the page shows (:meth:`DataChoice.label`),
-    with a link to the Data page.  The content column starts with the notes
-    about the link (``{prefix}-link-notes``), then ``status`` (a
-    :class:`pages._ui.view.JobView`'s error box and job panel), then ``content``.
+    ``data`` is the page's data choice: the header names it (``data_label``
+    overrides the name, for a page that builds its own data) with a link to the
+    Data page, and the store ``{prefix}-data`` holds ``data_store`` (default
+    :meth:`DataChoice.to_store`).  ``query`` adds the URL's store
+    ``{prefix}-query``, ``download`` the page's ``dcc.Download`` ``{prefix}-download``.
+    The content column starts with the notes about the link (``{prefix}-link-notes``),
+    then ``status`` (a :class:`pages._ui.view.JobView`'s error box and job panel), then
+    ``content``.
     """
+    label = data.label() if data_label is None and data is not None else data_label
+    own = [*([state.query_store(prefix, query)] if query is not None else []),
+           *([dcc.Store(id=f"{prefix}-data", data=data_store or data.to_store())]
+             if data is not None else []),
+           *([dcc.Download(id=f"{prefix}-download")] if download else [])]
     return html.Div([
-        *stores,
+        *own, *stores,
         html.H1(title, className="vi-page-title"),
-        *([html.P(["Data: ", html.Strong(data_label, id=f"{prefix}-dataset"), " \u00b7 ",
+        *([html.P(["Data: ", html.Strong(label, id=f"{prefix}-dataset"), " \u00b7 ",
                    dcc.Link("change", href="/data")], className="vi-dataset")]
-          if data_label else []),
+          if label else []),
         html.P(lead, className="vi-page-lead"),
         html.Div(className="vi-layout", children=[
             html.Aside(controls, className="vi-controls"),
@@ -119,3 +130,18 @@ def download_button(prefix: str, text: str = "Download CSV", name: str = "button
 def download_note(prefix: str) -> html.P:
     """Where :func:`register_csv_downloads` says why a click sent nothing."""
     return html.P(id=f"{prefix}-download-note", className="vi-field-error", role="alert")
+
+
+def data_label(store: Any) -> str:
+    """What the header names for a page's data store (:meth:`DataChoice.label`)."""
+    try:
+        return DataChoice.from_store(store).label()
+    except ValueError:
+        return no_update
+
+
+def register_data_label(prefix: str, store: str | None = None) -> None:
+    """Keep the header (``{prefix}-dataset``) naming the data of ``store``
+    (default ``{prefix}-data``)."""
+    callback(Output(f"{prefix}-dataset", "children"),
+             Input(store or f"{prefix}-data", "data"), prevent_initial_call=True)(data_label)

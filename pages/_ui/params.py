@@ -218,8 +218,9 @@ class Param:
             return dcc.RadioItems(id=cid, options=self.options(ctx), value=value,
                                   className="vi-radio", labelStyle={"display": "flex"})
         if kind == "dropdown":
-            return dcc.Dropdown(id=cid, options=self.options(ctx), value=value,
-                                clearable=False, searchable=False, className="vi-dropdown")
+            options = self.options(ctx)  # a long list: typing a name finds it
+            return dcc.Dropdown(id=cid, options=options, value=value, clearable=False,
+                                searchable=len(options) > 8, className="vi-dropdown")
         if kind == "check":
             return dcc.Checklist(id=cid, options=[{"label": self.help_text(ctx) or self.label,
                                                    "value": "on"}],
@@ -236,6 +237,14 @@ class Param:
 
     def help_text(self, ctx: Context) -> str:
         return self.help(ctx) if callable(self.help) else self.help
+
+
+def seed_param(key: str = "tree_seed", **kw) -> Param:
+    """The seed of a page's random draws: a whole number from 0 to 2**32 - 1 (numpy's range).
+
+    ``key`` is its URL key; ``kw`` sets the other fields (``help``, ``applies``...).
+    """
+    return Param("random_state", "Seed", default=0, key=key, low=0, high=2**32 - 1, **kw)
 
 
 def _parse_bool(raw: Any, what: str) -> bool:

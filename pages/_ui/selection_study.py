@@ -26,12 +26,13 @@ from varimp_core.plots.selection import (make_pvalue_figure, make_relevance_figu
                                          make_selected_figure, make_subspace_curves)
 from varimp_core.plots.selection_captions import (null_sentences, pvalues_frame,
                                                   relevance_sentences, relevance_table_frame,
-                                                  rs_sentences, selected_sentence)
+                                                  rs_data_words, rs_sentences, selected_sentence)
 from varimp_core.problems.registry import get_problem
 from varimp_core.studies.nulls import PermutationNull
-from varimp_core.studies.rs_srs import (RUN_OPTIONS, SubspaceComparison,
-                                        compare_subspace_methods, random_split, selection_run)
-from varimp_core.studies.selection import MADELON_IRRELEVANT, SplitData, madelon_split
+from varimp_core.studies.rs_srs import (RUN_OPTIONS, SubspaceComparison, check_study,
+                                        compare_subspace_methods, random_split, selection_run,
+                                        study_source)
+from varimp_core.studies.selection import SplitData, curve_statistics, madelon_split
 
 from varimp_core.studies import fanout
 
@@ -40,19 +41,6 @@ from .common import placeholder_figure, safe_csv
 
 #: Name of the fan-out task computing one (seed, method) run of an RS/SRS study.
 RS_TASK = "varimp.selection_run"
-#: Problems of the RS/SRS section: Madelon with k irrelevant features, or the page's data.
-RS_CHOICES = tuple(str(k) for k in MADELON_IRRELEVANT) + ("data",)
-RS_LABELS = {"480": "Madelon, 480 irrelevant (p = 500)",
-             "1480": "Madelon, 1,480 irrelevant (p = 1,500)",
-             "2980": "Madelon, 2,980 irrelevant (p = 3,000)",
-             "5480": "Madelon, 5,480 irrelevant (p = 5,500)", "data": "The data above"}
-HONEST_NOTE = ("What the numbers show: on the slides' Madelon protocol (Geurts 2016) SRS ranks "
-               "and predicts better than RS, more so as q/p shrinks. Over 3 seeds at T = 2,000, "
-               "AUPRC goes from 0.90 (RS) to 1.00 (SRS) with 480 irrelevant features and from "
-               "0.39 to 0.64 with 5,480; test accuracy from 0.69 to 0.82 and from 0.53 to 0.74. "
-               "SRS needs trees to find its first features, so a short run of one seed, like the "
-               "default T = 300, can show a smaller gain. The generator follows Guyon's design "
-               "(randomly labelled hypercube vertices); it is not the original Madelon data.")
 MAX_SEEDS = 10
 MAX_NULL_TOTAL = 100_000           # R x T of one permutation null
 MAX_RS_TOTAL = 60_000              # seeds x 2 methods x T
@@ -97,30 +85,11 @@ def relevance_view(data, tol: float | None) -> dict:
 
 
 def rs_study(settings: Mapping[str, Any], data) -> dict:
-    """The study's JSON settings (what a worker gets): the source, q, alpha, K, T, L, beta.
-
-    Raises
-    ------
-    ValueError
-        q above the number of inputs, K above q + 1, more trees than the limit.
-    """
+    """The study's JSON settings (what a worker gets), checked by :func:`check_study`:
+    the source, q, alpha, K, T, L, beta."""
     s = {k: v for k, v in settings.items() if k not in ("source", "show")}
-    if settings["source"] == "data":
-        source, p = {"kind": "data", "data": data.as_dict}, data.n_features()
-    else:
-        source, p = {"kind": "madelon", "irrelevant": int(settings["source"])}, \
-            20 + int(settings["source"])
-    q, K = s["subspace_size"], s["max_features"]
-    if p is not None and q > p:
-        raise ValueError(f"Subspace size q must be a whole number from 1 to {p:,} (the number "
-                         f"of inputs), not {q:,}.")
-    if K is not None and K > q + 1:
-        raise ValueError(f"K (candidates per node) must be a whole number from 1 to {q + 1:,} "
-                         f"(q + 1), not {K:,}.")
-    trees = 2 * s["n_seeds"] * s["n_estimators"]
-    if trees > MAX_RS_TOTAL:
-        raise ValueError(f"{s['n_seeds']} seed(s) \u00d7 2 methods \u00d7 T = {trees:,} trees "
-                         f"is more than the limit of {MAX_RS_TOTAL:,}; lower T or the seeds.")
+    source, p = study_source(settings["source"], data.as_dict, data.n_features())
+    check_study(s, n_features=p, max_trees=MAX_RS_TOTAL)
     return {**s, "source": source}
 
 
@@ -198,15 +167,9 @@ def render_null(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) 
 
 def rs_words(settings: Mapping[str, Any], data=None) -> str:
     """What an RS/SRS study ran on, for :func:`rs_sentences`."""
-    src = settings["source"]
-    if src != "data":
-        return (f"Madelon-like data with 20 relevant and {int(src):,} irrelevant features "
-                "(1,000 training and 500 test rows per seed)")
-    if data is not None and studies.is_exact(data):  # rows are drawn first
-        return (f"the current data, an exact distribution: "
-                f"{get_problem(data['problem']).default_samples:,} rows drawn from it (seed 0), "
-                "two thirds of them train and one third tests, per seed")
-    return "the current data (two thirds of the rows train, one third tests, per seed)"
+    exact = data is not None and studies.is_exact(data)  # rows are drawn first
+    return rs_data_words(settings["source"], get_problem(data["problem"]).default_samples
+                         if exact else None)
 
 
 def render_rs(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) -> tuple:
@@ -225,7 +188,7 @@ def render_rs(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) ->
                                                min_sampled=settings["min_sampled"]))
     note = (f"Partial result: cancelled after {result.trees_done:,} of "
             f"{result.trees_asked:,} trees." if result.partial else "")
-    return (make_subspace_curves(result.curves),
+    return (make_subspace_curves(curve_statistics(result.curves)),
             [html.P(t) for t in rs_sentences(
                 result, data_words=rs_words(settings, data), alpha=settings["alpha"],
                 subspace_size=settings["subspace_size"], max_features=settings["max_features"],

@@ -8,19 +8,19 @@ cached once per settings (:func:`cached_study`), so a control that only
 changes the drawing (histograms or violins, which method's selection) never
 grows a forest again; a study that Cancel stopped is drawn but not kept.
 Downloads serve a :class:`pages._ui.view.JobView`'s cache only
-(:meth:`JobView.register_downloads`, named by :func:`csv_filename`); the page's URL
-holds the data and two parameter sets (:func:`register_url`); the header
-names the chosen data (:func:`register_data_label`); figures and button rows
-look the same on both pages (:func:`graph`, :func:`buttons`).
+(:meth:`JobView.register_downloads`); a page declares its data once
+(:func:`stores`, :func:`problem_field` of the declared :data:`PROBLEM` and
+:func:`register_data`, which also keeps the header and the URL); figures and
+button rows look the same on both pages (:func:`graph`, :func:`buttons`).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
-from dash import Input, Output, callback, dcc, html, no_update
+from dash import Input, Output, State, callback, dcc, html, no_update
 
 from varimp_core.problems.registry import get_problem
 
@@ -28,7 +28,8 @@ from . import cache, datasource
 from .common import placeholder_figure
 from .controls import problem_choices
 from .datachoice import DataChoice
-from .page_frame import figure_config
+from .page_frame import figure_config, register_data_label
+from .params import Context, Param, ParamSet, sentence
 from .view import context_for
 
 #: The forests a study grows (labels as the pages show them).
@@ -167,15 +168,47 @@ def register_url(query_store: str, data_store: str, *params) -> None:
     callback(Output(query_store, "data"), *inputs, Input(data_store, "data"))(url)
 
 
-def data_label(store: Any) -> str:
-    """What the header names for a page's data store (:meth:`DataChoice.label`)."""
-    try:
-        return DataChoice.from_store(store).label()
-    except ValueError:
-        return no_update
+#: The problem a study page runs on, its own dropdown (``"upload"``: the session's table).
+PROBLEM = Param("problem", "Problem", "choice", None, control="dropdown", what="problem",
+                choices=lambda c: problem_options(c.extra["data"]),
+                help="Presets from the papers, every built-in problem, or the session's data "
+                     "(the Data page sets it).")
 
 
-def register_data_label(prefix: str) -> None:
-    """Keep the header (``{prefix}-dataset``) naming the data of ``{prefix}-data``."""
-    callback(Output(f"{prefix}-dataset", "children"), Input(f"{prefix}-data", "data"),
-             prevent_initial_call=True)(data_label)
+def problem_field(picker: str, data: DataChoice) -> html.Div:
+    """The field of :data:`PROBLEM` (id ``{picker}-problem``, sentences in its error slot)."""
+    value = "upload" if data.is_upload else data["problem"]
+    return ParamSet(picker, [PROBLEM]).field("problem", value, Context(extra={"data": data}))
+
+
+def stores(prefix: str, data: DataChoice) -> list:
+    """The page's URL (``{prefix}-query``), the session's data (``{prefix}-base``) and the
+    data the views run on (``{prefix}-data``, what the problem dropdown chose)."""
+    return [dcc.Store(id=f"{prefix}-query"), dcc.Store(id=f"{prefix}-base", data=data.to_store()),
+            dcc.Store(id=f"{prefix}-data", data=data.to_store())]
+
+
+def register_data(prefix: str, picker: str, *params, follow: Callable | None = None,
+                  outputs: Sequence = (), inputs: Sequence = ()) -> Callable:
+    """Wire a study page's data: the dropdown ``{picker}-problem`` writes ``{prefix}-data``
+    (a sentence under it when the choice cannot be used; the views keep their data), the
+    header names that data, and the URL holds it with ``params`` (:func:`register_url`).
+
+    ``follow(data, *inputs) -> values of outputs``: the page's controls that depend on the
+    data.  Returns the callback's function, ``(problem, base, *inputs) -> (store, sentence,
+    *outputs)``, which tests call as the browser would.
+    """
+    def choose(problem, base, *more):
+        try:
+            data = choose_data(problem, DataChoice.from_store(base))
+        except ValueError as exc:
+            return (no_update, sentence(str(exc)) + " The page still shows the previous data.",
+                    *[no_update] * len(outputs))
+        return (data.to_store(), "", *(follow(data, *more) if follow else ()))
+
+    callback(Output(f"{prefix}-data", "data"), Output(f"{picker}-problem-error", "children"),
+             *outputs, Input(f"{picker}-problem", "value"), State(f"{prefix}-base", "data"),
+             *inputs, prevent_initial_call=True)(choose)
+    register_url(f"{prefix}-query", f"{prefix}-data", *params)
+    register_data_label(prefix)
+    return choose

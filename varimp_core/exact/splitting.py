@@ -51,8 +51,8 @@ def validate_max_features(max_features, n_features: int) -> int:
         raise ValueError(f"max_features (K) must be a whole number, got {max_features!r}.")
     if not 1 <= max_features <= n_features:
         raise ValueError(
-            f"max_features (K) must be between 1 and the number of variables {n_features}, "
-            f"got {max_features}."
+            f"max_features (K) must be a whole number from 1 to {n_features} (the number of "
+            f"variables), got {max_features}."
         )
     return int(max_features)
 

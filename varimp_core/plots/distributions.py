@@ -6,8 +6,8 @@ the asymptotic value, its mean and standard deviation (Tables 3.2-3.33), and
 how these move with the number of trees T, the sample size N, the noise ...
 These builders draw the numbers of :func:`varimp_core.studies.montecarlo.monte_carlo`
 (or of :func:`varimp_core.studies.nulls.permutation_null`) and of
-:func:`varimp_core.studies.montecarlo.sweep`; nothing is recomputed except order
-statistics (histogram bins, ranks within a replicate).
+:func:`varimp_core.studies.montecarlo.sweep`, and the bins and fitted densities of
+:func:`varimp_core.studies.distributions.histogram_panels`; nothing is computed here.
 
 Every trace carries a ``meta`` tag saying what it draws: ``"replicates"``
 (the histogram or violin of a variable's R values), ``"fit-chi2"`` and
@@ -21,27 +21,20 @@ the browser gets numbers rather than plotly's base64 typed arrays.
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from varimp_core.studies.distributions import MAX_VIOLINS, HistogramPanels
 from varimp_core.studies.montecarlo import MonteCarloResult, parameter_label
-from varimp_core.studies.fits import density_curves
 from varimp_core.studies.nulls import PermutationNull
 from varimp_core.plots.style import (EXACT_COLOR, SAMPLED_OPACITY, base_layout, empty_figure,
                                      variable_color)
 from varimp_core.plots.style import user_text_safe
 
-__all__ = ["make_distribution_figure", "make_sweep_figure", "make_summary_table_frame",
-           "parameter_label", "MAX_PANELS", "MAX_VIOLINS"]
-
-#: Histogram panels drawn at most (the first variables); violins go further.
-MAX_PANELS = 16
-#: Violins drawn at most.
-MAX_VIOLINS = 60
+__all__ = ["make_distribution_figure", "make_sweep_figure", "make_summary_table_frame"]
 
 _FIT_STYLE = {
     "chi2": dict(color="#3b3b3b", dash="dash", name="scaled \u03c7\u00b2 fit"),
@@ -95,24 +88,11 @@ def _bias_positions(result, overlay: pd.DataFrame | None) -> dict:
     return out
 
 
-def _bin_edges(x: np.ndarray) -> np.ndarray:
-    """Equal-width edges with the maximum strictly inside the last bin (as plotly bins)."""
-    lo, hi = float(x.min()), float(x.max())
-    if hi - lo <= 1e-12 * max(1.0, abs(hi)):
-        half = max(abs(hi) * 1e-3, 1e-6)
-        lo, hi, n = lo - half, hi + half, 1
-    else:
-        n = int(np.clip(math.ceil(math.sqrt(x.size)), 5, 40))
-    size = (hi - lo) / n * (1 + 1e-9)
-    return lo + size * np.arange(n + 1)
-
-
 # -- histograms and violins --------------------------------------------------------
 @user_text_safe
-def make_distribution_figure(mc_result, fits: pd.DataFrame | None = None, *,
+def make_distribution_figure(mc_result, panels: HistogramPanels | None = None, *,
                              overlay: pd.DataFrame | None = None, kind: str = "histogram",
-                             max_panels: int = MAX_PANELS, height: int | None = None,
-                             title: str | None = None) -> go.Figure:
+                             height: int | None = None, title: str | None = None) -> go.Figure:
     """Distribution of each variable's importance over the replicates.
 
     Parameters
@@ -121,14 +101,11 @@ def make_distribution_figure(mc_result, fits: pd.DataFrame | None = None, *,
         From :func:`~varimp_core.studies.montecarlo.monte_carlo` (the replicates, the
         exact values) or :func:`~varimp_core.studies.nulls.permutation_null` (the null
         importances, the observed values).
-    fits : DataFrame, optional
-        Rows of :func:`~varimp_core.studies.fits.fit_null_distributions` (one or more
-        per variable: ``variable``, ``distribution``, ``df``, ``scale``,
-        ``mean``, ``std``); each row is drawn as a density curve
-        (:func:`~varimp_core.studies.fits.density_curves`).  None or an empty
-        frame draws no curve; the default laws (scaled chi-square for
-        irrelevant variables, normal for relevant ones) are
-        ``fit_null_distributions(mc_result)``.
+    panels : HistogramPanels
+        :func:`~varimp_core.studies.distributions.histogram_panels` of the result:
+        one panel per variable it bins (the first ones), with its bins and its
+        fitted densities (``meta="fit-chi2"``, ``"fit-normal"``).  Needed by
+        the histograms, not by the violins.
     overlay : DataFrame, optional
         :func:`~varimp_core.studies.nulls.plugin_bias_overlay` of the result; None
         draws no bias line.  Its
@@ -136,10 +113,9 @@ def make_distribution_figure(mc_result, fits: pd.DataFrame | None = None, *,
         dotted vertical line (shifted by the full-sample value for bootstrap
         replicates, as the overlay's docstring explains).
     kind : {"histogram", "violin"}, default="histogram"
-        One panel per variable (at most ``max_panels``) with density
-        histograms and fitted curves, or one violin per variable on a common
-        axis (at most :data:`MAX_VIOLINS`; no fitted curves).
-    max_panels : int, default=MAX_PANELS
+        One panel per variable of ``panels`` with density histograms and
+        fitted curves, or one violin per variable on a common axis (at most
+        :data:`~varimp_core.studies.distributions.MAX_VIOLINS`; no fitted curves).
     height : int, optional
     title : str, optional
 
@@ -156,6 +132,9 @@ def make_distribution_figure(mc_result, fits: pd.DataFrame | None = None, *,
     """
     if kind not in ("histogram", "violin"):
         raise ValueError(f"kind must be 'histogram' or 'violin', got {kind!r}.")
+    if kind == "histogram" and panels is None:
+        raise ValueError("Histograms draw the core's bins: pass histogram_panels(result, fits) "
+                         "(varimp_core.studies.distributions).")
     values, reference, ref_name = _samples(mc_result)
     variables = list(mc_result.variables)
     units = _units(mc_result)
@@ -166,17 +145,17 @@ def make_distribution_figure(mc_result, fits: pd.DataFrame | None = None, *,
     if kind == "violin":
         return _violins(values, variables, reference, ref_name, bias, relevance, units,
                         height=height, title=title)
-    return _histograms(values, variables, reference, ref_name, fits, bias, relevance, units,
-                       max_panels=max_panels, height=height, title=title)
+    return _histograms(values, variables, reference, ref_name, panels, bias, relevance, units,
+                       height=height, title=title)
 
 
 def _panel_title(v: str, relevant) -> str:
     return v if relevant is None else f"{v} \u00b7 {'relevant' if relevant else 'irrelevant'}"
 
 
-def _histograms(values, variables, reference, ref_name, fits, bias, relevance, units, *,
-                max_panels, height, title) -> go.Figure:
-    shown = variables[:max(1, int(max_panels))]
+def _histograms(values, variables, reference, ref_name, panels, bias, relevance, units, *,
+                height, title) -> go.Figure:
+    shown = panels.variables
     n = len(shown)
     cols = min(n, 4)
     rows = math.ceil(n / cols)
@@ -184,10 +163,7 @@ def _histograms(values, variables, reference, ref_name, fits, bias, relevance, u
                         subplot_titles=[_panel_title(v, relevance[i]) for i, v in enumerate(shown)],
                         horizontal_spacing=0.07 if cols > 1 else 0.0,
                         vertical_spacing=min(0.16, 0.5 / rows) if rows > 1 else 0.0)
-    curves = None
-    if fits is not None and len(fits):
-        holder = SimpleNamespace(variables=tuple(variables), replicates=values)
-        curves = density_curves(fits[fits["variable"].isin(shown)], holder)
+    curves = panels.curves
     legend_done: set[str] = set()
 
     def legend(key: str) -> bool:
@@ -199,32 +175,25 @@ def _histograms(values, variables, reference, ref_name, fits, bias, relevance, u
     for i, v in enumerate(shown):
         j = variables.index(v)
         row, col = i // cols + 1, i % cols + 1
-        x = values[:, j]
-        edges = _bin_edges(x)
-        density, _ = np.histogram(x, bins=edges, density=True)
-        top = float(density.max()) if density.size else 1.0
         fig.add_trace(go.Histogram(
-            x=x.tolist(), name=v, meta="replicates", showlegend=False,
-            xbins=dict(start=float(edges[0]), end=float(edges[-1]),
-                       size=float(edges[1] - edges[0])),
+            x=values[:, j].tolist(), name=v, meta="replicates", showlegend=False,
+            xbins=panels.xbins(v),
             histnorm="probability density", marker=dict(color=variable_color(j)),
             opacity=SAMPLED_OPACITY,
             hovertemplate=(f"<b>{v}</b><br>importance %{{x}}<br>density %{{y:.3g}}"
                            f"<extra>{R:,} replicates</extra>"),
         ), row=row, col=col)
-        if curves is not None:
-            for dist, d in curves[curves["variable"] == v].groupby("distribution", sort=False):
-                style = _FIT_STYLE.get(dist, _FIT_STYLE["normal"])
-                top = max(top, float(np.nanmax(d["density"])) if len(d) else 0.0)
-                fig.add_trace(go.Scatter(
-                    x=d["x"].tolist(), y=d["density"].tolist(), mode="lines",
-                    name=style["name"], legendgroup=f"fit-{dist}", meta=f"fit-{dist}",
-                    showlegend=legend(f"fit-{dist}"),
-                    line=dict(color=style["color"], dash=style["dash"], width=2),
-                    hovertemplate=(f"<b>{v}</b>, {style['name']}<br>importance %{{x:.4f}}<br>"
-                                   "density %{y:.3g}<extra></extra>"),
-                ), row=row, col=col)
-        top *= 1.08
+        for dist, d in curves[curves["variable"] == v].groupby("distribution", sort=False):
+            style = _FIT_STYLE.get(dist, _FIT_STYLE["normal"])
+            fig.add_trace(go.Scatter(
+                x=d["x"].tolist(), y=d["density"].tolist(), mode="lines",
+                name=style["name"], legendgroup=f"fit-{dist}", meta=f"fit-{dist}",
+                showlegend=legend(f"fit-{dist}"),
+                line=dict(color=style["color"], dash=style["dash"], width=2),
+                hovertemplate=(f"<b>{v}</b>, {style['name']}<br>importance %{{x:.4f}}<br>"
+                               "density %{y:.3g}<extra></extra>"),
+            ), row=row, col=col)
+        top = panels.peak(v) * 1.08  # the lines reach a little above the tallest bar or curve
         if reference is not None and np.isfinite(reference[j]):
             e = float(reference[j])
             fig.add_trace(go.Scatter(
@@ -329,15 +298,12 @@ def make_summary_table_frame(mc_result, *, decimals: int = 4) -> pd.DataFrame:
             f"{m:.{decimals}f}"
 
     if isinstance(mc_result, PermutationNull):
-        null = np.asarray(mc_result.null, float)
-        R = null.shape[0]
-        mean = null.mean(axis=0) if R else np.full(len(mc_result.variables), np.nan)
-        std = null.std(axis=0, ddof=1) if R > 1 else np.full(len(mc_result.variables), np.nan)
+        s = mc_result.summary()
         return pd.DataFrame({
-            "variable": list(mc_result.variables), "observed": mc_result.observed,
-            "null mean": mean, "null std": std,
-            "null mean \u00b1 std": [pm(m, s) for m, s in zip(mean, std)],
-            "null q95": mc_result.null_quantile(0.95), "p-value": mc_result.p_values, "R": R,
+            "variable": s["variable"], "observed": s["observed"], "null mean": s["mean"],
+            "null std": s["std"],
+            "null mean \u00b1 std": [pm(m, sd) for m, sd in zip(s["mean"], s["std"])],
+            "null q95": s["q95"], "p-value": s["p_value"], "R": s["R"],
         })
     s = mc_result.summary()
     relevance = ["" if r is None else ("relevant" if r else "irrelevant")

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from varimp_core.plots.distributions import make_summary_table_frame
-from varimp_core.studies.distributions import ImportanceDistribution
+from varimp_core.studies.distributions import MAX_VIOLINS, ImportanceDistribution
 from varimp_core.studies.nulls import PermutationNull
 
 __all__ = ["METHOD_WORDS", "name_list", "above_null_sentence", "fit_table_frame",
@@ -82,8 +82,24 @@ def distribution_sentences(dist: ImportanceDistribution, *, data_name: str, meth
     """What the figures of a study show, in a few sentences with its numbers.
 
     The irrelevant variables' mean importance is compared with the K = 1
-    prediction of the plug-in bias (Geurts 2016) carried by ``dist.overlay``.
+    prediction of the plug-in bias (Geurts 2016) carried by ``dist.overlay``;
+    when laws were fitted to the first variables only, the last sentence says
+    how many of them each view shows.
     """
+    sentences = _study_sentences(dist, data_name=data_name, method=method, kind=kind,
+                                 n_estimators=n_estimators, max_features=max_features,
+                                 max_depth=max_depth)
+    p, fitted = len(dist.result.variables), dist.fits["variable"].nunique()
+    if fitted < p:
+        sentences.append(f"Laws are fitted to the first {fitted} of the {p} variables; the "
+                         f"histograms show the first {len(dist.panels.variables)}, the violins "
+                         f"the first {min(p, MAX_VIOLINS)}; the table has them all.")
+    return sentences
+
+
+def _study_sentences(dist: ImportanceDistribution, *, data_name: str, method: str,
+                     n_estimators: int, max_features: int, max_depth: int | None,
+                     kind: str) -> list[str]:
     result, N, overlay = dist.result, dist.n_samples, dist.overlay
     depth = "fully grown" if max_depth is None else f"depth \u2264 {max_depth}"
     trees = (f"T = {n_estimators:,} {METHOD_WORDS[method]} (K = {max_features}, {depth})")

@@ -77,12 +77,6 @@ def _badge(fig: go.Figure, text: str, color: str) -> None:
                        bgcolor=color, borderpad=4)
 
 
-def _box_stats(per_tree: np.ndarray) -> dict:
-    """Min, quartiles and max of each column of the per-tree values."""
-    q = np.percentile(per_tree, [0, 25, 50, 75, 100], axis=0)
-    return {"lowerfence": q[0], "q1": q[1], "median": q[2], "q3": q[3], "upperfence": q[4]}
-
-
 #: What the whiskers of sampled bars show (``spread`` of :func:`make_importance_figure`).
 SPREADS = ("se", "trees")
 
@@ -178,8 +172,9 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
                                               color="#333333", thickness=1.5, width=6),
         customdata=custom, hovertemplate="<br>".join(lines) + "<extra></extra>",
     ))
-    if spread == "trees" and result.per_tree is not None and n_trees and n_trees >= 2:
-        stats = _box_stats(result.per_tree[:, idx])
+    quartiles = result.per_tree_quartiles if spread == "trees" else None
+    if quartiles is not None:
+        stats = dict(zip(("lowerfence", "q1", "median", "q3", "upperfence"), quartiles[:, idx]))
         fig.add_trace(go.Box(
             x=variables, name=f"per-tree spread (T = {n_trees:,}): min, quartiles, max",
             width=0.18,

@@ -8,8 +8,8 @@ the relevant ones when no tree may see more than q features
 (:func:`varimp_core.studies.selection.subspace_selection`,
 :func:`varimp_core.studies.selection.madelon_curves`).
 
-The builders draw the core's numbers and compute nothing but means and
-standard deviations over seeds.  Every trace carries a ``meta`` tag:
+The builders draw the core's numbers and compute nothing (the means and
+standard deviations over seeds are :func:`varimp_core.studies.selection.curve_statistics`).  Every trace carries a ``meta`` tag:
 ``"class-strong"``, ``"class-weak"``, ``"class-irrelevant"`` (relevance),
 ``"observed"``, ``"null-q95"``, ``"p-value"`` (p-values), ``"mean"`` and
 ``"band"`` (curves), ``"selected"`` and ``"not-selected"`` (the selected set).
@@ -177,22 +177,16 @@ def make_pvalue_figure(perm_null, *, units: str = "bits", level: float = 0.05) -
 
 
 # -- random subspace curves -----------------------------------------------------------
-def _curve_stats(df: pd.DataFrame, column: str) -> pd.DataFrame:
-    g = df.groupby(["method", "p", "n_trees"])[column]
-    out = g.agg(["mean", "std", "count"]).reset_index()
-    out["std"] = out["std"].fillna(0.0)
-    return out
-
-
 @user_text_safe
-def make_subspace_curves(df: pd.DataFrame) -> go.Figure:
+def make_subspace_curves(stats: pd.DataFrame) -> go.Figure:
     """AUPRC and test accuracy against the number of trees, RS against SRS.
 
     Parameters
     ----------
-    df : pandas.DataFrame
-        Tidy curves as :func:`varimp_core.studies.selection.madelon_curves` returns
-        them: ``method``, ``p``, ``seed``, ``n_trees``, ``auprc``, ``accuracy``.
+    stats : pandas.DataFrame
+        :func:`varimp_core.studies.selection.curve_statistics` of the curves: per
+        ``metric``, ``method``, ``p`` and ``n_trees``, the ``mean``, ``std`` and ``count``
+        over seeds.
 
     Returns
     -------
@@ -202,23 +196,18 @@ def make_subspace_curves(df: pd.DataFrame) -> go.Figure:
         ``"band"`` of mean ± one standard deviation over the seeds.
         ``customdata`` of a mean line: the number of seeds at each point.
     """
-    needed = {"method", "p", "seed", "n_trees", "auprc", "accuracy"}
-    missing = needed - set(df.columns)
-    if missing:
-        raise ValueError(f"The curves lack the columns {', '.join(sorted(missing))}.")
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
                         subplot_titles=("AUPRC of the importance ranking",
                                         "test accuracy"))
-    several_p = df["p"].nunique() > 1
+    all_p = sorted(stats["p"].unique())
     dashes = ["solid", "dash", "dot", "dashdot"]
     for col, column in enumerate(("auprc", "accuracy"), start=1):
-        if df[column].isna().all():
-            continue
-        stats = _curve_stats(df.dropna(subset=[column]), column)
-        for (method, p), d in stats.groupby(["method", "p"], sort=False):
+        shown = stats[stats["metric"] == column]
+        for (method, p), d in shown.groupby(["method", "p"], sort=False):
             d = d.sort_values("n_trees")
             color = METHOD_COLORS.get(method, "#444444")
-            name = _METHOD_NAMES.get(method, str(method)) + (f", p = {p:,}" if several_p else "")
+            name = _METHOD_NAMES.get(method, str(method)) + (
+                f", p = {p:,}" if len(all_p) > 1 else "")
             x = [int(v) for v in d["n_trees"]]
             mean, std = d["mean"].to_numpy(float), d["std"].to_numpy(float)
             if int(d["count"].max()) > 1:
@@ -227,7 +216,7 @@ def make_subspace_curves(df: pd.DataFrame) -> go.Figure:
                     fill="toself", fillcolor=_rgba(color, 0.18), line=dict(width=0),
                     meta="band", name=f"{name} \u00b1 1 sd", legendgroup=name,
                     showlegend=False, hoverinfo="skip"), row=1, col=col)
-            pi = sorted(df["p"].unique()).index(p) if several_p else 0
+            pi = all_p.index(p)
             fig.add_trace(go.Scatter(
                 x=x, y=_floats(mean), mode="lines", meta="mean", name=name, legendgroup=name,
                 showlegend=col == 1, customdata=[int(c) for c in d["count"]],

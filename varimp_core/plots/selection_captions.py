@@ -19,7 +19,16 @@ from varimp_core.studies.nulls import PermutationNull
 from varimp_core.studies.rs_srs import SubspaceComparison
 
 __all__ = ["relevance_table_frame", "relevance_sentences", "null_sentences", "rs_sentences",
-           "selected_sentence", "pvalues_frame"]
+           "selected_sentence", "pvalues_frame", "RS_NOTE", "rs_data_words"]
+
+#: What the RS/SRS numbers show, measured on the slides' Madelon protocol (Geurts 2016).
+RS_NOTE = ("What the numbers show: on the slides' Madelon protocol (Geurts 2016) SRS ranks "
+           "and predicts better than RS, more so as q/p shrinks. Over 3 seeds at T = 2,000, "
+           "AUPRC goes from 0.90 (RS) to 1.00 (SRS) with 480 irrelevant features and from "
+           "0.39 to 0.64 with 5,480; test accuracy from 0.69 to 0.82 and from 0.53 to 0.74. "
+           "SRS needs trees to find its first features, so a short run of one seed, like the "
+           "default T = 300, can show a smaller gain. The generator follows Guyon's design "
+           "(randomly labelled hypercube vertices); it is not the original Madelon data.")
 
 
 def relevance_table_frame(r: RelevanceResult) -> pd.DataFrame:
@@ -83,6 +92,26 @@ def null_sentences(pn: PermutationNull, *, n_estimators: int, method: str,
         "The null keeps Y impure in every cell, so an irrelevant variable of the real data "
         "often scores below its null (a large p-value): the test is conservative for "
         "irrelevant variables."]
+
+
+def rs_data_words(source: str, drawn_rows: int | None = None) -> str:
+    """What an RS/SRS study ran on, for :func:`rs_sentences`.
+
+    Parameters
+    ----------
+    source : str
+        The number of irrelevant Madelon features, or ``"data"``
+        (:data:`varimp_core.studies.rs_srs.SOURCES`).
+    drawn_rows : int, optional
+        For data that is an exact distribution: the rows drawn from it first (seed 0).
+    """
+    if source != "data":
+        return (f"Madelon-like data with 20 relevant and {int(source):,} irrelevant features "
+                "(1,000 training and 500 test rows per seed)")
+    if drawn_rows is not None:
+        return (f"the current data, an exact distribution: {drawn_rows:,} rows drawn from it "
+                "(seed 0), two thirds of them train and one third tests, per seed")
+    return "the current data (two thirds of the rows train, one third tests, per seed)"
 
 
 def rs_sentences(result: SubspaceComparison, *, data_words: str, subspace_size: int,

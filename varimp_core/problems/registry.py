@@ -44,7 +44,8 @@ from varimp_core.problems.options import OPTION_SPECS
 from varimp_core.problems.specs import PROBLEM_DEFS
 from varimp_core.data.table import DiscreteTable
 
-__all__ = ["MAX_EXACT_ROWS", "Problem", "get_problem", "list_problems", "parse_spec"]
+__all__ = ["MAX_EXACT_ROWS", "Problem", "get_problem", "list_problems", "parse_spec",
+           "spec_from_options"]
 
 #: Largest exact distribution table, in rows, that :meth:`Problem.exact_table` builds.
 MAX_EXACT_ROWS = 2**20
@@ -318,3 +319,22 @@ def list_problems() -> list[dict]:
                    for o in OPTION_SPECS.get(name, ())]
         out.append({"name": name, "description": d.describe(defaults), "options": options})
     return out
+
+
+def spec_from_options(name: str, options: dict) -> str:
+    """A canonical problem spec from a name and option values (None or blank ones skipped).
+
+    Raises
+    ------
+    ValueError
+        With a sentence, for an invalid value (:func:`parse_spec`).
+
+    Examples
+    --------
+    >>> spec_from_options("led", {"noise": 0.1, "irrelevant": None})
+    'led:noise=0.1'
+    """
+    items = [f"{k}={v}" for k, v in options.items() if v is not None and str(v).strip() != ""]
+    spec = name + (":" + ",".join(items) if items else "")
+    parse_spec(spec)
+    return get_problem(spec).spec

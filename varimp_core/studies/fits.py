@@ -224,16 +224,34 @@ def fit_laws(samples, variables, *, relevant=None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def density_curves(fits: pd.DataFrame, result: MonteCarloResult, *,
+def density_curves(fits: pd.DataFrame, samples, variables, *,
                    n_points: int = 200) -> pd.DataFrame:
-    """Fitted densities on a grid spanning each variable's replicates, for overlays.
+    """Fitted densities on a grid spanning each variable's values, for overlays.
 
-    Returns a tidy frame with ``variable``, ``distribution``, ``x``, ``density``.
+    Parameters
+    ----------
+    fits : DataFrame
+        Rows of :func:`fit_laws` or :func:`fit_null_distributions`; a row whose
+        law could not be fitted (NaN parameters) gets no curve.
+    samples : array-like of shape (n_replicates, n_features)
+        The values the laws were fitted to (replicates, or a permutation null).
+    variables : sequence of str
+        The names of the columns of ``samples``.
+    n_points : int, default=200
+        Grid points of each curve: equally spaced from the smallest to the
+        largest value, widened by a tenth of their range on each side (and cut
+        at 0 for a scaled chi-square, whose support is :math:`[0, \\infty)`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        A tidy frame with ``variable``, ``distribution``, ``x``, ``density``
+        (the law's probability density at ``x``).
     """
+    samples, variables = np.asarray(samples, dtype=float), list(variables)
     frames = []
     for _, row in fits.iterrows():
-        j = result.variables.index(row["variable"])
-        x = result.replicates[:, j]
+        x = samples[:, variables.index(row["variable"])]
         if row["distribution"] == "chi2" and np.isfinite(row["df"]):
             dist = stats.chi2(row["df"], scale=row["scale"])
         elif row["distribution"] == "normal" and np.isfinite(row["mean"]):

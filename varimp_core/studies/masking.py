@@ -16,6 +16,8 @@ The functions here return long tables ready for plotting and for CSV export:
 * :func:`importance_vs_depth` -- exact importances for each depth limit D;
 * :func:`sampled_vs_k` -- finite forests (mean and standard error over trees);
 * :func:`importance_change` -- ``Imp - Imp_ref`` against the first K or depth;
+* :func:`masking_curves` -- the exact table along K or depth as a
+  :class:`MaskingCurves` result (``to_dict``/``from_dict``), what the Masking page caches;
 * :func:`~varimp_core.studies.masking_copy.add_noisy_copy` -- a table transform adding a
   noisy copy of a variable, the textbook way to watch one variable mask another.
 
@@ -34,6 +36,7 @@ References
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Callable, Iterable
 
 import numpy as np
@@ -45,8 +48,11 @@ from varimp_core.forests.multiway import MAX_TREES, grow_forest
 from varimp_core.exact.splitting import validate_max_features, validate_semantics
 from varimp_core.data.table import DiscreteTable
 from varimp_core.exact.eqn3 import validate_max_depth
+from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict
 
 __all__ = [
+    "MaskingCurves",
+    "masking_curves",
     "importance_vs_k",
     "importance_vs_depth",
     "sampled_vs_k",
@@ -305,3 +311,60 @@ def sampled_vs_k(table: DiscreteTable, ks: Iterable[int] | None = None, *,
     df.attrs = {"exact": False, "variables": list(table.variables), "k_semantics": k_semantics,
                 "max_depth": max_depth, "random_state": int(random_state)}
     return df
+
+
+# -- the exact curves as one result ------------------------------------------------------------
+@dataclass(frozen=True)
+class MaskingCurves:
+    """Exact importances of every variable along K or along the depth limit.
+
+    Attributes
+    ----------
+    frame : DataFrame
+        :func:`importance_vs_k` or :func:`importance_vs_depth` of the table.
+    x : {"K", "depth"}
+        The axis: the column of ``frame`` that varies.
+    variables : tuple of str
+        The table's inputs, in order.
+    information : float
+        :math:`I(X_1,\\dots,X_p;Y)` in bits, what fully grown trees' importances sum to
+        (Theorem 2 of Louppe et al. 2013).
+    copy_name : str or None
+        The name of a noisy copy among the variables (``"X5'"``), else None.
+    """
+
+    frame: pd.DataFrame
+    x: str
+    variables: tuple[str, ...]
+    information: float
+    copy_name: str | None = None
+
+    def to_dict(self) -> dict:
+        return dataclass_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "MaskingCurves":
+        return dataclass_from_dict(cls, d)
+
+
+def masking_curves(table: DiscreteTable, *, x: str = "K", max_depth: int | None = None,
+                   max_features: int = 1, k_semantics: str = "id3",
+                   copy_name: str | None = None) -> MaskingCurves:
+    """Exact importances of every variable for every K (at ``max_depth``) or every depth
+    (at K = ``max_features``), as one result.
+
+    Examples
+    --------
+    >>> from varimp_core.problems.registry import get_problem
+    >>> c = masking_curves(get_problem("xor").exact_table())
+    >>> c.x, c.variables, round(c.information, 12)
+    ('K', ('X1', 'X2'), 1.0)
+    """
+    if x == "K":
+        df = importance_vs_k(table, max_depth=max_depth, k_semantics=k_semantics)
+    elif x == "depth":
+        df = importance_vs_depth(table, max_features=max_features, k_semantics=k_semantics)
+    else:
+        raise ValueError(f"The axis is 'K' or 'depth', not {x!r}.")
+    return MaskingCurves(df, x, tuple(table.variables), float(df.attrs["information"]),
+                         copy_name)

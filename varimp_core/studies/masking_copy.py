@@ -2,7 +2,10 @@
 
 :func:`add_noisy_copy` is the textbook way to watch one variable mask another
 (Louppe et al. 2013, section 5.3), next to the masking studies of
-:mod:`varimp_core.studies.masking`.
+:mod:`varimp_core.studies.masking`.  :func:`masking_table` builds the exact table
+such a study runs on: a small built-in problem (:data:`MASKING_PROBLEMS`), fair
+irrelevant bits and optionally a noisy copy; :func:`split_masking_spec` reads a
+spec back into its base and its number of irrelevant bits.
 """
 
 from __future__ import annotations
@@ -11,8 +14,61 @@ import numpy as np
 
 from varimp_core.studies.masking_tables import check_table
 from varimp_core.data.table import DiscreteTable
+from varimp_core.problems.registry import get_problem, parse_spec, spec_from_options
 
-__all__ = ["add_noisy_copy"]
+__all__ = ["add_noisy_copy", "masking_table", "masking_spec", "split_masking_spec",
+           "MASKING_PROBLEMS", "MAX_IRRELEVANT"]
+
+#: Built-in problems whose exact distribution is small enough for every K and depth at once.
+MASKING_PROBLEMS = ("led", "xor", "sym")
+#: Irrelevant fair bits a masking study adds at most.
+MAX_IRRELEVANT = 6
+
+
+def split_masking_spec(text: str) -> tuple[str, int]:
+    """``"led:irrelevant=3,noise=0.1"`` -> ``("led:noise=0.1", 3)``.
+
+    Raises
+    ------
+    ValueError
+        With a sentence, when ``text`` is not a spec of :data:`MASKING_PROBLEMS` with at
+        most :data:`MAX_IRRELEVANT` irrelevant bits.
+    """
+    name, options = parse_spec(str(text))
+    if name not in MASKING_PROBLEMS:
+        raise ValueError(f"A masking study needs a built-in problem with a small exact "
+                         f"distribution (LED, XOR or SYM), not {name}.")
+    irrelevant = int(options.pop("irrelevant", 0))
+    if irrelevant > MAX_IRRELEVANT:
+        raise ValueError(f"A masking study adds at most {MAX_IRRELEVANT} irrelevant "
+                         f"variables, not {irrelevant}.")
+    return spec_from_options(name, options), irrelevant
+
+
+def masking_spec(base: str, irrelevant: int) -> str:
+    """The canonical spec of problem ``base`` with ``irrelevant`` fair bits added."""
+    name, options = parse_spec(base)
+    return spec_from_options(name, {**options, "irrelevant": irrelevant or None})
+
+
+def masking_table(base: str, irrelevant: int = 0, copy: str | None = None,
+                  flip: float = 0.1) -> DiscreteTable:
+    """The exact table of problem ``base`` with ``irrelevant`` fair bits and, when ``copy``
+    names an input, a copy of it flipped with probability ``flip``.
+
+    The copy (``"X5'"`` for X5) comes right after the relevant variables, so the colours
+    of X1..Xr never change when irrelevant variables come and go.
+
+    Examples
+    --------
+    >>> masking_table("xor", 1, copy="X1").variables
+    ('X1', 'X2', "X1'", 'X3')
+    """
+    problem = get_problem(masking_spec(base, irrelevant))
+    table = problem.exact_table()
+    if copy is not None:
+        table = add_noisy_copy(table, copy, flip, position=len(problem.relevant or ()))
+    return table
 
 
 def add_noisy_copy(table: DiscreteTable, variable, flip: float = 0.0, *,

@@ -223,6 +223,16 @@ class PermutationNull:
         """:math:`(1 + \\#\\{\\text{null} \\ge \\text{observed}\\}) / (R + 1)` per variable."""
         return (1 + (self.null >= self.observed).sum(axis=0)) / (self.n_permutations + 1)
 
+    def summary(self) -> pd.DataFrame:
+        """One row per variable: ``variable``, ``observed``, the null's ``mean`` and ``std``
+        (ddof=1; NaN with fewer permutations than they need), ``q95``, ``p_value``, ``R``."""
+        R, nan = self.n_permutations, np.full(len(self.variables), np.nan)
+        return pd.DataFrame({
+            "variable": list(self.variables), "observed": self.observed,
+            "mean": self.null.mean(axis=0) if R else nan,
+            "std": self.null.std(axis=0, ddof=1) if R > 1 else nan,
+            "q95": self.null_quantile(0.95), "p_value": self.p_values, "R": R})
+
     def null_quantile(self, q: float = 0.95) -> np.ndarray:
         if not self.n_permutations:
             return np.full(len(self.variables), np.nan)

@@ -30,14 +30,81 @@ import numpy as np
 import pandas as pd
 
 from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict, from_jsonable, to_jsonable
-from varimp_core.studies.selection import (SplitData, SubspaceSelection, subspace_selection,
-                                           tidy_runs)
+from varimp_core.studies.selection import (MADELON_IRRELEVANT, SplitData, SubspaceSelection,
+                                           subspace_selection, tidy_runs)
 
-__all__ = ["SubspaceComparison", "RUN_OPTIONS", "random_split",
-           "selection_run", "compare_subspace_methods"]
+__all__ = ["SubspaceComparison", "RUN_OPTIONS", "SOURCES", "random_split", "study_source",
+           "check_study", "selection_run", "compare_subspace_methods"]
 
 #: The options of :func:`subspace_selection` that a study's settings carry to every run.
 RUN_OPTIONS = ("subspace_size", "alpha", "max_features", "n_estimators", "min_sampled", "beta")
+#: Where a study's data come from: Madelon-like data with k irrelevant features (and the
+#: 20 relevant ones of Guyon's design), or the data at hand.
+SOURCES = {**{str(k): f"Madelon, {k:,} irrelevant (p = {k + 20:,})" for k in MADELON_IRRELEVANT},
+           "data": "The data above"}
+
+
+def study_source(source: str, data: Any = None,
+                 n_features: int | None = None) -> tuple[dict, int | None]:
+    """The JSON source of a study's runs and its number of features p.
+
+    Parameters
+    ----------
+    source : str
+        A key of :data:`SOURCES`: the number of irrelevant Madelon features, or ``"data"``.
+    data : JSON value, optional
+        What names the data at hand (for ``"data"``), passed on to the runs as it is.
+    n_features : int, optional
+        p of the data at hand (None: unknown).
+
+    Returns
+    -------
+    (dict, int or None)
+        ``{"kind": "madelon", "irrelevant": k}`` with p = 20 + k, or
+        ``{"kind": "data", "data": data}`` with ``n_features``.
+    """
+    if source == "data":
+        return {"kind": "data", "data": data}, n_features
+    if source not in SOURCES:
+        raise ValueError(f"The RS/SRS problem must be one of {', '.join(SOURCES)}, not "
+                         f"{source!r}.")
+    return {"kind": "madelon", "irrelevant": int(source)}, 20 + int(source)
+
+
+def check_study(settings: Mapping[str, Any], *, n_features: int | None,
+                max_trees: int) -> None:
+    """Raise a sentence when a study's settings cannot run together.
+
+    Parameters
+    ----------
+    settings : mapping
+        ``subspace_size`` q, ``max_features`` K (None: q + 1), ``n_seeds`` and
+        ``n_estimators`` T.
+    n_features : int or None
+        p of the data (None: unknown); q is at most p.
+    max_trees : int
+        The most trees a study may grow: seeds x 2 methods x T.
+
+    Examples
+    --------
+    >>> check_study({"subspace_size": 5, "max_features": 7, "n_seeds": 1,
+    ...              "n_estimators": 10}, n_features=9, max_trees=100)
+    Traceback (most recent call last):
+    ...
+    ValueError: K (candidates per node) must be a whole number from 1 to 6 (q + 1), not 7.
+    """
+    q, K = settings["subspace_size"], settings["max_features"]
+    if n_features is not None and q > n_features:
+        raise ValueError(f"Subspace size q must be a whole number from 1 to {n_features:,} "
+                         f"(the number of inputs), not {q:,}.")
+    if K is not None and K > q + 1:
+        raise ValueError(f"K (candidates per node) must be a whole number from 1 to {q + 1:,} "
+                         f"(q + 1), not {K:,}.")
+    trees = 2 * settings["n_seeds"] * settings["n_estimators"]
+    if trees > max_trees:
+        raise ValueError(f"{settings['n_seeds']} seed(s) \u00d7 2 methods \u00d7 T = "
+                         f"{trees:,} trees is more than the limit of {max_trees:,}; lower T "
+                         "or the seeds.")
 
 
 def random_split(X, y, random_state: int, *, variables: Iterable[str],

@@ -50,7 +50,7 @@ from varimp_core.studies import subspace as _s
 from varimp_core.result import ImportanceResult
 from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict
 
-__all__ = ["SubspaceSelection", "draw_subspace", "probe_rule", "subspace_selection",
+__all__ = ["SubspaceSelection", "curve_statistics", "draw_subspace", "probe_rule", "subspace_selection",
            "precision_recall", "madelon_curves", "tidy_runs", "MADELON_IRRELEVANT",
            "SplitData", "madelon_split"]
 
@@ -476,6 +476,35 @@ def madelon_curves(irrelevant: Iterable[int] = MADELON_IRRELEVANT, *, seeds: Ite
                 if res.stopped:
                     return tidy_runs(frames)
     return tidy_runs(frames)
+
+
+def curve_statistics(curves: pd.DataFrame) -> pd.DataFrame:
+    """Mean, standard deviation (ddof=1; 0 for one seed) and number of seeds of each curve.
+
+    Parameters
+    ----------
+    curves : DataFrame
+        :func:`madelon_curves`' columns ``method``, ``p``, ``seed``, ``n_trees``,
+        ``auprc`` and ``accuracy``.
+
+    Returns
+    -------
+    DataFrame
+        One row per ``metric`` ("auprc", "accuracy"), ``method``, ``p`` and ``n_trees``:
+        ``mean``, ``std`` and ``count`` over the seeds; a metric with no value is left out.
+    """
+    missing = {"method", "p", "seed", "n_trees", "auprc", "accuracy"} - set(curves.columns)
+    if missing:
+        raise ValueError(f"The curves lack the columns {', '.join(sorted(missing))}.")
+    frames = []
+    for metric in ("auprc", "accuracy"):
+        d = curves.dropna(subset=[metric])
+        if len(d):
+            out = d.groupby(["method", "p", "n_trees"])[metric].agg(
+                ["mean", "std", "count"]).reset_index()
+            frames.append(out.assign(metric=metric, std=out["std"].fillna(0.0)))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=["method", "p", "n_trees", "mean", "std", "count", "metric"])
 
 
 def tidy_runs(frames: Iterable[pd.DataFrame]) -> pd.DataFrame:
