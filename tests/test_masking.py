@@ -276,8 +276,8 @@ def test_importance_change_is_zero_at_the_reference():
 
 
 @pytest.mark.parametrize("call,match", [
-    (lambda t: importance_vs_k(t, [0]), "between 1"),
-    (lambda t: importance_vs_k(t, [8]), "between 1"),
+    (lambda t: importance_vs_k(t, [0]), "from 1 to"),
+    (lambda t: importance_vs_k(t, [8]), "from 1 to"),
     (lambda t: importance_vs_k(t, k_semantics="ranger"), "k_semantics"),
     (lambda t: importance_vs_depth(t, [0]), "max_depth"),
     (lambda t: sampled_vs_k(t, [1], n_estimators=0), "number of trees"),
