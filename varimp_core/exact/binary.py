@@ -72,7 +72,7 @@ from .splitting import sklearn_draw_law, validate_max_features
 
 __all__ = ["BINARY_METHODS", "MAX_BINARY_NODES", "exact_rf_importances", "exact_et_importances",
            "exact_binary_importances", "exact_binary_depth_profile", "estimate_binary_nodes",
-           "plugin_information", "split_win_probabilities", "binary_inputs"]
+           "binary_refusal_sentence", "plugin_information", "split_win_probabilities", "binary_inputs"]
 
 BINARY_METHODS = ("exact-rf", "exact-et")
 #: Refuse when the estimated number of distinct nodes exceeds this.
@@ -81,6 +81,7 @@ MAX_BINARY_NODES = 300_000
 FEATURE_THRESHOLD = 1e-7
 _TIE = 1e-10
 _CRITERIA = ("entropy", "gini")
+_NAMES = {"exact-rf": "RandomForest", "exact-et": "Extra-Trees"}
 
 
 # ---------------------------------------------------------------------------
@@ -283,8 +284,9 @@ def split_win_probabilities(scores, probs, n_total, max_features, tol=0.0):
 
 class _Solver:
     def __init__(self, d: _Prepared, method, max_features, max_depth, min_samples_leaf, n_cols,
-                 max_nodes):
+                 max_nodes, estimate=float("nan")):
         self.d = d
+        self.estimate = estimate
         self.method = method
         self.K = max_features
         self.max_depth = max_depth
@@ -405,9 +407,10 @@ class _Solver:
             if info is None:
                 if len(memo) + len(expanded) >= self.max_nodes:
                     raise ValueError(
-                        f"The exact binary forest needs more than {self.max_nodes:,} distinct "
-                        "nodes on this table; use fewer rows or inputs, a max_depth, a larger "
-                        "min_samples_leaf, or a sampled scikit-learn forest.")
+                        f"The exact {_NAMES[self.method]} value ({self.method}) needs more than "
+                        f"{self.max_nodes:,} distinct nodes on this table (about "
+                        f"{self.estimate:,.3g} were estimated); use fewer rows or inputs, a max "
+                        "depth, a larger min_samples_leaf, or a sampled scikit-learn forest.")
                 mask = np.unpackbits(np.frombuffer(key[0], dtype=np.uint8), count=U).astype(bool)
                 info = expanded[key] = self._expand(mask, key[1])
             own, children = info
@@ -464,8 +467,10 @@ def estimate_binary_nodes(X, y, *, method="exact-et", max_features=None, max_dep
     node, and a single tree when K=p up to ties: about 2N), in a number that
     depends on where the best splits fall and cannot be told from the table
     beforehand; for it the estimate is :math:`\\min(2N\\,p^{\\,p-K}, \\text{ET
-    estimate})`, a guide only.  The recursion itself stops with a sentence
-    past ``MAX_BINARY_NODES`` nodes whatever the estimate said.
+    estimate})`, a guide only.  Both methods refuse before any work when this
+    estimate passes ``MAX_BINARY_NODES`` (:func:`binary_refusal_sentence`);
+    since the ``exact-rf`` figure is a guide, its recursion also stops with a
+    sentence past that many nodes whatever the estimate said.
 
     Parameters
     ----------
@@ -527,6 +532,48 @@ def _estimate(d: _Prepared, method, K, max_depth, L, n_probes=4000, random_state
     return float(est)
 
 
+def binary_refusal_sentence(X, y, *, method, max_features=None, max_depth=None,
+                            min_samples_leaf=1, sample_weight=None, max_nodes=MAX_BINARY_NODES,
+                            n_probes=4000) -> str | None:
+    """None when the exact binary forest can be afforded on this table, else why not.
+
+    The refusal the exact methods raise before any node is solved: the
+    estimate of :func:`estimate_binary_nodes` (both methods) against
+    ``max_nodes``.  Pages call it with fewer ``n_probes`` to decide quickly.
+
+    Parameters
+    ----------
+    X, y, sample_weight, method, max_features, max_depth, min_samples_leaf, n_probes
+        As in :func:`estimate_binary_nodes`.
+    max_nodes : int, default=MAX_BINARY_NODES
+
+    Returns
+    -------
+    sentence : str or None
+        Bad input gets its own sentence too.
+    """
+    try:
+        _check_method(method)
+        d = _Prepared(X, y, sample_weight, "entropy")
+        K = validate_max_features(max_features, d.n_features)
+        max_depth = check_int("max_depth", max_depth, low=1, allow_none=True)
+        L = check_int("min_samples_leaf", min_samples_leaf, low=1)
+        est = _estimate(d, method, K, max_depth, L, n_probes)
+    except ValueError as exc:
+        return str(exc)
+    return _refusal(d, method, est, max_nodes)
+
+
+def _refusal(d: _Prepared, method, est, max_nodes) -> str | None:
+    if est <= max_nodes:
+        return None
+    inputs = f"{d.n_features} input" + ("s" if d.n_features > 1 else "")
+    return (f"The exact {_NAMES[method]} value ({method}) would need about {est:,.3g} distinct "
+            f"nodes on these {d.n_rows:,} rows and {inputs}, beyond the limit of "
+            f"{max_nodes:,}; use fewer rows or inputs, fewer distinct values, a max depth, or a "
+            "sampled scikit-learn forest.")
+
+
 def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=None,
                                min_samples_leaf=1, criterion="entropy", sample_weight=None,
                                n_cols=None, max_nodes=MAX_BINARY_NODES):
@@ -562,12 +609,10 @@ def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=Non
     L = check_int("min_samples_leaf", min_samples_leaf, low=1)
     n_cols = p if n_cols is None else check_int("n_cols", n_cols, low=1)
     est = _estimate(d, method, K, max_depth, L)
-    if method == "exact-et" and est > max_nodes:
-        raise ValueError(
-            f"The exact {method} forest would visit about {est:.3g} distinct nodes on this "
-            f"table, beyond the limit of {max_nodes:,}; use fewer rows or inputs, fewer distinct "
-            "values, a max_depth, or a sampled scikit-learn forest.")
-    solver = _Solver(d, method, K, max_depth, L, n_cols, max_nodes)
+    refusal = _refusal(d, method, est, max_nodes)
+    if refusal is not None:
+        raise ValueError(refusal)
+    solver = _Solver(d, method, K, max_depth, L, n_cols, max_nodes, est)
     prof = solver.solve()
     return prof, {"n_nodes": solver.n_split_nodes, "information": _information(d),
                   "estimated_nodes": est}
