@@ -239,43 +239,59 @@ def split_win_probabilities(scores, probs, n_total, max_features, tol=0.0):
         :func:`~varimp_core.splitting.sklearn_draw_law`.  Zero for ``-inf`` gaps.
     """
     m = len(scores)
-    q = sklearn_draw_law(int(n_total), m, int(min(max_features, n_total)))
-    # coefficient weights c[h-1] = q(h) / C(m, h)
-    cw = np.array([q[h] / comb(m, h) for h in range(1, m + 1)])
-    if m == 1 or q[1] == 1.0:           # one feature evaluated: it wins when its gap is valid
-        return [np.where(np.isfinite(s), pr * (cw[0] if m > 1 else q[1]), 0.0)
-                for s, pr in zip(scores, probs)]
-    sorted_s, cum = [], []
-    for s, pr in zip(scores, probs):
-        o = np.argsort(s, kind="stable")
-        sorted_s.append(s[o])
-        cum.append(np.concatenate([[0.0], np.cumsum(pr[o])]))
-    out = []
-    for j in range(m):
-        s = scores[j]
-        valid = np.isfinite(s)
-        sv = s[valid]
-        n = sv.size
-        # poly[u, k]: coefficient of u^u z^k in prod_{l != j} (1 + u (a_l + z b_l))
-        poly = np.zeros((n, m, m))
-        poly[:, 0, 0] = 1.0
-        for l in range(m):
-            if l == j:
-                continue
-            lo = np.searchsorted(sorted_s[l], sv - tol, side="left")
-            hi = np.searchsorted(sorted_s[l], sv + tol, side="right")
-            a = cum[l][lo]
-            b = cum[l][hi] - cum[l][lo]
-            new = poly.copy()
-            new[:, 1:, :] += a[:, None, None] * poly[:, :-1, :]
-            new[:, 1:, 1:] += b[:, None, None] * poly[:, :-1, :-1]
-            poly = new
-        integ = poly @ (1.0 / np.arange(1, m + 1))          # (n, m): integral over z per u
-        win = integ @ cw
-        res = np.zeros(s.shape)
-        res[valid] = probs[j][valid] * win
-        out.append(res)
-    return out
+    width = max(len(s) for s in scores)
+    S = np.full((1, m, width), -np.inf)
+    PI = np.zeros((1, m, width))
+    for l, (s, pr) in enumerate(zip(scores, probs)):
+        S[0, l, :len(s)] = s
+        PI[0, l, :len(s)] = pr
+    P = _win_batch(S, PI, np.array([float(tol)]), _draw_weights(int(n_total), m, max_features)[m][None])
+    return [P[0, l, :len(s)] for l, s in enumerate(scores)]
+
+
+def _draw_weights(n_total, width, max_features):
+    """``cw[m, h - 1] = q_m(h) / C(m, h)`` for m = 0..width non-constant features (zero past m)."""
+    cw = np.zeros((width + 1, width))
+    for m in range(1, width + 1):
+        q = sklearn_draw_law(n_total, m, int(min(max_features, n_total)))
+        cw[m, :m] = [q[h] / comb(m, h) for h in range(1, m + 1)]
+    return cw
+
+
+def _win_batch(S, PI, tol, CW):
+    """:func:`split_win_probabilities` for a batch of nodes at once.
+
+    ``S``, ``PI`` of shape (B, m, G): scores and probabilities of each
+    feature's candidate gaps (a constant feature has all its ``PI`` zero, so
+    its factor :math:`1 + u(a_l + z b_l)` is 1 and it drops out of the
+    polynomial); ``tol`` (B,); ``CW`` (B, m): ``q(h) / C(m_b, h)`` at h - 1
+    for the node's number m_b of non-constant features.  Returns P (B, m, G).
+    """
+    B, m, G = S.shape
+    s = S.reshape(B, m * G)
+    lo = (s - tol[:, None])[:, :, None, None]                  # (B, mG, 1, 1)
+    hi = (s + tol[:, None])[:, :, None, None]
+    other, pi = S[:, None], PI[:, None]                          # (B, 1, m, G)
+    with np.errstate(invalid="ignore"):
+        below = other < lo
+        tied = (other >= lo) & (other <= hi)
+    a = (below * pi).sum(-1)                                     # (B, mG, m)
+    b = (tied * pi).sum(-1)
+    own = np.repeat(np.arange(m), G)
+    a[:, np.arange(m * G), own] = 0.0                            # l != j
+    b[:, np.arange(m * G), own] = 0.0
+    # poly[..., u, k]: coefficient of u^u z^k in prod_{l != j} (1 + u (a_l + z b_l))
+    poly = np.zeros((B, m * G, m, m))
+    poly[..., 0, 0] = 1.0
+    for l in range(m):
+        al, bl = a[:, :, l, None, None], b[:, :, l, None, None]
+        new = poly.copy()
+        new[..., 1:, :] += al * poly[..., :-1, :]
+        new[..., 1:, 1:] += bl * poly[..., :-1, :-1]
+        poly = new
+    integ = poly @ (1.0 / np.arange(1, m + 1))                  # (B, mG, m): over z, per u
+    win = (integ * CW[:, None, :]).sum(-1).reshape(B, m, G)
+    return np.where(np.isfinite(S), PI * win, 0.0)
 
 
 # ---------------------------------------------------------------------------
@@ -283,12 +299,28 @@ def split_win_probabilities(scores, probs, n_total, max_features, tol=0.0):
 # ---------------------------------------------------------------------------
 
 class _Solver:
+    """The memoised recursion over nodes, in batches of nodes of one size.
+
+    A node is its tight box (per feature, the lowest and highest rank of the
+    rows it holds) and its horizon h (how many more levels the depth limit
+    allows, capped at its number of distinct rows minus one, so that equal
+    row sets with enough room share one key).  Both children of a split hold
+    fewer distinct rows than their parent, so once every node holding more
+    than n distinct rows is expanded, every node holding n is known: nodes are
+    expanded in decreasing size, one numpy batch per size, and their values
+    summed back up in increasing size.  Per batch, every gap of every feature
+    of every node is scored at once (cumulative class weights along each
+    feature's order), and the win law is evaluated for all of them together.
+    """
+
+    #: Largest number of (candidate, rival gap) pairs held at once by the win law.
+    CHUNK = 2_000_000
+
     def __init__(self, d: _Prepared, method, max_features, max_depth, min_samples_leaf, n_cols,
                  max_nodes, estimate=float("nan")):
         self.d = d
-        self.estimate = estimate
         self.method = method
-        self.K = max_features
+        self.estimate = estimate
         self.max_depth = max_depth
         self.L = min_samples_leaf
         self.n_cols = n_cols
@@ -296,140 +328,156 @@ class _Solver:
         U, p = d.ranks.shape
         self.U, self.p = U, p
         self.order = np.argsort(d.ranks, axis=0, kind="stable").T.copy()  # (p, U)
-        self.rankT = d.ranks.T.copy()                                       # (p, U)
         self.onehot = np.zeros((U, d.n_classes))
         self.onehot[np.arange(U), d.y] = d.weight
-        self.memo: dict = {}
+        cmax = max(d.n_distinct)
+        self.vals = np.zeros((p, cmax))                                     # padded values
+        for f, v in enumerate(d.values):
+            self.vals[f, :v.size] = v
+        self.cw = _draw_weights(p, p, max_features)
         self.n_split_nodes = 0
+        # keys: (lo, hi) of each feature as one pair index, and the horizon, in mixed radix
+        pairs = [c * (c + 1) // 2 for c in d.n_distinct]
+        self.radix = pairs + [U + 1]
+        self.int_keys = prod(self.radix) < 2 ** 62
 
-    # -- one node -------------------------------------------------------
-    def _expand(self, mask, h):
-        """Splits of an impure node with horizon h >= 1.
+    def _keys(self, box, hh):
+        lo, hi = box[..., 0], box[..., 1]
+        pair = lo + hi * (hi + 1) // 2                                      # (E, p)
+        if not self.int_keys:
+            return np.concatenate([pair, hh[:, None]], axis=1)
+        key = np.zeros(hh.shape, dtype=np.int64)
+        for f in range(self.p):
+            key = key * self.radix[f] + pair[:, f]
+        return key * self.radix[-1] + hh
 
-        Returns ``own``, the node's expected weighted decrease per feature
-        (:math:`\\sum_g P(j, g) G(j, g)`), and ``children``, a list of
-        (probability, memo key) of the children that may split further (pure
-        ones, those with too few samples and those at the depth limit are left out).
+    # -- one batch of nodes of n distinct rows ---------------------------
+    def _expand(self, box, h, n):
+        """Splits of B impure nodes with n distinct rows each, boxes (B, p, 2), horizons (B,).
+
+        Returns ``own`` (B, p), each node's expected weighted decrease per
+        feature (:math:`\\sum_g P(j, g) G(j, g)`), and the children that may
+        split further (pure ones, those with too few samples and those at the
+        depth limit are left out) as arrays: parent index in the batch,
+        probability, box, horizon and size.
         """
         d, p, L, U = self.d, self.p, self.L, self.U
-        sub = self.order[mask[self.order]].reshape(p, -1)       # rows sorted per feature
-        n = sub.shape[1]
-        R = np.take_along_axis(self.rankT, sub, axis=1)           # (p, n)
-        cw = np.cumsum(self.onehot[sub], axis=1)                   # (p, n, C)
-        cc = np.cumsum(d.count[sub], axis=1)                        # (p, n)
-        tot = cw[0, -1]
-        Wt = tot.sum()
-        left = cw[:, :-1, :]
-        G = _wimp(tot, d.criterion) - _wimp(left, d.criterion) - _wimp(tot - left, d.criterion)
-        gap = R[:, 1:] != R[:, :-1]                                 # (p, n-1)
-        ok = gap & (cc[:, :-1] >= L) & (cc[:, -1:] - cc[:, :-1] >= L)
-        tol = _TIE * Wt
-        feats, scores, probs, gaps = [], [], [], []
-        for f in range(p):
-            pos = np.flatnonzero(gap[f])
-            if pos.size == 0:
-                continue                                            # constant in the node
-            feats.append(f)
-            s = np.where(ok[f, pos], G[f, pos], -np.inf)
-            if self.method == "exact-et":
-                v = d.values[f][R[f]]
-                probs.append((v[pos + 1] - v[pos]) / (v[-1] - v[0]))
-                scores.append(s)
-                gaps.append(pos)
-            else:
-                best = 0
-                if np.isfinite(s).any():
-                    best = int(np.flatnonzero(s >= s.max() - tol)[0])   # lowest of tied thresholds
-                scores.append(s[best:best + 1])
-                gaps.append(pos[best:best + 1])
-                probs.append(np.ones(1))
-        if not feats:
-            return np.zeros(p), []
-        win = split_win_probabilities(scores, probs, p, self.K, tol)
-        fs, ks, Ps = [], [], []
-        for f, P, pos in zip(feats, win, gaps):
-            sel = np.flatnonzero(P > 0)
-            fs.append(np.full(sel.size, f))
-            ks.append(pos[sel])
-            Ps.append(P[sel])
-        fsel, ksel, Psel = np.concatenate(fs), np.concatenate(ks), np.concatenate(Ps)
-        if fsel.size == 0:
-            return np.zeros(p), []
-        Gsel = G[fsel, ksel]
-        # child statistics, both sides at once: rows 0 = left, 1 = right
-        cl = cw[fsel, ksel]                                          # (S, C)
-        ccl = cc[fsel, ksel]
-        n_cls = np.stack([(cl > 0).sum(-1), ((tot - cl) > 0).sum(-1)])
-        n_smp = np.stack([ccl, cc[0, -1] - ccl])
-        n_uni = np.stack([ksel + 1, n - ksel - 1])
-        hh = np.minimum(h - 1, n_uni - 1)
-        leaf = (n_cls <= 1) | (n_smp < max(2, 2 * L)) | (hh <= 0)
-        posm = np.full((p, U), n)
-        np.put_along_axis(posm, sub, np.broadcast_to(np.arange(n), (p, n)), axis=1)
-        pm = posm[fsel]                                              # (S, U); n = outside
-        lm = np.packbits(pm <= ksel[:, None], axis=1)
-        rm = np.packbits((pm > ksel[:, None]) & (pm < n), axis=1)
-        nb = lm.shape[1]
-        lb, rb = lm.tobytes(), rm.tobytes()
-        hh = hh.tolist()
-        leaf = leaf.tolist()
-        own = np.bincount(fsel, weights=Psel * Gsel, minlength=p)
-        children = []
-        for i, P in enumerate(Psel.tolist()):
-            if not leaf[0][i]:
-                children.append((P, (lb[i * nb:(i + 1) * nb], hh[0][i])))
-            if not leaf[1][i]:
-                children.append((P, (rb[i * nb:(i + 1) * nb], hh[1][i])))
-        return own, children
+        B = box.shape[0]
+        R = d.ranks                                                         # (U, p)
+        inside = np.all((R[None] >= box[:, None, :, 0]) & (R[None] <= box[:, None, :, 1]),
+                        axis=2)                                             # (B, U)
+        sel = inside[:, self.order]                                         # (B, p, U)
+        sub = np.broadcast_to(self.order, sel.shape)[sel].reshape(B, p, n)  # rows by feature
+        Rall = R[sub]                                                       # (B, p, n, p)
+        Rj = Rall[:, np.arange(p), :, np.arange(p)].transpose(1, 0, 2)      # (B, p, n)
+        cw = np.cumsum(self.onehot[sub], axis=2)                            # (B, p, n, C)
+        cc = np.cumsum(d.count[sub], axis=2)                                # (B, p, n)
+        tot = cw[:, 0, -1]                                                  # (B, C)
+        left = cw[:, :, :-1]
+        G = (_wimp(tot, d.criterion)[:, None, None] - _wimp(left, d.criterion)
+             - _wimp(tot[:, None, None] - left, d.criterion))               # (B, p, n-1)
+        gap = Rj[:, :, 1:] != Rj[:, :, :-1]
+        ok = gap & (cc[:, :, :-1] >= L) & (cc[:, :, -1:] - cc[:, :, :-1] >= L)
+        tol = _TIE * tot.sum(axis=1)
+        nonconst = gap.any(axis=2)                                          # (B, p)
+        s = np.where(ok, G, -np.inf)
+        if self.method == "exact-et":
+            v = self.vals[np.arange(p)[None, :, None], Rj]                  # (B, p, n)
+            span = v[:, :, -1] - v[:, :, 0]
+            PI = np.diff(v, axis=2) / np.where(span > 0, span, 1.0)[:, :, None]
+            pos = np.broadcast_to(np.arange(n - 1), s.shape)
+        else:                       # the lowest of the tied best thresholds, probability 1
+            best = np.argmax(s >= s.max(axis=2, keepdims=True) - tol[:, None, None], axis=2)
+            pos = best[:, :, None]
+            s = np.take_along_axis(s, pos, axis=2)
+            PI = nonconst[:, :, None].astype(float)
+        CW = self.cw[nonconst.sum(axis=1)]
+        P = np.concatenate([_win_batch(s[i:i + k], PI[i:i + k], tol[i:i + k], CW[i:i + k])
+                            for i, k in _chunks(B, self.CHUNK // max(1, (p * s.shape[2]) ** 2))])
+        own = (P * np.take_along_axis(G, pos, axis=2)).sum(axis=2)
+        # children of the chosen splits, both sides at once: index 0 = left, 1 = right
+        bi, fi, gi = np.nonzero(P > 0)
+        k = pos[bi, fi, gi]
+        Psel = P[bi, fi, gi]
+        cl = cw[bi, fi, k]                                                  # (S, C)
+        ccl = cc[bi, fi, k]
+        n_cls = np.stack([(cl > 0).sum(-1), ((tot[bi] - cl) > 0).sum(-1)])
+        n_smp = np.stack([ccl, cc[bi, fi, -1] - ccl])
+        n_uni = np.stack([k + 1, n - k - 1])
+        hh = np.minimum(h[bi] - 1, n_uni - 1)
+        split = (n_cls > 1) & (n_smp >= max(2, 2 * L)) & (hh > 0)
+        # tight boxes: running min / max of every feature's ranks along feature fi's order
+        head = np.stack([np.minimum.accumulate(Rall, axis=2),
+                         np.maximum.accumulate(Rall, axis=2)], axis=-1)     # (B, p, n, p, 2)
+        rev = Rall[:, :, ::-1]
+        tail = np.stack([np.minimum.accumulate(rev, axis=2),
+                         np.maximum.accumulate(rev, axis=2)], axis=-1)[:, :, ::-1]
+        lbox, rbox = head[bi, fi, k], tail[bi, fi, k + 1]                   # (S, p, 2)
+        kids = (np.concatenate([bi[split[0]], bi[split[1]]]),
+                np.concatenate([Psel[split[0]], Psel[split[1]]]),
+                np.concatenate([lbox[split[0]], rbox[split[1]]]),
+                np.concatenate([hh[0][split[0]], hh[1][split[1]]]),
+                np.concatenate([n_uni[0][split[0]], n_uni[1][split[1]]]))
+        return own, kids
 
     def _root_is_leaf(self):
         d = self.d
         return d.count.sum() < max(2, 2 * self.L) or bool(np.all(d.y == d.y[0]))
 
-    # -- the memoised recursion, with an explicit stack -------------------
+    def _too_many(self):
+        return ValueError(
+            f"The exact {_NAMES[self.method]} value ({self.method}) needs more than "
+            f"{self.max_nodes:,} distinct nodes on this table (about {self.estimate:,.3g} "
+            "were estimated); use fewer rows or inputs, a max depth, a larger "
+            "min_samples_leaf, or a sampled scikit-learn forest.")
+
     def solve(self):
         U, p, nc = self.U, self.p, self.n_cols
-        H0 = np.inf if self.max_depth is None else self.max_depth
-        if self._root_is_leaf():
+        H0 = U - 1 if self.max_depth is None else min(self.max_depth, U - 1)
+        if self._root_is_leaf() or H0 <= 0:
             return np.zeros((p, nc))
-        memo = self.memo
-        root = (np.packbits(np.ones(U, dtype=bool)).tobytes(), min(H0, U - 1))
-        if root[1] <= 0:
-            return np.zeros((p, nc))
-        expanded = {}
-        stack = [root]
-        while stack:
-            key = stack[-1]
-            if key in memo:
-                stack.pop()
+        root = np.stack([np.zeros(p, dtype=np.int64), np.array(self.d.n_distinct) - 1], axis=1)
+        # pending[n]: children of n distinct rows found so far (parent id, P, box, horizon)
+        pending = {U: [(np.array([-1]), np.array([1.0]), root[None], np.array([H0]))]}
+        owns, edges, starts = [], {}, {}
+        n_nodes = 0
+        for n in range(U, 1, -1):
+            if n not in pending:
                 continue
-            info = expanded.get(key)
-            if info is None:
-                if len(memo) + len(expanded) >= self.max_nodes:
-                    raise ValueError(
-                        f"The exact {_NAMES[self.method]} value ({self.method}) needs more than "
-                        f"{self.max_nodes:,} distinct nodes on this table (about "
-                        f"{self.estimate:,.3g} were estimated); use fewer rows or inputs, a max "
-                        "depth, a larger min_samples_leaf, or a sampled scikit-learn forest.")
-                mask = np.unpackbits(np.frombuffer(key[0], dtype=np.uint8), count=U).astype(bool)
-                info = expanded[key] = self._expand(mask, key[1])
-            own, children = info
-            pending = [c for (_, c) in children if c not in memo]
-            if pending:
-                stack.extend(pending)
+            parent, P, box, h = (np.concatenate(a) for a in zip(*pending.pop(n)))
+            _, first, inv = np.unique(self._keys(box, h), axis=0, return_index=True,
+                                      return_inverse=True)
+            starts[n] = n_nodes
+            edges[n] = (parent, n_nodes + inv.ravel(), P)
+            n_nodes += first.size
+            if n_nodes > self.max_nodes:
+                raise self._too_many()
+            for i, k in _chunks(first.size, max(1, self.CHUNK // (p * U * 8))):
+                own, (kp, kP, kbox, kh, kn) = self._expand(box[first[i:i + k]],
+                                                           h[first[i:i + k]], n)
+                owns.append(own)
+                for size in np.unique(kn):
+                    at = kn == size
+                    pending.setdefault(int(size), []).append(
+                        (starts[n] + i + kp[at], kP[at], kbox[at], kh[at]))
+        self.n_split_nodes = n_nodes
+        prof = np.zeros((n_nodes, p, nc))
+        prof[:, :, 0] = np.concatenate(owns)
+        for n in sorted(edges):                      # children before parents
+            parent, child, P = edges[n]
+            if n == U:
                 continue
-            prof = np.zeros((p, nc))
-            prof[:, 0] = own
-            if children:
-                below = np.tensordot(np.array([P for P, _ in children]),
-                                     np.stack([memo[c] for _, c in children]), axes=1)
-                prof[:, 1:] += below[:, :-1]
-                prof[:, -1] += below[:, -1]
-            memo[key] = prof
-            del expanded[key]
-            self.n_split_nodes += 1
-            stack.pop()
-        return memo[root] / self.d.total_weight
+            moved = np.zeros((child.size, p, nc))
+            moved[:, :, 1:] = prof[child, :, :-1]
+            moved[:, :, -1] += prof[child, :, -1]
+            np.add.at(prof, parent, P[:, None, None] * moved)
+        return prof[0] / self.d.total_weight
+
+
+def _chunks(total, size):
+    """(start, length) of consecutive chunks of at most ``size`` (at least 1) items."""
+    size = max(1, int(size))
+    return [(i, min(size, total - i)) for i in range(0, total, size)]
 
 
 def _check_method(method):
