@@ -283,6 +283,16 @@ def test_both_methods_refuse_before_any_work(method, nodes, cap, roomy, monkeypa
     assert binary_refusal_sentence(X, y, method=method, max_features=1, max_nodes=roomy) is None
 
 
+def test_rf_recursion_stops_with_a_sentence_when_the_guide_underestimates():
+    """exact-rf's estimate is a guide; past max_nodes the recursion itself stops."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2)).round(4)
+    y = (X.sum(axis=1) + rng.normal(size=200) > 0).astype(int)
+    assert estimate_binary_nodes(X, y, method="exact-rf", max_features=1) < 2000
+    with pytest.raises(ValueError, match=r"\(exact-rf\) needs more than 2,000 distinct nodes"):
+        exact_binary_depth_profile(X, y, method="exact-rf", max_features=1, max_nodes=2000)
+
+
 @pytest.mark.parametrize("kwargs, match", [
     ({"X": [[1.0], [np.nan]]}, "NaN"),
     ({"X": [1.0, 2.0]}, "2-D"),
