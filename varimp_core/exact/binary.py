@@ -268,6 +268,8 @@ def _win_batch(S, PI, tol, CW):
     for the node's number m_b of non-constant features.  Returns P (B, m, G).
     """
     B, m, G = S.shape
+    if not CW[:, 1:].any():         # one feature evaluated (K=1): it wins when its gap is valid
+        return np.where(np.isfinite(S), PI * CW[:, :1, None], 0.0)
     s = S.reshape(B, m * G)
     lo = (s - tol[:, None])[:, :, None, None]                  # (B, mG, 1, 1)
     hi = (s + tol[:, None])[:, :, None, None]
@@ -463,14 +465,18 @@ class _Solver:
         self.n_split_nodes = n_nodes
         prof = np.zeros((n_nodes, p, nc))
         prof[:, :, 0] = np.concatenate(owns)
+        flat = prof.reshape(n_nodes, p * nc)
         for n in sorted(edges):                      # children before parents
             parent, child, P = edges[n]
             if n == U:
                 continue
-            moved = np.zeros((child.size, p, nc))
+            moved = np.zeros((child.size, p, nc))    # one level deeper
             moved[:, :, 1:] = prof[child, :, :-1]
             moved[:, :, -1] += prof[child, :, -1]
-            np.add.at(prof, parent, P[:, None, None] * moved)
+            moved = moved.reshape(-1, p * nc) * P[:, None]
+            top = starts[n]                          # parents hold more rows: ids below top
+            for col in range(p * nc):
+                flat[:top, col] += np.bincount(parent, weights=moved[:, col], minlength=top)
         return prof[0] / self.d.total_weight
 
 
@@ -540,11 +546,26 @@ def estimate_binary_nodes(X, y, *, method="exact-et", max_features=None, max_dep
     return _estimate(d, method, K, max_depth, min_samples_leaf, n_probes, random_state)
 
 
-def _estimate(d: _Prepared, method, K, max_depth, L, n_probes=4000, random_state=0) -> float:
+def _estimate(d: _Prepared, method, K, max_depth, L, n_probes=4000, random_state=0,
+              enough=0.0) -> float:
+    """The estimate of :func:`estimate_binary_nodes`; its bound alone when that is <= ``enough``.
+
+    The sampled estimate never exceeds the bound (all boxes, the depth
+    bound, the ``exact-rf`` guide), so a bound within the limit decides the
+    refusal without sampling.
+    """
     c = np.array(d.n_distinct)
     p = c.size
     R = d.ranks
     boxes = float(prod(float(ci) * (ci + 1) / 2 for ci in c))
+    bound = boxes
+    if max_depth is not None:
+        branch = 2.0 * float(np.sum(c - 1))
+        bound = min(bound, float(sum(branch ** k for k in range(max_depth))))
+    if method == "exact-rf":
+        bound = min(bound, 2.0 * d.n_rows * float(p) ** (p - K))
+    if bound <= enough:
+        return bound
     rng = np.random.default_rng(random_state)
     big = np.iinfo(np.int64).max
     chunk = max(1, min(n_probes, 2_000_000 // max(1, R.shape[0] * p)))
@@ -572,12 +593,7 @@ def _estimate(d: _Prepared, method, K, max_depth, L, n_probes=4000, random_state
         probes += chunk
     # few hits: add 3 (the 95% upper bound of a count of zero) so rare boxes are not ignored
     est = boxes * (hits + (3 if hits < 30 else 0)) / probes
-    if max_depth is not None:
-        branch = 2.0 * float(np.sum(c - 1))
-        est = min(est, float(sum(branch ** k for k in range(max_depth))))
-    if method == "exact-rf":
-        est = min(est, 2.0 * d.n_rows * float(p) ** (p - K))
-    return float(est)
+    return float(min(est, bound))
 
 
 def binary_refusal_sentence(X, y, *, method, max_features=None, max_depth=None,
@@ -606,7 +622,7 @@ def binary_refusal_sentence(X, y, *, method, max_features=None, max_depth=None,
         K = validate_max_features(max_features, d.n_features)
         max_depth = check_int("max_depth", max_depth, low=1, allow_none=True)
         L = check_int("min_samples_leaf", min_samples_leaf, low=1)
-        est = _estimate(d, method, K, max_depth, L, n_probes)
+        est = _estimate(d, method, K, max_depth, L, n_probes, enough=max_nodes)
     except ValueError as exc:
         return str(exc)
     return _refusal(d, method, est, max_nodes)
@@ -656,7 +672,7 @@ def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=Non
     max_depth = check_int("max_depth", max_depth, low=1, allow_none=True)
     L = check_int("min_samples_leaf", min_samples_leaf, low=1)
     n_cols = p if n_cols is None else check_int("n_cols", n_cols, low=1)
-    est = _estimate(d, method, K, max_depth, L)
+    est = _estimate(d, method, K, max_depth, L, enough=max_nodes)
     refusal = _refusal(d, method, est, max_nodes)
     if refusal is not None:
         raise ValueError(refusal)
