@@ -258,6 +258,28 @@ def _draw_weights(n_total, width, max_features):
     return cw
 
 
+def _mass_below(values, weights, queries, strict):
+    """Per row r, :math:`\\sum_g w_{rg} [v_{rg} < q]` (``strict``) or ``<= q``, for every query q.
+
+    One sort per row of the values together with the queries: in a stable
+    sort, queries placed first stay before equal values (strict), queries
+    placed last stay after them; the cumulative weight read at each query's
+    place is the mass below it.  Arrays: values, weights (R, G); queries (R, Q).
+    """
+    R, G = values.shape
+    Q = queries.shape[1]
+    zero = np.zeros((R, Q))
+    if strict:
+        keys, w, at = np.concatenate([queries, values], 1), np.concatenate([zero, weights], 1), 0
+    else:
+        keys, w, at = np.concatenate([values, queries], 1), np.concatenate([weights, zero], 1), G
+    order = np.argsort(keys, axis=1, kind="stable")
+    cum = np.cumsum(np.take_along_axis(w, order, axis=1), axis=1)
+    place = np.empty_like(order)
+    np.put_along_axis(place, order, np.broadcast_to(np.arange(G + Q), order.shape), axis=1)
+    return np.take_along_axis(cum, place[:, at:at + Q], axis=1)
+
+
 def _win_batch(S, PI, tol, CW):
     """:func:`split_win_probabilities` for a batch of nodes at once.
 
@@ -270,15 +292,15 @@ def _win_batch(S, PI, tol, CW):
     B, m, G = S.shape
     if not CW[:, 1:].any():         # one feature evaluated (K=1): it wins when its gap is valid
         return np.where(np.isfinite(S), PI * CW[:, :1, None], 0.0)
-    s = S.reshape(B, m * G)
-    lo = (s - tol[:, None])[:, :, None, None]                  # (B, mG, 1, 1)
-    hi = (s + tol[:, None])[:, :, None, None]
-    other, pi = S[:, None], PI[:, None]                          # (B, 1, m, G)
+    s = S.reshape(B, 1, m * G)
+    rows, w = S.reshape(B * m, G), PI.reshape(B * m, G)
+    queries = np.broadcast_to(s, (B, m, m * G)).reshape(B * m, m * G)
+    shift = np.repeat(tol, m)[:, None]
     with np.errstate(invalid="ignore"):
-        below = other < lo
-        tied = (other >= lo) & (other <= hi)
-    a = (below * pi).sum(-1)                                     # (B, mG, m)
-    b = (tied * pi).sum(-1)
+        a = _mass_below(rows, w, queries - shift, strict=True)
+        b = _mass_below(rows, w, queries + shift, strict=False) - a
+    a = a.reshape(B, m, m * G).transpose(0, 2, 1)               # (B, mG, m): a[b, (j, g), l]
+    b = b.reshape(B, m, m * G).transpose(0, 2, 1).copy()
     own = np.repeat(np.arange(m), G)
     a[:, np.arange(m * G), own] = 0.0                            # l != j
     b[:, np.arange(m * G), own] = 0.0
