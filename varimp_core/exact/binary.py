@@ -330,11 +330,12 @@ class _Solver:
     allows, capped at its number of distinct rows minus one, so that equal
     row sets with enough room share one key).  Both children of a split hold
     fewer distinct rows than their parent, so once every node holding more
-    than n distinct rows is expanded, every node holding n is known: nodes are
-    expanded in decreasing size, one numpy batch per size, and their values
-    summed back up in increasing size.  Per batch, every gap of every feature
-    of every node is scored at once (cumulative class weights along each
-    feature's order), and the win law is evaluated for all of them together.
+    than n distinct rows is expanded, every node holding n is known, with the
+    probability of reaching it at each depth: nodes are expanded in
+    decreasing size, one numpy batch per size, and forgotten after it.  Per
+    batch, every gap of every feature of every node is scored at once
+    (cumulative class weights along each feature's order), and the win law
+    is evaluated for all of them together.
     """
 
     #: Largest number of (candidate, rival gap) pairs held at once by the win law.
@@ -366,6 +367,10 @@ class _Solver:
         self.int_keys = prod(self.radix) < 2 ** 62
 
     def _keys(self, box, hh):
+        """One key per node: its tight box as a pair index per feature and its horizon.
+
+        Integers in mixed radix when they fit in 62 bits, else rows of those columns.
+        """
         lo, hi = box[..., 0], box[..., 1]
         pair = lo + hi * (hi + 1) // 2                                      # (E, p)
         if not self.int_keys:
@@ -374,6 +379,23 @@ class _Solver:
         for f in range(self.p):
             key = key * self.radix[f] + pair[:, f]
         return key * self.radix[-1] + hh
+
+    def _boxes(self, keys):
+        """Boxes (E, p, 2) and horizons (E,) of keys made by :meth:`_keys`."""
+        if self.int_keys:
+            k = keys.copy()
+            hh = k % self.radix[-1]
+            k //= self.radix[-1]
+            pair = np.empty((k.size, self.p), dtype=np.int64)
+            for f in range(self.p - 1, -1, -1):
+                pair[:, f] = k % self.radix[f]
+                k //= self.radix[f]
+        else:
+            pair, hh = keys[:, :self.p], keys[:, self.p]
+        hi = np.floor((np.sqrt(8.0 * pair + 1) - 1) / 2).astype(np.int64)
+        hi -= hi * (hi + 1) // 2 > pair
+        hi += (hi + 1) * (hi + 2) // 2 <= pair
+        return np.stack([pair - hi * (hi + 1) // 2, hi], axis=-1), hh
 
     # -- one batch of nodes of n distinct rows ---------------------------
     def _expand(self, box, h, n):
@@ -456,50 +478,62 @@ class _Solver:
             "min_samples_leaf, or a sampled scikit-learn forest.")
 
     def solve(self):
+        """Expected profile (p, n_cols) / W: reach probabilities pushed down, sizes decreasing.
+
+        A node's reach vector holds the probability that a random tree
+        reaches it at depth 0, 1, ... (the last column: deeper).  All parents
+        of a node hold more rows, so its reach is complete when its size comes
+        up; its expected decrease per feature, times its reach, is added to
+        the profile, and its children get their share of the reach one level
+        deeper.  No node is kept after its batch.
+        """
         U, p, nc = self.U, self.p, self.n_cols
         H0 = U - 1 if self.max_depth is None else min(self.max_depth, U - 1)
+        total = np.zeros((p, nc))
         if self._root_is_leaf() or H0 <= 0:
-            return np.zeros((p, nc))
+            return total
         root = np.stack([np.zeros(p, dtype=np.int64), np.array(self.d.n_distinct) - 1], axis=1)
-        # pending[n]: children of n distinct rows found so far (parent id, P, box, horizon)
-        pending = {U: [(np.array([-1]), np.array([1.0]), root[None], np.array([H0]))]}
-        owns, edges, starts = [], {}, {}
-        n_nodes = 0
+        start = np.zeros((1, nc))
+        start[0, 0] = 1.0
+        # pending[n]: (keys, reach) of the nodes of n distinct rows found so far, and a count
+        pending = {U: [[(self._keys(root[None], np.array([H0])), start)], 1, 1]}
         for n in range(U, 1, -1):
             if n not in pending:
                 continue
-            parent, P, box, h = (np.concatenate(a) for a in zip(*pending.pop(n)))
-            _, first, inv = np.unique(self._keys(box, h), axis=0, return_index=True,
-                                      return_inverse=True)
-            starts[n] = n_nodes
-            edges[n] = (parent, n_nodes + inv.ravel(), P)
-            n_nodes += first.size
-            if n_nodes > self.max_nodes:
+            keys, reach = _merge(pending.pop(n)[0], nc)
+            self.n_split_nodes += keys.shape[0]
+            if self.n_split_nodes > self.max_nodes:
                 raise self._too_many()
-            for i, k in _chunks(first.size, max(1, self.CHUNK // (p * U * 8))):
-                own, (kp, kP, kbox, kh, kn) = self._expand(box[first[i:i + k]],
-                                                           h[first[i:i + k]], n)
-                owns.append(own)
-                for size in np.unique(kn):
+            box, h = self._boxes(keys)
+            for i, k in _chunks(keys.shape[0], self.CHUNK // (p * U * 8)):
+                own, (kp, kP, kbox, kh, kn) = self._expand(box[i:i + k], h[i:i + k], n)
+                r = reach[i:i + k]
+                total += own.T @ r
+                deeper = np.zeros((kp.size, nc))                # one level deeper
+                deeper[:, 1:] = r[kp, :-1]
+                deeper[:, -1] += r[kp, -1]
+                deeper *= kP[:, None]
+                kkeys = self._keys(kbox, kh)
+                for size in np.unique(kn).tolist():
                     at = kn == size
-                    pending.setdefault(int(size), []).append(
-                        (starts[n] + i + kp[at], kP[at], kbox[at], kh[at]))
-        self.n_split_nodes = n_nodes
-        prof = np.zeros((n_nodes, p, nc))
-        prof[:, :, 0] = np.concatenate(owns)
-        flat = prof.reshape(n_nodes, p * nc)
-        for n in sorted(edges):                      # children before parents
-            parent, child, P = edges[n]
-            if n == U:
-                continue
-            moved = np.zeros((child.size, p, nc))    # one level deeper
-            moved[:, :, 1:] = prof[child, :, :-1]
-            moved[:, :, -1] += prof[child, :, -1]
-            moved = moved.reshape(-1, p * nc) * P[:, None]
-            top = starts[n]                          # parents hold more rows: ids below top
-            for col in range(p * nc):
-                flat[:top, col] += np.bincount(parent, weights=moved[:, col], minlength=top)
-        return prof[0] / self.d.total_weight
+                    slot = pending.setdefault(size, [[], 0, 0])
+                    slot[0].append((kkeys[at], deeper[at]))
+                    slot[1] += int(at.sum())
+                    if slot[1] > max(100_000, 4 * slot[2]):   # merge repeats to bound memory
+                        merged = _merge(slot[0], nc)
+                        slot[:] = [[merged], merged[0].shape[0], merged[0].shape[0]]
+        return total / self.d.total_weight
+
+
+def _merge(parts, nc):
+    """Distinct keys of a list of (keys, reach) and their summed reach."""
+    keys = np.concatenate([k for k, _ in parts])
+    reach = np.concatenate([r for _, r in parts])
+    uniq, inv = np.unique(keys, axis=0, return_inverse=True)
+    inv = inv.ravel()
+    summed = np.stack([np.bincount(inv, weights=reach[:, c], minlength=uniq.shape[0])
+                       for c in range(nc)], axis=1)
+    return uniq, summed
 
 
 def _chunks(total, size):
