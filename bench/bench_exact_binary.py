@@ -8,10 +8,11 @@ nodes the exact recursion visited, the estimate made before any work
 (:func:`~varimp_core.exact.binary.estimate_binary_nodes`), and the time of
 scikit-learn's RandomForestClassifier / ExtraTreesClassifier with 1000 trees
 (bootstrap off) on the same data.  ``refused`` means the method refused
-before any work (the estimate passed MAX_BINARY_NODES); ``over T s`` that the
-cell was stopped after the time cap (``--cap``, default 120 s: each cell runs
-in a child process).  Goals (issue 15): N=50, p=3 at K=1 and K=p under 10 s;
-N=200, p=2 under 30 s.
+before any work (the estimate passed MAX_BINARY_NODES), ``stopped`` that
+exact-rf's recursion passed that many nodes (its estimate is a guide),
+``over T s`` that the cell was stopped after the time cap (``--cap``,
+default 120 s: each cell runs in a child process).  Goals (issue 15): N=50,
+p=3 at K=1 and K=p under 10 s; N=200, p=2 under 30 s.
 """
 
 from __future__ import annotations
@@ -45,12 +46,12 @@ def _cell(method, n, p, K, out):
         t, (_, info) = timed(lambda: exact_binary_depth_profile(X, y, method=method,
                                                                 max_features=K))
         out.put((t, info["n_nodes"]))
-    except ValueError:
-        out.put(None)
+    except ValueError as exc:   # refused before any work, or exact-rf stopped past the limit
+        out.put("refused" if "would need" in str(exc) else "stopped")
 
 
 def exact_cell(method, n, p, K, cap):
-    """(seconds, nodes), "refused" or "over"; the cell runs in a child stopped after ``cap`` s."""
+    """(seconds, nodes), "refused", "stopped" or "over" (the child is stopped after ``cap`` s)."""
     out = mp.Queue()
     child = mp.Process(target=_cell, args=(method, n, p, K, out))
     child.start()
@@ -59,8 +60,7 @@ def exact_cell(method, n, p, K, cap):
         child.terminate()
         child.join()
         return "over"
-    got = out.get()
-    return "refused" if got is None else got
+    return out.get()
 
 
 def main(argv=None):
@@ -82,6 +82,8 @@ def main(argv=None):
                     got = exact_cell(method, n, p, K, args.cap)
                     if got == "refused":
                         ours, nodes = "refused", "-"
+                    elif got == "stopped":
+                        ours, nodes = "stopped", f"> {MAX_BINARY_NODES:,}"
                     elif got == "over":
                         ours, nodes = f"over {args.cap:g} s", "-"
                     else:

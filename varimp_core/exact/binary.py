@@ -359,7 +359,7 @@ class _Solver:
         self.vals = np.zeros((p, cmax))                                     # padded values
         for f, v in enumerate(d.values):
             self.vals[f, :v.size] = v
-        self.cw = _draw_weights(p, p, max_features)
+        self.draw = _draw_weights(p, p, max_features)
         self.n_split_nodes = 0
         # keys: (lo, hi) of each feature as one pair index, and the horizon, in mixed radix
         pairs = [c * (c + 1) // 2 for c in d.n_distinct]
@@ -437,7 +437,7 @@ class _Solver:
             pos = best[:, :, None]
             s = np.take_along_axis(s, pos, axis=2)
             PI = nonconst[:, :, None].astype(float)
-        CW = self.cw[nonconst.sum(axis=1)]
+        CW = self.draw[nonconst.sum(axis=1)]
         P = np.concatenate([_win_batch(s[i:i + k], PI[i:i + k], tol[i:i + k], CW[i:i + k])
                             for i, k in _chunks(B, self.CHUNK // max(1, (p * s.shape[2]) ** 2))])
         own = (P * np.take_along_axis(G, pos, axis=2)).sum(axis=2)
