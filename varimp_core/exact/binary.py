@@ -72,7 +72,8 @@ from .splitting import sklearn_draw_law, validate_max_features
 
 __all__ = ["BINARY_METHODS", "MAX_BINARY_NODES", "exact_rf_importances", "exact_et_importances",
            "exact_binary_importances", "exact_binary_depth_profile", "estimate_binary_nodes",
-           "binary_refusal_sentence", "plugin_information", "split_win_probabilities", "binary_inputs"]
+           "binary_refusal_sentence", "plugin_information", "split_win_probabilities",
+           "binary_inputs"]
 
 BINARY_METHODS = ("exact-rf", "exact-et")
 #: Refuse when the estimated number of distinct nodes exceeds this.
@@ -245,7 +246,8 @@ def split_win_probabilities(scores, probs, n_total, max_features, tol=0.0):
     for l, (s, pr) in enumerate(zip(scores, probs)):
         S[0, l, :len(s)] = s
         PI[0, l, :len(s)] = pr
-    P = _win_batch(S, PI, np.array([float(tol)]), _draw_weights(int(n_total), m, max_features)[m][None])
+    CW = _draw_weights(int(n_total), m, max_features)[m][None]
+    P = _win_batch(S, PI, np.array([float(tol)]), CW)
     return [P[0, l, :len(s)] for l, s in enumerate(scores)]
 
 
