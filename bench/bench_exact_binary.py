@@ -1,19 +1,23 @@
 """Speed and size of the exact binary forests (exact-rf, exact-et) against scikit-learn.
 
-    python bench/bench_exact_binary.py [--quick]
+    python bench/bench_exact_binary.py [--quick] [--cap SECONDS]
 
 For N rows and p numeric inputs (standard normal, Y = [x1 + ... + xp + noise > 0])
 and K in {1, p}, each line prints our time, the number of distinct split
 nodes the exact recursion visited, the estimate made before any work
-(:func:`~varimp_core.exact_binary.estimate_binary_nodes`), and the time of
+(:func:`~varimp_core.exact.binary.estimate_binary_nodes`), and the time of
 scikit-learn's RandomForestClassifier / ExtraTreesClassifier with 1000 trees
-(bootstrap off) on the same data.  ``refused`` means the estimate passed
-MAX_BINARY_NODES (ET) or the recursion passed it (RF).  Goals (issue 15):
-N=50, p=3 at K=1 and K=p under 10 s; N=200, p=2 under 30 s.
+(bootstrap off) on the same data.  ``refused`` means the method refused
+before any work (the estimate passed MAX_BINARY_NODES), ``stopped`` that
+exact-rf's recursion passed that many nodes (its estimate is a guide),
+``over T s`` that the cell was stopped after the time cap (``--cap``,
+default 120 s: each cell runs in a child process).  Goals (issue 15): N=50,
+p=3 at K=1 and K=p under 10 s; N=200, p=2 under 30 s.
 """
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import sys
 from pathlib import Path
 
@@ -36,31 +40,59 @@ def data(n, p, seed=0):
     return X, y
 
 
+def _cell(method, n, p, K, out):
+    X, y = data(n, p)
+    try:
+        t, (_, info) = timed(lambda: exact_binary_depth_profile(X, y, method=method,
+                                                                max_features=K))
+        out.put((t, info["n_nodes"]))
+    except ValueError as exc:   # refused before any work, or exact-rf stopped past the limit
+        out.put("refused" if "would need" in str(exc) else "stopped")
+
+
+def exact_cell(method, n, p, K, cap):
+    """(seconds, nodes), "refused", "stopped" or "over" (the child is stopped after ``cap`` s)."""
+    out = mp.Queue()
+    child = mp.Process(target=_cell, args=(method, n, p, K, out))
+    child.start()
+    child.join(cap)
+    if child.is_alive():
+        child.terminate()
+        child.join()
+        return "over"
+    return out.get()
+
+
 def main(argv=None):
-    args = quick_parser("a smaller grid, 100 scikit-learn trees").parse_args(argv)
+    parser = quick_parser("a smaller grid, 100 scikit-learn trees")
+    parser.add_argument("--cap", type=float, default=120.0, help="seconds per cell (default 120)")
+    args = parser.parse_args(argv)
     ns = (20, 50) if args.quick else (20, 50, 100, 200)
     ps = (1, 2, 3) if args.quick else (1, 2, 3, 4)
     n_trees = 100 if args.quick else 1000
-    print(f"node limit MAX_BINARY_NODES = {MAX_BINARY_NODES:,}")
-    print(f"{'method':<9}{'N':>5}{'p':>3}{'K':>3}{'ours s':>10}{'nodes':>10}{'estimate':>11}"
-          f"   sklearn {n_trees} trees s")
+    print(f"node limit MAX_BINARY_NODES = {MAX_BINARY_NODES:,}; cap {args.cap:g} s per cell")
+    print(f"| method | N | p | K | ours s | nodes | estimate | sklearn {n_trees} trees s |")
+    print("|---|---|---|---|---|---|---|---|")
     for method in ("exact-rf", "exact-et"):
         for p in ps:
             for n in ns:
                 X, y = data(n, p)
                 for K in sorted({1, p}):
                     est = estimate_binary_nodes(X, y, method=method, max_features=K)
-                    try:
-                        t, (_, info) = timed(lambda: exact_binary_depth_profile(
-                            X, y, method=method, max_features=K))
-                        ours, nodes = f"{t:10.3f}", f"{info['n_nodes']:10d}"
-                    except ValueError:
-                        ours, nodes = f"{'refused':>10}", f"{'-':>10}"
+                    got = exact_cell(method, n, p, K, args.cap)
+                    if got == "refused":
+                        ours, nodes = "refused", "-"
+                    elif got == "stopped":
+                        ours, nodes = "stopped", f"> {MAX_BINARY_NODES:,}"
+                    elif got == "over":
+                        ours, nodes = f"over {args.cap:g} s", "-"
+                    else:
+                        ours, nodes = f"{got[0]:.2f}", f"{got[1]:,}"
                     theirs, _ = timed(lambda: _SKLEARN[method](
                         n_estimators=n_trees, max_features=K, bootstrap=False,
                         criterion="entropy", random_state=0, n_jobs=1).fit(X, y))
-                    print(f"{method:<9}{n:>5}{p:>3}{K:>3}{ours}{nodes}{est:11.3g}"
-                          f"   {theirs:8.3f}", flush=True)
+                    print(f"| {method} | {n} | {p} | {K} | {ours} | {nodes} | {est:,.3g} | "
+                          f"{theirs:.2f} |", flush=True)
 
 
 if __name__ == "__main__":

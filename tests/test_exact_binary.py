@@ -17,7 +17,8 @@ from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
 from varimp_core.__main__ import main
 from varimp_core.api import compute_importances, load_data
 from varimp_core.exact.recursion import exact_importances
-from varimp_core.exact.binary import (MAX_BINARY_NODES, estimate_binary_nodes,
+from varimp_core.exact.binary import (MAX_BINARY_NODES, binary_refusal_sentence,
+                                      estimate_binary_nodes,
                                       exact_binary_depth_profile, exact_et_importances,
                                       exact_rf_importances, plugin_information,
                                       split_win_probabilities)
@@ -247,12 +248,49 @@ def test_estimate_counts_et_nodes_and_refuses_with_a_sentence():
     assert MAX_BINARY_NODES == 300_000
 
 
-def test_rf_stops_with_a_sentence_past_the_node_limit():
-    rng = np.random.default_rng(2)
-    X = rng.normal(size=(60, 3))
-    y = rng.integers(0, 2, size=60)
-    with pytest.raises(ValueError, match="more than 50 distinct nodes"):
-        exact_binary_depth_profile(X, y, method="exact-rf", max_features=1, max_nodes=50)
+def _alternating(n):
+    """x = 0..n-1, y = x mod 2: every run of two or more consecutive rows holds both classes."""
+    return np.arange(n, dtype=float).reshape(-1, 1), np.arange(n) % 2
+
+
+@pytest.mark.parametrize("method, nodes, cap, roomy", [
+    # exact-et, K=1: every interval of >= 2 of the 30 rows is a tight, impure node: C(30, 2)
+    ("exact-et", math.comb(30, 2), 400, 500),
+    # exact-rf: one deterministic tree, split down to single rows: 30 leaves, 29 split nodes;
+    # its estimate is min(2N p^(p-K), ET estimate) = 60
+    ("exact-rf", 29, 20, 100),
+])
+def test_both_methods_refuse_before_any_work(method, nodes, cap, roomy, monkeypatch):
+    X, y = _alternating(30)
+    _, info = exact_binary_depth_profile(X, y, method=method, max_features=1)
+    assert info["n_nodes"] == nodes > cap
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the exact recursion was started")
+
+    monkeypatch.setattr("varimp_core.exact.binary._Solver", no_work)
+    est = estimate_binary_nodes(X, y, method=method, max_features=1)
+    assert est > cap
+    want = (f"The exact {'Extra-Trees' if method == 'exact-et' else 'RandomForest'} value "
+            f"({method}) would need about {est:,.3g} distinct nodes on these 30 rows and 1 "
+            f"input, beyond the limit of {cap:,}; ")
+    with pytest.raises(ValueError) as refused:
+        exact_binary_depth_profile(X, y, method=method, max_features=1, max_nodes=cap)
+    assert str(refused.value).startswith(want) and str(refused.value).endswith(".")
+    assert binary_refusal_sentence(X, y, method=method, max_features=1,
+                                   max_nodes=cap) == str(refused.value)
+    assert est < roomy
+    assert binary_refusal_sentence(X, y, method=method, max_features=1, max_nodes=roomy) is None
+
+
+def test_rf_recursion_stops_with_a_sentence_when_the_guide_underestimates():
+    """exact-rf's estimate is a guide; past max_nodes the recursion itself stops."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2)).round(4)
+    y = (X.sum(axis=1) + rng.normal(size=200) > 0).astype(int)
+    assert estimate_binary_nodes(X, y, method="exact-rf", max_features=1) < 2000
+    with pytest.raises(ValueError, match=r"\(exact-rf\) needs more than 2,000 distinct nodes"):
+        exact_binary_depth_profile(X, y, method="exact-rf", max_features=1, max_nodes=2000)
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -288,6 +326,24 @@ def test_compute_importances_and_cli():
     assert r.total == pytest.approx(1.0, abs=1e-12)
     with pytest.raises(ValueError, match="classification"):
         compute_importances(load_data(problem="diabetes"), method="exact-rf")
+
+
+@pytest.mark.parametrize("kind", ["rf", "et"])
+def test_text_column_is_seen_as_sorted_ordinal_codes(kind):
+    """A text input enters as scikit-learn's ordinal codes: labels in sorted order, 0, 1, 2."""
+    import pandas as pd
+
+    colour = ["red", "blue", "green", "red", "blue", "green", "blue", "red"]
+    size = [1.5, 0.25, 3.0, 2.25, 0.75, 1.125, 2.875, 0.5]    # exact in float32, as sklearn reads
+    y = ["a", "b", "a", "a", "b", "b", "a", "b"]
+    data = load_data(data=pd.DataFrame({"colour": colour, "size": size, "y": y}), target="y")
+    codes = [2.0, 0.0, 1.0, 2.0, 0.0, 1.0, 0.0, 2.0]         # blue = 0, green = 1, red = 2
+    X = np.column_stack([codes, size])
+    for K in (1, 2):
+        want = brute_force_mdi(X, y, kind=kind, max_features=K).sum(axis=1)
+        got = compute_importances(data, method=f"exact-{kind}", max_features=K)
+        assert got.variables == ("colour", "size")
+        np.testing.assert_allclose(got.importances, want, rtol=0, atol=1e-12)
 
 
 def test_cli_method_and_ignored_n_estimators(capsys):

@@ -72,7 +72,8 @@ from .splitting import sklearn_draw_law, validate_max_features
 
 __all__ = ["BINARY_METHODS", "MAX_BINARY_NODES", "exact_rf_importances", "exact_et_importances",
            "exact_binary_importances", "exact_binary_depth_profile", "estimate_binary_nodes",
-           "plugin_information", "split_win_probabilities", "binary_inputs"]
+           "binary_refusal_sentence", "plugin_information", "split_win_probabilities",
+           "binary_inputs"]
 
 BINARY_METHODS = ("exact-rf", "exact-et")
 #: Refuse when the estimated number of distinct nodes exceeds this.
@@ -81,6 +82,7 @@ MAX_BINARY_NODES = 300_000
 FEATURE_THRESHOLD = 1e-7
 _TIE = 1e-10
 _CRITERIA = ("entropy", "gini")
+_NAMES = {"exact-rf": "RandomForest", "exact-et": "Extra-Trees"}
 
 
 # ---------------------------------------------------------------------------
@@ -238,43 +240,84 @@ def split_win_probabilities(scores, probs, n_total, max_features, tol=0.0):
         :func:`~varimp_core.splitting.sklearn_draw_law`.  Zero for ``-inf`` gaps.
     """
     m = len(scores)
-    q = sklearn_draw_law(int(n_total), m, int(min(max_features, n_total)))
-    # coefficient weights c[h-1] = q(h) / C(m, h)
-    cw = np.array([q[h] / comb(m, h) for h in range(1, m + 1)])
-    if m == 1 or q[1] == 1.0:           # one feature evaluated: it wins when its gap is valid
-        return [np.where(np.isfinite(s), pr * (cw[0] if m > 1 else q[1]), 0.0)
-                for s, pr in zip(scores, probs)]
-    sorted_s, cum = [], []
-    for s, pr in zip(scores, probs):
-        o = np.argsort(s, kind="stable")
-        sorted_s.append(s[o])
-        cum.append(np.concatenate([[0.0], np.cumsum(pr[o])]))
-    out = []
-    for j in range(m):
-        s = scores[j]
-        valid = np.isfinite(s)
-        sv = s[valid]
-        n = sv.size
-        # poly[u, k]: coefficient of u^u z^k in prod_{l != j} (1 + u (a_l + z b_l))
-        poly = np.zeros((n, m, m))
-        poly[:, 0, 0] = 1.0
-        for l in range(m):
-            if l == j:
-                continue
-            lo = np.searchsorted(sorted_s[l], sv - tol, side="left")
-            hi = np.searchsorted(sorted_s[l], sv + tol, side="right")
-            a = cum[l][lo]
-            b = cum[l][hi] - cum[l][lo]
-            new = poly.copy()
-            new[:, 1:, :] += a[:, None, None] * poly[:, :-1, :]
-            new[:, 1:, 1:] += b[:, None, None] * poly[:, :-1, :-1]
-            poly = new
-        integ = poly @ (1.0 / np.arange(1, m + 1))          # (n, m): integral over z per u
-        win = integ @ cw
-        res = np.zeros(s.shape)
-        res[valid] = probs[j][valid] * win
-        out.append(res)
-    return out
+    width = max(len(s) for s in scores)
+    S = np.full((1, m, width), -np.inf)
+    PI = np.zeros((1, m, width))
+    for l, (s, pr) in enumerate(zip(scores, probs)):
+        S[0, l, :len(s)] = s
+        PI[0, l, :len(s)] = pr
+    CW = _draw_weights(int(n_total), m, max_features)[m][None]
+    P = _win_batch(S, PI, np.array([float(tol)]), CW)
+    return [P[0, l, :len(s)] for l, s in enumerate(scores)]
+
+
+def _draw_weights(n_total, width, max_features):
+    """``cw[m, h - 1] = q_m(h) / C(m, h)`` for m = 0..width non-constant features (zero past m)."""
+    cw = np.zeros((width + 1, width))
+    for m in range(1, width + 1):
+        q = sklearn_draw_law(n_total, m, int(min(max_features, n_total)))
+        cw[m, :m] = [q[h] / comb(m, h) for h in range(1, m + 1)]
+    return cw
+
+
+def _mass_below(values, weights, queries, strict):
+    """Per row r, :math:`\\sum_g w_{rg} [v_{rg} < q]` (``strict``) or ``<= q``, for every query q.
+
+    One sort per row of the values together with the queries: in a stable
+    sort, queries placed first stay before equal values (strict), queries
+    placed last stay after them; the cumulative weight read at each query's
+    place is the mass below it.  Arrays: values, weights (R, G); queries (R, Q).
+    """
+    R, G = values.shape
+    Q = queries.shape[1]
+    zero = np.zeros((R, Q))
+    if strict:
+        keys, w, at = np.concatenate([queries, values], 1), np.concatenate([zero, weights], 1), 0
+    else:
+        keys, w, at = np.concatenate([values, queries], 1), np.concatenate([weights, zero], 1), G
+    order = np.argsort(keys, axis=1, kind="stable")
+    cum = np.cumsum(np.take_along_axis(w, order, axis=1), axis=1)
+    place = np.empty_like(order)
+    np.put_along_axis(place, order, np.broadcast_to(np.arange(G + Q), order.shape), axis=1)
+    return np.take_along_axis(cum, place[:, at:at + Q], axis=1)
+
+
+def _win_batch(S, PI, tol, CW):
+    """:func:`split_win_probabilities` for a batch of nodes at once.
+
+    ``S``, ``PI`` of shape (B, m, G): scores and probabilities of each
+    feature's candidate gaps (a constant feature has all its ``PI`` zero, so
+    its factor :math:`1 + u(a_l + z b_l)` is 1 and it drops out of the
+    polynomial); ``tol`` (B,); ``CW`` (B, m): ``q(h) / C(m_b, h)`` at h - 1
+    for the node's number m_b of non-constant features.  Returns P (B, m, G).
+    """
+    B, m, G = S.shape
+    if not CW[:, 1:].any():         # one feature evaluated (K=1): it wins when its gap is valid
+        return np.where(np.isfinite(S), PI * CW[:, :1, None], 0.0)
+    s = S.reshape(B, 1, m * G)
+    rows, w = S.reshape(B * m, G), PI.reshape(B * m, G)
+    queries = np.broadcast_to(s, (B, m, m * G)).reshape(B * m, m * G)
+    shift = np.repeat(tol, m)[:, None]
+    with np.errstate(invalid="ignore"):
+        a = _mass_below(rows, w, queries - shift, strict=True)
+        b = _mass_below(rows, w, queries + shift, strict=False) - a
+    a = a.reshape(B, m, m * G).transpose(0, 2, 1)               # (B, mG, m): a[b, (j, g), l]
+    b = b.reshape(B, m, m * G).transpose(0, 2, 1).copy()
+    own = np.repeat(np.arange(m), G)
+    a[:, np.arange(m * G), own] = 0.0                            # l != j
+    b[:, np.arange(m * G), own] = 0.0
+    # poly[..., u, k]: coefficient of u^u z^k in prod_{l != j} (1 + u (a_l + z b_l))
+    poly = np.zeros((B, m * G, m, m))
+    poly[..., 0, 0] = 1.0
+    for l in range(m):
+        al, bl = a[:, :, l, None, None], b[:, :, l, None, None]
+        new = poly.copy()
+        new[..., 1:, :] += al * poly[..., :-1, :]
+        new[..., 1:, 1:] += bl * poly[..., :-1, :-1]
+        poly = new
+    integ = poly @ (1.0 / np.arange(1, m + 1))                  # (B, mG, m): over z, per u
+    win = (integ * CW[:, None, :]).sum(-1).reshape(B, m, G)
+    return np.where(np.isfinite(S), PI * win, 0.0)
 
 
 # ---------------------------------------------------------------------------
@@ -282,11 +325,29 @@ def split_win_probabilities(scores, probs, n_total, max_features, tol=0.0):
 # ---------------------------------------------------------------------------
 
 class _Solver:
+    """The memoised recursion over nodes, in batches of nodes of one size.
+
+    A node is its tight box (per feature, the lowest and highest rank of the
+    rows it holds) and its horizon h (how many more levels the depth limit
+    allows, capped at its number of distinct rows minus one, so that equal
+    row sets with enough room share one key).  Both children of a split hold
+    fewer distinct rows than their parent, so once every node holding more
+    than n distinct rows is expanded, every node holding n is known, with the
+    probability of reaching it at each depth: nodes are expanded in
+    decreasing size, one numpy batch per size, and forgotten after it.  Per
+    batch, every gap of every feature of every node is scored at once
+    (cumulative class weights along each feature's order), and the win law
+    is evaluated for all of them together.
+    """
+
+    #: Largest number of (candidate, rival gap) pairs held at once by the win law.
+    CHUNK = 2_000_000
+
     def __init__(self, d: _Prepared, method, max_features, max_depth, min_samples_leaf, n_cols,
-                 max_nodes):
+                 max_nodes, estimate=float("nan")):
         self.d = d
         self.method = method
-        self.K = max_features
+        self.estimate = estimate
         self.max_depth = max_depth
         self.L = min_samples_leaf
         self.n_cols = n_cols
@@ -294,139 +355,193 @@ class _Solver:
         U, p = d.ranks.shape
         self.U, self.p = U, p
         self.order = np.argsort(d.ranks, axis=0, kind="stable").T.copy()  # (p, U)
-        self.rankT = d.ranks.T.copy()                                       # (p, U)
         self.onehot = np.zeros((U, d.n_classes))
         self.onehot[np.arange(U), d.y] = d.weight
-        self.memo: dict = {}
+        cmax = max(d.n_distinct)
+        self.vals = np.zeros((p, cmax))                                     # padded values
+        for f, v in enumerate(d.values):
+            self.vals[f, :v.size] = v
+        self.draw = _draw_weights(p, p, max_features)
         self.n_split_nodes = 0
+        # keys: (lo, hi) of each feature as one pair index, and the horizon, in mixed radix
+        pairs = [c * (c + 1) // 2 for c in d.n_distinct]
+        self.radix = pairs + [U + 1]
+        self.int_keys = prod(self.radix) < 2 ** 62
 
-    # -- one node -------------------------------------------------------
-    def _expand(self, mask, h):
-        """Splits of an impure node with horizon h >= 1.
+    def _keys(self, box, hh):
+        """One key per node: its tight box as a pair index per feature and its horizon.
 
-        Returns ``own``, the node's expected weighted decrease per feature
-        (:math:`\\sum_g P(j, g) G(j, g)`), and ``children``, a list of
-        (probability, memo key) of the children that may split further (pure
-        ones, those with too few samples and those at the depth limit are left out).
+        Integers in mixed radix when they fit in 62 bits, else rows of those columns.
+        """
+        lo, hi = box[..., 0], box[..., 1]
+        pair = lo + hi * (hi + 1) // 2                                      # (E, p)
+        if not self.int_keys:
+            return np.concatenate([pair, hh[:, None]], axis=1)
+        key = np.zeros(hh.shape, dtype=np.int64)
+        for f in range(self.p):
+            key = key * self.radix[f] + pair[:, f]
+        return key * self.radix[-1] + hh
+
+    def _boxes(self, keys):
+        """Boxes (E, p, 2) and horizons (E,) of keys made by :meth:`_keys`."""
+        if self.int_keys:
+            k = keys.copy()
+            hh = k % self.radix[-1]
+            k //= self.radix[-1]
+            pair = np.empty((k.size, self.p), dtype=np.int64)
+            for f in range(self.p - 1, -1, -1):
+                pair[:, f] = k % self.radix[f]
+                k //= self.radix[f]
+        else:
+            pair, hh = keys[:, :self.p], keys[:, self.p]
+        hi = np.floor((np.sqrt(8.0 * pair + 1) - 1) / 2).astype(np.int64)
+        hi -= hi * (hi + 1) // 2 > pair
+        hi += (hi + 1) * (hi + 2) // 2 <= pair
+        return np.stack([pair - hi * (hi + 1) // 2, hi], axis=-1), hh
+
+    # -- one batch of nodes of n distinct rows ---------------------------
+    def _expand(self, box, h, n):
+        """Splits of B impure nodes with n distinct rows each, boxes (B, p, 2), horizons (B,).
+
+        Returns ``own`` (B, p), each node's expected weighted decrease per
+        feature (:math:`\\sum_g P(j, g) G(j, g)`), and the children that may
+        split further (pure ones, those with too few samples and those at the
+        depth limit are left out) as arrays: parent index in the batch,
+        probability, box, horizon and size.
         """
         d, p, L, U = self.d, self.p, self.L, self.U
-        sub = self.order[mask[self.order]].reshape(p, -1)       # rows sorted per feature
-        n = sub.shape[1]
-        R = np.take_along_axis(self.rankT, sub, axis=1)           # (p, n)
-        cw = np.cumsum(self.onehot[sub], axis=1)                   # (p, n, C)
-        cc = np.cumsum(d.count[sub], axis=1)                        # (p, n)
-        tot = cw[0, -1]
-        Wt = tot.sum()
-        left = cw[:, :-1, :]
-        G = _wimp(tot, d.criterion) - _wimp(left, d.criterion) - _wimp(tot - left, d.criterion)
-        gap = R[:, 1:] != R[:, :-1]                                 # (p, n-1)
-        ok = gap & (cc[:, :-1] >= L) & (cc[:, -1:] - cc[:, :-1] >= L)
-        tol = _TIE * Wt
-        feats, scores, probs, gaps = [], [], [], []
-        for f in range(p):
-            pos = np.flatnonzero(gap[f])
-            if pos.size == 0:
-                continue                                            # constant in the node
-            feats.append(f)
-            s = np.where(ok[f, pos], G[f, pos], -np.inf)
-            if self.method == "exact-et":
-                v = d.values[f][R[f]]
-                probs.append((v[pos + 1] - v[pos]) / (v[-1] - v[0]))
-                scores.append(s)
-                gaps.append(pos)
-            else:
-                best = 0
-                if np.isfinite(s).any():
-                    best = int(np.flatnonzero(s >= s.max() - tol)[0])   # lowest of tied thresholds
-                scores.append(s[best:best + 1])
-                gaps.append(pos[best:best + 1])
-                probs.append(np.ones(1))
-        if not feats:
-            return np.zeros(p), []
-        win = split_win_probabilities(scores, probs, p, self.K, tol)
-        fs, ks, Ps = [], [], []
-        for f, P, pos in zip(feats, win, gaps):
-            sel = np.flatnonzero(P > 0)
-            fs.append(np.full(sel.size, f))
-            ks.append(pos[sel])
-            Ps.append(P[sel])
-        fsel, ksel, Psel = np.concatenate(fs), np.concatenate(ks), np.concatenate(Ps)
-        if fsel.size == 0:
-            return np.zeros(p), []
-        Gsel = G[fsel, ksel]
-        # child statistics, both sides at once: rows 0 = left, 1 = right
-        cl = cw[fsel, ksel]                                          # (S, C)
-        ccl = cc[fsel, ksel]
-        n_cls = np.stack([(cl > 0).sum(-1), ((tot - cl) > 0).sum(-1)])
-        n_smp = np.stack([ccl, cc[0, -1] - ccl])
-        n_uni = np.stack([ksel + 1, n - ksel - 1])
-        hh = np.minimum(h - 1, n_uni - 1)
-        leaf = (n_cls <= 1) | (n_smp < max(2, 2 * L)) | (hh <= 0)
-        posm = np.full((p, U), n)
-        np.put_along_axis(posm, sub, np.broadcast_to(np.arange(n), (p, n)), axis=1)
-        pm = posm[fsel]                                              # (S, U); n = outside
-        lm = np.packbits(pm <= ksel[:, None], axis=1)
-        rm = np.packbits((pm > ksel[:, None]) & (pm < n), axis=1)
-        nb = lm.shape[1]
-        lb, rb = lm.tobytes(), rm.tobytes()
-        hh = hh.tolist()
-        leaf = leaf.tolist()
-        own = np.bincount(fsel, weights=Psel * Gsel, minlength=p)
-        children = []
-        for i, P in enumerate(Psel.tolist()):
-            if not leaf[0][i]:
-                children.append((P, (lb[i * nb:(i + 1) * nb], hh[0][i])))
-            if not leaf[1][i]:
-                children.append((P, (rb[i * nb:(i + 1) * nb], hh[1][i])))
-        return own, children
+        B = box.shape[0]
+        R = d.ranks                                                         # (U, p)
+        inside = np.all((R[None] >= box[:, None, :, 0]) & (R[None] <= box[:, None, :, 1]),
+                        axis=2)                                             # (B, U)
+        sel = inside[:, self.order]                                         # (B, p, U)
+        sub = np.broadcast_to(self.order, sel.shape)[sel].reshape(B, p, n)  # rows by feature
+        Rall = R[sub]                                                       # (B, p, n, p)
+        Rj = Rall[:, np.arange(p), :, np.arange(p)].transpose(1, 0, 2)      # (B, p, n)
+        cw = np.cumsum(self.onehot[sub], axis=2)                            # (B, p, n, C)
+        cc = np.cumsum(d.count[sub], axis=2)                                # (B, p, n)
+        tot = cw[:, 0, -1]                                                  # (B, C)
+        left = cw[:, :, :-1]
+        G = (_wimp(tot, d.criterion)[:, None, None] - _wimp(left, d.criterion)
+             - _wimp(tot[:, None, None] - left, d.criterion))               # (B, p, n-1)
+        gap = Rj[:, :, 1:] != Rj[:, :, :-1]
+        ok = gap & (cc[:, :, :-1] >= L) & (cc[:, :, -1:] - cc[:, :, :-1] >= L)
+        tol = _TIE * tot.sum(axis=1)
+        nonconst = gap.any(axis=2)                                          # (B, p)
+        s = np.where(ok, G, -np.inf)
+        if self.method == "exact-et":
+            v = self.vals[np.arange(p)[None, :, None], Rj]                  # (B, p, n)
+            span = v[:, :, -1] - v[:, :, 0]
+            PI = np.diff(v, axis=2) / np.where(span > 0, span, 1.0)[:, :, None]
+            pos = np.broadcast_to(np.arange(n - 1), s.shape)
+        else:                       # the lowest of the tied best thresholds, probability 1
+            best = np.argmax(s >= s.max(axis=2, keepdims=True) - tol[:, None, None], axis=2)
+            pos = best[:, :, None]
+            s = np.take_along_axis(s, pos, axis=2)
+            PI = nonconst[:, :, None].astype(float)
+        CW = self.draw[nonconst.sum(axis=1)]
+        P = np.concatenate([_win_batch(s[i:i + k], PI[i:i + k], tol[i:i + k], CW[i:i + k])
+                            for i, k in _chunks(B, self.CHUNK // max(1, (p * s.shape[2]) ** 2))])
+        own = (P * np.take_along_axis(G, pos, axis=2)).sum(axis=2)
+        # children of the chosen splits, both sides at once: index 0 = left, 1 = right
+        bi, fi, gi = np.nonzero(P > 0)
+        k = pos[bi, fi, gi]
+        Psel = P[bi, fi, gi]
+        cl = cw[bi, fi, k]                                                  # (S, C)
+        ccl = cc[bi, fi, k]
+        n_cls = np.stack([(cl > 0).sum(-1), ((tot[bi] - cl) > 0).sum(-1)])
+        n_smp = np.stack([ccl, cc[bi, fi, -1] - ccl])
+        n_uni = np.stack([k + 1, n - k - 1])
+        hh = np.minimum(h[bi] - 1, n_uni - 1)
+        split = (n_cls > 1) & (n_smp >= max(2, 2 * L)) & (hh > 0)
+        # tight boxes: running min / max of every feature's ranks along feature fi's order
+        head = np.stack([np.minimum.accumulate(Rall, axis=2),
+                         np.maximum.accumulate(Rall, axis=2)], axis=-1)     # (B, p, n, p, 2)
+        rev = Rall[:, :, ::-1]
+        tail = np.stack([np.minimum.accumulate(rev, axis=2),
+                         np.maximum.accumulate(rev, axis=2)], axis=-1)[:, :, ::-1]
+        lbox, rbox = head[bi, fi, k], tail[bi, fi, k + 1]                   # (S, p, 2)
+        kids = (np.concatenate([bi[split[0]], bi[split[1]]]),
+                np.concatenate([Psel[split[0]], Psel[split[1]]]),
+                np.concatenate([lbox[split[0]], rbox[split[1]]]),
+                np.concatenate([hh[0][split[0]], hh[1][split[1]]]),
+                np.concatenate([n_uni[0][split[0]], n_uni[1][split[1]]]))
+        return own, kids
 
     def _root_is_leaf(self):
         d = self.d
         return d.count.sum() < max(2, 2 * self.L) or bool(np.all(d.y == d.y[0]))
 
-    # -- the memoised recursion, with an explicit stack -------------------
+    def _too_many(self):
+        return ValueError(
+            f"The exact {_NAMES[self.method]} value ({self.method}) needs more than "
+            f"{self.max_nodes:,} distinct nodes on this table (about {self.estimate:,.3g} "
+            "were estimated); use fewer rows or inputs, a max depth, a larger "
+            "min_samples_leaf, or a sampled scikit-learn forest.")
+
     def solve(self):
+        """Expected profile (p, n_cols) / W: reach probabilities pushed down, sizes decreasing.
+
+        A node's reach vector holds the probability that a random tree
+        reaches it at depth 0, 1, ... (the last column: deeper).  All parents
+        of a node hold more rows, so its reach is complete when its size comes
+        up; its expected decrease per feature, times its reach, is added to
+        the profile, and its children get their share of the reach one level
+        deeper.  No node is kept after its batch.
+        """
         U, p, nc = self.U, self.p, self.n_cols
-        H0 = np.inf if self.max_depth is None else self.max_depth
-        if self._root_is_leaf():
-            return np.zeros((p, nc))
-        memo = self.memo
-        root = (np.packbits(np.ones(U, dtype=bool)).tobytes(), min(H0, U - 1))
-        if root[1] <= 0:
-            return np.zeros((p, nc))
-        expanded = {}
-        stack = [root]
-        while stack:
-            key = stack[-1]
-            if key in memo:
-                stack.pop()
+        H0 = U - 1 if self.max_depth is None else min(self.max_depth, U - 1)
+        total = np.zeros((p, nc))
+        if self._root_is_leaf() or H0 <= 0:
+            return total
+        root = np.stack([np.zeros(p, dtype=np.int64), np.array(self.d.n_distinct) - 1], axis=1)
+        start = np.zeros((1, nc))
+        start[0, 0] = 1.0
+        # pending[n]: (keys, reach) of the nodes of n distinct rows found so far, and a count
+        pending = {U: [[(self._keys(root[None], np.array([H0])), start)], 1, 1]}
+        for n in range(U, 1, -1):
+            if n not in pending:
                 continue
-            info = expanded.get(key)
-            if info is None:
-                if len(memo) + len(expanded) >= self.max_nodes:
-                    raise ValueError(
-                        f"The exact binary forest needs more than {self.max_nodes:,} distinct "
-                        "nodes on this table; use fewer rows or inputs, a max_depth, a larger "
-                        "min_samples_leaf, or a sampled scikit-learn forest.")
-                mask = np.unpackbits(np.frombuffer(key[0], dtype=np.uint8), count=U).astype(bool)
-                info = expanded[key] = self._expand(mask, key[1])
-            own, children = info
-            pending = [c for (_, c) in children if c not in memo]
-            if pending:
-                stack.extend(pending)
-                continue
-            prof = np.zeros((p, nc))
-            prof[:, 0] = own
-            if children:
-                below = np.tensordot(np.array([P for P, _ in children]),
-                                     np.stack([memo[c] for _, c in children]), axes=1)
-                prof[:, 1:] += below[:, :-1]
-                prof[:, -1] += below[:, -1]
-            memo[key] = prof
-            del expanded[key]
-            self.n_split_nodes += 1
-            stack.pop()
-        return memo[root] / self.d.total_weight
+            keys, reach = _merge(pending.pop(n)[0], nc)
+            self.n_split_nodes += keys.shape[0]
+            if self.n_split_nodes > self.max_nodes:
+                raise self._too_many()
+            box, h = self._boxes(keys)
+            for i, k in _chunks(keys.shape[0], self.CHUNK // (p * U * 8)):
+                own, (kp, kP, kbox, kh, kn) = self._expand(box[i:i + k], h[i:i + k], n)
+                r = reach[i:i + k]
+                total += own.T @ r
+                deeper = np.zeros((kp.size, nc))                # one level deeper
+                deeper[:, 1:] = r[kp, :-1]
+                deeper[:, -1] += r[kp, -1]
+                deeper *= kP[:, None]
+                kkeys = self._keys(kbox, kh)
+                for size in np.unique(kn).tolist():
+                    at = kn == size
+                    slot = pending.setdefault(size, [[], 0, 0])
+                    slot[0].append((kkeys[at], deeper[at]))
+                    slot[1] += int(at.sum())
+                    if slot[1] > max(100_000, 4 * slot[2]):   # merge repeats to bound memory
+                        merged = _merge(slot[0], nc)
+                        slot[:] = [[merged], merged[0].shape[0], merged[0].shape[0]]
+        return total / self.d.total_weight
+
+
+def _merge(parts, nc):
+    """Distinct keys of a list of (keys, reach) and their summed reach."""
+    keys = np.concatenate([k for k, _ in parts])
+    reach = np.concatenate([r for _, r in parts])
+    uniq, inv = np.unique(keys, axis=0, return_inverse=True)
+    inv = inv.ravel()
+    summed = np.stack([np.bincount(inv, weights=reach[:, c], minlength=uniq.shape[0])
+                       for c in range(nc)], axis=1)
+    return uniq, summed
+
+
+def _chunks(total, size):
+    """(start, length) of consecutive chunks of at most ``size`` (at least 1) items."""
+    size = max(1, int(size))
+    return [(i, min(size, total - i)) for i in range(0, total, size)]
 
 
 def _check_method(method):
@@ -464,8 +579,10 @@ def estimate_binary_nodes(X, y, *, method="exact-et", max_features=None, max_dep
     node, and a single tree when K=p up to ties: about 2N), in a number that
     depends on where the best splits fall and cannot be told from the table
     beforehand; for it the estimate is :math:`\\min(2N\\,p^{\\,p-K}, \\text{ET
-    estimate})`, a guide only.  The recursion itself stops with a sentence
-    past ``MAX_BINARY_NODES`` nodes whatever the estimate said.
+    estimate})`, a guide only.  Both methods refuse before any work when this
+    estimate passes ``MAX_BINARY_NODES`` (:func:`binary_refusal_sentence`);
+    since the ``exact-rf`` figure is a guide, its recursion also stops with a
+    sentence past that many nodes whatever the estimate said.
 
     Parameters
     ----------
@@ -487,11 +604,26 @@ def estimate_binary_nodes(X, y, *, method="exact-et", max_features=None, max_dep
     return _estimate(d, method, K, max_depth, min_samples_leaf, n_probes, random_state)
 
 
-def _estimate(d: _Prepared, method, K, max_depth, L, n_probes=4000, random_state=0) -> float:
+def _estimate(d: _Prepared, method, K, max_depth, L, n_probes=4000, random_state=0,
+              enough=0.0) -> float:
+    """The estimate of :func:`estimate_binary_nodes`; its bound alone when that is <= ``enough``.
+
+    The sampled estimate never exceeds the bound (all boxes, the depth
+    bound, the ``exact-rf`` guide), so a bound within the limit decides the
+    refusal without sampling.
+    """
     c = np.array(d.n_distinct)
     p = c.size
     R = d.ranks
     boxes = float(prod(float(ci) * (ci + 1) / 2 for ci in c))
+    bound = boxes
+    if max_depth is not None:
+        branch = 2.0 * float(np.sum(c - 1))
+        bound = min(bound, float(sum(branch ** k for k in range(max_depth))))
+    if method == "exact-rf":
+        bound = min(bound, 2.0 * d.n_rows * float(p) ** (p - K))
+    if bound <= enough:
+        return bound
     rng = np.random.default_rng(random_state)
     big = np.iinfo(np.int64).max
     chunk = max(1, min(n_probes, 2_000_000 // max(1, R.shape[0] * p)))
@@ -519,12 +651,49 @@ def _estimate(d: _Prepared, method, K, max_depth, L, n_probes=4000, random_state
         probes += chunk
     # few hits: add 3 (the 95% upper bound of a count of zero) so rare boxes are not ignored
     est = boxes * (hits + (3 if hits < 30 else 0)) / probes
-    if max_depth is not None:
-        branch = 2.0 * float(np.sum(c - 1))
-        est = min(est, float(sum(branch ** k for k in range(max_depth))))
-    if method == "exact-rf":
-        est = min(est, 2.0 * d.n_rows * float(p) ** (p - K))
-    return float(est)
+    return float(min(est, bound))
+
+
+def binary_refusal_sentence(X, y, *, method, max_features=None, max_depth=None,
+                            min_samples_leaf=1, sample_weight=None, max_nodes=MAX_BINARY_NODES,
+                            n_probes=4000) -> str | None:
+    """None when the exact binary forest can be afforded on this table, else why not.
+
+    The refusal the exact methods raise before any node is solved: the
+    estimate of :func:`estimate_binary_nodes` (both methods) against
+    ``max_nodes``.  Pages call it with fewer ``n_probes`` to decide quickly.
+
+    Parameters
+    ----------
+    X, y, sample_weight, method, max_features, max_depth, min_samples_leaf, n_probes
+        As in :func:`estimate_binary_nodes`.
+    max_nodes : int, default=MAX_BINARY_NODES
+
+    Returns
+    -------
+    sentence : str or None
+        Bad input gets its own sentence too.
+    """
+    try:
+        _check_method(method)
+        d = _Prepared(X, y, sample_weight, "entropy")
+        K = validate_max_features(max_features, d.n_features)
+        max_depth = check_int("max_depth", max_depth, low=1, allow_none=True)
+        L = check_int("min_samples_leaf", min_samples_leaf, low=1)
+        est = _estimate(d, method, K, max_depth, L, n_probes, enough=max_nodes)
+    except ValueError as exc:
+        return str(exc)
+    return _refusal(d, method, est, max_nodes)
+
+
+def _refusal(d: _Prepared, method, est, max_nodes) -> str | None:
+    if est <= max_nodes:
+        return None
+    inputs = f"{d.n_features} input" + ("s" if d.n_features > 1 else "")
+    return (f"The exact {_NAMES[method]} value ({method}) would need about {est:,.3g} distinct "
+            f"nodes on these {d.n_rows:,} rows and {inputs}, beyond the limit of "
+            f"{max_nodes:,}; use fewer rows or inputs, fewer distinct values, a max depth, or a "
+            "sampled scikit-learn forest.")
 
 
 def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=None,
@@ -561,13 +730,11 @@ def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=Non
     max_depth = check_int("max_depth", max_depth, low=1, allow_none=True)
     L = check_int("min_samples_leaf", min_samples_leaf, low=1)
     n_cols = p if n_cols is None else check_int("n_cols", n_cols, low=1)
-    est = _estimate(d, method, K, max_depth, L)
-    if method == "exact-et" and est > max_nodes:
-        raise ValueError(
-            f"The exact {method} forest would visit about {est:.3g} distinct nodes on this "
-            f"table, beyond the limit of {max_nodes:,}; use fewer rows or inputs, fewer distinct "
-            "values, a max_depth, or a sampled scikit-learn forest.")
-    solver = _Solver(d, method, K, max_depth, L, n_cols, max_nodes)
+    est = _estimate(d, method, K, max_depth, L, enough=max_nodes)
+    refusal = _refusal(d, method, est, max_nodes)
+    if refusal is not None:
+        raise ValueError(refusal)
+    solver = _Solver(d, method, K, max_depth, L, n_cols, max_nodes, est)
     prof = solver.solve()
     return prof, {"n_nodes": solver.n_split_nodes, "information": _information(d),
                   "estimated_nodes": est}

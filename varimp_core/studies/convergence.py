@@ -22,7 +22,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from varimp_core.exact.binary import MAX_BINARY_NODES, binary_inputs, estimate_binary_nodes
+from varimp_core.exact.binary import MAX_BINARY_NODES, binary_inputs, binary_refusal_sentence
 from varimp_core.result import ImportanceResult
 
 __all__ = ["CURVE_CAPTION", "BINARY_LIMITS", "binary_limit", "binary_refusal", "exact_reference",
@@ -60,13 +60,15 @@ def binary_refusal(data, *, method: str, max_features: int, max_depth: int | Non
                    n_probes: int = 400) -> str | None:
     """None when ``exact-rf`` / ``exact-et`` can be afforded on ``data``, else why not.
 
-    The estimate is :func:`~varimp_core.exact.binary.estimate_binary_nodes`
-    (a sample of rank boxes; no node is solved), compared with ``max_nodes``.
-    It is a quick one (``n_probes`` boxes, a tenth of the default: about a
-    second on scikit-learn's digits, 1,797 rows and 64 inputs, instead of ten),
-    to decide before any work: the exact methods estimate again with 4,000
-    probes before they start, and ``exact-rf``'s recursion stops past
-    ``max_nodes`` whatever the estimate said.
+    The sentence is the core's own refusal,
+    :func:`~varimp_core.exact.binary.binary_refusal_sentence` (the estimate of
+    :func:`~varimp_core.exact.binary.estimate_binary_nodes`, a sample of rank
+    boxes with no node solved, against ``max_nodes``).  It is a quick one
+    (``n_probes`` boxes, a tenth of the default: about a second on
+    scikit-learn's digits, 1,797 rows and 64 inputs, instead of ten), to
+    decide before any work: the exact methods estimate again with 4,000
+    probes before they start and refuse the same way, and ``exact-rf``'s
+    recursion stops past ``max_nodes`` whatever the estimate said.
 
     Parameters
     ----------
@@ -83,19 +85,11 @@ def binary_refusal(data, *, method: str, max_features: int, max_depth: int | Non
     """
     try:
         X, y, sw = binary_inputs(data)
-        est = estimate_binary_nodes(X, y, method=method, max_features=max_features,
-                                    max_depth=max_depth, min_samples_leaf=min_samples_leaf,
-                                    sample_weight=sw, n_probes=n_probes)
     except ValueError as exc:
         return str(exc)
-    if est <= max_nodes:
-        return None
-    n, p = np.shape(X)
-    name = {"exact-rf": "RandomForest", "exact-et": "Extra-Trees"}.get(method, method)
-    return (f"The exact {name} value ({method}) would need about {est:,.3g} distinct nodes on "
-            f"these {n:,} rows and {p} inputs, beyond the limit of {max_nodes:,}; use fewer "
-            "rows or inputs, fewer distinct values, a max depth, or a sampled scikit-learn "
-            "forest.")
+    return binary_refusal_sentence(X, y, method=method, max_features=max_features,
+                                   max_depth=max_depth, min_samples_leaf=min_samples_leaf,
+                                   sample_weight=sw, max_nodes=max_nodes, n_probes=n_probes)
 
 
 def exact_reference(data, kwargs: Mapping[str, Any]) -> tuple[dict, str | None]:
