@@ -297,3 +297,86 @@ def test_the_dependence_axis_shows_the_categories_by_name():
     names = dict(zip(one.grid[0].tolist(), one.grid_labels[0]))
     axis = make_dependence_over_responses(dor, value_labels=names).layout.xaxis
     assert list(axis.ticktext) == ["Biscoe", "Dream", "Torgersen", MISSING_LABEL]
+
+
+def _missing_bill() -> pd.DataFrame:
+    """Bill lengths 32, 36, 40, 44, 48 and one missing, five times; island text with a gap."""
+    return pd.DataFrame({"bill": [32.0, 36.0, 40.0, 44.0, 48.0, np.nan] * 5,
+                         "island": ["Biscoe", "Dream", None] * 10, "y": [0, 1] * 15})
+
+
+def test_a_numeric_inputs_missing_rows_are_named_missing():
+    d = prepare_table(_missing_bill(), "y", bins=2, kinds={"bill": "numeric"})
+    # Present values span a = 32 to b = 48: the stand-in is a - max(b - a, 1) = 32 - 16 = 16.
+    assert d.missing_value("bill") == 16.0
+    assert d.missing_value("island") is None
+    assert d.value_labels("bill", [16.0, 36.0]) == (MISSING_LABEL, "36")
+    assert d.value_names("bill") == {16.0: MISSING_LABEL}
+    # Two quantile bins of 32..48: edges 32, 40 (the median) and 48, then the stand-in.
+    assert d.value_ticks("bill") == {16.0: MISSING_LABEL, 32.0: "32", 40.0: "40", 48.0: "48"}
+    # Text levels sorted, then missing: codes 0, 1, 2.
+    assert d.value_names("island") == {0.0: "Biscoe", 1.0: "Dream", 2.0: MISSING_LABEL}
+    assert d.value_ticks("island") == d.value_names("island")
+    full = prepare_table(_missing_bill().dropna(), "y", kinds={"bill": "numeric"})
+    assert full.value_names("bill") == {} and full.value_labels("bill", [32.0]) is None
+    pairs = d.value_label_pairs(["bill"])
+    assert pairs == {"bill": {"names": [[16.0, MISSING_LABEL]],
+                              "ticks": [[16.0, MISSING_LABEL], [32.0, "32"], [40.0, "40"],
+                                        [48.0, "48"]]}}
+
+
+def test_dependence_csvs_write_labels_not_codes():
+    from varimp_core.local.partial_dependence import PartialDependence
+    from varimp_core.local.response_dependence import dependence_frame
+    from varimp_core.local.importance import LocalImportance
+
+    one = PartialDependence(("island",), (np.array([0.0, 1.0, 2.0]),), ("1",),
+                            np.array([[0.2, 0.5, 0.9]]), None, None, (True,), "probability", 3,
+                            grid_labels=(("Biscoe", "Dream", MISSING_LABEL),))
+    assert one.to_frame()["value"].tolist() == ["Biscoe", "Dream", MISSING_LABEL]
+    num = PartialDependence(("bill",), (np.array([16.0, 32.5, 40.0]),), ("1",),
+                            np.array([[0.1, 0.2, 0.3]]), None, None, (False,), "probability", 3,
+                            grid_labels=((MISSING_LABEL, "32.5", "40"),))
+    assert num.to_frame()["value"].tolist() == [MISSING_LABEL, 32.5, 40.0]
+    pair = PartialDependence(("island", "bill"), (np.array([0.0, 1.0]), np.array([16.0, 40.0])),
+                             ("1",), np.zeros((1, 2, 2)), None, None, (True, False),
+                             "probability", 3, grid_labels=(("Biscoe", "Dream"),
+                                                             (MISSING_LABEL, "40")))
+    f = pair.to_frame()
+    assert f["value_1"].tolist() == ["Biscoe", "Biscoe", "Dream", "Dream"]
+    assert f["value_2"].tolist() == [MISSING_LABEL, 40.0, MISSING_LABEL, 40.0]
+    # Three rows, two variables; every row's first position is island (column 0).
+    counts = np.array([[2, 1], [2, 1], [2, 1]])   # island first, bill second, in every row
+    local = LocalImportance(
+        variables=("island", "bill"), counts=counts, positions=np.array([[0, 1]] * 3),
+        prediction=np.array([0, 1, 1]), X=np.array([[0.0, 16.0], [1.0, 32.0], [2.0, 40.0]]),
+        task="classification", classes=(0, 1), n_estimators=2, counts_by_level=counts[None])
+    frame = dependence_frame(local, ["island", "bill"], positions=[1, 2], value_names={
+        "island": {0.0: "Biscoe", 1.0: "Dream", 2.0: MISSING_LABEL},
+        "bill": {16.0: MISSING_LABEL}})
+    by = {f: g["value"].tolist() for f, g in frame.groupby("feature")}
+    assert sorted(by["island"], key=str) == ["Biscoe", "Dream", MISSING_LABEL]
+    assert sorted(by["bill"], key=str) == [32.0, 40.0, MISSING_LABEL]
+
+
+def test_the_dependence_axis_and_hover_say_missing_for_a_numeric_input():
+    from varimp_core.local.response_dependence import DependenceOverResponses
+    from varimp_core.plots.dependence import make_dependence_over_responses, make_pd_figure
+
+    d = prepare_table(_missing_bill(), "y", bins=2, kinds={"bill": "numeric"})
+    ticks = d.value_ticks("bill")
+    dor = DependenceOverResponses("bill", (1,), "regression", np.arange(3),
+                                  np.array([16.0, 36.0, 48.0]), np.array([0.2, 0.5, 0.7]),
+                                  np.array([1, 1, 1]), 3)
+    fig = make_dependence_over_responses(dor, value_labels=ticks)
+    assert list(fig.layout.xaxis.ticktext) == [MISSING_LABEL, "32", "40", "48"]
+    assert list(fig.data[0].text) == [MISSING_LABEL, "36", "48"]   # the hover of each point
+    from varimp_core.local.partial_dependence import PartialDependence
+    grid = np.array([16.0, 30.0, 40.0, 48.0])   # a numeric grid: no category ticks
+    pd1 = PartialDependence(("bill",), (grid,), ("prediction",), np.zeros((1, 4)), None, None,
+                            (False,), "prediction", 3,
+                            grid_labels=(d.value_labels("bill", grid),))
+    assert list(make_pd_figure(pd1).data[0].text) == [MISSING_LABEL, "30", "40", "48"]
+    assert make_pd_figure(pd1).layout.xaxis.ticktext is None
+    assert list(make_pd_figure(pd1, value_ticks=ticks).layout.xaxis.tickvals) == [
+        16.0, 32.0, 40.0, 48.0]
