@@ -232,6 +232,32 @@ def test_decimal_commas_are_read_as_numbers_and_said():
     assert plain["a"].tolist() == ["1,5", "2,5"] and plain.attrs["notes"] == []
 
 
+def test_a_mostly_decimal_comma_column_is_numeric_and_its_stray_tokens_missing(tmp_path):
+    from varimp_core.api import load_data
+    from varimp_core.data.tablejson import table_from_json, table_to_json
+
+    # 40 rows; length i/4 written "0,25", "0,5", ...; rows 4 and 8 hold "?" and "-" instead.
+    rows = [f"{i};{i / 4:g};{i % 2}".replace(".", ",") for i in range(1, 41)]
+    rows[3], rows[7] = "4;?;0", "8;-;0"
+    content = ("id;length;y\n" + "\n".join(rows) + "\n").encode()
+    df = read_csv_bytes(content)
+    assert df["length"].dtype == float and df["length"].isna().sum() == 2   # 38 of 40 numbers
+    assert df["length"].iloc[0] == 0.25 and df["length"].iloc[9] == 2.5
+    notes = ["Column 'length' is numbers written with a decimal comma (\"3,14\"), read as "
+             "numbers.", "In 'length', 2 values that are not a number ('?', '-') are read as "
+             "missing."]
+    assert df.attrs["notes"] == notes
+    # The notes reach the prepared data, also through the server's table store and the API.
+    assert list(prepare_table(df, "y").notes[:2]) == notes
+    assert list(prepare_table(table_from_json(table_to_json(df)), "y").notes[:2]) == notes
+    path = tmp_path / "commas.csv"
+    path.write_bytes(content)
+    assert list(load_data(data=str(path), target="y").notes[:2]) == notes
+    # 4 of 10 values not numbers (60% < 90%): the column stays text, nothing said.
+    text = read_csv_bytes(b"a;y\n1,5;0\n2,5;1\nx;0\ny;1\nz;0\nw;1\n3,5;0\n4,5;1\n5;0\n6;1\n")
+    assert text["a"].dtype != float and text.attrs["notes"] == []
+
+
 # -- what the Data page and the command line list -----------------------------------------
 def test_column_table_lists_every_column_with_role_type_and_missing():
     df = _with_missing().assign(day=pd.date_range("2024-01-01", periods=200).astype(str),

@@ -444,7 +444,8 @@ def _prepare(df, target, max_levels, bins, kinds, task, limit, source, missing, 
     y_codes, y_labels, y_sk, task = _prepare_target(
         (y_kind, y_values[keep], _used_order(y_order, y_values[keep])), target, task,
         max_levels, bins)
-    notes = _notes(excluded, counts, missing, int(n - keep.sum()), n, expanded)
+    notes = [*df.attrs.get("notes", ()),   # what reading the file noticed (decimal commas)
+             *_notes(excluded, counts, missing, int(n - keep.sum()), n, expanded)]
     X_codes = np.column_stack(x_codes).astype(np.int64)
     table = DiscreteTable.from_codes(X_codes, y_codes, variables=inputs,
                                      target=target, x_labels=x_labels, y_labels=y_labels,
