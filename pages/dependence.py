@@ -115,7 +115,7 @@ def compute(settings, data, progress) -> dict:
         max_ice_lines=settings["max_ice_lines"], max_grid_2d=draw.MAX_GRID_2D,
         max_rows=draw.MAX_PD_ROWS, random_state=settings["random_state"], progress=report)]
     return {**out, "pd": pds[:len(features)], "pair": pds[2] if len(pds) == 3 else None,
-            "n_pd": n, "labels": fitted["prepared"].value_label_pairs(features)}
+            "n_pd": n}
 
 
 def render(out, settings, data) -> tuple:

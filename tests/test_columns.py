@@ -406,3 +406,19 @@ def test_the_dependence_axis_and_hover_say_missing_for_a_numeric_input():
     assert make_pd_figure(pd1).layout.xaxis.ticktext is None
     assert list(make_pd_figure(pd1, value_ticks=ticks).layout.xaxis.tickvals) == [
         16.0, 32.0, 40.0, 48.0]
+
+
+def test_the_interactions_tile_list_names_categories_and_missing_values():
+    from varimp_core.local.importance import LocalImportance
+    from varimp_core.local.interactions import interactions, tile_frame
+
+    counts = np.array([[2, 1], [2, 1], [2, 1]])   # island first, bill second, in every row
+    local = LocalImportance(
+        variables=("island", "bill"), counts=counts, positions=np.array([[0, 1]] * 3),
+        prediction=np.array([0, 1, 1]), X=np.array([[0.0, 16.0], [1.0, 32.0], [2.0, 40.0]]),
+        task="classification", classes=(0, 1), n_estimators=2, counts_by_level=counts[None])
+    names = {"island": {0.0: "Biscoe", 1.0: "Dream", 2.0: MISSING_LABEL},
+             "bill": {16.0: MISSING_LABEL}}
+    tile = tile_frame(local, interactions(local), "island", "bill", value_names=names)
+    assert tile["island"].tolist() == ["Biscoe", "Dream", MISSING_LABEL]
+    assert tile["bill"].tolist() == [MISSING_LABEL, 32.0, 40.0]
