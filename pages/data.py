@@ -184,7 +184,7 @@ def receive_upload(contents, filename):
         return (no_update, no_update, no_update,
                 jobs.error_message(exc) + " Your current data is unchanged.", "vi-error")
     note = f"{info['file']}: {info['rows']:,} rows, {len(info['columns'])} columns."
-    return info, info["columns"], info["target"], " ".join([note, *info["notes"]]), "vi-help"
+    return info, info["columns"], info["target"], note, "vi-help"   # reading notes: the data's
 
 
 @callback(Output("data-numeric", "options"), Output("data-numeric", "value"),

@@ -232,6 +232,32 @@ def test_decimal_commas_are_read_as_numbers_and_said():
     assert plain["a"].tolist() == ["1,5", "2,5"] and plain.attrs["notes"] == []
 
 
+def test_a_mostly_decimal_comma_column_is_numeric_and_its_stray_tokens_missing(tmp_path):
+    from varimp_core.api import load_data
+    from varimp_core.data.tablejson import table_from_json, table_to_json
+
+    # 40 rows; length i/4 written "0,25", "0,5", ...; rows 4 and 8 hold "?" and "-" instead.
+    rows = [f"{i};{i / 4:g};{i % 2}".replace(".", ",") for i in range(1, 41)]
+    rows[3], rows[7] = "4;?;0", "8;-;0"
+    content = ("id;length;y\n" + "\n".join(rows) + "\n").encode()
+    df = read_csv_bytes(content)
+    assert df["length"].dtype == float and df["length"].isna().sum() == 2   # 38 of 40 numbers
+    assert df["length"].iloc[0] == 0.25 and df["length"].iloc[9] == 2.5
+    notes = ["Column 'length' is numbers written with a decimal comma (\"3,14\"), read as "
+             "numbers.", "In 'length', 2 values that are not a number ('?', '-') are read as "
+             "missing."]
+    assert df.attrs["notes"] == notes
+    # The notes reach the prepared data, also through the server's table store and the API.
+    assert list(prepare_table(df, "y").notes[:2]) == notes
+    assert list(prepare_table(table_from_json(table_to_json(df)), "y").notes[:2]) == notes
+    path = tmp_path / "commas.csv"
+    path.write_bytes(content)
+    assert list(load_data(data=str(path), target="y").notes[:2]) == notes
+    # 4 of 10 values not numbers (60% < 90%): the column stays text, nothing said.
+    text = read_csv_bytes(b"a;y\n1,5;0\n2,5;1\nx;0\ny;1\nz;0\nw;1\n3,5;0\n4,5;1\n5;0\n6;1\n")
+    assert text["a"].dtype != float and text.attrs["notes"] == []
+
+
 # -- what the Data page and the command line list -----------------------------------------
 def test_column_table_lists_every_column_with_role_type_and_missing():
     df = _with_missing().assign(day=pd.date_range("2024-01-01", periods=200).astype(str),
@@ -297,3 +323,102 @@ def test_the_dependence_axis_shows_the_categories_by_name():
     names = dict(zip(one.grid[0].tolist(), one.grid_labels[0]))
     axis = make_dependence_over_responses(dor, value_labels=names).layout.xaxis
     assert list(axis.ticktext) == ["Biscoe", "Dream", "Torgersen", MISSING_LABEL]
+
+
+def _missing_bill() -> pd.DataFrame:
+    """Bill lengths 32, 36, 40, 44, 48 and one missing, five times; island text with a gap."""
+    return pd.DataFrame({"bill": [32.0, 36.0, 40.0, 44.0, 48.0, np.nan] * 5,
+                         "island": ["Biscoe", "Dream", None] * 10, "y": [0, 1] * 15})
+
+
+def test_a_numeric_inputs_missing_rows_are_named_missing():
+    d = prepare_table(_missing_bill(), "y", bins=2, kinds={"bill": "numeric"})
+    # Present values span a = 32 to b = 48: the stand-in is a - max(b - a, 1) = 32 - 16 = 16.
+    assert d.missing_value("bill") == 16.0
+    assert d.missing_value("island") is None
+    assert d.value_labels("bill", [16.0, 36.0]) == (MISSING_LABEL, "36")
+    assert d.value_names("bill") == {16.0: MISSING_LABEL}
+    # Two quantile bins of 32..48: edges 32, 40 (the median) and 48, then the stand-in.
+    assert d.value_ticks("bill") == {16.0: MISSING_LABEL, 32.0: "32", 40.0: "40", 48.0: "48"}
+    # Text levels sorted, then missing: codes 0, 1, 2.
+    assert d.value_names("island") == {0.0: "Biscoe", 1.0: "Dream", 2.0: MISSING_LABEL}
+    assert d.value_ticks("island") == d.value_names("island")
+    full = prepare_table(_missing_bill().dropna(), "y", kinds={"bill": "numeric"})
+    assert full.value_names("bill") == {} and full.value_labels("bill", [32.0]) is None
+    pairs = d.value_label_pairs(["bill"])
+    assert pairs == {"bill": {"names": [[16.0, MISSING_LABEL]],
+                              "ticks": [[16.0, MISSING_LABEL], [32.0, "32"], [40.0, "40"],
+                                        [48.0, "48"]]}}
+
+
+def test_dependence_csvs_write_labels_not_codes():
+    from varimp_core.local.partial_dependence import PartialDependence
+    from varimp_core.local.response_dependence import dependence_frame
+    from varimp_core.local.importance import LocalImportance
+
+    one = PartialDependence(("island",), (np.array([0.0, 1.0, 2.0]),), ("1",),
+                            np.array([[0.2, 0.5, 0.9]]), None, None, (True,), "probability", 3,
+                            grid_labels=(("Biscoe", "Dream", MISSING_LABEL),))
+    assert one.to_frame()["value"].tolist() == ["Biscoe", "Dream", MISSING_LABEL]
+    num = PartialDependence(("bill",), (np.array([16.0, 32.5, 40.0]),), ("1",),
+                            np.array([[0.1, 0.2, 0.3]]), None, None, (False,), "probability", 3,
+                            grid_labels=((MISSING_LABEL, "32.5", "40"),))
+    assert num.to_frame()["value"].tolist() == [MISSING_LABEL, 32.5, 40.0]
+    pair = PartialDependence(("island", "bill"), (np.array([0.0, 1.0]), np.array([16.0, 40.0])),
+                             ("1",), np.zeros((1, 2, 2)), None, None, (True, False),
+                             "probability", 3, grid_labels=(("Biscoe", "Dream"),
+                                                             (MISSING_LABEL, "40")))
+    f = pair.to_frame()
+    assert f["value_1"].tolist() == ["Biscoe", "Biscoe", "Dream", "Dream"]
+    assert f["value_2"].tolist() == [MISSING_LABEL, 40.0, MISSING_LABEL, 40.0]
+    # Three rows, two variables; every row's first position is island (column 0).
+    counts = np.array([[2, 1], [2, 1], [2, 1]])   # island first, bill second, in every row
+    local = LocalImportance(
+        variables=("island", "bill"), counts=counts, positions=np.array([[0, 1]] * 3),
+        prediction=np.array([0, 1, 1]), X=np.array([[0.0, 16.0], [1.0, 32.0], [2.0, 40.0]]),
+        task="classification", classes=(0, 1), n_estimators=2, counts_by_level=counts[None])
+    frame = dependence_frame(local, ["island", "bill"], positions=[1, 2], value_names={
+        "island": {0.0: "Biscoe", 1.0: "Dream", 2.0: MISSING_LABEL},
+        "bill": {16.0: MISSING_LABEL}})
+    by = {f: g["value"].tolist() for f, g in frame.groupby("feature")}
+    assert sorted(by["island"], key=str) == ["Biscoe", "Dream", MISSING_LABEL]
+    assert sorted(by["bill"], key=str) == [32.0, 40.0, MISSING_LABEL]
+
+
+def test_the_dependence_axis_and_hover_say_missing_for_a_numeric_input():
+    from varimp_core.local.response_dependence import DependenceOverResponses
+    from varimp_core.plots.dependence import make_dependence_over_responses, make_pd_figure
+
+    d = prepare_table(_missing_bill(), "y", bins=2, kinds={"bill": "numeric"})
+    ticks = d.value_ticks("bill")
+    dor = DependenceOverResponses("bill", (1,), "regression", np.arange(3),
+                                  np.array([16.0, 36.0, 48.0]), np.array([0.2, 0.5, 0.7]),
+                                  np.array([1, 1, 1]), 3)
+    fig = make_dependence_over_responses(dor, value_labels=ticks)
+    assert list(fig.layout.xaxis.ticktext) == [MISSING_LABEL, "32", "40", "48"]
+    assert list(fig.data[0].text) == [MISSING_LABEL, "36", "48"]   # the hover of each point
+    from varimp_core.local.partial_dependence import PartialDependence
+    grid = np.array([16.0, 30.0, 40.0, 48.0])   # a numeric grid: no category ticks
+    pd1 = PartialDependence(("bill",), (grid,), ("prediction",), np.zeros((1, 4)), None, None,
+                            (False,), "prediction", 3,
+                            grid_labels=(d.value_labels("bill", grid),))
+    assert list(make_pd_figure(pd1).data[0].text) == [MISSING_LABEL, "30", "40", "48"]
+    assert make_pd_figure(pd1).layout.xaxis.ticktext is None
+    assert list(make_pd_figure(pd1, value_ticks=ticks).layout.xaxis.tickvals) == [
+        16.0, 32.0, 40.0, 48.0]
+
+
+def test_the_interactions_tile_list_names_categories_and_missing_values():
+    from varimp_core.local.importance import LocalImportance
+    from varimp_core.local.interactions import interactions, tile_frame
+
+    counts = np.array([[2, 1], [2, 1], [2, 1]])   # island first, bill second, in every row
+    local = LocalImportance(
+        variables=("island", "bill"), counts=counts, positions=np.array([[0, 1]] * 3),
+        prediction=np.array([0, 1, 1]), X=np.array([[0.0, 16.0], [1.0, 32.0], [2.0, 40.0]]),
+        task="classification", classes=(0, 1), n_estimators=2, counts_by_level=counts[None])
+    names = {"island": {0.0: "Biscoe", 1.0: "Dream", 2.0: MISSING_LABEL},
+             "bill": {16.0: MISSING_LABEL}}
+    tile = tile_frame(local, interactions(local), "island", "bill", value_names=names)
+    assert tile["island"].tolist() == ["Biscoe", "Dream", MISSING_LABEL]
+    assert tile["bill"].tolist() == [MISSING_LABEL, 32.0, 40.0]

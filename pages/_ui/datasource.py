@@ -342,8 +342,7 @@ def store_upload(contents: str, filename: str | None) -> dict:
     roles = column_roles(key, columns[-1]) if len(columns) > 1 else {"numeric": None}
     return {"key": key, "file": os.path.basename(str(filename or "table.csv"))[:200],
             "columns": columns, "number_columns": _number_columns(df), "target": columns[-1],
-            "numeric": roles["numeric"], "rows": int(len(df)),
-            "notes": list(df.attrs.get("notes", []))}
+            "numeric": roles["numeric"], "rows": int(len(df))}
 
 
 def column_roles(key: str, target: str) -> dict:

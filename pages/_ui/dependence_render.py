@@ -110,17 +110,17 @@ def draw(store: Mapping[str, Any], label=None, positions="all") -> dict:
             return placeholder_figure(sentence(exc))
 
     pds = [PartialDependence.from_dict(r) for r in result["pd"]]
-    out["pd"] = [figure(lambda: make_pd_figure(r, outputs=outputs, color=color(r.features[0])))
+    ticks = {f: dict(map(tuple, v["ticks"])) for f, v in store.get("labels", {}).items()}
+    out["pd"] = [figure(lambda: make_pd_figure(r, outputs=outputs, color=color(r.features[0]),
+                                               value_ticks=ticks.get(r.features[0])))
                  for r in pds]
-    names = {r.features[0]: dict(zip(r.grid[0].tolist(), r.grid_labels[0])) for r in pds
-             if r.grid_labels and r.grid_labels[0]}  # a category's name for each code
     if result["pair"] is not None:
         pair = PartialDependence.from_dict(result["pair"])
         out["pd2"] = figure(lambda: make_pd2_figure(pair, output=outputs))
     local, rows = load_local(store["local"])
     out["dor"] = [figure(lambda: make_dependence_over_responses(
         _over_responses(local, rows, f, positions), classes=local.classes, color=color(f),
-        value_labels=names.get(f)))
+        value_labels=ticks.get(f)))
         for f in features(store["settings"])]
     out["pd_heights"] = [int(fig.layout.height or 420) for fig in out["pd"]]
     for fig in [*out["pd"], *out["dor"], *([] if out["pd2"] is None else [out["pd2"]])]:
@@ -184,8 +184,9 @@ def pd_csv(store: Mapping[str, Any]) -> str:
 def dor_csv(store: Mapping[str, Any], positions="all") -> str:
     """CSV of the dependence over responses: one row per (variable, observation) drawn."""
     local, rows = load_local(store["local"])
+    names = {f: dict(map(tuple, v["names"])) for f, v in store.get("labels", {}).items()}
     return safe_csv(dependence_frame(local, features(store["settings"]), rows=rows,
-                                     positions=POSITIONS[positions]))
+                                     positions=POSITIONS[positions], value_names=names))
 
 
 def csv_filename(store: Mapping[str, Any], what: str) -> str:

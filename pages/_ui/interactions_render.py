@@ -136,8 +136,9 @@ def tile_rows(store: Mapping[str, Any], min_share: float, first: str, second: st
     """DataTable columns and rows of the observations behind the mosaic tile ``(first,
     second)`` (:func:`tile_frame`, at most :data:`MAX_TILE_ROWS`), and a caption."""
     local, data_rows = load_local(store["local"])
+    names = {f: dict(map(tuple, v["names"])) for f, v in store.get("labels", {}).items()}
     frame = tile_frame(local, interactions(local, min_share=min_share), first, second,
-                       rows=data_rows).rename(columns={"Prediction":
+                       rows=data_rows, value_names=names).rename(columns={"Prediction":
                                                        f"Prediction ({store['target']})"})
     caption = (f"{len(frame):,} observation{'s' if len(frame) != 1 else ''} with {first} at "
                f"position 1 and {second} at position 2")

@@ -222,7 +222,9 @@ def local_view(data: DataChoice, settings: Mapping[str, Any], load: Callable,
     summary : dict
         ``local`` (its cache key, for :func:`load_local`), ``task``, ``classes``
         (labels as text, or None), ``variables``, ``target``, ``n`` (rows
-        assessed) and ``n_fit`` (rows fitted).
+        assessed), ``n_fit`` (rows fitted) and ``labels`` (the names of values
+        that stand for something else, and axis ticks, of every variable:
+        :meth:`~varimp_core.data.prepare.PreparedData.value_label_pairs`).
     """
     def count() -> dict:
         f = load()
@@ -241,7 +243,8 @@ def local_view(data: DataChoice, settings: Mapping[str, Any], load: Callable,
             "task": local.task,
             "classes": list(local.classes) if local.task == "classification" else None,
             "variables": list(local.variables), "target": f["prepared"].target,
-            "n": int(rows.size), "n_fit": int(f["fit"].size)}}
+            "n": int(rows.size), "n_fit": int(f["fit"].size),
+            "labels": f["prepared"].value_label_pairs(local.variables)}}
 
     key = cache.key_for("ciss-local", data.as_dict, {k: settings[k] for k in FOREST_KEYS})
     waiting = lambda: progress(0, None, "Waiting for the same forest, grown for another view\u2026")  # noqa: E731

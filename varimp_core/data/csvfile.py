@@ -245,8 +245,10 @@ def read_csv_bytes(content: bytes, *, max_bytes: int | None = None,
         accepted; the delimiter (``,``, ``;``, tab or ``|``) is detected, or
         read from an Excel ``sep=;`` first line.  Unnamed, empty columns (from
         trailing delimiters) are dropped.  With a delimiter other than ``,``,
-        a text column whose every value is a number, some written with a
-        decimal comma (``3,14``, ``1.234,5``), is read as numbers.
+        a text column whose values are nearly all numbers (at least
+        :data:`DECIMAL_COMMA_SHARE` of those present), some written with a
+        decimal comma (``3,14``, ``1.234,5``), is read as numbers, its other
+        values as missing.
     max_bytes, max_cells : int, default=None
         Size limits (a server's, :data:`MAX_UPLOAD_BYTES` and :data:`MAX_CELLS`
         by default there); None: no limit.
@@ -318,32 +320,49 @@ def read_csv_bytes(content: bytes, *, max_bytes: int | None = None,
     return frame
 
 
+#: Least share of a column's values present that must be numbers for a decimal-comma
+#: column: the rest (a stray "?" or "n/a") are read as missing and said.
+DECIMAL_COMMA_SHARE = 0.9
+
+
 def _decimal_commas(frame: pd.DataFrame) -> list[str]:
     """Read text columns of numbers written with decimal commas as numbers, in place.
 
-    A column qualifies when every value present is a whole number or a number
-    with a decimal comma, and at least one has the comma.  Returns one
-    sentence naming the columns read so.
+    A column qualifies when at least :data:`DECIMAL_COMMA_SHARE` of the values
+    present are whole numbers or numbers with a decimal comma, and at least one
+    has the comma.  Its other values (``"?"``, ``"n/a"``) become missing.
+    Returns one sentence naming the columns read so, and one per column whose
+    values became missing, with their count and the first of them.
     """
-    converted = []
+    converted, lost = [], []
     for c in frame.columns:
         s = frame[c]
         if not (s.dtype == object or pd.api.types.is_string_dtype(s.dtype)):
             continue
         present = s.dropna().astype(str).str.strip()
         comma = present.str.fullmatch(_COMMA_NUMBER.pattern)
-        whole = present.str.fullmatch(_WHOLE_NUMBER.pattern)
-        if len(present) and comma.any() and (comma | whole).all():
-            numbers = present.str.replace(".", "", regex=False).str.replace(",", ".",
-                                                                           regex=False)
-            frame[c] = pd.to_numeric(numbers).reindex(s.index)
-            converted.append(c)
+        number = comma | present.str.fullmatch(_WHOLE_NUMBER.pattern)
+        if not len(present) or not comma.any() or number.mean() < DECIMAL_COMMA_SHARE:
+            continue
+        numbers = present[number].str.replace(".", "", regex=False).str.replace(
+            ",", ".", regex=False)
+        frame[c] = pd.to_numeric(numbers).reindex(s.index)
+        converted.append(c)
+        if not number.all():
+            lost.append((c, present[~number].tolist()))
     if not converted:
         return []
     plural = len(converted) > 1
-    return [f"Column{'s' if plural else ''} {quoted_names(converted)} "
-            f"{'are' if plural else 'is'} numbers written with a decimal comma "
-            f"(\"3,14\"), read as numbers."]
+    notes = [f"Column{'s' if plural else ''} {quoted_names(converted)} "
+             f"{'are' if plural else 'is'} numbers written with a decimal comma "
+             f"(\"3,14\"), read as numbers."]
+    for c, words in lost:
+        k = len(words)
+        shown = quoted_names(list(dict.fromkeys(words)), limit=3)
+        notes.append(f"In {c!r}, {k:,} value{'s' if k != 1 else ''} that "
+                     f"{'are' if k != 1 else 'is'} not a number ({shown}) "
+                     f"{'are' if k != 1 else 'is'} read as missing.")
+    return notes
 
 
 def load_csv(path_or_buffer, **kw) -> pd.DataFrame:

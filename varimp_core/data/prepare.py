@@ -120,15 +120,21 @@ class PreparedData:
 
         A text, boolean or categorical input is ordinal-coded for scikit-learn:
         its codes get their labels back ("Biscoe", "Dream", "Torgersen"), a value
-        below every code (or below every number) is ``"missing"``.  None for a
-        numeric input, or a discrete one whose values are their own labels.
+        below every code (or below every number) is ``"missing"``.  A numeric
+        input with missing rows names its stand-in value (below every number,
+        see :meth:`missing_value`) ``"missing"`` and the others by their number
+        (4 significant digits).  None for a numeric input without missing rows,
+        or a discrete one whose values are their own labels.
         """
         j = self.variables.index(name)
-        if self.kinds.get(name) != "discrete":
-            return None
-        labels = self.table.x_labels[j]
-        present = [lv for lv in labels if lv != MISSING_LABEL]
         values = np.asarray(values, dtype=float)
+        labels = self.table.x_labels[j]
+        if self.kinds.get(name) != "discrete":
+            low = self.missing_value(name)
+            if low is None:
+                return None
+            return tuple(MISSING_LABEL if v <= low else f"{v:.4g}" for v in values)
+        present = [lv for lv in labels if lv != MISSING_LABEL]
         if all(isinstance(lv, (int, float, np.number)) and not isinstance(lv, (bool, np.bool_))
                for lv in present):
             if len(present) == len(labels):
@@ -136,6 +142,62 @@ class PreparedData:
             return tuple(f"{v:g}" if v in present else MISSING_LABEL for v in values)
         codes = np.rint(values).astype(np.int64)
         return tuple(str(labels[c]) if 0 <= c < len(labels) else MISSING_LABEL for c in codes)
+
+    def missing_value(self, name: str) -> float | None:
+        """The number standing for a missing value of numeric input ``name`` in ``X_numeric``.
+
+        With :math:`a` and :math:`b` the smallest and largest values present,
+        the stand-in is :math:`a - \\max(b - a, 1)`, below every value, so
+        that a tree can split the missing rows off.  None when the input has no
+        missing rows or is not numeric.
+        """
+        edges = self.bin_edges.get(name)
+        labels = self.table.x_labels[self.variables.index(name)]
+        if self.kinds.get(name) != "numeric" or not edges or labels[-1] != MISSING_LABEL:
+            return None
+        lo, hi = float(edges[0]), float(edges[-1])
+        return lo - max(hi - lo, 1.0)
+
+    def value_names(self, name: str) -> dict[float, str]:
+        """The values of input ``name`` in ``X_numeric`` that stand for something else, named.
+
+        An ordinal-coded input: every code and its category ("Biscoe", ...,
+        ``"missing"``); a numeric one: its :meth:`missing_value` and
+        ``"missing"``.  Empty when every value is its own number.  Tables and
+        CSV files write these names instead of the values.
+        """
+        if self.kinds.get(name) != "discrete":
+            low = self.missing_value(name)
+            return {} if low is None else {low: MISSING_LABEL}
+        if self.X_numeric is None:
+            return {}
+        values = np.unique(self.X_numeric[:, self.variables.index(name)])
+        labels = self.value_labels(name, values)
+        return {} if labels is None else dict(zip(values.tolist(), labels))
+
+    def value_ticks(self, name: str) -> dict[float, str]:
+        """Axis ticks of input ``name``: value and text, empty where plain numbers do.
+
+        :meth:`value_names` for a discrete input; for a numeric one with
+        missing rows, its bin edges (4 significant digits) and the stand-in
+        named ``"missing"``, so that the axis says where the missing rows are.
+        """
+        names = self.value_names(name)
+        if not names or self.kinds.get(name) == "discrete":
+            return names
+        edges = {float(e): f"{e:.4g}" for e in self.bin_edges[name]}
+        return {**names, **edges}
+
+    def value_label_pairs(self, features) -> dict[str, dict[str, list]]:
+        """:meth:`value_names` and :meth:`value_ticks` of ``features`` as JSON lists.
+
+        ``{feature: {"names": [[value, text], ...], "ticks": [[value, text], ...]}}``
+        (pairs, as JSON objects only have text keys); ``dict(map(tuple, pairs))``
+        reads one back.
+        """
+        return {f: {"names": [[v, t] for v, t in self.value_names(f).items()],
+                    "ticks": [[v, t] for v, t in self.value_ticks(f).items()]}
+                for f in features}
 
     def to_dict(self) -> dict:
         """Plain JSON types (see :mod:`varimp_core.serialize`); :meth:`from_dict` reads them back."""
@@ -382,7 +444,8 @@ def _prepare(df, target, max_levels, bins, kinds, task, limit, source, missing, 
     y_codes, y_labels, y_sk, task = _prepare_target(
         (y_kind, y_values[keep], _used_order(y_order, y_values[keep])), target, task,
         max_levels, bins)
-    notes = _notes(excluded, counts, missing, int(n - keep.sum()), n, expanded)
+    notes = [*df.attrs.get("notes", ()),   # what reading the file noticed (decimal commas)
+             *_notes(excluded, counts, missing, int(n - keep.sum()), n, expanded)]
     X_codes = np.column_stack(x_codes).astype(np.int64)
     table = DiscreteTable.from_codes(X_codes, y_codes, variables=inputs,
                                      target=target, x_labels=x_labels, y_labels=y_labels,

@@ -51,7 +51,9 @@ def table_to_json(df: pd.DataFrame) -> str:
 
     Floats are written with Python's shortest round-trip repr (pandas'
     ``to_json`` keeps at most 15 significant digits), and each column's dtype
-    is recorded so integer, float, boolean and text columns come back as such.
+    is recorded so integer, float, boolean and text columns come back as such;
+    ``df.attrs["notes"]`` (what :func:`~varimp_core.data.csvfile.read_csv_bytes`
+    noticed) comes back too.
     """
     cols = [str(c) for c in df.columns]
     if len(set(cols)) != len(cols):
@@ -70,8 +72,10 @@ def table_to_json(df: pd.DataFrame) -> str:
         else:
             dtypes.append("text")
             data.append([_cell(v) for v in s.tolist()])
-    return json.dumps({"format": TABLE_FORMAT, "columns": cols, "dtypes": dtypes, "data": data},
-                      ensure_ascii=False, separators=(",", ":"))
+    obj = {"format": TABLE_FORMAT, "columns": cols, "dtypes": dtypes, "data": data}
+    if df.attrs.get("notes"):   # what reading the file noticed, for the prepared data's notes
+        obj["notes"] = [str(n) for n in df.attrs["notes"]]
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
 def table_from_json(text: str) -> pd.DataFrame:
@@ -87,4 +91,6 @@ def table_from_json(text: str) -> pd.DataFrame:
             out[name] = pd.Series([np.nan if v is None else float(v) for v in values], dtype=dtype)
         else:
             out[name] = pd.Series(values, dtype=dtype)
-    return pd.DataFrame(out, columns=obj["columns"])
+    frame = pd.DataFrame(out, columns=obj["columns"])
+    frame.attrs["notes"] = list(obj.get("notes", []))
+    return frame

@@ -32,6 +32,7 @@ interactions, computed from ``vii``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 
 import numpy as np
 import pandas as pd
@@ -443,7 +444,8 @@ def importance_over_labels(local: LocalImportance, *, max_position: int = 1) -> 
 
 
 def tile_frame(local: LocalImportance, result: Interactions, first: str, second: str,
-               rows=None) -> pd.DataFrame:
+               rows=None, value_names: Mapping[str, Mapping[float, str]] | None = None
+               ) -> pd.DataFrame:
     """The observations behind one tile of the mosaic: ``first`` at position 1, ``second`` at 2.
 
     Positions are those of :meth:`LocalImportance.to_frame`; a variable merged
@@ -459,11 +461,15 @@ def tile_frame(local: LocalImportance, result: Interactions, first: str, second:
         Labels of ``result``.
     rows : array-like of int, optional
         Row numbers of the observations in the user's data (default 0, 1, ...).
+    value_names : mapping, optional
+        Per input, the names of its values that stand for something else
+        (:meth:`~varimp_core.data.prepare.PreparedData.value_names`: a
+        category's code, a missing value's stand-in), written instead of them.
 
     Returns
     -------
     frame : pandas.DataFrame
-        ``Row``, the value of every input, ``Prediction``, ``Position 1``,
+        ``Row``, the value of every input (its name where it has one), ``Prediction``, ``Position 1``,
         ``Position 2`` and ``Share of trees, position 1``.
 
     Raises
@@ -481,7 +487,10 @@ def tile_frame(local: LocalImportance, result: Interactions, first: str, second:
     rows = np.arange(local.n_observations) if rows is None else np.asarray(rows)
     out = pd.DataFrame({"Row": rows[keep].astype(int)})
     for j, v in enumerate(local.variables):
-        out[v] = local.X[keep, j]
+        names, values = (value_names or {}).get(v), local.X[keep, j]
+        if names:   # "Biscoe", not 0; "missing", not the stand-in number
+            values = np.array([names.get(x, x) for x in values.tolist()], dtype=object)
+        out[v] = values
     prediction = np.asarray(local.prediction)[keep]
     out["Prediction"] = prediction.astype(str) if local.task == "classification" else prediction
     out["Position 1"] = v1.to_numpy()[keep]

@@ -38,6 +38,7 @@ import pandas as pd
 from sklearn.base import is_classifier
 from sklearn.inspection import partial_dependence as _sk_partial_dependence
 
+from varimp_core.data.columns import MISSING_LABEL
 from varimp_core.local.features import feature_index, is_int
 from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict
 
@@ -89,19 +90,36 @@ class PartialDependence:
     grid_labels: tuple = ()
 
     def to_frame(self) -> pd.DataFrame:
-        """Tidy averages: ``feature``, ``value`` (``_1``/``_2`` for a pair), ``output``, ``average``."""
+        """Tidy averages: ``feature``, ``value`` (``_1``/``_2`` for a pair), ``output``, ``average``.
+
+        A value with a label in :attr:`grid_labels` is written as it: every
+        value of a categorical feature is its category's name ("Biscoe", not
+        0), and the stand-in of a numeric feature's missing rows is
+        ``"missing"``; other numbers stay numbers.
+        """
         k = len(self.outputs)
+        g = [self._named(i) for i in range(len(self.features))]
+        outputs = np.asarray(self.outputs, dtype=object)
         if len(self.features) == 1:
-            g = self.grid[0]
-            return pd.DataFrame({"feature": self.features[0], "value": np.tile(g, k),
-                                 "output": np.repeat(np.asarray(self.outputs, dtype=object), g.size),
+            return pd.DataFrame({"feature": self.features[0], "value": np.tile(g[0], k),
+                                 "output": np.repeat(outputs, g[0].size),
                                  "average": self.average.reshape(-1)})
-        g1, g2 = self.grid
+        g1, g2 = g
         m = g1.size * g2.size
         return pd.DataFrame({"feature_1": self.features[0], "value_1": np.tile(np.repeat(g1, g2.size), k),
                              "feature_2": self.features[1], "value_2": np.tile(np.tile(g2, g1.size), k),
-                             "output": np.repeat(np.asarray(self.outputs, dtype=object), m),
+                             "output": np.repeat(outputs, m),
                              "average": self.average.reshape(-1)})
+
+    def _named(self, i: int) -> np.ndarray:
+        """Grid ``i`` with the values that have a name written as it (see :meth:`to_frame`)."""
+        labels = (tuple(self.grid_labels) + (None,) * len(self.features))[i]
+        if not labels:
+            return np.asarray(self.grid[i])
+        own = not self.categorical[i]   # a numeric value is its own number, unless missing
+        return np.array([v if own and lab != MISSING_LABEL else lab
+                         for v, lab in zip(np.asarray(self.grid[i]).tolist(), labels)],
+                        dtype=object)
 
     def ice_frame(self) -> pd.DataFrame:
         """Tidy ICE lines: ``observation`` (row of X), ``feature``, ``value``, ``output``, ``prediction``."""

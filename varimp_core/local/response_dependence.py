@@ -15,6 +15,7 @@ References
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 
 import numpy as np
 import pandas as pd
@@ -133,13 +134,17 @@ def dependence_over_responses(local: LocalImportance, feature, *, positions=1) -
 
 
 def dependence_frame(local: LocalImportance, features, *, positions=1,
-                     rows=None) -> pd.DataFrame:
+                     rows=None, value_names: Mapping[str, Mapping[float, str]] | None = None
+                     ) -> pd.DataFrame:
     """:func:`dependence_over_responses` of several features as one tidy table.
 
     Columns ``feature``, ``row`` (the observation's row in the user's data:
     ``rows[observation]``, default the observation itself), ``value``,
     ``prediction`` and ``position``; a feature with no observation at the
-    positions asked is left out.
+    positions asked is left out.  ``value_names`` maps a feature to the names
+    of its values that stand for something else
+    (:meth:`~varimp_core.data.prepare.PreparedData.value_names`: a category's
+    code, a missing value's stand-in); those values are written as their name.
     """
     frames = []
     for f in features:
@@ -150,6 +155,10 @@ def dependence_frame(local: LocalImportance, features, *, positions=1,
         df = r.to_frame().rename(columns={"observation": "row"})
         if rows is not None:
             df["row"] = np.asarray(rows)[df["row"].to_numpy()]
+        names = (value_names or {}).get(f)
+        if names:
+            df["value"] = pd.Series([names.get(v, v) for v in df["value"].tolist()],
+                                    dtype=object)
         df.insert(0, "feature", f)
         frames.append(df)
     if not frames:

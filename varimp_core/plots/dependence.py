@@ -97,7 +97,8 @@ def _ice_xy(grid: np.ndarray, lines: np.ndarray) -> tuple[list, list]:
 
 @user_text_safe
 def make_pd_figure(result: PartialDependence, *, outputs=None, color: str | None = None,
-                   title: str | None = None, height: int = 420) -> go.Figure:
+                   title: str | None = None, height: int = 420,
+                   value_ticks: Mapping | None = None) -> go.Figure:
     """1-D partial dependence with its ICE lines, one panel per output.
 
     Parameters
@@ -111,6 +112,10 @@ def make_pd_figure(result: PartialDependence, *, outputs=None, color: str | None
         Colour of the ICE lines and the rug; default the first variable colour.
     title : str, optional
     height : int, default=420
+    value_ticks : mapping of float to str, optional
+        Ticks of the x axis (value to text,
+        :meth:`~varimp_core.data.prepare.PreparedData.value_ticks`): a numeric
+        input's bin edges and its missing rows' stand-in named "missing".
 
     Returns
     -------
@@ -121,7 +126,7 @@ def make_pd_figure(result: PartialDependence, *, outputs=None, color: str | None
         between rows) and one of the partial dependence (``x`` =
         ``result.grid[0]``, ``y`` = ``result.average[k]``, the output in the
         hover text).  The x axis names the categories of an ordinal-coded input
-        (``result.grid_labels``).  The legend shows the first panel's two traces.
+        (``result.grid_labels``, also the hover text of any input that has them).  The legend shows the first panel's two traces.
 
     Raises
     ------
@@ -163,7 +168,9 @@ def make_pd_figure(result: PartialDependence, *, outputs=None, color: str | None
                            "%{y:.4f}<extra>average over "
                            f"{result.n_samples:,} rows</extra>")), row=r, col=c)
         fig.update_xaxes(title_text=feature if r == rows else None, row=r, col=c)
-    if labels[0]:   # categories by name ("Biscoe / Dream / Torgersen"), not their codes
+    if value_ticks:
+        _ticks(fig.update_xaxes, value_ticks)
+    elif labels[0] and result.categorical[0]:   # "Biscoe / Dream / Torgersen", not codes
         fig.update_xaxes(tickmode="array", tickvals=list(grid), ticktext=list(labels[0]))
     if title is None:
         lines = "" if result.individual is None else \
@@ -225,11 +232,17 @@ def make_pd2_figure(result: PartialDependence, *, output=None, title: str | None
     _layout(fig, title, height)
     fig.update_xaxes(title_text=f1)
     fig.update_yaxes(title_text=f2)
-    for update, g, lab in ((fig.update_xaxes, g1, _labels(result)[0]),
-                           (fig.update_yaxes, g2, _labels(result)[1])):
-        if lab:
+    axes = zip((fig.update_xaxes, fig.update_yaxes), (g1, g2), _labels(result), result.categorical)
+    for update, g, lab, categorical in axes:
+        if lab and categorical:   # a numeric grid's labels are for the hover text only
             update(tickmode="array", tickvals=list(g), ticktext=list(lab))
     return fig
+
+
+def _ticks(update, value_ticks: Mapping) -> None:
+    """Ticks at the values of ``value_ticks``, each with its text."""
+    ticks = sorted(value_ticks)
+    update(tickmode="array", tickvals=ticks, ticktext=[value_ticks[v] for v in ticks])
 
 
 def _labels(result: PartialDependence) -> tuple:
@@ -257,8 +270,10 @@ def make_dependence_over_responses(result: DependenceOverResponses, *,
         Default says that this is *not* Friedman's partial dependence.
     height : int, default=420
     value_labels : mapping of float to str, optional
-        The label of each value of an ordinal-coded input (a category's name), for
-        the x axis; see :attr:`PartialDependence.grid_labels`.
+        The ticks of the x axis and the names of the values that stand for
+        something else, for the hover text: a category's code, a missing
+        value's stand-in ("missing"); see
+        :meth:`~varimp_core.data.prepare.PreparedData.value_ticks`.
 
     Returns
     -------
@@ -275,6 +290,8 @@ def make_dependence_over_responses(result: DependenceOverResponses, *,
         if len(result.positions) <= 3 else "any position"
     fig = go.Figure()
     custom = np.column_stack([result.observation, result.position])
+    names = dict(value_labels or {})
+    text = [names.get(v, f"{v:.4g}") for v in np.asarray(result.value, dtype=float).tolist()]
     if result.task == "classification":
         pred = np.asarray(result.prediction, dtype=object)
         order = list(classes) if classes is not None else sorted(set(pred.tolist()), key=str)
@@ -284,17 +301,18 @@ def make_dependence_over_responses(result: DependenceOverResponses, *,
                 continue
             fig.add_trace(go.Box(
                 x=np.asarray(result.value)[mask], name=str(c), orientation="h",
+                text=[t for t, m in zip(text, mask) if m],
                 boxpoints="all", jitter=0.5, pointpos=0, customdata=custom[mask],
                 marker=dict(color=color, size=4, opacity=0.6), line=dict(color="#444444"),
                 fillcolor="rgba(0,0,0,0)", meta="points",
-                hovertemplate=(f"{feature} = %{{x:.4g}}<br>predicted %{{y}}<br>"
+                hovertemplate=(f"{feature} = %{{text}}<br>predicted %{{y}}<br>"
                                "row %{customdata[0]}, position %{customdata[1]}<extra></extra>")))
         fig.update_yaxes(title_text="predicted class", type="category")
     else:
         fig.add_trace(go.Scatter(
-            x=result.value, y=result.prediction, mode="markers", customdata=custom,
+            x=result.value, y=result.prediction, mode="markers", customdata=custom, text=text,
             marker=dict(color=color, size=6, opacity=0.6), meta="points", name=feature,
-            hovertemplate=(f"{feature} = %{{x:.4g}}<br>prediction %{{y:.4g}}<br>"
+            hovertemplate=(f"{feature} = %{{text}}<br>prediction %{{y:.4g}}<br>"
                            "row %{customdata[0]}, position %{customdata[1]}<extra></extra>")))
         fig.update_yaxes(title_text="forest prediction")
     shown = f"{len(result.value):,} of {result.n_observations:,} observations"
@@ -305,8 +323,6 @@ def make_dependence_over_responses(result: DependenceOverResponses, *,
     _layout(fig, title, height, subtitle=subtitle)
     fig.update_layout(showlegend=False)
     fig.update_xaxes(title_text=f"{feature} (observed values)")
-    if value_labels:   # categories by name, not their codes
-        ticks = sorted(value_labels)
-        fig.update_xaxes(tickmode="array", tickvals=ticks,
-                         ticktext=[value_labels[v] for v in ticks])
+    if value_labels:   # categories by name, not their codes; "missing" where missing rows are
+        _ticks(fig.update_xaxes, value_labels)
     return fig
