@@ -91,6 +91,16 @@ def configure_logging(level: str | None = None) -> None:
     root.setLevel((level or os.environ.get("VARIMP_LOG_LEVEL") or "INFO").upper())
 
 
+def client_id() -> str:
+    """Who sent the request: the browser's :data:`CLIENT_COOKIE`, else its address."""
+    from flask import request
+
+    try:
+        return request.cookies.get(CLIENT_COOKIE) or f"addr:{request.remote_addr}"
+    except RuntimeError:  # no request (a test calling the manager directly)
+        return "-"
+
+
 def _new_request_id() -> str:
     return secrets.token_hex(8)
 
