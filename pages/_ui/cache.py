@@ -1,8 +1,8 @@
 """Server-side cache shared by every user and every worker process.
 
-Uploaded tables and computed results live here, results keyed by a hash of the
-inputs that produced them, so identical requests from different users reuse one
-result, uploads by a random key (:func:`put_table`) and nothing user-specific is kept in module-level variables.
+Computed results live here keyed by a hash of their inputs, so identical requests
+from different users reuse one result, and uploaded tables under random keys
+(:func:`put_table`); nothing user-specific is kept in module-level variables.
 
 Only text is stored: tables as JSON (:func:`varimp_core.data.tablejson.table_to_json`), results
 as JSON (``ImportanceResult.to_dict()``).  Nothing read back from the cache is
@@ -281,17 +281,11 @@ def get_or_compute_result(key: str, fn: Callable[[], Any], *, expire: float | No
 
 # -- tables ----------------------------------------------------------------
 def put_table(df: pd.DataFrame, client: str = "-") -> str:
-    """Store an uploaded table for ``VARIMP_UPLOAD_TTL`` seconds and return a new random key.
+    """Store an uploaded table for ``VARIMP_UPLOAD_TTL`` s; a new key of 256 random bits.
 
-    The key (256 random bits) names the upload, never its content: a guessed
-    content hash opens nothing.  The text is stored once per content (under
-    its hash), so identical uploads share storage, and counts once against the
-    ``client``'s quota of stored bytes (``VARIMP_MAX_CLIENT_UPLOAD_BYTES``).
-
-    Raises
-    ------
-    DataError
-        When the table would take the client over its quota (one sentence).
+    The text is stored once per content, under its hash (which opens nothing), and
+    counts once against ``client``'s quota (``VARIMP_MAX_CLIENT_UPLOAD_BYTES``): over it,
+    a ``DataError`` with a sentence (:func:`varimp_core.retention.admit`).
     """
     text = table_to_json(df)
     digest, size = hashlib.sha256(text.encode("utf-8")).hexdigest(), len(text.encode("utf-8"))

@@ -171,7 +171,7 @@ def load_prepared(params: Mapping[str, Any]):
     if p["source"] == "upload":
         df = cache.get_table(p["upload"] or "")
         if df is None:
-            raise expired_upload()
+            raise DataError(expired_text(value("upload_ttl")))
         target = p["target"] if p["target"] is not None else str(df.columns[-1])
         kinds = None
         if p["numeric"] is not None:
@@ -192,11 +192,6 @@ def load_prepared(params: Mapping[str, Any]):
     if p["sampling"] == "sample":
         n = p["n"] if p["n"] is not None else problem.default_samples
     return prepare_problem(problem, n_samples=n, random_state=p["seed"], bins=p["bins"])
-
-
-def expired_upload() -> DataError:
-    """The refusal of an upload key that names nothing (any more)."""
-    return DataError(expired_text(value("upload_ttl")))
 
 
 def _preview(prepared, params: Mapping[str, Any]) -> dict:
@@ -232,7 +227,7 @@ def data_view(params: Mapping[str, Any]) -> dict:
     """
     p = canonical_params(params)
     if p["source"] == "upload" and not cache.has_table(p["upload"] or ""):
-        raise expired_upload()  # its view may outlive it in the cache
+        raise DataError(expired_text(value("upload_ttl")))  # its cached view may outlive it
     key = cache.key_for("data-view", p)
 
     def compute() -> dict:
