@@ -38,6 +38,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
+from varimp_core import __version__ as core_version
 from varimp_core.data.tablejson import table_from_json, table_to_json
 from varimp_core.retention import admit
 
@@ -121,15 +122,6 @@ def get_cache():
     return cache
 
 
-def _core_version() -> str:
-    try:
-        import varimp_core
-
-        return str(getattr(varimp_core, "__version__", "0"))
-    except Exception:  # pragma: no cover - the core is always importable in the app
-        return "0"
-
-
 def _json_default(obj):
     if isinstance(obj, np.generic):
         return obj.item()
@@ -159,7 +151,7 @@ def key_for(*parts: Any) -> str:
         :data:`CACHE_VERSION` and the core's version.
     """
     text = json.dumps(
-        [CACHE_VERSION, _core_version(), list(parts)],
+        [CACHE_VERSION, core_version, list(parts)],
         sort_keys=True,
         separators=(",", ":"),
         ensure_ascii=False,

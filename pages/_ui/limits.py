@@ -21,10 +21,9 @@ trees on this server.") and their checks, and the Data page lists them all
     Memory one background job may add to its process; default 4,096 MB.
 ``VARIMP_JOB_TIMEOUT``
     Seconds one background job may run; default 600.
-``VARIMP_UPLOAD_TTL``, ``VARIMP_RESULT_TTL``
-    Seconds an uploaded table, and a computed result, is kept; default 24 h and 7 days.
-``VARIMP_MAX_CLIENT_UPLOAD_BYTES``
-    Bytes of stored (parsed) tables one browser may keep at once; default 256 MiB.
+``VARIMP_UPLOAD_TTL``, ``VARIMP_RESULT_TTL``, ``VARIMP_MAX_CLIENT_UPLOAD_BYTES``
+    Seconds an upload (24 h) and a result (7 days) are kept; bytes of parsed tables
+    one browser may keep at once (256 MiB).  See :func:`pages._ui.cache.put_table`.
 
 The upload rule (25 MiB and 5,000,000 cells) is stated once in the core
 (``varimp_core.data.csvfile``: ``MAX_UPLOAD_BYTES``, ``MAX_CELLS``,
