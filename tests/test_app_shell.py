@@ -154,8 +154,9 @@ def test_tables_round_trip_exactly_as_json_text():
                        "s": ["a", None, "c"], "b": [True, False, True],
                        "m": [np.nan, 2.5, np.inf]})
     key = cache.put_table(df)
-    assert cache.put_table(df.copy()) == key          # same content, same key
-    assert isinstance(cache.get_cache().get(key), str)  # stored as text, never pickled
+    assert cache.put_table(df.copy()) != key          # each upload gets its own random key
+    digest = cache.get_cache().get(f"upload:{key}")
+    assert isinstance(cache.get_cache().get(f"table:{digest}"), str)  # text, never pickled
     back = cache.get_table(key)
     pd.testing.assert_frame_equal(back, df)
     assert cache.get_table("0" * 64) is None

@@ -33,7 +33,22 @@ from _servers import ROOT, DashCallbackClient
 
 from pages._ui import cache, guards, hygiene, jobs, limits
 
-HEADERS = hygiene.SECURITY_HEADERS
+_INLINE = re.compile(r"<script(?![^>]*\bsrc=)(?![^>]*application/json)[^>]*>(.*?)</script>", re.S)
+
+
+def _app_headers(app_module) -> dict:
+    """SECURITY_HEADERS with the app's CSP, whose script hashes are found here independently:
+    sha256 of every inline script the index page runs (not in a comment, not JSON data)."""
+    import base64
+    import hashlib
+
+    page = re.sub(r"<!--.*?-->", "", app_module.server.test_client().get("/").get_data(True),
+                  flags=re.S)
+    hashes = {"'sha256-%s'" % base64.b64encode(hashlib.sha256(m.encode()).digest()).decode()
+              for m in _INLINE.findall(page)}
+    assert len(hashes) >= 2     # the renderer's start and at least one clientside callback
+    return {**hygiene.SECURITY_HEADERS,
+            "Content-Security-Policy": hygiene.CSP.format(" ".join(sorted(hashes)))}
 
 
 def _run_python(code: str, env: dict | None = None, timeout: float = 120):
@@ -133,7 +148,12 @@ def test_failing_callback_answers_a_sentence_and_logs_the_traceback_with_the_req
     assert "Traceback" not in out["body"] and "4242" not in out["body"]
     assert out["type"].startswith("text/plain")
     assert out["rid"] == "req-hyg-7"
-    assert out["headers"] == HEADERS
+    import base64
+    import hashlib
+
+    start = hashlib.sha256(b"var renderer = new DashRenderer();").digest()  # its one inline script
+    policy = hygiene.CSP.format("'sha256-%s'" % base64.b64encode(start).decode())
+    assert out["headers"] == {**hygiene.SECURITY_HEADERS, "Content-Security-Policy": policy}
     # Server side: one ERROR line with the request id, then the traceback.
     log = proc.stderr
     error_lines = [line for line in log.splitlines() if " ERROR " in line]
@@ -191,7 +211,7 @@ def test_security_headers_on_every_response(app_module, method, path, status):
     kwargs = {"data": "not json", "content_type": "application/json"} if method == "post" else {}
     response = getattr(client, method)(path, **kwargs)
     assert response.status_code == status
-    for name, value in HEADERS.items():
+    for name, value in _app_headers(app_module).items():
         assert response.headers.get(name) == value, (path, name)
     assert re.fullmatch(r"[0-9a-f]{16}", response.headers["X-Request-ID"])
 
@@ -201,7 +221,8 @@ def test_security_headers_on_a_refused_upload(app_module):
     response = app_module.server.test_client().post(
         "/_dash-update-component", data="x" * (limit + 1), content_type="application/json")
     assert response.status_code == 413
-    assert {k: response.headers.get(k) for k in HEADERS} == HEADERS
+    headers = _app_headers(app_module)
+    assert {k: response.headers.get(k) for k in headers} == headers
 
 
 @pytest.mark.parametrize("sent, kept", [
@@ -491,3 +512,49 @@ def test_a_killed_job_does_not_block_the_next_caller():
     assert cache.get_or_compute(key, lambda: {"fast": True}) == {"fast": True}
     assert time.monotonic() - t0 < 3
     proc.join(5)
+
+
+@pytest.mark.browser
+def test_every_page_runs_under_the_csp_with_a_clean_console(dash_duo, dash_app):
+    """Chromium enforces the CSP: a blocked inline script, eval or style is a console error."""
+    import dash
+    import requests
+
+    dash_duo.start_server(dash_app)
+    policy = requests.get(dash_duo.server_url + "/", timeout=30).headers["Content-Security-Policy"]
+    scripts = next(d for d in policy.split(";") if d.strip().startswith("script-src"))
+    assert "default-src 'self'" in policy and "'unsafe-inline'" not in scripts
+    for page in sorted(dash.page_registry.values(), key=lambda p: p["order"]):
+        dash_duo.driver.get(dash_duo.server_url + page["path"])
+        dash_duo.wait_for_element("#_pages_content h1, #_pages_content h2", timeout=30)
+        if page["path"] == "/learn":     # MathJax typesets the formulas
+            dash_duo.wait_for_element("mjx-container", timeout=30)
+        elif dash_duo.find_elements(".dash-graph"):   # the page's first figure is drawn
+            dash_duo.wait_for_element(".js-plotly-plot .main-svg", timeout=120)
+        assert dash_duo.get_logs() == [], page["path"]
+
+
+def test_no_server_version_under_the_dev_server_or_gunicorn(tmp_path):
+    import requests
+    from _servers import Processes, free_port, start_web, wait
+
+    port = free_port()
+    procs = Processes(tmp_path, {**os.environ, "VARIMP_CACHE_DIR": str(tmp_path / "cache"),
+                                 "VARIMP_PORT": str(port)})
+    base = f"http://127.0.0.1:{port}"
+
+    def up():
+        try:
+            return requests.get(base + "/_health", timeout=1).status_code == 200
+        except requests.RequestException:
+            return False
+    try:
+        procs.start("dev", [sys.executable, "app.py"])
+        wait(up, 120, "the dev server", procs.procs["dev"], tmp_path / "dev.log")
+        servers = [requests.get(base + "/_health", timeout=10).headers.get("Server", "")]
+        servers.append(requests.get(start_web(procs, workers=1) + "/_health",
+                                    timeout=10).headers.get("Server", ""))
+    finally:
+        procs.stop_all()
+    # Werkzeug's default is "Werkzeug/3.1.9 Python/3.11.2"; gunicorn's name alone is no version
+    assert servers[0] == "varimp" and servers[1] in ("", "gunicorn"), servers

@@ -1,8 +1,8 @@
 """Server-side cache shared by every user and every worker process.
 
-Uploaded tables and computed results live here, keyed by a hash of the inputs
-that produced them, so identical requests from different users reuse one
-result and nothing user-specific is kept in module-level variables.
+Computed results live here keyed by a hash of their inputs, so identical requests
+from different users reuse one result, and uploaded tables under random keys
+(:func:`put_table`); nothing user-specific is kept in module-level variables.
 
 Only text is stored: tables as JSON (:func:`varimp_core.data.tablejson.table_to_json`), results
 as JSON (``ImportanceResult.to_dict()``).  Nothing read back from the cache is
@@ -10,7 +10,9 @@ ever unpickled, so a value that came from a user cannot run code.
 
 The cache directory comes from ``VARIMP_CACHE_DIR`` (default: a private folder
 under the system temp dir); ``VARIMP_CACHE_BYTES`` bounds its size (default
-1 GiB, least-recently-used entries are evicted first).
+1 GiB, least-recently-used entries are evicted first).  Results expire after
+``VARIMP_RESULT_TTL`` and uploads after ``VARIMP_UPLOAD_TTL`` seconds; each
+browser's uploads are held to a quota (:func:`put_table`, :mod:`limits`).
 
 Examples
 --------
@@ -25,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
 import socket
 import tempfile
 import threading
@@ -35,7 +38,11 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
+from varimp_core import __version__ as core_version
 from varimp_core.data.tablejson import table_from_json, table_to_json
+from varimp_core.retention import admit
+
+from . import limits
 
 #: Bumped whenever the stored formats change, so old entries are never misread.
 CACHE_VERSION = 3
@@ -115,15 +122,6 @@ def get_cache():
     return cache
 
 
-def _core_version() -> str:
-    try:
-        import varimp_core
-
-        return str(getattr(varimp_core, "__version__", "0"))
-    except Exception:  # pragma: no cover - the core is always importable in the app
-        return "0"
-
-
 def _json_default(obj):
     if isinstance(obj, np.generic):
         return obj.item()
@@ -153,7 +151,7 @@ def key_for(*parts: Any) -> str:
         :data:`CACHE_VERSION` and the core's version.
     """
     text = json.dumps(
-        [CACHE_VERSION, _core_version(), list(parts)],
+        [CACHE_VERSION, core_version, list(parts)],
         sort_keys=True,
         separators=(",", ":"),
         ensure_ascii=False,
@@ -171,8 +169,9 @@ def get_json(key: str) -> Any | None:
 
 
 def put_json(key: str, value: Any, *, expire: float | None = None) -> None:
-    """Store a JSON-able value under ``key`` (as text)."""
+    """Store a JSON-able value under ``key`` (as text), by default for ``VARIMP_RESULT_TTL`` s."""
     text = json.dumps(value, default=_json_default)
+    expire = limits.value("result_ttl") if expire is None else expire
     get_cache().set(key, text, expire=expire, retry=True)
 
 
@@ -223,7 +222,7 @@ def get_or_compute(key: str, fn: Callable[[], Any], *, expire: float | None = No
     fn : callable
         Zero-argument function returning a JSON-able value.
     expire : float, default=None
-        Seconds after which the entry is dropped; None keeps it until evicted.
+        Seconds after which the entry is dropped; None: ``VARIMP_RESULT_TTL``.
     on_wait : callable, default=None
         Called every poll while another process computes the value; a job passes
         its progress report, which raises when the job's page was left.
@@ -273,24 +272,36 @@ def get_or_compute_result(key: str, fn: Callable[[], Any], *, expire: float | No
 
 
 # -- tables ----------------------------------------------------------------
-def put_table(df: pd.DataFrame) -> str:
-    """Store a table and return its key (the hash of its content).
+def put_table(df: pd.DataFrame, client: str = "-") -> str:
+    """Store an uploaded table for ``VARIMP_UPLOAD_TTL`` s; a new key of 256 random bits.
 
-    The same table uploaded by two users gets the same key and one entry.
+    The text is stored once per content, under its hash (which opens nothing), and
+    counts once against ``client``'s quota (``VARIMP_MAX_CLIENT_UPLOAD_BYTES``): over it,
+    a ``DataError`` with a sentence (:func:`varimp_core.retention.admit`).
     """
     text = table_to_json(df)
-    key = key_for("table", hashlib.sha256(text.encode("utf-8")).hexdigest())
-    cache = get_cache()
-    if cache.get(key, default=None, retry=True) is None:
-        cache.set(key, text, retry=True)
+    digest, size = hashlib.sha256(text.encode("utf-8")).hexdigest(), len(text.encode("utf-8"))
+    ttl, quota, now = limits.value("upload_ttl"), limits.value("client_upload_bytes"), time.time()
+    cache, key = get_cache(), secrets.token_hex(32)
+    with cache.transact(retry=True):  # DataError: over quota (rolled back)
+        held = admit(get_json(f"quota:{client}"), digest, size, quota=quota, ttl=ttl, now=now)
+        put_json(f"quota:{client}", held, expire=ttl)
+        if not cache.touch(f"table:{digest}", expire=ttl, retry=True):
+            cache.set(f"table:{digest}", text, expire=ttl, retry=True)
+        cache.set(f"upload:{key}", digest, expire=ttl, retry=True)
     return key
 
 
+def has_table(key: str) -> bool:
+    """True when ``key`` names an upload still on the server (not expired, not evicted)."""
+    digest = get_cache().get(f"upload:{key}", default=None, retry=True)
+    return isinstance(digest, str) and f"table:{digest}" in get_cache()
+
+
 def get_table(key: str) -> pd.DataFrame | None:
-    """The table stored under ``key``, or None when it is unknown or was evicted."""
-    if not isinstance(key, str) or len(key) != 64 or any(ch not in "0123456789abcdef" for ch in key):
-        return None
-    text = get_cache().get(key, default=None, retry=True)
+    """The table uploaded under ``key``, or None when it is unknown, expired or evicted."""
+    digest = get_cache().get(f"upload:{key}", default=None, retry=True)
+    text = get_cache().get(f"table:{digest}", default=None, retry=True)
     if not isinstance(text, str):
         return None
     try:

@@ -23,10 +23,12 @@ from varimp_core.data.prepare import (DataError, decode_upload, prepare_problem,
                                       prepare_table, read_csv_bytes)
 from varimp_core.data.columns import DATE_CHOICES, MISSING_CHOICES
 from varimp_core.data.summary import column_table, describe, preview
+from varimp_core.retention import expired_text
 from varimp_core.problems.registry import get_problem, parse_spec
 
 from . import cache
-from .limits import max_cells, max_upload_bytes
+from .hygiene import client_id
+from .limits import max_cells, max_upload_bytes, value
 from .params import Context, Param, ParamSet
 
 DEFAULT_PROBLEM = "led"
@@ -169,8 +171,7 @@ def load_prepared(params: Mapping[str, Any]):
     if p["source"] == "upload":
         df = cache.get_table(p["upload"] or "")
         if df is None:
-            raise DataError("The uploaded table is no longer on the server (it may have "
-                            "expired); upload the file again.")
+            raise DataError(expired_text(value("upload_ttl")))
         target = p["target"] if p["target"] is not None else str(df.columns[-1])
         kinds = None
         if p["numeric"] is not None:
@@ -225,6 +226,8 @@ def data_view(params: Mapping[str, Any]) -> dict:
         As :func:`load_prepared`.
     """
     p = canonical_params(params)
+    if p["source"] == "upload" and not cache.has_table(p["upload"] or ""):
+        raise DataError(expired_text(value("upload_ttl")))  # its cached view may outlive it
     key = cache.key_for("data-view", p)
 
     def compute() -> dict:
@@ -337,7 +340,7 @@ def store_upload(contents: str, filename: str | None) -> dict:
                         "use a smaller file (fewer rows or columns).")
     content = decode_upload(contents)
     df = read_csv_bytes(content, max_bytes=limit, max_cells=max_cells())
-    key = cache.put_table(df)
+    key = cache.put_table(df, client_id())
     columns = [str(c) for c in df.columns]
     roles = column_roles(key, columns[-1]) if len(columns) > 1 else {"numeric": None}
     return {"key": key, "file": os.path.basename(str(filename or "table.csv"))[:200],
@@ -369,7 +372,7 @@ def column_roles(key: str, target: str) -> dict:
 
 def upload_columns(key: str | None) -> dict | None:
     """Columns of a stored upload (for rebuilding the controls from a link), or None."""
-    if not isinstance(key, str) or key not in cache.get_cache():  # unknown, or evicted
+    if not isinstance(key, str) or not cache.has_table(key):  # unknown, expired or evicted
         return None
 
     def columns_of() -> dict:

@@ -5,8 +5,8 @@
 * Dash's dev tools (debug UI, hot reload, dev bundles, props check) stay off
   unless ``VARIMP_DEBUG=1``, even when ``DASH_UI``/``DASH_HOT_RELOAD`` ...
   are set in the environment, and Flask's debug mode is off;
-* every response carries :data:`SECURITY_HEADERS` (only ``frame-ancestors``
-  in the CSP: the Dash renderer needs inline scripts);
+* every response carries :data:`SECURITY_HEADERS`, a Dash app's :data:`CSP` (no
+  inline script but Dash's own, by hash) and no ``Server`` version (:class:`QuietHandler`);
 * every request has an id: a client's ``X-Request-ID`` when it is a safe
   token (:data:`SAFE_REQUEST_ID`), else a new one; it is echoed in the
   response's ``X-Request-ID`` and added to every log line
@@ -30,6 +30,8 @@ import secrets
 import sys
 from contextvars import ContextVar
 
+from werkzeug.serving import WSGIRequestHandler
+
 log = logging.getLogger(__name__)
 
 #: Headers added to every response (kept when a view already set them).
@@ -39,6 +41,10 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "same-origin",
     "X-Frame-Options": "SAMEORIGIN",
 }
+#: A Dash app's CSP: its own files, its inline scripts by their hashes ({}; Chromium finds no
+#: violation on any page, tests/test_hygiene.py), inline styles (Dash, MathJax), data: images.
+CSP = ("default-src 'self'; script-src 'self' {}; style-src 'self' 'unsafe-inline'; "
+       "img-src 'self' data: blob:; frame-ancestors 'self'")
 REQUEST_ID_HEADER = "X-Request-ID"
 #: Cookie naming a browser (random, 128 bits) for the per-browser job cap (pages._ui.jobs).
 CLIENT_COOKIE = "varimp_client"
@@ -54,6 +60,13 @@ request_id: ContextVar[str] = ContextVar("varimp_request_id", default="-")
 
 _DEV_TOOLS_FLAGS = ("ui", "props_check", "serve_dev_bundles", "hot_reload", "prune_errors",
                     "validate_callbacks")
+
+
+class QuietHandler(WSGIRequestHandler):
+    """The dev server's request handler, whose ``Server`` header names no versions."""
+
+    def version_string(self) -> str:
+        return "varimp"
 
 
 def debug_enabled() -> bool:
@@ -89,6 +102,16 @@ def configure_logging(level: str | None = None) -> None:
     handler.addFilter(RequestIdFilter())
     root.addHandler(handler)
     root.setLevel((level or os.environ.get("VARIMP_LOG_LEVEL") or "INFO").upper())
+
+
+def client_id() -> str:
+    """Who sent the request: the browser's :data:`CLIENT_COOKIE`, else its address."""
+    from flask import request
+
+    try:
+        return request.cookies.get(CLIENT_COOKIE) or f"addr:{request.remote_addr}"
+    except RuntimeError:  # no request (a test calling the manager directly)
+        return "-"
 
 
 def _new_request_id() -> str:
@@ -129,6 +152,14 @@ def install(app) -> None:
         # built; in production none of them may turn a dev tool on.
         for flag in _DEV_TOOLS_FLAGS:
             app._dev_tools[flag] = False  # pylint: disable=protected-access
+    policy = {}  # made at the first answer, when every callback is registered
+
+    @app.server.after_request
+    def _csp(response):
+        if not policy:
+            policy["csp"] = CSP.format(" ".join(sorted(set(app.csp_hashes()))))
+        response.headers["Content-Security-Policy"] = policy["csp"]
+        return response
     install_server(app.server)
     secret = os.environ.get("VARIMP_SECRET_KEY", "").strip()
     if secret:

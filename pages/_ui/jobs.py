@@ -34,7 +34,7 @@ from dash import CeleryManager, DiskcacheManager, Input, Output, clientside_call
 from varimp_core.studies import fanout
 
 from . import cache, celery_jobs, guards, limits
-from .hygiene import CLIENT_COOKIE
+from .hygiene import client_id
 from .job_signals import (JobAbandoned, check_heartbeat, forget_old_beats, mark_polled,
                           start_job, stop_requested)
 from .cache import SQLiteGuarded, cache_dir, fork_guard
@@ -321,17 +321,6 @@ def make_manager():
 REFUSED = "refused"
 
 
-def _client() -> str:
-    """Who started the request: the browser's ``varimp_client`` cookie (set by
-    :mod:`pages._ui.hygiene`), else its address."""
-    from flask import request
-
-    try:
-        return request.cookies.get(CLIENT_COOKIE) or f"addr:{request.remote_addr}"
-    except RuntimeError:  # no request (a test calling the manager directly)
-        return "-"
-
-
 class _KeyPerRequest:
     """Mixin: each background request gets its own result key.
 
@@ -352,7 +341,7 @@ class _KeyPerRequest:
         Never trust the browser: one client opening many tabs or looping requests
         started one process per job; ``VARIMP_MAX_JOBS_PER_CLIENT`` bounds them.
         """
-        client, cap = _client(), limits.max_client_jobs()
+        client, cap = client_id(), limits.max_client_jobs()
         slot = cache.key_for("client-jobs", client)
         running = [j for j in (cache.get_json(slot) or []) if self.job_running(j)]
         cache.put_json(slot, running, expire=limits.job_timeout() + 60)
@@ -367,7 +356,7 @@ class _KeyPerRequest:
 
     def started(self, job) -> None:
         """Count ``job`` against its browser's cap until it ends."""
-        slot = cache.key_for("client-jobs", _client())
+        slot = cache.key_for("client-jobs", client_id())
         cache.put_json(slot, [*(cache.get_json(slot) or []), str(job)],
                        expire=limits.job_timeout() + 60)
 

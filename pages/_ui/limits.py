@@ -21,6 +21,9 @@ trees on this server.") and their checks, and the Data page lists them all
     Memory one background job may add to its process; default 4,096 MB.
 ``VARIMP_JOB_TIMEOUT``
     Seconds one background job may run; default 600.
+``VARIMP_UPLOAD_TTL``, ``VARIMP_RESULT_TTL``, ``VARIMP_MAX_CLIENT_UPLOAD_BYTES``
+    Seconds an upload (24 h) and a result (7 days) are kept; bytes of parsed tables
+    one browser may keep at once (256 MiB).  See :func:`pages._ui.cache.put_table`.
 
 The upload rule (25 MiB and 5,000,000 cells) is stated once in the core
 (``varimp_core.data.csvfile``: ``MAX_UPLOAD_BYTES``, ``MAX_CELLS``,
@@ -66,6 +69,10 @@ LIMITS: dict[str, Limit] = {
     # The Measures page starts three jobs at once; a fourth covers a control changed while
     # its previous job is still being stopped.
     "client_jobs": Limit("VARIMP_MAX_JOBS_PER_CLIENT", 4, None, "jobs at once per browser"),
+    "upload_ttl": Limit("VARIMP_UPLOAD_TTL", 24 * 3600, None, "seconds an upload is kept"),
+    "result_ttl": Limit("VARIMP_RESULT_TTL", 7 * 24 * 3600, None, "seconds a result is kept"),
+    "client_upload_bytes": Limit("VARIMP_MAX_CLIENT_UPLOAD_BYTES", 256 << 20, None,
+                                 "bytes of stored uploads per browser"),
 }
 
 

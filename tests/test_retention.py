@@ -1,0 +1,105 @@
+"""A bounded upload cache: random keys, de-duplicated storage, a TTL and a per-browser quota.
+
+Expected values: key lengths from the 128-bit requirement; stored sizes are the
+length of the core's JSON text of the parsed table (``table_to_json``), the
+definition of "stored size"; the quota arithmetic of ``admit`` by hand.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import time
+
+import pandas as pd
+import pytest
+
+from varimp_core.data.prepare import DataError
+from varimp_core.data.tablejson import table_to_json
+from varimp_core.retention import admit
+
+from pages._ui import cache, datasource
+from pages._ui.hygiene import client_id
+
+CSV_A = "x,z,y\n" + "".join(f"{i % 3},{i % 5},{i % 2}\n" for i in range(60))
+CSV_B = "x,z,y\n" + "".join(f"{i % 4},{i % 7},{i % 2}\n" for i in range(60))
+
+
+def _url(text: str) -> str:
+    return "data:text/csv;base64," + base64.b64encode(text.encode()).decode()
+
+
+def _stored_bytes(text: str) -> int:
+    """Bytes the parsed table takes as the cache stores it (the core's JSON text)."""
+    return len(table_to_json(pd.read_csv(io.StringIO(text))).encode("utf-8"))
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(table_to_json(pd.read_csv(io.StringIO(text))).encode()).hexdigest()
+
+
+def _table_entries() -> int:
+    return sum(1 for k in cache.get_cache().cache.iterkeys() if str(k).startswith("table:"))
+
+
+def test_upload_keys_are_random_with_at_least_128_bits():
+    keys = [datasource.store_upload(_url(CSV_A), "a.csv")["key"] for _ in range(20)]
+    assert len(set(keys)) == 20                            # same content, 20 different keys
+    for key in keys:
+        assert len(key) * 4 >= 128 and int(key, 16) >= 0   # hex digits, 4 bits each
+        assert key != _digest(CSV_A)
+
+
+def test_same_content_shares_storage_but_a_guessed_content_hash_opens_nothing():
+    before = _table_entries()
+    first = datasource.store_upload(_url(CSV_B), "b.csv")["key"]
+    second = datasource.store_upload(_url(CSV_B), "b.csv")["key"]
+    assert first != second
+    assert _table_entries() - before <= 1                  # one stored copy for both uploads
+    pd.testing.assert_frame_equal(cache.get_table(first), cache.get_table(second))
+    digest = _digest(CSV_B)
+    for guess in (digest, cache.key_for("table", digest)):
+        assert cache.get_table(guess) is None
+        with pytest.raises(DataError, match="no longer on the server"):
+            datasource.load_prepared({"source": "upload", "upload": guess})
+    # a shared link (the random key) still opens the data
+    assert datasource.load_prepared({"source": "upload", "upload": first}).n_samples == 60
+
+
+def test_an_expired_upload_gives_its_sentence(monkeypatch):
+    monkeypatch.setenv("VARIMP_UPLOAD_TTL", "1")
+    key = datasource.store_upload(_url(CSV_A + "1,1,1\n"), "ttl.csv")["key"]
+    params = {"source": "upload", "upload": key, "target": "y"}
+    assert datasource.data_view(params)["summary"]["target"] == "y"
+    time.sleep(2.2)
+    for call in (datasource.data_view, datasource.load_prepared):
+        with pytest.raises(DataError, match=r"uploads are kept 1 s, then expire; upload the "):
+            call(params)
+    assert datasource.upload_columns(key) is None
+
+
+def test_the_quota_counts_stored_bytes_once_per_content_and_gives_its_sentence(monkeypatch):
+    a, b = _stored_bytes(CSV_A), _stored_bytes(CSV_B)
+    monkeypatch.setenv("VARIMP_MAX_CLIENT_UPLOAD_BYTES", str(a + b - 1))
+    monkeypatch.setattr(datasource, "client_id", lambda: "quota-test-client")
+    datasource.store_upload(_url(CSV_A), "a.csv")
+    datasource.store_upload(_url(CSV_A), "again.csv")      # same content: counted once
+    with pytest.raises(DataError, match=r"your uploads already take .* one browser may keep"):
+        datasource.store_upload(_url(CSV_B), "b.csv")
+    monkeypatch.setattr(datasource, "client_id", lambda: "another-client")
+    assert datasource.store_upload(_url(CSV_B), "b.csv")["rows"] == 60
+
+
+def test_admit_by_hand():
+    now = 1000.0
+    held = {"a": [60, now + 10], "old": [500, now - 1]}    # "old" has expired
+    after = admit(held, "c", 40, quota=100, ttl=5, now=now)  # 60 + 40 = 100 <= 100
+    assert after == {"a": [60, now + 10], "c": [40, now + 5]}
+    with pytest.raises(DataError, match="0.0 MiB"):
+        admit(held, "c", 41, quota=100, ttl=5, now=now)     # 60 + 41 > 100
+    assert admit(held, "a", 100, quota=100, ttl=5, now=now) == {"a": [100, now + 5]}
+
+
+def test_the_client_outside_a_request_is_a_fixed_name():
+    assert client_id() == "-"
