@@ -19,6 +19,9 @@ _CACHE_DIR = tempfile.mkdtemp(prefix="varimp-test-cache-")
 os.environ["VARIMP_CACHE_DIR"] = _CACHE_DIR
 os.environ.pop("REDIS_URL", None)  # background jobs run on diskcache in tests
 os.environ["VARIMP_WARM"] = "0"  # no page computes its defaults at start (test_page_measures)
+# Every upload a test makes outside a browser request counts against one client ("-"); the
+# whole run would fill its 256 MiB quota.  tests/test_retention.py sets its own quota.
+os.environ["VARIMP_MAX_CLIENT_UPLOAD_BYTES"] = str(64 << 30)
 
 CHROMIUM = os.environ.get("VARIMP_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("VARIMP_CHROMEDRIVER", "/usr/bin/chromedriver")
