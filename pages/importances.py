@@ -7,7 +7,7 @@ from dash import Input, Output, State, callback, dash_table, dcc, html, no_updat
 
 from pages._ui import controls as ui
 from pages._ui import importances_render as draw
-from pages._ui import limits, results, state
+from pages._ui import jobs, limits, results, state
 from pages._ui.datachoice import DataChoice
 from pages._ui.page_frame import (download_button, download_note, figure_config, page_frame,
                                   table_style)
@@ -100,7 +100,7 @@ def compute(settings, data: DataChoice, progress) -> dict:
     progress(0, 1, "Computing the importances\u2026")
     result = results.cached_importances(
         data.as_dict, kwargs, load,
-        (lambda d, t: progress(d, t, f"{int(d):,} of {int(t):,} trees")) if method in SAMPLED
+        (lambda d, t: progress(d, t, jobs.count_message(d, t, "trees"))) if method in SAMPLED
         else None)
     notes, exact = [], None
     if method in SAMPLED:

@@ -38,6 +38,15 @@ def test_a_job_whose_process_died_without_a_result_ends_in_a_sentence(manager):
     assert sentence.startswith("The process computing this view stopped before it finished")
 
 
+def test_a_job_killed_by_a_cancel_is_not_reported_as_lost(manager):
+    """Cancel (or a view drawn from the cache since) kills the job; a poll still in flight
+    must not then say the process "stopped before it finished" over the page's status."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    manager.terminate_job(str(proc.pid))  # what Dash calls when a cancel input fires
+    proc.wait(10)
+    assert manager.get_result("c" * 64, str(proc.pid)) is manager.UNDEFINED
+
+
 def test_a_finished_job_returns_its_result_not_an_error(manager):
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()

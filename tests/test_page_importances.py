@@ -553,3 +553,29 @@ def test_the_browser_cannot_widen_a_bound(page):
     with pytest.raises(ParamErrors) as caught:
         page.VIEW.check(_controls(max_features=9), store)
     assert caught.value.errors["max_features"] == "K must be a whole number from 1 to 7, not 9."
+
+
+def test_waiting_on_another_jobs_result_says_so(page, monkeypatch):
+    """While another job holds the lock of the same result, the cache reports progress with an
+    unknown total (``progress(0, None)``); the page said nothing and crashed on it ("Something
+    went wrong") when a cancelled job had left its lock behind."""
+    from pages._ui import results
+
+    real = results.cached_importances
+
+    def waiting(data, kwargs, load, progress=None):
+        if progress is not None:  # the sampled forest's (the exact reference has none)
+            progress(0, None)  # what cache.get_or_compute's on_wait sends while it waits
+        return real(data, kwargs, load, progress)
+
+    monkeypatch.setattr(results, "cached_importances", waiting)
+    shown = []
+    settings = _settings(page, 7, method="sklearn-rf", n_estimators=5, max_features=2)
+    out = page.compute(settings, _data(), Progress(shown.append, min_interval=0))
+    assert (None, "1", "Waiting for the same computation, started by another request\u2026") \
+        in shown
+    expected = compute_importances(load_data(problem="led"), method="sklearn-rf", max_features=2,
+                                   n_estimators=5, random_state=0, bootstrap=False,
+                                   criterion="entropy")
+    np.testing.assert_allclose(ImportanceResult.from_dict(out["result"]).importances,
+                               expected.importances, atol=1e-12)

@@ -286,6 +286,14 @@ def failure_message(exc: BaseException, shown: bool = False, what: str = "The fi
     return message
 
 
+def count_message(done, total, what: str) -> str:
+    """``"1,200 of 5,000 trees"``; while ``total`` is None (the same result is being computed
+    by another job, :func:`pages._ui.cache.get_or_compute`) a sentence that says so."""
+    if total is None:
+        return "Waiting for the same computation, started by another request\u2026"
+    return f"{int(done):,} of {int(total):,} {what}"
+
+
 def done_message(progress: Progress | None = None, what: str = "Done") -> str:
     """``"Done in 1.2 s."`` (or just ``"Done."`` without a :class:`Progress`)."""
     if progress is None:
@@ -403,8 +411,8 @@ class _DiskcacheManager(_KeyPerRequest, DiskcacheManager):
         if result is not self.UNDEFINED or not job:
             return result
         sentence = _lost_or_overdue(job)
-        if sentence is None:
-            return result
+        if sentence is None or cache.get_json(cache.key_for("cancelled-job", str(job))):
+            return result  # running, or killed by a Cancel: a poll still in flight says nothing
         result = super().get_result(key, job)  # it may have finished just now
         if result is not self.UNDEFINED:
             return result
@@ -425,6 +433,7 @@ class _DiskcacheManager(_KeyPerRequest, DiskcacheManager):
 
         if job is None or not str(job).isdigit():  # none, or refused: no process
             return
+        cache.put_json(cache.key_for("cancelled-job", str(job)), True, expire=60)
         try:
             proc = psutil.Process(int(job))
             if proc.ppid() == os.getpid():

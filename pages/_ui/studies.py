@@ -24,7 +24,7 @@ from dash import Input, Output, State, callback, dcc, html, no_update
 
 from varimp_core.problems.registry import get_problem
 
-from . import cache, datasource
+from . import cache, datasource, jobs
 from .common import placeholder_figure
 from .controls import problem_choices
 from .datachoice import DataChoice
@@ -137,7 +137,7 @@ def run_options(progress, total: int, what: str) -> dict:
     """Chunking, progress and Cancel of a study of ``total`` replicates or permutations:
     about 50 progress steps, each saying "12 of 200 <what>", and a cooperative stop."""
     return dict(chunk_size=max(1, math.ceil(total / 50)),
-                progress=lambda d, t: progress(d, t, f"{int(d):,} of {int(t):,} {what}"),
+                progress=lambda d, t: progress(d, t, jobs.count_message(d, t, what)),
                 should_stop=progress.should_stop)
 
 
