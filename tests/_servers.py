@@ -97,22 +97,24 @@ def start_web(procs: Processes, *, workers: int = 2, timeout: float = 60,
 
     ``extra`` arguments go to gunicorn (e.g. an access log).
     """
-    import requests
-
     port = free_port()
     procs.start("web", [str(BIN / "gunicorn"), "app:server", "--workers", str(workers),
                         "--bind", f"127.0.0.1:{port}", "--timeout", "120",
                         "--graceful-timeout", "2", *extra])
     base = f"http://127.0.0.1:{port}"
-
-    def up():
-        try:
-            return requests.get(base + "/_health", timeout=1).status_code == 200
-        except requests.RequestException:
-            return False
-
-    wait(up, timeout, "gunicorn to serve /_health", procs.procs["web"], procs.logdir / "web.log")
+    wait(lambda: serves_health(base), timeout, "gunicorn to serve /_health", procs.procs["web"],
+         procs.logdir / "web.log")
     return base
+
+
+def serves_health(base: str) -> bool:
+    """True once the server at ``base`` answers ``/_health`` with 200."""
+    import requests
+
+    try:
+        return requests.get(base + "/_health", timeout=1).status_code == 200
+    except requests.RequestException:
+        return False
 
 
 # -- Dash's callback protocol over HTTP -----------------------------------------------------

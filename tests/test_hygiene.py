@@ -536,21 +536,15 @@ def test_every_page_runs_under_the_csp_with_a_clean_console(dash_duo, dash_app):
 
 def test_no_server_version_under_the_dev_server_or_gunicorn(tmp_path):
     import requests
-    from _servers import Processes, free_port, start_web, wait
+    from _servers import Processes, free_port, serves_health, start_web, wait
 
     port = free_port()
     procs = Processes(tmp_path, {**os.environ, "VARIMP_CACHE_DIR": str(tmp_path / "cache"),
                                  "VARIMP_PORT": str(port)})
     base = f"http://127.0.0.1:{port}"
-
-    def up():
-        try:
-            return requests.get(base + "/_health", timeout=1).status_code == 200
-        except requests.RequestException:
-            return False
     try:
         procs.start("dev", [sys.executable, "app.py"])
-        wait(up, 120, "the dev server", procs.procs["dev"], tmp_path / "dev.log")
+        wait(lambda: serves_health(base), 120, "the dev server", procs.procs["dev"], tmp_path / "dev.log")
         servers = [requests.get(base + "/_health", timeout=10).headers.get("Server", "")]
         servers.append(requests.get(start_web(procs, workers=1) + "/_health",
                                     timeout=10).headers.get("Server", ""))
