@@ -102,3 +102,18 @@ def test_an_uploaded_link_is_text_on_the_importances_page(importances_page):
     drawn = page.VIEW.draw(out, settings, data, {})
     figures = [o for o in drawn if hasattr(o, "to_plotly_json")]
     assert figures and _anchors(*figures) == []
+
+
+def test_a_figure_note_is_wrapped_to_fit_the_figure():
+    """Plotly never wraps an annotation: the Importances page's 'how many trees' note ran past
+    both edges of its figure.  Every line is at most NOTE_WIDTH characters and the words are
+    the note's words, in order."""
+    from varimp_core.plots.style import NOTE_WIDTH, empty_figure
+    from pages._ui.common import placeholder_figure
+
+    note = ("This curve needs a sampled forest and the exact value it converges to; choose a "
+            "sampled method on data where the exact value can be afforded.")
+    for fig in (empty_figure(note, 300), placeholder_figure(note)):
+        lines = fig.layout.annotations[0].text.split("<br>")
+        assert len(lines) == 3 and all(len(line) <= NOTE_WIDTH for line in lines)
+        assert " ".join(lines).split() == note.split()

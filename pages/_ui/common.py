@@ -91,12 +91,12 @@ def placeholder_figure(text: str = "Computing\u2026"):
     """
     import plotly.graph_objects as go
 
-    from varimp_core.plots.style import plain_text
+    from varimp_core.plots.style import plain_text, wrap_note
 
     fig = go.Figure()
     fig.update_layout(template="plotly_white", xaxis=dict(visible=False),
                       yaxis=dict(visible=False), margin=dict(l=20, r=20, t=20, b=20),
-                      annotations=[dict(text=plain_text(text), showarrow=False, x=0.5, y=0.5,
+                      annotations=[dict(text=wrap_note(plain_text(text)), showarrow=False, x=0.5, y=0.5,
                                         xref="paper", yref="paper",
                                         font=dict(size=15, color="#5b6477"))])
     return fig

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
+import textwrap
 
 import numpy as np
 import plotly.graph_objects as go
@@ -54,13 +55,29 @@ def base_layout(fig: go.Figure, *, title: str | None = None, height: int = 420) 
     return fig
 
 
+#: Characters per line of a figure's note: Plotly never wraps an annotation, and a long line
+#: ran past both edges of a figure; 48 characters of 15 px text fit a phone's width.
+NOTE_WIDTH = 48
+
+
+def wrap_note(text: str, width: int = NOTE_WIDTH) -> str:
+    """``text`` broken into lines of at most ``width`` characters with ``<br>``.
+
+    >>> wrap_note("choose a sampled method on data where the exact value can be computed", 30)
+    'choose a sampled method on<br>data where the exact value<br>can be computed'
+    """
+    return "<br>".join(textwrap.wrap(text, width, break_long_words=False)) or text
+
+
 def empty_figure(text: str, height: int) -> go.Figure:
-    """A blank figure of ``height`` pixels that only says ``text`` (nothing to draw yet)."""
+    """A blank figure of ``height`` pixels that only says ``text`` (nothing to draw yet),
+    in lines that fit the figure (:func:`wrap_note`)."""
     fig = go.Figure()
     fig.update_layout(template="plotly_white", height=height, xaxis=dict(visible=False),
                       yaxis=dict(visible=False),
-                      annotations=[dict(text=text, showarrow=False, x=0.5, y=0.5, xref="paper",
-                                        yref="paper", font=dict(size=15, color="#5b6477"))])
+                      annotations=[dict(text=wrap_note(text), showarrow=False, x=0.5, y=0.5,
+                                        xref="paper", yref="paper",
+                                        font=dict(size=15, color="#5b6477"))])
     return fig
 
 
