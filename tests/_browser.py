@@ -113,3 +113,16 @@ def wait_for_trace(dash_duo, graph: str, expected, *, trace: int = 0, timeout: f
 
     until(match, timeout)
     return full_traces(dash_duo, graph)
+
+
+def draw_static(dash_br, fig, tmp_path, selector: str) -> None:
+    """Open ``fig`` as a static HTML page in the test's browser; wait until ``selector`` is drawn."""
+    import json
+
+    from dash.testing.wait import until
+
+    path = tmp_path / "figure.html"
+    fig.write_html(path, include_plotlyjs=True, config={"staticPlot": True})
+    dash_br.driver.get(path.as_uri())
+    until(lambda: dash_br.driver.execute_script(
+        f"return !!document.querySelector({json.dumps(selector)})"), 30)

@@ -359,7 +359,7 @@ def test_constant_columns_and_no_held_out_rows(dash_duo, dash_app):
     open_page(dash_duo, dash_app, "/interactions?" + data.query())
     dash_duo.wait_for_contains_text("#inter-error", "'const' is constant", timeout=60)
     assert "Traceback" not in dash_duo.find_element("#inter-error").text
-    dash_duo.wait_for_contains_text("#inter-mosaic", "see the message above", timeout=20)
+    dash_duo.wait_for_contains_text("#inter-mosaic", "No figure for these settings", timeout=20)
     visit(dash_duo, "/interactions?forest=rf&rows=test&" +
           tiny.query())
     dash_duo.wait_for_contains_text("#inter-error", "no held-out rows", timeout=60)

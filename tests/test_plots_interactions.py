@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from dash.testing.wait import until
+from _browser import draw_static
 
 from varimp_core.local.interactions import (OTHER_FEATURES, importance_over_labels,
                                             interaction_importance, interactions,
@@ -203,11 +203,7 @@ def test_mosaic_labels_never_overlap(dash_br, tmp_path, width, font):
     fig.update_layout(width=width or MOSAIC_MIN_WIDTH + margin.l + margin.r,
                       font=dict(size=font), margin=dict(l=margin.l, r=margin.r))
     fig.update_xaxes(automargin=False, tickfont=dict(size=font))
-    path = tmp_path / "mosaic.html"
-    fig.write_html(path, include_plotlyjs=True, config={"staticPlot": True})
-    dash_br.driver.get(path.as_uri())
-    until(lambda: dash_br.driver.execute_script(
-        "return !!document.querySelector('.js-plotly-plot .xtick')"), 30)
+    draw_static(dash_br, fig, tmp_path, ".js-plotly-plot .xtick")
     shown = dash_br.driver.execute_script(_BOXES)
     ticks, tiles = shown["ticks"], shown["tiles"]
     assert len(ticks) >= 3 and sum(t is not None for _, t in tiles) >= 3   # labels are drawn

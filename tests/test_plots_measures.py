@@ -254,15 +254,11 @@ def test_the_y_axis_title_is_inside_the_figure(dash_br, tmp_path, led_measures, 
                                                 scale, height, font):
     """The page's height and text, and presentation mode's smallest figure (300 px, 18 px
     text; assets/varimp.js): the whole title is inside the figure, left of the tick labels."""
-    from dash.testing.wait import until
+    from _browser import draw_static
 
     fig = make_measures_figure(led_measures, led_exact, scale=scale, height=height)
     fig.update_layout(width=900, font=dict(size=font), legend=dict(font=dict(size=font)))
-    path = tmp_path / "measures.html"
-    fig.write_html(path, include_plotlyjs=True, config={"staticPlot": True})
-    dash_br.driver.get(path.as_uri())
-    until(lambda: dash_br.driver.execute_script(
-        "return !!document.querySelector('.js-plotly-plot .g-ytitle text')"), 30)
+    draw_static(dash_br, fig, tmp_path, ".js-plotly-plot .g-ytitle text")
     shown = dash_br.driver.execute_script(_TITLE)
     svg, title = shown["svg"], shown["title"]
     assert svg[1] <= title[1] and title[3] <= svg[3] and svg[0] <= title[0], (svg, title)
