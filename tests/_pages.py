@@ -73,3 +73,14 @@ def constant_column_frame(second: str, constant: float, n: int = 200, seed: int 
     x1, x2 = rng.normal(size=n), rng.normal(size=n)
     return pd.DataFrame({"x1": x1, "const": np.full(n, float(constant)), second: x2,
                          "y": (x1 + x2 + 0.5 * rng.normal(size=n) > 0).astype(int)})
+
+
+def penguins_like(n: int = 240) -> pd.DataFrame:
+    """Text categories and missing numbers, as in palmerpenguins: ``island`` cycles through
+    Biscoe, Dream, Torgersen (row mod 3); ``bill`` is missing in rows 0-23; ``y`` is 1 on
+    Biscoe or a bill over 40."""
+    island = np.array(["Biscoe", "Dream", "Torgersen"])[np.arange(n) % 3]
+    bill = np.round(30.0 + 20.0 * np.random.default_rng(1).random(n), 1)
+    bill[:24] = np.nan
+    y = ((island == "Biscoe") | (np.nan_to_num(bill) > 40)).astype(int)
+    return pd.DataFrame({"island": island, "bill": bill, "y": y})

@@ -160,12 +160,9 @@ def test_dependence_over_responses_uses_data_rows_and_positions(page):
 def test_csvs_and_axes_name_categories_and_missing_values(page):
     import io
 
-    n = 240
-    island = np.array(["Biscoe", "Dream", "Torgersen"])[np.arange(n) % 3]
-    bill = np.round(30.0 + 20.0 * np.random.default_rng(1).random(n), 1)
-    bill[:24] = np.nan                                       # rows 0-23 have no bill length
-    y = ((island == "Biscoe") | (np.nan_to_num(bill) > 40)).astype(int)
-    data = _upload(pd.DataFrame({"island": island, "bill": bill, "y": y}))
+    from _pages import penguins_like
+
+    data = _upload(penguins_like())                          # rows 0-23 have no bill length
     _, store = _run(page, data, feature="island", feature2="bill", max_ice_lines=0)
     pd_rows = pd.read_csv(io.StringIO(draw.pd_csv(store)))
     assert set(pd_rows.loc[pd_rows["feature"] == "island", "value"]) == {
@@ -174,7 +171,7 @@ def test_csvs_and_axes_name_categories_and_missing_values(page):
     isl, bl = dor[dor["feature"] == "island"], dor[dor["feature"] == "bill"]
     assert set(isl["value"]) <= {"Biscoe", "Dream", "Torgersen"} and len(isl)
     # The island of data row r is the (r mod 3)-th name; a bill is missing exactly in rows 0-23.
-    assert (isl["value"] == island[isl["row"]]).all()
+    assert (isl["value"] == np.array(["Biscoe", "Dream", "Torgersen"])[isl["row"] % 3]).all()
     assert ((bl["value"] == "missing") == (bl["row"] < 24)).all() and (bl["row"] < 24).any()
     out = draw.draw(store, None, "all")
     assert list(out["pd"][0].layout.xaxis.ticktext) == ["Biscoe", "Dream", "Torgersen"]

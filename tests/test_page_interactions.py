@@ -255,13 +255,9 @@ def test_tile_rows_are_the_observations_of_the_tile(page):
 
 
 def test_tile_rows_name_categories_and_missing_values(page):
-    n = 240
-    island = np.array(["Biscoe", "Dream", "Torgersen"])[np.arange(n) % 3]
-    bill = np.round(30.0 + 20.0 * np.random.default_rng(1).random(n), 1)
-    bill[:24] = np.nan                                       # rows 0-23 have no bill length
-    y = ((island == "Biscoe") | (np.nan_to_num(bill) > 40)).astype(int)
-    data = DataChoice.from_params(upload_frame(pd.DataFrame({"island": island, "bill": bill,
-                                                             "y": y}), "p.csv"))
+    from _pages import penguins_like
+
+    data = DataChoice.from_params(upload_frame(penguins_like(), "p.csv"))  # no bill in 0-23
     store = _store(page, data, _settings(page, p=2))
     local, _ = forest.load_local(store["local"])
     it = interactions(local, min_share=0)
@@ -270,7 +266,8 @@ def test_tile_rows_name_categories_and_missing_values(page):
         listed += draw.tile_rows(store, 0, it.labels[r], it.labels[c])[1]
     assert listed and any(int(row["Row"]) < 24 for row in listed)
     # The island of data row r is the (r mod 3)-th name; a bill is missing exactly in rows 0-23.
-    assert all(row["island"] == island[int(row["Row"])] for row in listed)
+    assert all(row["island"] == ("Biscoe", "Dream", "Torgersen")[int(row["Row"]) % 3]
+               for row in listed)
     assert all((row["bill"] == "missing") == (int(row["Row"]) < 24) for row in listed)
 
 
