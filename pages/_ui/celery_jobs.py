@@ -8,9 +8,12 @@ A worker can vanish mid-job (restarted, out of memory, machine gone) and Dash
 would then poll a job that never ends.  So each job has a liveness key in
 Redis: ``"queued"`` when submitted (kept ``VARIMP_JOB_QUEUE_TIMEOUT`` s,
 default 300), then ``"running"``, renewed by a heartbeat thread in the worker
-and kept ``VARIMP_JOB_LOST_AFTER`` s (default 30) after the last beat.  Redis
+and kept ``VARIMP_JOB_LOST_AFTER`` s (default 5) after the last beat.  Redis
 expires the key, so no clocks are compared across machines.  A poll that finds
-no result and no key ends the job with an error sentence on the page.
+no result and either no key or a failed task (a pool process killed, as by the
+OOM killer) ends the job with a sentence on the page; so does a poll that
+cannot reach Redis (:func:`store_errors`).  Every task runs under the memory
+limit (:func:`pages._ui.guards.lift_memory_limit_later`) and the time limits.
 
 Messages are JSON only (``task_serializer``, ``accept_content``): nothing a
 worker receives is unpickled.
@@ -49,8 +52,20 @@ def queue_timeout() -> float:
 
 
 def lost_after() -> float:
-    """Seconds without a heartbeat after which a job is lost: ``VARIMP_JOB_LOST_AFTER`` (30)."""
-    return _seconds("VARIMP_JOB_LOST_AFTER", 30.0)
+    """Seconds without a heartbeat after which a job is lost: ``VARIMP_JOB_LOST_AFTER`` (5).
+
+    Beats come every quarter of it, so the page's sentence comes at most this long
+    (plus a poll) after a worker vanished: well within the 10 s a user waits.
+    """
+    return _seconds("VARIMP_JOB_LOST_AFTER", 5.0)
+
+
+def store_errors() -> tuple[type[BaseException], ...]:
+    """Exceptions of a Redis (or broker) that cannot be reached."""
+    from kombu.exceptions import OperationalError
+    from redis.exceptions import RedisError
+
+    return RedisError, OperationalError
 
 
 def make_celery_app(url: str, *, default: bool = True):
@@ -99,20 +114,33 @@ def submit(celery_app, job_fn, args) -> str:
 
 def lost_job_error(celery_app, job) -> dict | None:
     """Dash's error value when job ``job`` has no result and never will, else None."""
-    if celery_app.backend.client.get(_KEY.format(job)) is not None:
+    task = celery_app.AsyncResult(job)
+    state = task.state
+    if state in ("SUCCESS", "REVOKED"):
+        return None  # finished (its result is being written), or cancelled
+    if state != "FAILURE" and celery_app.backend.client.get(_KEY.format(job)) is not None:
         return None  # queued within the timeout, or its heartbeat is fresh
-    state = celery_app.AsyncResult(job).state
-    if state == "SUCCESS":
-        return None  # finished: its result is being written
-    if state == "PENDING":
-        sentence = (f"No worker started this job within {queue_timeout():g} s: the workers "
-                    "are busy or not running. Try again in a moment.")
+    if state == "FAILURE" and type(task.result).__name__ == "TimeLimitExceeded":
+        sentence = guards.JobTimeout(limits.job_timeout()).sentence()  # the hard limit
+    elif state == "PENDING":
+        sentence = (f"This job is no longer in the job queue: no worker took it within "
+                    f"{queue_timeout():g} s, or the queue (Redis) was restarted. Run it again.")
     else:
         sentence = ("The worker computing this view stopped before it finished (it was "
                     "restarted or ran out of memory). Run it again; if this keeps happening, "
                     "ask for less work (fewer trees, replicates or rows).")
     log.warning("Background job %s is lost (state %s)", job, state)
+    return error_value(sentence)
+
+
+def error_value(sentence: str) -> dict:
+    """What a poll answers for a job that ended without a result: ``sentence`` on the page."""
     return {"background_callback_error": {"msg": sentence, "tb": LOST_MARK}}
+
+
+#: A job's sentence when the job queue (Redis) cannot be reached.
+STORE_DOWN = ("The server cannot reach its job queue (Redis), so this computation did not "
+              "start or its result is lost. Try again in a minute.")
 
 
 def lost_job_sentence(exc: BaseException) -> str | None:
@@ -125,13 +153,15 @@ def lost_job_sentence(exc: BaseException) -> str | None:
 
 # -- worker side -----------------------------------------------------------------
 def _start_heartbeat(sender=None, task_id=None, task=None, args=None, **_kwargs):
-    if task is None or not task.name.startswith(_DASH_TASK):
+    if task is None:
+        return
+    # Every task (a Dash job, a fanned-out piece) gets the same memory guard as a Diskcache
+    # job's process; lifted after the task, since the pool process runs the next task too.
+    _limits[task_id] = guards.lift_memory_limit_later(limits.max_memory_mb())
+    if not task.name.startswith(_DASH_TASK):
         return
     if args:
         start_job(args[0])  # Dash's result key: polls of it keep the job wanted
-    # The same memory guard as a Diskcache job's process; lifted after the task, since the
-    # pool process runs the next task too.
-    _limits[task_id] = guards.lift_memory_limit_later(limits.max_memory_mb())
     client, key = task.backend.client, _KEY.format(task_id)
     ttl = int(lost_after() * 1000)
     stop = threading.Event()
@@ -149,11 +179,11 @@ def _start_heartbeat(sender=None, task_id=None, task=None, args=None, **_kwargs)
 
 
 def _stop_heartbeat(sender=None, task_id=None, task=None, **_kwargs):
-    start_job(None)  # the next task in this process is not that job
     lift = _limits.pop(task_id, None)
     if lift is not None:
         lift()
     stop = _beats.pop(task_id, None)
     if stop is not None:
+        start_job(None)  # the next task in this process is not that job
         stop.set()
         task.backend.client.delete(_KEY.format(task_id))

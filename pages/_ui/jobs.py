@@ -325,8 +325,9 @@ def make_manager():
     return manager, None
 
 
-#: Job handle of a job refused by the per-browser cap (no process, no task behind it).
-REFUSED = "refused"
+#: Job handles with no process or task behind them: refused by the per-browser cap, or not
+#: started since the job queue (Redis) could not be reached.
+REFUSED, UNREACHABLE = "refused", "unreachable"
 
 
 class _KeyPerRequest:
@@ -368,13 +369,14 @@ class _KeyPerRequest:
         cache.put_json(slot, [*(cache.get_json(slot) or []), str(job)],
                        expire=limits.job_timeout() + 60)
 
-    def refusal(self, key) -> dict:
-        sentence = cache.get_json(cache.key_for("refused-job", key)) or \
+    def refusal(self, key, job) -> dict:
+        sentence = celery_jobs.STORE_DOWN if job == UNREACHABLE else \
+            cache.get_json(cache.key_for("refused-job", key)) or \
             "This computation was not started: too many run for this browser."
-        return {"background_callback_error": {"msg": sentence, "tb": celery_jobs.LOST_MARK}}
+        return celery_jobs.error_value(sentence)
 
     def job_running(self, job):
-        return False if job in (None, REFUSED) else super().job_running(job)
+        return False if job in (None, REFUSED, UNREACHABLE) else super().job_running(job)
 
     def get_progress(self, key):
         mark_polled(key)  # the page still waits for this job (see check_heartbeat)
@@ -406,7 +408,7 @@ class _DiskcacheManager(_KeyPerRequest, DiskcacheManager):
         (stuck in a library after the fork) run on: the page then waits in silence.
         """
         if job == REFUSED:
-            return self.refusal(key)
+            return self.refusal(key, job)
         result = super().get_result(key, job)
         if result is not self.UNDEFINED or not job:
             return result
@@ -419,7 +421,7 @@ class _DiskcacheManager(_KeyPerRequest, DiskcacheManager):
         self.clear_cache_entry(self._make_progress_key(key))
         self.terminate_job(job)
         log.warning("Background job %s ended without a result: %s", job, sentence)
-        return {"background_callback_error": {"msg": sentence, "tb": celery_jobs.LOST_MARK}}
+        return celery_jobs.error_value(sentence)
 
     def terminate_job(self, job):
         """Stop a job; one started by another worker process is not waited for.
@@ -472,35 +474,61 @@ def _lost_or_overdue(job) -> str | None:
 
 
 class _CeleryManager(_KeyPerRequest, CeleryManager):
-    """``CeleryManager`` with per-request result keys; a job whose worker is gone ends.
+    """``CeleryManager`` with per-request result keys; a job that is lost ends in a sentence.
 
-    Dash would poll such a job forever (its task stays "started"); here the
-    poll returns an error sentence instead (:mod:`pages._ui.celery_jobs`), and
-    cancelling a job also revokes the Monte Carlo chunks it fanned out.
+    Dash would poll forever a job whose worker is gone (its task stays "started"),
+    and answer "no update" for one whose pool process was killed; here the poll
+    returns a sentence instead (:func:`pages._ui.celery_jobs.lost_job_error`).  A
+    request that cannot reach Redis answers a sentence too, never HTTP 500.
+    Cancelling a job also revokes the Monte Carlo chunks it fanned out.
     """
 
     def call_job_fn(self, key, job_fn, args, context):
-        if not self.admit(key):
-            return REFUSED
-        job = celery_jobs.submit(self.handle, job_fn,
-                                 (key, self._make_progress_key(key), args, context))
-        self.started(job)
+        try:
+            if not self.admit(key):
+                return REFUSED
+            job = celery_jobs.submit(self.handle, job_fn,
+                                     (key, self._make_progress_key(key), args, context))
+            self.started(job)
+        except celery_jobs.store_errors():
+            log.warning("A job was not started: its queue is unreachable", exc_info=True)
+            return UNREACHABLE
         return job
 
     def get_result(self, key, job):
-        if job == REFUSED:
-            return self.refusal(key)
-        result = super().get_result(key, job)
-        if result is self.UNDEFINED and job:
-            lost = celery_jobs.lost_job_error(self.handle, job)
+        if job in (REFUSED, UNREACHABLE):
+            return self.refusal(key, job)
+        try:
+            result = super().get_result(key, job)
+            lost = celery_jobs.lost_job_error(self.handle, job) \
+                if result is self.UNDEFINED and job else None
             if lost is not None:
                 self.clear_cache_entry(self._make_progress_key(key))
                 self.terminate_job(job)
                 return lost
-        return result
+            return result
+        except celery_jobs.store_errors():
+            log.warning("Job %s is lost: its queue is unreachable", job, exc_info=True)
+            return celery_jobs.error_value(celery_jobs.STORE_DOWN)
+
+    def get_progress(self, key):
+        return _reach(None, super().get_progress, key)
+
+    def get_updated_props(self, key):
+        return _reach({}, super().get_updated_props, key)
+
+    def job_running(self, job):
+        return _reach(False, super().job_running, job)
 
     def terminate_job(self, job):
-        if job in (None, REFUSED):
-            return
-        super().terminate_job(job)
-        fanout.revoke_children(self.handle, job)
+        if job not in (None, REFUSED, UNREACHABLE):
+            _reach(None, super().terminate_job, job)
+            _reach(None, fanout.revoke_children, self.handle, job)
+
+
+def _reach(default, method, *args):
+    """``method(*args)``, or ``default`` when Redis cannot be reached."""
+    try:
+        return method(*args)
+    except celery_jobs.store_errors():
+        return default
