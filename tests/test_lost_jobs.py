@@ -192,3 +192,38 @@ def test_a_browser_over_its_job_cap_gets_a_sentence_and_no_process(app_module, m
                                           "/importances")
     assert other.post(other.body(values(9_998), "imp-miss.data"))["job"].split("~")[0] \
         != "refused"
+
+
+def test_made_up_client_cookies_do_not_lift_the_job_cap(app_module, monkeypatch):
+    """Issue #17: the cap trusted the varimp_client cookie, so a client sending a fresh value
+    with each request ran any number of jobs.  A value the server did not sign names no
+    browser: such requests share their address's cap (here 1: one job, then refusals)."""
+    import secrets
+
+    from _servers import DashCallbackClient
+
+    from pages._ui.datachoice import DataChoice
+    from pages._ui.hygiene import CLIENT_COOKIE
+
+    monkeypatch.setenv("VARIMP_MAX_JOBS_PER_CLIENT", "1")
+    monkeypatch.setenv("VARIMP_JOB_TIMEOUT", "8")  # the long job ends by itself
+    data = DataChoice.from_page({"problem": "xor:irrelevant=8", "sampling": "sample",
+                                 "n": "5000"})[0]
+    flask_client = app_module.server.test_client()
+    page = DashCallbackClient.over_flask(flask_client, "imp-graph.figure", "/importances")
+    issued = flask_client.get_cookie(CLIENT_COOKIE).value
+    token, _, mac = issued.partition(".")
+    assert len(token) == 32 and len(mac) == 32  # 128 random bits and the server's signature
+    jobs_started = []
+    for trees in (10_000, 9_999, 9_998):
+        flask_client.set_cookie(CLIENT_COOKIE, secrets.token_hex(16))  # made up each time
+        controls = {"method": "forest", "max_features": 1, "max_depth": None,
+                    "criterion": "entropy", "k_semantics": "id3", "n_estimators": trees,
+                    "bootstrap": [], "random_state": 4343, "spread": "se"}
+        body = page.body({"imp-miss.data": {"values": controls, "extra": {},
+                                            "data": data.to_store()},
+                          "imp-instance.data": "test"}, "imp-miss.data")
+        jobs_started.append(page.post(body)["job"].split("~")[0] != "refused")
+    assert jobs_started == [True, False, False]
+    flask_client.set_cookie(CLIENT_COOKIE, token + "." + "0" * 32)  # a forged signature
+    assert page.post(body)["job"].split("~")[0] == "refused"

@@ -23,6 +23,8 @@ checked against :data:`SAFE_REQUEST_ID` before it is used or logged.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
 import os
 import re
@@ -46,7 +48,8 @@ SECURITY_HEADERS = {
 CSP = ("default-src 'self'; script-src 'self' {}; style-src 'self' 'unsafe-inline'; "
        "img-src 'self' data: blob:; frame-ancestors 'self'")
 REQUEST_ID_HEADER = "X-Request-ID"
-#: Cookie naming a browser (random, 128 bits) for the per-browser job cap (pages._ui.jobs).
+#: Cookie naming a browser for the per-browser job cap (pages._ui.jobs): 128 random bits and
+#: the server's signature of them, so a value the client made up names no browser.
 CLIENT_COOKIE = "varimp_client"
 #: A client's request id is used only when it matches this (else a new one is made).
 SAFE_REQUEST_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
@@ -105,13 +108,29 @@ def configure_logging(level: str | None = None) -> None:
 
 
 def client_id() -> str:
-    """Who sent the request: the browser's :data:`CLIENT_COOKIE`, else its address."""
+    """Who sent the request: the browser's :data:`CLIENT_COOKIE` if this server signed it,
+    else its address (fresh made-up cookies do not make a client many browsers)."""
     from flask import request
 
     try:
-        return request.cookies.get(CLIENT_COOKIE) or f"addr:{request.remote_addr}"
+        return _signed_token(request.cookies.get(CLIENT_COOKIE, "")) or \
+            f"addr:{request.remote_addr}"
     except RuntimeError:  # no request (a test calling the manager directly)
         return "-"
+
+
+def _signature(token: str) -> str:
+    """HMAC-SHA256 of ``token`` under the key Dash signs job handles with (VARIMP_SECRET_KEY)."""
+    from dash import get_app
+
+    key = get_app()._get_signing_secret()  # pylint: disable=protected-access
+    return hmac.new(key, token.encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def _signed_token(cookie: str) -> str | None:
+    """The token of a :data:`CLIENT_COOKIE` value ``token.signature``; None if not ours."""
+    token, _, mac = cookie.partition(".")
+    return token if mac and hmac.compare_digest(mac, _signature(token)) else None
 
 
 def _new_request_id() -> str:
@@ -207,8 +226,9 @@ def install_server(server) -> None:
             response.headers[REQUEST_ID_HEADER] = rid
         for name, value in SECURITY_HEADERS.items():
             response.headers.setdefault(name, value)
-        if CLIENT_COOKIE not in request.cookies:
-            response.set_cookie(CLIENT_COOKIE, secrets.token_hex(16), httponly=True,
+        if _signed_token(request.cookies.get(CLIENT_COOKIE, "")) is None:
+            token = secrets.token_hex(16)
+            response.set_cookie(CLIENT_COOKIE, f"{token}.{_signature(token)}", httponly=True,
                                 samesite="Lax")
         return response
 
