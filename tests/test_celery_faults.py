@@ -116,8 +116,8 @@ def _fault_mid_job(cluster, fault, seed: int) -> tuple[str, float, dict]:
 
     def on_poll(first, progress):
         if not at and progress:
-            fault()
             at["t"] = time.monotonic()
+            fault()
 
     _, progress, last = cluster.client().run(_values(10_000, seed), "imp-miss.data",
                                              timeout=60, on_poll=on_poll)
@@ -197,3 +197,18 @@ def test_memory_over_the_limit_gives_the_diskcache_sentence_under_celery(cluster
         cluster.procs.kill("worker")
         cluster.start_worker()
     assert last["response"]["imp-error"]["children"] == diskcache
+
+
+def test_a_fanned_out_piece_over_the_memory_limit_is_a_memory_error_for_the_caller():
+    """A piece is a task of its own (it gets the memory guard too); its MemoryError reaches
+    the job as one, so the page says the memory sentence, not 'Something went wrong'."""
+    from varimp_core.studies import fanout
+
+    from pages._ui import guards
+
+    failed = {"exc_type": "MemoryError", "exc_message": [], "exc_module": "builtins"}
+    error = fanout.piece_failure("replicate", 3, failed)
+    assert isinstance(error, MemoryError)
+    assert guards.limit_sentence(error).startswith("This computation needs more memory")
+    other = fanout.piece_failure("replicate", 3, {"exc_type": "KeyError"})
+    assert isinstance(other, RuntimeError) and guards.limit_sentence(other) is None

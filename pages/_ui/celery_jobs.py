@@ -13,7 +13,7 @@ expires the key, so no clocks are compared across machines.  A poll that finds
 no result and either no key or a failed task (a pool process killed, as by the
 OOM killer) ends the job with a sentence on the page; so does a poll that
 cannot reach Redis (:func:`store_errors`).  Every task runs under the memory
-limit (:func:`pages._ui.guards.lift_memory_limit_later`) and the time limits.
+limit (:func:`varimp_core.process_limits.lift_memory_limit_later`) and the time limits.
 
 Messages are JSON only (``task_serializer``, ``accept_content``): nothing a
 worker receives is unpickled.
@@ -24,6 +24,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
+
+from varimp_core.process_limits import lift_memory_limit_later
 
 from . import guards, limits
 from .job_signals import start_job
@@ -112,8 +114,8 @@ def submit(celery_app, job_fn, args) -> str:
     return task_id
 
 
-def lost_job_error(celery_app, job) -> dict | None:
-    """Dash's error value when job ``job`` has no result and never will, else None."""
+def lost_sentence(celery_app, job) -> str | None:
+    """A sentence when job ``job`` has no result and never will, else None."""
     task = celery_app.AsyncResult(job)
     state = task.state
     if state in ("SUCCESS", "REVOKED"):
@@ -130,7 +132,7 @@ def lost_job_error(celery_app, job) -> dict | None:
                     "restarted or ran out of memory). Run it again; if this keeps happening, "
                     "ask for less work (fewer trees, replicates or rows).")
     log.warning("Background job %s is lost (state %s)", job, state)
-    return error_value(sentence)
+    return sentence
 
 
 def error_value(sentence: str) -> dict:
@@ -144,7 +146,7 @@ STORE_DOWN = ("The server cannot reach its job queue (Redis), so this computatio
 
 
 def lost_job_sentence(exc: BaseException) -> str | None:
-    """The sentence of a :func:`lost_job_error` that reached ``on_error``, else None."""
+    """The sentence of an :func:`error_value` that reached ``on_error``, else None."""
     head, _, tail = str(exc).rpartition("\n")
     if tail != LOST_MARK:
         return None
@@ -157,7 +159,7 @@ def _start_heartbeat(sender=None, task_id=None, task=None, args=None, **_kwargs)
         return
     # Every task (a Dash job, a fanned-out piece) gets the same memory guard as a Diskcache
     # job's process; lifted after the task, since the pool process runs the next task too.
-    _limits[task_id] = guards.lift_memory_limit_later(limits.max_memory_mb())
+    _limits[task_id] = lift_memory_limit_later(limits.max_memory_mb())
     if not task.name.startswith(_DASH_TASK):
         return
     if args:

@@ -134,7 +134,7 @@ def _show_error(status_id: str) -> Callable[[Exception], None]:
     """``on_error`` of a job: its sentence goes to the status line (the outputs keep theirs).
 
     Reached when the job raised past the page's own ``try``, or its worker was
-    lost (:func:`pages._ui.celery_jobs.lost_job_error`).
+    lost (:meth:`_KeyPerRequest.lost`).
     """
     def on_error(exc: Exception) -> None:
         from dash import set_props
@@ -260,17 +260,10 @@ def error_message(exc: BaseException) -> str:
         return over_limit
     if isinstance(exc, JobAbandoned):
         return "This computation was stopped: its page was closed."
-    user_errors = USER_ERRORS
-    try:
-        from varimp_core.data.prepare import DataError
-
-        user_errors = user_errors + (DataError,)
-    except ImportError:  # pragma: no cover - while the core is being written
-        pass
     text = str(exc).strip()
-    # Our own refusals are sentences; a library's ValueError ("operands could not
-    # be broadcast ...") is a bug of ours, so it is logged and not shown.
-    if isinstance(exc, user_errors) and text and (text[0].isupper() or text[0] in "'\"`"):
+    # Our own refusals (DataError is a ValueError) are sentences; a library's ValueError
+    # ("operands could not be broadcast ...") is a bug of ours, so it is logged, not shown.
+    if isinstance(exc, USER_ERRORS) and text and (text[0].isupper() or text[0] in "'\"`"):
         return text if text.endswith((".", "?", "!")) else text + "."
     log.exception("Unexpected error in a background job", exc_info=exc)
     return "Something went wrong while computing this view; the error was logged. " \
@@ -331,36 +324,33 @@ REFUSED, UNREACHABLE = "refused", "unreachable"
 
 
 class _KeyPerRequest:
-    """Mixin: each background request gets its own result key.
+    """Mixin: each background request gets its own result key; lost jobs end in a sentence.
 
     Dash keys a job's result by the callback's arguments alone and deletes it
     once a poll has read it, so two sessions sending the same request at the
     same time (a class opening one shared link) shared one key: the first poll
     took the result and the other request got no update (HTTP 204, an empty
     figure).  Results are shared through :mod:`cache` instead; the job store
-    only hands each answer to the request that asked for it.
+    only hands each answer to the request that asked for it.  Dash also answers
+    "no update" for ever when a job ended without a result (its process killed
+    for memory, its worker gone): :meth:`lost` says so in a sentence instead.
     """
 
     def build_cache_key(self, fn, args, cache_args_to_ignore, triggered):
         return secrets.token_hex(32)
 
-    def admit(self, key) -> bool:
-        """False (and the job's sentence kept) when this browser runs its cap of jobs.
+    def admit(self) -> bool:
+        """False when this browser runs its cap of jobs.
 
         Never trust the browser: one client opening many tabs or looping requests
         started one process per job; ``VARIMP_MAX_JOBS_PER_CLIENT`` bounds them.
         """
-        client, cap = client_id(), limits.max_client_jobs()
-        slot = cache.key_for("client-jobs", client)
+        slot = cache.key_for("client-jobs", client_id())
         running = [j for j in (cache.get_json(slot) or []) if self.job_running(j)]
         cache.put_json(slot, running, expire=limits.job_timeout() + 60)
-        if len(running) < cap:
+        if len(running) < limits.max_client_jobs():
             return True
-        log.warning("A client was refused a job: %d of %d running", len(running), cap)
-        cache.put_json(cache.key_for("refused-job", key),
-                       f"This browser already runs {len(running)} computations on this server, "
-                       f"the most it may run at once; wait for one to finish, or cancel it, "
-                       "and try again.", expire=600)
+        log.warning("A client was refused a job: %d running", len(running))
         return False
 
     def started(self, job) -> None:
@@ -369,18 +359,30 @@ class _KeyPerRequest:
         cache.put_json(slot, [*(cache.get_json(slot) or []), str(job)],
                        expire=limits.job_timeout() + 60)
 
-    def refusal(self, key, job) -> dict:
-        sentence = celery_jobs.STORE_DOWN if job == UNREACHABLE else \
-            cache.get_json(cache.key_for("refused-job", key)) or \
-            "This computation was not started: too many run for this browser."
-        return celery_jobs.error_value(sentence)
-
     def job_running(self, job):
         return False if job in (None, REFUSED, UNREACHABLE) else super().job_running(job)
 
     def get_progress(self, key):
         mark_polled(key)  # the page still waits for this job (see check_heartbeat)
         return super().get_progress(key)
+
+    def get_result(self, key, job):
+        """The job's result, or a sentence when it has none and never will."""
+        if job == UNREACHABLE:
+            sentence = celery_jobs.STORE_DOWN
+        elif job == REFUSED:
+            sentence = (f"This browser already runs {limits.max_client_jobs()} computations "
+                        "on this server, the most it may run at once; wait for one to finish, "
+                        "or cancel it, and try again.")
+        else:
+            result = super().get_result(key, job)
+            sentence = self.lost(key, job) if result is self.UNDEFINED and job else None
+            if sentence is None:
+                return result
+            self.clear_cache_entry(self._make_progress_key(key))
+            self.terminate_job(job)
+            log.warning("Background job %s ended without a result: %s", job, sentence)
+        return celery_jobs.error_value(sentence)
 
 
 class _DiskcacheManager(_KeyPerRequest, DiskcacheManager):
@@ -391,7 +393,7 @@ class _DiskcacheManager(_KeyPerRequest, DiskcacheManager):
 
     def call_job_fn(self, key, job_fn, args, context):
         forget_old_beats()
-        if not self.admit(key):
+        if not self.admit():
             return REFUSED
         mark_polled(key)
         with fork_guard():  # no other thread inside SQLite while the job's process forks
@@ -400,28 +402,16 @@ class _DiskcacheManager(_KeyPerRequest, DiskcacheManager):
         self.started(job)
         return job
 
-    def get_result(self, key, job):
-        """The job's result; a job that died or overran its time limit ends in a sentence.
+    def lost(self, key, job) -> str | None:
+        """A sentence when job ``job`` (a process) died or overran its time limit, else None.
 
-        Dash's own manager answers "no update" for ever when the job's process is
-        gone without a result (killed for memory, crashed), and lets a hung job
-        (stuck in a library after the fork) run on: the page then waits in silence.
+        A hung job (stuck in a library after the fork) would run on: the page then
+        waited in silence.
         """
-        if job == REFUSED:
-            return self.refusal(key, job)
-        result = super().get_result(key, job)
-        if result is not self.UNDEFINED or not job:
-            return result
         sentence = _lost_or_overdue(job)
         if sentence is None or cache.get_json(cache.key_for("cancelled-job", str(job))):
-            return result  # running, or killed by a Cancel: a poll still in flight says nothing
-        result = super().get_result(key, job)  # it may have finished just now
-        if result is not self.UNDEFINED:
-            return result
-        self.clear_cache_entry(self._make_progress_key(key))
-        self.terminate_job(job)
-        log.warning("Background job %s ended without a result: %s", job, sentence)
-        return celery_jobs.error_value(sentence)
+            return None  # running, or killed by a Cancel: a poll still in flight says nothing
+        return None if self.result_ready(key) else sentence  # it may have finished just now
 
     def terminate_job(self, job):
         """Stop a job; one started by another worker process is not waited for.
@@ -478,14 +468,14 @@ class _CeleryManager(_KeyPerRequest, CeleryManager):
 
     Dash would poll forever a job whose worker is gone (its task stays "started"),
     and answer "no update" for one whose pool process was killed; here the poll
-    returns a sentence instead (:func:`pages._ui.celery_jobs.lost_job_error`).  A
-    request that cannot reach Redis answers a sentence too, never HTTP 500.
-    Cancelling a job also revokes the Monte Carlo chunks it fanned out.
+    returns a sentence (:func:`pages._ui.celery_jobs.lost_sentence`).  A request
+    that cannot reach Redis answers a sentence too, never HTTP 500.  Cancelling a
+    job also revokes the Monte Carlo chunks it fanned out.
     """
 
     def call_job_fn(self, key, job_fn, args, context):
         try:
-            if not self.admit(key):
+            if not self.admit():
                 return REFUSED
             job = celery_jobs.submit(self.handle, job_fn,
                                      (key, self._make_progress_key(key), args, context))
@@ -495,21 +485,12 @@ class _CeleryManager(_KeyPerRequest, CeleryManager):
             return UNREACHABLE
         return job
 
+    def lost(self, key, job) -> str | None:
+        return celery_jobs.lost_sentence(self.handle, job)
+
     def get_result(self, key, job):
-        if job in (REFUSED, UNREACHABLE):
-            return self.refusal(key, job)
-        try:
-            result = super().get_result(key, job)
-            lost = celery_jobs.lost_job_error(self.handle, job) \
-                if result is self.UNDEFINED and job else None
-            if lost is not None:
-                self.clear_cache_entry(self._make_progress_key(key))
-                self.terminate_job(job)
-                return lost
-            return result
-        except celery_jobs.store_errors():
-            log.warning("Job %s is lost: its queue is unreachable", job, exc_info=True)
-            return celery_jobs.error_value(celery_jobs.STORE_DOWN)
+        return _reach(celery_jobs.error_value(celery_jobs.STORE_DOWN), super().get_result,
+                      key, job)
 
     def get_progress(self, key):
         return _reach(None, super().get_progress, key)

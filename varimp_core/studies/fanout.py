@@ -341,8 +341,7 @@ class TaskGroup:
                     elif self.local:
                         yield i, self.compute(i)
                     else:
-                        raise RuntimeError(f"A worker failed on {self.what} {i}: "
-                                           f"{meta['result']!r}")
+                        raise piece_failure(self.what, i, meta["result"])
                 now = time.monotonic()
                 if finished:
                     last, slowest = now, slowest or now - start
@@ -416,6 +415,17 @@ class TaskGroup:
             if status == "PROGRESS" and self.on_progress is not None:
                 self.on_progress(i, meta.get("result") or {})
         return metas
+
+
+def piece_failure(what: str, i: int, result) -> Exception:
+    """The error to raise for piece ``i`` that failed on a worker (``result``: its task meta).
+
+    A piece over the worker's memory limit raises ``MemoryError`` in the caller too,
+    so the page says what a computation over the limit says in one process.
+    """
+    if isinstance(result, dict) and result.get("exc_type") == "MemoryError":
+        return MemoryError(f"A worker ran out of memory on {what} {i}.")
+    return RuntimeError(f"A worker failed on {what} {i}: {result!r}")
 
 
 def stop_flag(celery_app, token: str | None, every: float = 0.25):
