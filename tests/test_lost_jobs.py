@@ -227,3 +227,28 @@ def test_made_up_client_cookies_do_not_lift_the_job_cap(app_module, monkeypatch)
     assert jobs_started == [True, False, False]
     flask_client.set_cookie(CLIENT_COOKIE, token + "." + "0" * 32)  # a forged signature
     assert page.post(body)["job"].split("~")[0] == "refused"
+
+
+def test_a_poll_with_a_handle_this_server_did_not_sign_gets_a_sentence(app_module):
+    """Dash reads nothing for such a poll and answered HTTP 204: the bar vanished in silence
+    (as after a restart with a new signing secret)."""
+    from _servers import DashCallbackClient
+
+    from pages._ui.datachoice import DataChoice
+
+    data = DataChoice.from_page({"problem": "xor:irrelevant=8", "sampling": "sample",
+                                 "n": "500"})[0]
+    controls = {"method": "forest", "max_features": 1, "max_depth": None, "criterion": "entropy",
+                "k_semantics": "id3", "n_estimators": 5, "bootstrap": [], "random_state": 7,
+                "spread": "se"}
+    page = DashCallbackClient.over_flask(app_module.server.test_client(), "imp-graph.figure",
+                                         "/importances")
+    body = page.body({"imp-miss.data": {"values": controls, "extra": {},
+                                        "data": data.to_store()},
+                      "imp-instance.data": "test"}, "imp-miss.data")
+    first = page.post(body)
+    forged = {k: first[k].rpartition("~")[0] + "~" + "0" * 10 for k in ("cacheKey", "job")}
+    answer = page.post(body, **forged)
+    assert answer["sideUpdate"]["imp-job-status"]["children"].startswith(
+        "This computation can no longer be followed")
+    assert "response" not in answer or "imp-graph" not in answer["response"]

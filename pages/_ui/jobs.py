@@ -366,6 +366,19 @@ class _KeyPerRequest:
         mark_polled(key)  # the page still waits for this job (see check_heartbeat)
         return super().get_progress(key)
 
+    def get_updated_props(self, key):
+        """The job's ``set_props``; for a poll whose handles this server did not sign (a new
+        secret, or altered), which Dash answers with silence, a sentence on its page."""
+        if key is not None:
+            return super().get_updated_props(key)
+        from flask import request
+
+        ids = " " + str(request.get_json(silent=True).get("output"))
+        pages = [p for p in _cancel_notes if f".{p}-" in ids or f" {p}-" in ids]
+        return {f"{max(pages, key=len)}-job-status": {"children": (
+            "This computation can no longer be followed (the server's key changed, or the "
+            "request was altered). Run it again.")}} if pages else {}
+
     def get_result(self, key, job):
         """The job's result, or a sentence when it has none and never will."""
         if job == UNREACHABLE:
