@@ -76,11 +76,13 @@ def _gunicorn() -> list[str]:
 
 @contextlib.contextmanager
 def serve(*, workers: int = 2, cache_dir: str | None = None, port: int | None = None,
-          timeout: float = 60.0, app: str = "app:server", threads: int = 1) -> Iterator[str]:
+          timeout: float = 60.0, app: str = "app:server", threads: int = 1,
+          env: dict[str, str] | None = None) -> Iterator[str]:
     """Run gunicorn on loopback for the ``with`` block; yields its base URL.
 
     The server runs in its own process group, which is stopped (SIGINT, then
-    SIGKILL) on exit, background job processes included.
+    SIGKILL) on exit, background job processes included.  ``env`` adds to the
+    environment (``REDIS_URL`` is dropped unless ``env`` sets it).
     """
     port = port or free_port()
     base = f"http://{HOST}:{port}"
@@ -88,8 +90,8 @@ def serve(*, workers: int = 2, cache_dir: str | None = None, port: int | None = 
         if cache_dir is None:
             cache_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="varimp-web-"))
         log = stack.enter_context(tempfile.TemporaryFile(mode="w+"))
-        env = {**os.environ, "VARIMP_CACHE_DIR": cache_dir}
-        env.pop("REDIS_URL", None)
+        env = {**{k: v for k, v in os.environ.items() if k != "REDIS_URL"},
+               "VARIMP_CACHE_DIR": cache_dir, **(env or {})}
         proc = subprocess.Popen(
             [*_gunicorn(), app, "--workers", str(workers), "--bind", f"{HOST}:{port}",
              "--timeout", "120", *(["--threads", str(threads)] if threads > 1 else [])],
