@@ -89,3 +89,26 @@ def test_shared_link_keeps_its_data_through_the_navigation(dash_duo, dash_app):
     dash_duo.driver.find_element("link text", "Data").click()
     dash_duo.wait_for_text_to_equal("#data-summary-p", "3", timeout=30)
     assert dash_duo.get_logs() == []
+
+
+def test_link_restoring_samples_a_problem_once_and_keeps_its_refusal(tmp_path, monkeypatch):
+    """Issue #17: keep_link_data sampled the problem on every request (2.1 s of web-worker CPU
+    for madelon:samples=99000) and never kept its refusal; two looping clients pushed cheap
+    requests to p95 3.3 s.  Each data choice is now loaded once, refused or not."""
+    from varimp_core.data.prepare import DataError
+
+    monkeypatch.setenv("VARIMP_CACHE_DIR", str(tmp_path))
+    real, calls = datasource.load_prepared, []
+
+    def counted(params):
+        calls.append(params["problem"])
+        if params["problem"].startswith("madelon"):
+            raise DataError("Too many cells for this server.")
+        return real(params)
+
+    monkeypatch.setattr(datasource, "load_prepared", counted)
+    stores = [datasource.link_session_data(f"?problem={XOR3}") for _ in range(3)]
+    assert stores[0] is not None and stores[0] == stores[1] == stores[2]
+    for _ in range(3):
+        assert datasource.link_session_data("?problem=madelon&sampling=sample&n=99000") is None
+    assert len(calls) == 2 and calls[1].startswith("madelon"), calls
