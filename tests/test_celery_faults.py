@@ -135,6 +135,35 @@ def test_a_killed_pool_process_ends_the_job_in_a_sentence_within_10_s(cluster):
     assert not last.get("response")  # the figure keeps the previous view
 
 
+@pytest.mark.browser
+def test_in_chromium_a_killed_pool_process_gives_the_sentence_and_the_controls_back(
+        cluster, dash_duo):
+    """What the user sees: the bar goes, the status line says why, the controls come back."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver = dash_duo.driver
+    driver.get(cluster.base + "/importances?problem=xor:irrelevant=8&sampling=sample&n=20000"
+               "&method=forest&trees=10000&tree_seed=31")
+
+    def css(selector):
+        return driver.find_element(By.CSS_SELECTOR, selector)
+
+    WebDriverWait(driver, 60).until(lambda d: "vi-job-running" in css("#imp-job")
+                                    .get_attribute("class")
+                                    and css("#imp-job-progress").get_attribute("value"))
+    assert css("#imp-fieldset").get_attribute("disabled")
+    os.kill(cluster.pool_process().pid, signal.SIGKILL)
+    killed = time.monotonic()
+    WebDriverWait(driver, 30).until(lambda d: css("#imp-job-status").text.strip())
+    waited = time.monotonic() - killed
+    print(f"\nChromium: the sentence {waited:.1f} s after the kill")
+    assert css("#imp-job-status").text.startswith(STOPPED)
+    assert waited < DEADLINE
+    assert "vi-job-running" not in css("#imp-job").get_attribute("class")
+    assert not css("#imp-fieldset").get_attribute("disabled")
+
+
 def test_a_redis_restart_mid_job_ends_it_in_a_sentence_within_10_s(cluster):
     """Polls keep coming while Redis is away (2 s), as the browser's do."""
     import threading
