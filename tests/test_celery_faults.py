@@ -7,8 +7,8 @@ dash-renderer drives them (``tests/_servers.py``): the page's status line is the
 ``imp-job-status`` side update of the last poll.  The faults are the ones a server meets:
 the pool process running the job killed as the OOM killer kills it (``SIGKILL``), Redis
 stopped and started again mid-job, a job asked for while Redis is down, a gunicorn worker
-restarted after Redis was; and a job over ``VARIMP_MAX_MEMORY_MB`` gets the sentence a
-Diskcache job gets.
+restarted after Redis was; and a job over ``VARIMP_MAX_MEMORY_MB`` or ``VARIMP_JOB_TIMEOUT``
+gets the sentence a Diskcache job gets.
 """
 
 from __future__ import annotations
@@ -209,21 +209,25 @@ def test_after_a_redis_restart_a_restarted_web_worker_still_runs_jobs(cluster):
         assert last["response"]["imp-job-status"]["children"].startswith("Done in"), last
 
 
-def test_memory_over_the_limit_gives_the_diskcache_sentence_under_celery(cluster, app_module,
-                                                                         monkeypatch):
-    """The same request over ``VARIMP_MAX_MEMORY_MB`` in a Diskcache job process (this
-    process's manager) and in a Celery task: the same sentence on the page."""
-    limit = "40"
-    monkeypatch.setenv("VARIMP_MAX_MEMORY_MB", limit)
-    values = _values(10, 20, "xor:irrelevant=100", 100_000)  # 10 million cells
+@pytest.mark.parametrize("name, limit, problem, n, trees, sentence", [
+    ("VARIMP_MAX_MEMORY_MB", "40", "xor:irrelevant=100", 100_000, 10,  # 10 million cells
+     "This computation needs more memory than one computation may use on this server (40 MB)"),
+    ("VARIMP_JOB_TIMEOUT", "2", "xor:irrelevant=8", 20_000, 10_000,
+     "This computation was stopped after 2 s, the time limit for one computation"),
+])
+def test_a_job_over_a_limit_gets_the_diskcache_sentence_under_celery(
+        cluster, app_module, monkeypatch, name, limit, problem, n, trees, sentence):
+    """The same request over ``VARIMP_MAX_MEMORY_MB`` (or ``VARIMP_JOB_TIMEOUT``) in a
+    Diskcache job process (this process's manager) and in a Celery task: the same sentence."""
+    monkeypatch.setenv(name, limit)
+    values = _values(trees, 20, problem, n)
     local = DashCallbackClient.over_flask(app_module.server.test_client(), "imp-graph.figure",
                                           "/importances")
     _, _, there = local.run(values, "imp-miss.data", timeout=120)
     diskcache = there["response"]["imp-error"]["children"]
-    assert diskcache.startswith("This computation needs more memory than one computation may "
-                                f"use on this server ({limit} MB)"), there
+    assert diskcache.startswith(sentence), there
     cluster.procs.kill("worker")
-    cluster.start_worker(VARIMP_MAX_MEMORY_MB=limit)
+    cluster.start_worker(**{name: limit})
     try:
         _, _, last = cluster.client().run(values, "imp-miss.data", timeout=120)
     finally:
