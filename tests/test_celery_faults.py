@@ -209,6 +209,17 @@ def test_after_a_redis_restart_a_restarted_web_worker_still_runs_jobs(cluster):
         assert last["response"]["imp-job-status"]["children"].startswith("Done in"), last
 
 
+def test_an_expired_or_unknown_job_handle_ends_in_a_sentence(cluster):
+    """A signed handle whose task Redis no longer knows (its result expired, or Redis lost
+    it): Dash would poll a PENDING task for ever."""
+    from pages._ui import celery_jobs, jobs
+
+    manager = jobs._CeleryManager(celery_jobs.make_celery_app(cluster.url, default=False))
+    answer = manager.get_result("e" * 64, "0f0f0f0f-0000-4000-8000-000000000000")
+    assert answer["background_callback_error"]["msg"].startswith(
+        "This job is no longer in the job queue"), answer
+
+
 @pytest.mark.parametrize("name, limit, problem, n, trees, sentence", [
     ("VARIMP_MAX_MEMORY_MB", "40", "xor:irrelevant=100", 100_000, 10,  # 10 million cells
      "This computation needs more memory than one computation may use on this server (40 MB)"),
