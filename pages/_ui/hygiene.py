@@ -130,7 +130,8 @@ def _signature(token: str) -> str:
 def _signed_token(cookie: str) -> str | None:
     """The token of a :data:`CLIENT_COOKIE` value ``token.signature``; None if not ours."""
     token, _, mac = cookie.partition(".")
-    return token if mac and hmac.compare_digest(mac, _signature(token)) else None
+    return token if mac and hmac.compare_digest(mac.encode(), _signature(token).encode()) \
+        else None
 
 
 def _new_request_id() -> str:
