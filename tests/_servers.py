@@ -62,9 +62,10 @@ class Processes:
     def __init__(self, logdir: Path, env: dict):
         self.logdir, self.env, self.procs = logdir, env, {}
 
-    def start(self, name: str, cmd: list[str]) -> subprocess.Popen:
+    def start(self, name: str, cmd: list[str], env: dict | None = None) -> subprocess.Popen:
+        """Start ``cmd`` logging to ``<name>.log``; ``env`` adds to (or overrides) the common."""
         log = open(self.logdir / f"{name}.log", "wb")
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=log,
+        proc = subprocess.Popen(cmd, cwd=ROOT, env={**self.env, **(env or {})}, stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True,
                                 preexec_fn=die_with_parent)
         log.close()
