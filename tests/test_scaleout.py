@@ -442,6 +442,17 @@ def test_killed_worker_ends_the_job_with_an_error_sentence(cluster):
     assert not last["response"]  # the outputs keep what they showed
 
 
+def test_compose_shares_redis_and_the_secret_and_no_volume():
+    """docker-compose.yml: web and worker merge one environment (REDIS_URL and the signing
+    key), no volume is shared, and Redis evicts only keys that expire (the cache's)."""
+    text = (ROOT / "docker-compose.yml").read_text()
+    assert "volumes:" not in text
+    anchor = text.split("x-varimp-env: &varimp-env\n", 1)[1].split("\n\n", 1)[0]
+    assert "REDIS_URL: redis://redis:6379/0" in anchor and "VARIMP_SECRET_KEY: ${" in anchor
+    assert text.count("<<: *varimp-env") == 2  # web and worker
+    assert '"--maxmemory-policy", "volatile-lru"' in text
+
+
 def test_without_redis_url_the_app_uses_diskcache_and_never_imports_redis(without_redis):
     out, err = without_redis.communicate(timeout=60)
     assert without_redis.returncode == 0, err[-2000:]
