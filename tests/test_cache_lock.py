@@ -61,3 +61,32 @@ def test_two_threads_compute_a_value_once():
     for t in threads:
         t.join(10)
     assert calls == [1] and cache.get_json(key) == {"v": 3}
+
+
+def test_a_lock_of_a_holder_on_another_machine_expires_unless_renewed():
+    """A holder elsewhere that died renews nothing: its lock lapses after ``lock_ttl``.
+    A live holder renews its lock while it computes longer than ``lock_ttl``."""
+    s, key = cache.get_cache(), cache.key_for("lock-test", 4)
+    assert s.add(f"lock:{key}", "other-host:1", expire=0.6)  # a dead holder on another host
+    assert store.compute_once(s, key, lambda: {"v": 4}, expire=60) == {"v": 4}
+
+    key, calls, got = cache.key_for("lock-test", 5), [], []
+
+    def slow():
+        calls.append(1)
+        time.sleep(2.0)  # over three lock lifetimes
+        return {"v": 5}
+
+    def compute():
+        got.append(store.compute_once(s, key, slow, expire=60, lock_ttl=0.6))
+
+    first = threading.Thread(target=compute)
+    first.start()
+    time.sleep(1.5)
+    assert s.get(f"lock:{key}") == store.holder()  # renewed past 0.6 s
+    second = threading.Thread(target=compute)
+    second.start()
+    for t in (first, second):
+        t.join(10)
+    assert calls == [1] and got == [{"v": 5}, {"v": 5}]
+    assert f"lock:{key}" not in s

@@ -16,9 +16,11 @@ alone can use ``allkeys-lru``.
 
 Computing once (:func:`compute_once`): the first caller of a key takes its lock
 ``lock:<key>`` (``add``: Redis ``SET NX PX``, an atomic insert that expires),
-computes and stores; the others poll until the value appears.  A lock whose
-holder process no longer runs on this machine, or older than ``lock_expire``,
-is abandoned (a killed job releases nothing).
+computes and stores; the others poll until the value appears.  The holder renews
+its lock every ``lock_ttl / 3`` seconds while it computes, so the lock of a holder
+that died on any machine expires within ``lock_ttl`` (a killed job releases
+nothing); one whose holder process no longer runs on this machine is taken over at
+once, and a waiter gives up waiting after ``lock_expire``.
 
 Uploads (:func:`put_upload`): the table's text is stored once per content hash
 ``table:<sha256>``, opened through a key of 256 random bits ``upload:<key>``
@@ -34,6 +36,7 @@ import math
 import os
 import secrets
 import socket
+import threading
 import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Protocol
@@ -204,7 +207,7 @@ def _get_json(store: Store, key: str) -> Any | None:
 
 def compute_once(store: Store, key: str, fn: Callable[[], Any], *, expire: float,
                  on_wait: Callable[[], None] | None = None, lock_expire: float = 900.0,
-                 poll: float = 0.1) -> Any:
+                 lock_ttl: float = 30.0, poll: float = 0.1) -> Any:
     """The value stored under ``key``, computed by ``fn`` and stored on a miss, once.
 
     Parameters
@@ -219,8 +222,9 @@ def compute_once(store: Store, key: str, fn: Callable[[], Any], *, expire: float
         Seconds the value is kept.
     on_wait : callable, default=None
         Called every poll while another process computes the value.
-    lock_expire, poll : float
-        Seconds a lock may be held, and between two looks at it.
+    lock_expire, lock_ttl, poll : float
+        Seconds a waiter waits at most, a lock lives without renewal, and between two
+        looks at it.
 
     Returns
     -------
@@ -232,7 +236,7 @@ def compute_once(store: Store, key: str, fn: Callable[[], Any], *, expire: float
         return value
     lock, me = f"lock:{key}", holder()
     deadline = time.monotonic() + lock_expire
-    while not store.add(lock, me, expire=lock_expire, retry=True):
+    while not store.add(lock, me, expire=lock_ttl, retry=True):
         time.sleep(poll)
         if on_wait is not None:
             on_wait()
@@ -241,6 +245,13 @@ def compute_once(store: Store, key: str, fn: Callable[[], Any], *, expire: float
             return value
         if time.monotonic() > deadline or holder_is_gone(store.get(lock)):
             store.delete(lock, retry=True)  # the holder died without releasing it
+    done = threading.Event()
+
+    def renew() -> None:  # while fn runs: a holder that dies stops renewing
+        while not done.wait(lock_ttl / 3):
+            store.touch(lock, expire=lock_ttl, retry=True)
+
+    threading.Thread(target=renew, name=f"varimp-lock-{key[:8]}", daemon=True).start()
     try:
         value = _get_json(store, key)
         if value is None:
@@ -249,6 +260,7 @@ def compute_once(store: Store, key: str, fn: Callable[[], Any], *, expire: float
             value = json.loads(text)
         return value
     finally:
+        done.set()
         if store.get(lock) == me:
             store.delete(lock, retry=True)
 
