@@ -148,7 +148,7 @@ def kill_and_restart(cluster: Cluster, trees: int) -> None:
 
 def main(argv=None) -> None:
     args = quick_parser("fewer trees and replicates").parse_args(argv)
-    trees, replicates = (100, 12) if args.quick else (400, 40)
+    trees, replicates = (100, 12) if args.quick else (400, 200)
     tmp = Path(tempfile.mkdtemp(prefix="varimp-bench-fanout-"))
     cluster = None
     try:
