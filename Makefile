@@ -45,7 +45,7 @@ browser:
 			chromium chromium-driver; \
 	fi
 
-# Debian's redis-server for the scale-out tests (tests/test_scaleout.py starts its own).
+# Debian's redis-server for the scale-out tests and bench/bench_fanout.py (each starts its own).
 redis:
 	@if ! command -v redis-server >/dev/null 2>&1; then \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
@@ -59,7 +59,7 @@ redis:
 test: $(VENV)/.stamp-test browser redis
 	timeout -k 30 2700 $(VENV)/bin/pytest tests --webdriver Chrome --headless -p no:cacheprovider
 
-bench: $(VENV)/.stamp-run
+bench: $(VENV)/.stamp-run redis
 	@set -e; found=0; for f in bench/*.py; do \
 		[ -e "$$f" ] || continue; case "$$(basename $$f)" in _*) continue;; esac; \
 		found=1; echo "== $$f"; PYTHONPATH=. $(PY) "$$f" $(BENCH_ARGS); \

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -25,7 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 
 __all__ = ["ROOT", "BIN", "free_port", "wait", "die_with_parent", "Processes", "start_web",
-           "DashCallbackClient"]
+           "start_redis", "DashCallbackClient"]
+REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 
 
 def free_port() -> int:
@@ -60,9 +62,10 @@ class Processes:
     def __init__(self, logdir: Path, env: dict):
         self.logdir, self.env, self.procs = logdir, env, {}
 
-    def start(self, name: str, cmd: list[str]) -> subprocess.Popen:
+    def start(self, name: str, cmd: list[str], env: dict | None = None) -> subprocess.Popen:
+        """Start ``cmd`` logging to ``<name>.log``; ``env`` adds to (or overrides) the common."""
         log = open(self.logdir / f"{name}.log", "wb")
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=log,
+        proc = subprocess.Popen(cmd, cwd=ROOT, env={**self.env, **(env or {})}, stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True,
                                 preexec_fn=die_with_parent)
         log.close()
@@ -105,6 +108,32 @@ def start_web(procs: Processes, *, workers: int = 2, timeout: float = 60,
     wait(lambda: serves_health(base), timeout, "gunicorn to serve /_health", procs.procs["web"],
          procs.logdir / "web.log")
     return base
+
+
+def start_redis(procs: Processes, *args: str) -> str:
+    """``redis-server`` on a free loopback port, without persistence; its URL once it answers.
+
+    ``args`` are more of the server's options (``--maxmemory 2mb`` ...).
+    """
+    if not os.path.exists(REDIS_SERVER):
+        pytest.fail("redis-server is required for these tests; `make test` installs it "
+                    "(apt-get install redis-server).")
+    port = free_port()
+    procs.start("redis", [REDIS_SERVER, "--bind", "127.0.0.1", "--port", str(port), "--save", "",
+                          "--appendonly", "no", "--protected-mode", "yes", *args])
+    import redis
+
+    url = f"redis://127.0.0.1:{port}/0"
+    client = redis.Redis.from_url(url, socket_timeout=2)
+
+    def answers():
+        try:
+            return client.ping()
+        except redis.ConnectionError:
+            return False
+
+    wait(answers, 10, "redis-server to answer", procs.procs["redis"], procs.logdir / "redis.log")
+    return url
 
 
 def serves_health(base: str) -> bool:

@@ -18,6 +18,7 @@ import pytest
 _CACHE_DIR = tempfile.mkdtemp(prefix="varimp-test-cache-")
 os.environ["VARIMP_CACHE_DIR"] = _CACHE_DIR
 os.environ.pop("REDIS_URL", None)  # background jobs run on diskcache in tests
+os.environ.pop("VARIMP_CACHE_URL", None)  # so does the cache, but for `cache_backend`
 os.environ["VARIMP_WARM"] = "0"  # no page computes its defaults at start (test_page_measures)
 # Every upload a test makes outside a browser request counts against one client ("-"); the
 # whole run would fill its 256 MiB quota.  tests/test_retention.py sets its own quota.
@@ -152,3 +153,29 @@ def _own_server_port():
 
     BaseDashRunner._next_port = free_port()
     yield
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory):
+    """A redis-server of the session's own, on a free port; stopped at the end."""
+    from pathlib import Path
+
+    from _servers import Processes, start_redis
+
+    procs = Processes(Path(tmp_path_factory.mktemp("redis")), dict(os.environ))
+    try:
+        yield start_redis(procs)
+    finally:
+        procs.stop_all()
+
+
+@pytest.fixture(params=["diskcache", "redis"])
+def cache_backend(request, monkeypatch):
+    """Runs a test on each store of ``pages._ui.cache``: diskcache, then Redis (emptied)."""
+    if request.param == "redis":
+        import redis
+
+        url = request.getfixturevalue("redis_url")
+        redis.Redis.from_url(url).flushdb()
+        monkeypatch.setenv("VARIMP_CACHE_URL", url)
+    return request.param

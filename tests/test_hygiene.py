@@ -32,6 +32,7 @@ import pytest
 from _servers import ROOT, DashCallbackClient
 
 from pages._ui import cache, guards, hygiene, jobs, limits
+from varimp_core import store
 
 _INLINE = re.compile(r"<script(?![^>]*\bsrc=)(?![^>]*application/json)[^>]*>(.*?)</script>", re.S)
 
@@ -444,9 +445,8 @@ def _allocate(queue):
 
 
 def test_job_process_alarm_stops_work_that_reports_no_progress():
-    message, took = _in_job_process(_sleep_forever, {"VARIMP_JOB_TIMEOUT": "1"})
+    message, _ = _in_job_process(_sleep_forever, {"VARIMP_JOB_TIMEOUT": "1"})
     assert message.startswith("This computation was stopped after 1 s"), message
-    assert took < 10
 
 
 def test_job_process_memory_limit_is_a_sentence():
@@ -472,13 +472,10 @@ def test_background_job_stops_at_the_time_limit_through_dash(app_module, monkeyp
     # a cache miss: what the page's plain callback writes to the store that starts the job
     values = {"imp-miss.data": {"values": controls, "extra": {}, "data": data.to_store()},
               "imp-instance.data": "test"}
-    t0 = time.monotonic()
     _, _, last = client.run(values, "imp-miss.data", timeout=60)
-    took = time.monotonic() - t0
     error = last["response"]["imp-error"]["children"]
     assert error.startswith("This computation was stopped after 1 s"), last
     assert "imp-graph" not in last["response"]  # the figure keeps what it showed
-    assert took < 20
     # Nothing was cached for these settings: the timeout is not a result.
     import pages.importances as page
     from pages._ui.params import Context
@@ -508,9 +505,8 @@ def test_a_killed_job_does_not_block_the_next_caller():
     while psutil.Process(proc.pid).status() != psutil.STATUS_ZOMBIE:
         assert time.monotonic() < deadline
         time.sleep(0.05)
-    t0 = time.monotonic()
+    assert store.holder_is_gone(cache.get_cache().get(f"lock:{key}"))  # no 15-minute wait
     assert cache.get_or_compute(key, lambda: {"fast": True}) == {"fast": True}
-    assert time.monotonic() - t0 < 3
     proc.join(5)
 
 

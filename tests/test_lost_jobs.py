@@ -87,11 +87,9 @@ def _run_guarded():
 
 def test_the_watchdog_kills_a_job_the_alarm_cannot_stop():
     proc = multiprocessing.get_context("fork").Process(target=_run_guarded)
-    start = time.monotonic()
     proc.start()
     proc.join(30)
-    assert proc.exitcode == -signal.SIGKILL
-    assert time.monotonic() - start < 20  # 1 s limit + 1 s grace, far below 60 s of sleep
+    assert proc.exitcode == -signal.SIGKILL  # within the 30 s join: 60 s of sleep cut short
 
 
 def test_a_waiting_caller_reports_while_another_process_holds_the_lock(tmp_path, monkeypatch):

@@ -527,8 +527,10 @@ def test_leaving_the_page_mid_job_ends_the_job(dash_duo, dash_app):
     until(lambda: not ({c.pid for c in job_processes()} - before), 10)
 
 
+@pytest.mark.usefixtures("cache_backend")
 def test_a_job_nobody_polls_stops_at_its_next_progress_report(monkeypatch):
-    """The heartbeat: a closed tab stops polling, and the job stops (no page-leave event)."""
+    """The heartbeat: a closed tab stops polling, and the job stops (no page-leave event).
+    On Redis too, where the heartbeat is a key aged by Redis's clock."""
     from pages._ui import job_signals
 
     monkeypatch.setenv("VARIMP_HEARTBEAT_TIMEOUT", "0.2")

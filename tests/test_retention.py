@@ -39,8 +39,14 @@ def _digest(text: str) -> str:
     return hashlib.sha256(table_to_json(pd.read_csv(io.StringIO(text))).encode()).hexdigest()
 
 
+pytestmark = pytest.mark.usefixtures("cache_backend")  # on diskcache, then on Redis
+
+
 def _table_entries() -> int:
-    return sum(1 for k in cache.get_cache().cache.iterkeys() if str(k).startswith("table:"))
+    store = cache.get_cache()
+    if cache.is_shared():  # Redis
+        return sum(1 for _ in store.client.scan_iter(store.prefix + "table:*"))
+    return sum(1 for k in store.cache.iterkeys() if str(k).startswith("table:"))
 
 
 def test_upload_keys_are_random_with_at_least_128_bits():

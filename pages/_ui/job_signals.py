@@ -7,7 +7,9 @@ job as wanted (a file's modification time) (:func:`mark_polled`, called by the m
 raises :class:`JobAbandoned` when no poll came for
 ``VARIMP_HEARTBEAT_TIMEOUT`` seconds (the tab was closed).  Cooperative
 Cancel is a flag per page view and job that the job reads between chunks.
-Both live in the shared cache, so they work with Diskcache and Celery.
+Both live in the shared cache, so they work with Diskcache and Celery; with a Redis
+cache (:func:`pages._ui.cache.is_shared`) the heartbeat is a Redis key too, aged by
+Redis's clock, so a worker on another machine reads it.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import logging
 import os
 import time
 
-from .cache import cache_dir, get_cache, key_for
+from .cache import cache_dir, get_cache, is_shared, key_for
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +48,20 @@ def _beat_file(job_key: str) -> str:
     return os.path.join(cache_dir(), "polled", safe or "job")
 
 
+def _beat_key(job_key: str) -> str:
+    return key_for("job-polled", str(job_key))
+
+
+def _last_poll(job_key: str) -> float:
+    """Seconds since the epoch of the job's last poll (OSError: not polled yet)."""
+    if not is_shared():
+        return os.stat(_beat_file(job_key)).st_mtime
+    left = get_cache().ttl(_beat_key(job_key))
+    if left is None:
+        raise FileNotFoundError(job_key)
+    return time.time() - (_BEAT_EXPIRE - left)
+
+
 def mark_polled(job_key: str) -> None:
     """Record that a browser asked for job ``job_key``'s progress now.
 
@@ -53,6 +69,9 @@ def mark_polled(job_key: str) -> None:
     forked from a web worker reads it with one ``stat``, and never opens SQLite, whose
     locks another thread of the parent may hold at the fork.
     """
+    if is_shared():
+        get_cache().set(_beat_key(job_key), "polled", expire=_BEAT_EXPIRE, retry=True)
+        return
     path = _beat_file(job_key)
     try:
         os.utime(path)
@@ -95,7 +114,7 @@ def check_heartbeat() -> None:
     if key is None:
         return
     try:
-        last = os.stat(_beat_file(key)).st_mtime
+        last = _last_poll(key)
     except OSError:
         return  # not marked yet (a Celery job before its first poll)
     if time.time() - last > heartbeat_timeout():
