@@ -220,8 +220,12 @@ def _serve_command(args) -> tuple[list[str], dict]:
     if args.dev:
         env.update(VARIMP_HOST=args.host, VARIMP_PORT=str(args.port))
         return [sys.executable, "-c", "import app; app.main()"], env
-    workers = args.workers if args.workers is not None else int(
-        env.get("WEB_CONCURRENCY", "").strip() or 2)
+    workers = args.workers
+    if workers is None:
+        text = env.get("WEB_CONCURRENCY", "").strip() or "2"
+        if not text.isdigit():
+            raise ValueError(f"WEB_CONCURRENCY must be a whole number of workers, not {text!r}")
+        workers = int(text)
     if workers < 1:
         raise ValueError(f"--workers must be at least 1, not {workers}")
     host = f"[{args.host}]" if ":" in args.host else args.host
