@@ -1,15 +1,22 @@
 """Speed of local variable importance (Ciss 2015), printed next to the forest's fit time.
 
-    python bench/bench_local.py [--quick]
+    python bench/bench_local.py [--quick] [--n-jobs-only]
 
 Goal (issue "Beyond MDI"): the local-importance table of 1000 observations
 for a forest of 500 trees in under 2 s.  Each line prints the time of the
 forest fit (scikit-learn) and of our computation on the same forest, and
 their ratio (fit / ours: how many local-importance tables fit in one fit).
+
+n_jobs (issue #16): varimp's multiway forest grown and routed (K=1) against scikit-learn's
+extra-trees (K=1) fitted and then counted (``local_importance``), both at n_jobs 1 and 2
+side by side, and what 16 cores would give by Amdahl's law from the serial fraction those
+measure (a projection, not a measurement).  The counts are the same for every n_jobs
+(tests/test_local_multiway.py).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -17,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._timing import quick_parser, timed  # noqa: E402
+from bench._timing import print_projection, quick_parser, timed  # noqa: E402
 from varimp_core.local.partial_dependence import partial_dependence  # noqa: E402
 from varimp_core.local.interactions import (importance_over_labels, interaction_importance,
                                             interactions, partial_importance)
@@ -36,8 +43,27 @@ def line(name, fit, ours, goal=""):
           f"   {goal}")
 
 
+def n_jobs_lines(table, X, y, X_test, n_trees):
+    """varimp's local forest and scikit-learn's extra-trees + local counts at n_jobs 1, 2."""
+    print(f"\n{'n_jobs':>6} {'varimp grown + routed':>22} {'sklearn ET fit + count':>23} "
+          f"{'sklearn / varimp':>17}")
+    ours, theirs = {}, {}
+    for jobs in (1, 2):
+        ours[jobs], _ = timed(lambda: forest_local_importance(
+            table, X_test.to_numpy(), n_estimators=n_trees, max_features=1, n_jobs=jobs),
+            repeat=2)  # the best of two: joblib starts its workers once
+        theirs[jobs], _ = timed(lambda: local_importance(fit_sklearn_forest(
+            X, y, kind="et", n_estimators=n_trees, max_features=1, n_jobs=jobs), X_test),
+            repeat=2)
+        print(f"{jobs:>6} {ours[jobs]:>20.3f} s {theirs[jobs]:>21.3f} s "
+              f"{theirs[jobs] / ours[jobs]:>16.1f}x")
+    print_projection("local importance", ours, theirs)
+
+
 def main(argv=None):
-    args = quick_parser("100 trees instead of 500").parse_args(argv)
+    ap = quick_parser("100 trees instead of 500")
+    ap.add_argument("--n-jobs-only", action="store_true", help="only the n_jobs 1 / 2 lines")
+    args = ap.parse_args(argv)
     n_trees = 100 if args.quick else 500
     n_obs = 1000
 
@@ -47,7 +73,11 @@ def main(argv=None):
     X, y = train.drop(columns=problem.target), train[problem.target]
     X_test = test.drop(columns=problem.target)
     print(f"{problem.spec}: {n_obs} training rows, {n_obs} test rows, {X.shape[1]} inputs, "
-          f"{n_trees} fully grown trees")
+          f"{n_trees} fully grown trees, load average {os.getloadavg()[0]:.1f}")
+    table = DiscreteTable.from_codes(X.to_numpy(), y.to_numpy(), variables=problem.variables)
+    if args.n_jobs_only:
+        n_jobs_lines(table, X, y, X_test, n_trees)
+        return
 
     fits = {
         "random forest (K=sqrt p)": lambda: fit_sklearn_forest(
@@ -66,7 +96,6 @@ def main(argv=None):
 
     # varimp's multiway forest keeps no trees: it grows them again while routing the
     # rows, so its "local" time includes growing; "fit" is grow_forest alone.
-    table = DiscreteTable.from_codes(X.to_numpy(), y.to_numpy(), variables=problem.variables)
     for k in (1, X.shape[1]):
         t_fit, _ = timed(lambda: grow_forest(table, n_estimators=n_trees, max_features=k))
         t_local, _ = timed(lambda: forest_local_importance(table, X_test.to_numpy(),
@@ -89,6 +118,7 @@ def main(argv=None):
     t_pd, _ = timed(lambda: partial_dependence(forest, X_test, "X5", kind="both",
                                                grid_resolution=20))
     print(f"{'  Friedman partial dependence + ICE, X5 (2 values)':<52} {t_pd:7.4f} s")
+    n_jobs_lines(table, X, y, X_test, n_trees)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Speed of the Monte Carlo engine against scikit-learn, on the thesis' experiment.
 
-    python bench/bench_montecarlo.py [--quick] [--n-jobs 2]
+    python bench/bench_montecarlo.py [--quick] [--n-jobs 2] [--project]
 
 Sutera (2013, Table 3.11): 1000 data sets of N=500 rows from XOR with two
 relevant and two irrelevant bits, a forest of 100 totally randomized trees on
@@ -8,7 +8,9 @@ each.  Goal (finite-sample studies, part 1): under 60 s on this 2-core
 machine.  The same engine runs scikit-learn's
 ``ExtraTreesClassifier(n_estimators=100, max_features=1, criterion="entropy")``
 on the same data sets for comparison; the ratio is theirs / ours (>1: we are
-faster).  Times include starting the worker processes.
+faster).  Times include starting the worker processes.  ``--project`` also times both at
+n_jobs 1 and 2 and prints what 16 cores would give by Amdahl's law from the serial fraction
+those measure (a projection, not a measurement).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._timing import quick_parser, timed  # noqa: E402
+from bench._timing import print_projection, quick_parser, timed  # noqa: E402
 from varimp_core.studies.montecarlo import monte_carlo  # noqa: E402
 
 SPEC = "xor:relevant=2,irrelevant=2"
@@ -36,6 +38,8 @@ def run(method, R, n_jobs):
 def main(argv=None):
     ap = quick_parser("100 data sets instead of 1000", description=__doc__.splitlines()[0])
     ap.add_argument("--n-jobs", type=int, default=2)
+    ap.add_argument("--project", action="store_true",
+                    help="time n_jobs 1 and 2 and project 16 cores (Amdahl)")
     args = ap.parse_args(argv)
     R = 100 if args.quick else 1000
     print(f"{SPEC}, N=500, T=100, K=1, R={R} data sets, n_jobs={args.n_jobs}, "
@@ -48,6 +52,12 @@ def main(argv=None):
     print(f"{'scikit-learn ExtraTreesClassifier':<34} {theirs:8.2f} s   "
           f"{1000 * theirs / R:6.1f} ms/data set")
     print(f"ratio (scikit-learn / ours) {theirs / ours:.1f}x")
+    if args.project:
+        times = {j: (run("forest", R, j)[0], run("sklearn-et", R, j)[0]) for j in (1, 2)}
+        for j, (a, b) in times.items():
+            print(f"n_jobs={j}: ours {a:.2f} s, scikit-learn {b:.2f} s, ratio {b / a:.1f}x")
+        print_projection("Monte Carlo", {j: t[0] for j, t in times.items()},
+                         {j: t[1] for j, t in times.items()})
     print("\nvariable   ours mean +- std     sklearn-ET mean +- std   thesis (Table 3.11)")
     for j, v in enumerate(r.variables):
         thesis = "%.4f +- %.4f" % THESIS[v] if v in THESIS else ""

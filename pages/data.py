@@ -13,7 +13,6 @@ from pages._ui.datachoice import DataChoice
 from pages._ui.page_frame import page_frame, register_data_label
 from pages._ui.params import Context
 from pages._ui.view import JobView
-from varimp_core.data.csvfile import upload_rule
 
 dash.register_page(__name__, path="/data", name="Data", order=0, title="varimp \u2014 Data")
 
@@ -109,7 +108,7 @@ def layout(vi_data=None, **query):
                 max_size=limit, multiple=False, accept=".csv,.tsv,.txt,text/csv,text/plain",
                 className="vi-upload", className_reject="vi-upload vi-upload-reject"),
             **{"data-max-bytes": str(limit), "data-note-id": "data-upload-note"}),
-        html.P(upload_rule(limit, limits.max_cells()), className="vi-help"),
+        html.P(limits.upload_rule(), className="vi-help"),
         html.Div(id="data-upload-note", className="vi-hidden"),
         f["target"], f["task"], f["numeric"], f["exclude"], f["missing"], f["dates"],
         id="data-upload-card", className="" if is_upload else "vi-hidden")

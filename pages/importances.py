@@ -14,7 +14,6 @@ from pages._ui.page_frame import (download_button, download_note, figure_config,
 from pages._ui.params import Context, Param, ParamSet
 from pages._ui.view import JobView, context_for
 from varimp_core.exact.binary import BINARY_METHODS
-from varimp_core.forests.multiway import MAX_TREES
 from varimp_core.studies import convergence
 from varimp_core.studies.chance import chance_levels
 from varimp_core.exact.information import joint_information
@@ -24,7 +23,7 @@ dash.register_page(__name__, path="/importances", name="Importances", order=1,
 
 PREFIX = "imp"
 #: At most this many trees from the page; the server's VARIMP_MAX_TREES may lower it.
-MAX_TREES_UI = min(10_000, MAX_TREES)
+MAX_TREES_UI = 10_000
 SAMPLED = results.SAMPLED
 #: scikit-learn's and the core's bootstrap defaults per method.
 DEFAULT_BOOTSTRAP = {"exact": False, "forest": False, "sklearn-rf": True, "sklearn-et": False,

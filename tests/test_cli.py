@@ -212,3 +212,27 @@ def test_data_option_refusals_are_one_sentence(capsys, tmp_path, argv, words):
 def test_exclude_needs_a_data_file(capsys):
     code, out, err = run(capsys, "importances", "--problem", "led", "--exclude", "X1")
     assert code == 2 and "--exclude applies to --data" in err
+
+
+def test_serve_becomes_gunicorn_or_the_dev_server_and_refuses_bad_values(capsys, monkeypatch):
+    """What `varimp serve` execs (tests/test_package.py starts it for real, installed)."""
+    import sys
+
+    from varimp_core.__main__ import _serve_command, build_parser
+
+    monkeypatch.setenv("WEB_CONCURRENCY", "3")
+    cmd, env = _serve_command(build_parser().parse_args(["serve", "--port", "8123"]))
+    assert cmd == [sys.executable, "-m", "gunicorn", "app:server", "--bind", "127.0.0.1:8123",
+                   "--workers", "3", "--timeout", "120"]
+    cmd, env = _serve_command(build_parser().parse_args(
+        ["serve", "--dev", "--host", "::1", "--port", "9000"]))
+    assert cmd[-1] == "import app; app.main()"
+    assert (env["VARIMP_HOST"], env["VARIMP_PORT"]) == ("::1", "9000")
+    cmd, _ = _serve_command(build_parser().parse_args(["serve", "--host", "::1", "--workers", "1"]))
+    assert cmd[cmd.index("--bind") + 1] == "[::1]:8050" and cmd[cmd.index("--workers") + 1] == "1"
+    monkeypatch.setenv("WEB_CONCURRENCY", "many")
+    for argv, sentence in ((["serve"], "WEB_CONCURRENCY must be a whole number"),
+                           (["serve", "--workers", "0"], "--workers must be at least 1"),
+                           (["serve", "--port", "70000"], "--port must be from 1 to 65535")):
+        code, out, err = run(capsys, *argv)
+        assert code == 2 and out == "" and err.startswith("error: " + sentence), err

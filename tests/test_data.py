@@ -11,8 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from varimp_core.data.csvfile import MAX_CELLS, upload_rule
-from varimp_core.data.prepare import (MAX_UPLOAD_BYTES, DataError, PreparedData, decode_upload,
+from varimp_core.data.prepare import (DataError, PreparedData, decode_upload,
                                       exact_limit_message, load_csv, prepare_problem,
                                       prepare_table, read_csv_bytes)
 from varimp_core.problems.registry import get_problem
@@ -61,9 +60,11 @@ def test_the_core_reads_no_server_limit_from_the_environment(monkeypatch):
     monkeypatch.setenv("VARIMP_MAX_CELLS", "10")
     assert len(read_csv_bytes(content)) == 100
     assert prepare_table(read_csv_bytes(content), "b").n_samples == 100
-    # The rule of a server, stated once: 25 MiB and 5,000,000 cells.
-    assert MAX_UPLOAD_BYTES == 25 * 2**20 and MAX_CELLS == 5_000_000
-    assert upload_rule() == "CSV files up to 25 MiB and 5,000,000 cells (rows \u00d7 columns)."
+    monkeypatch.setenv("VARIMP_MAX_COLUMNS", "1")
+    wide = b",".join(b"c%d" % j for j in range(2000)) + b"\n" + b"1," * 1999 + b"1\n"
+    assert read_csv_bytes(wide).shape == (1, 2000)
+    long_name = b"a," + b"n" * 500 + b"\n1,2\n"
+    assert len(read_csv_bytes(long_name).columns[1]) == 500
     with pytest.raises(DataError, match="201 cells.*limit of 200"):
         read_csv_bytes(b"a\n" + b"1\n" * 201, max_cells=200)
 

@@ -559,14 +559,18 @@ def test_files_the_corpus_found_refused_are_read(content):
 
 
 def test_wide_files_and_long_names_are_refused_early(monkeypatch):
+    # The server's limits, passed in as the upload handler passes them.
+    from pages._ui import limits
+
+    server = dict(max_columns=limits.max_columns(), max_name_length=limits.MAX_NAME_LENGTH)
     header = ",".join(f"c{j}" for j in range(100_000)).encode()
     with pytest.raises(DataError, match="100,000 columns, more than the limit of 1,000"):
-        read_csv_bytes(header + b"\n" + b"1," * 99_999 + b"1\n")
+        read_csv_bytes(header + b"\n" + b"1," * 99_999 + b"1\n", **server)
     monkeypatch.setenv("VARIMP_MAX_COLUMNS", "2")
     with pytest.raises(DataError, match="3 columns, more than the limit of 2"):
-        read_csv_bytes(b"a,b,y\n1,2,3\n")
+        read_csv_bytes(b"a,b,y\n1,2,3\n", max_columns=limits.max_columns())
     with pytest.raises(DataError, match="column 2 is 300 characters long") as err:
-        read_csv_bytes(b"a," + b"n" * 300 + b"\n1,2\n")
+        read_csv_bytes(b"a," + b"n" * 300 + b"\n1,2\n", **server)
     assert len(str(err.value)) < 200
 
 

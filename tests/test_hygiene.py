@@ -281,7 +281,6 @@ def test_no_pickle_or_eval_in_our_source():
 
 # -- limits ---------------------------------------------------------------------------------------
 def test_limits_follow_the_environment_at_call_time(monkeypatch):
-    from varimp_core.forests.multiway import MAX_TREES
     from varimp_core.exact.information import MAX_SUBSET_FEATURES
 
     for name in limits.LIMITS:
@@ -296,8 +295,8 @@ def test_limits_follow_the_environment_at_call_time(monkeypatch):
     for bad in ("abc", "0", "-5", "1.5", ""):
         monkeypatch.setenv("VARIMP_MAX_TREES", bad)
         assert limits.max_trees() == 10_000, bad
-    monkeypatch.setenv("VARIMP_MAX_TREES", str(10 * MAX_TREES))  # never above the core's
-    assert limits.max_trees() == MAX_TREES
+    monkeypatch.setenv("VARIMP_MAX_TREES", "1000000")  # never above the server's ceiling
+    assert limits.max_trees() == 100_000
     monkeypatch.setenv("VARIMP_MAX_EXACT_FEATURES", "50")
     assert limits.max_exact_features() == MAX_SUBSET_FEATURES
     monkeypatch.setenv("VARIMP_MAX_EXACT_FEATURES", "6")
@@ -314,6 +313,7 @@ def test_upload_limits_agree_with_the_core(monkeypatch):
     assert limits.max_upload_bytes() == datasource.max_upload_bytes() == 3 << 20
     monkeypatch.setenv("VARIMP_MAX_CELLS", "1000")
     assert limits.max_cells() == 1000
+    assert limits.upload_rule() == "CSV files up to 3 MiB and 1,000 cells (rows \u00d7 columns)."
     df = pd.DataFrame({"a": np.arange(400) % 3, "b": np.arange(400) % 2,
                        "y": np.arange(400) % 5 == 0})  # 1,200 cells
     with pytest.raises(DataError, match="1,000|1000"):  # the server passes its limit

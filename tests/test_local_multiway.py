@@ -190,3 +190,30 @@ def test_unseen_codes_stop_at_the_node():
     loc = forest_local_importance(table, np.array([[5, 5]]), n_estimators=10, max_features=1)
     assert loc.counts.sum() == 0
     np.testing.assert_allclose(loc.parameters["proba"][0], [0.5, 0.5])
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2, 3, -1])
+def test_local_importance_is_the_same_for_every_n_jobs(n_jobs):
+    # 200 trees are four chunks (64, 64, 64, 8): n_jobs 2 and 3 group them differently
+    # over processes, and every grouping must give the serial numbers bit for bit.
+    table = get_problem("led:irrelevant=3").exact_table()
+    kw = dict(n_estimators=200, max_features=2, bootstrap=True, n_samples=60, max_level=2,
+              k_semantics="sklearn", random_state=11)
+    serial = forest_local_importance(table, **kw)
+    loc = forest_local_importance(table, **kw, n_jobs=n_jobs)
+    np.testing.assert_array_equal(loc.counts_by_level, serial.counts_by_level)
+    np.testing.assert_array_equal(loc.parameters["proba"], serial.parameters["proba"])
+    np.testing.assert_array_equal(loc.prediction, serial.prediction)
+    assert loc.counts.sum() > 0
+
+
+def test_stumps_grown_in_two_processes_count_the_root_variable_of_every_tree():
+    # The oracle of test_stumps_count_the_root_variable_of_every_tree, with the local forest
+    # grown and routed by two processes: every row still counts each tree's root once.
+    table = get_problem("led").exact_table()
+    forest = grow_forest(table, n_estimators=300, max_features=1, max_depth=1, random_state=5)
+    roots = np.bincount(forest.per_tree.argmax(axis=1), minlength=7)
+    loc = forest_local_importance(table, n_estimators=300, max_features=1, max_depth=1,
+                                  random_state=5, n_jobs=2)
+    assert np.all(loc.counts == roots)
+    np.testing.assert_allclose(loc.parameters["proba"].sum(axis=1), 1.0)

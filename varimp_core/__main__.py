@@ -1,7 +1,10 @@
-"""Command line: ``python -m varimp_core {importances,relevance,problems} ...``.
+"""Command line: ``varimp {importances,relevance,problems,serve} ...`` (or ``python -m varimp_core``).
 
 A public contract: keep flags and JSON keys stable.  Errors print one
-sentence on stderr and exit with status 2.
+sentence on stderr and exit with status 2.  ``varimp serve`` starts the
+dashboard (the module ``app``, installed beside the core by ``pip install .``)
+in a program of its own, gunicorn or Dash's development server: the core
+imports nothing of the web layer.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ def _source_args(p):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m varimp_core",
+    parser = _Parser(prog="varimp",
                      description="Exact and sampled random-forest variable importances.")
     parser.add_argument("--version", action="version", version=f"varimp {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -71,6 +74,15 @@ def build_parser() -> argparse.ArgumentParser:
     _source_args(rel)
     rel.add_argument("--format", choices=("json", "table"), default="table")
     sub.add_parser("problems", help="list built-in problems and their options")
+    srv = sub.add_parser("serve", help="serve the dashboard (gunicorn; --dev: Dash's server)")
+    srv.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; "
+                                                          "0.0.0.0: every interface)")
+    srv.add_argument("--port", type=int, default=8050, metavar="PORT",
+                     help="port (default 8050)")
+    srv.add_argument("--workers", type=int, default=None, metavar="W",
+                     help="gunicorn worker processes (default: WEB_CONCURRENCY, else 2)")
+    srv.add_argument("--dev", action="store_true",
+                     help="Dash's development server in one process instead of gunicorn")
     return parser
 
 
@@ -200,10 +212,47 @@ def _problems() -> str:
     return "\n".join(lines)
 
 
+def _serve_command(args) -> tuple[list[str], dict]:
+    """The program ``varimp serve`` runs, and its environment."""
+    if not 1 <= args.port <= 65535:
+        raise ValueError(f"--port must be from 1 to 65535, not {args.port}")
+    env = dict(os.environ)
+    if args.dev:
+        env.update(VARIMP_HOST=args.host, VARIMP_PORT=str(args.port))
+        return [sys.executable, "-c", "import app; app.main()"], env
+    workers = args.workers
+    if workers is None:
+        text = env.get("WEB_CONCURRENCY", "").strip() or "2"
+        if not text.isdigit():
+            raise ValueError(f"WEB_CONCURRENCY must be a whole number of workers, not {text!r}")
+        workers = int(text)
+    if workers < 1:
+        raise ValueError(f"--workers must be at least 1, not {workers}")
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    return [sys.executable, "-m", "gunicorn", "app:server", "--bind", f"{host}:{args.port}",
+            "--workers", str(workers), "--timeout", "120"], env
+
+
+def _serve(args) -> int:
+    """Become the server (``exec``: its signals and exit status are the server's)."""
+    from importlib.machinery import PathFinder
+
+    command, env = _serve_command(args)
+    # Installed, or a checkout's app.py in the working directory (which both programs import).
+    if PathFinder.find_spec("app", [os.getcwd(), *sys.path]) is None:
+        raise ValueError("the dashboard is not installed here: install varimp with "
+                         "`pip install .`, or run `varimp serve` from a checkout")
+    sys.stdout.flush()
+    os.execve(command[0], command, env)
+    return 0  # not reached
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if args.command == "serve":
+            return _serve(args)
         if args.command == "importances":
             out = _importances(args)
         elif args.command == "relevance":

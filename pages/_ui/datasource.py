@@ -28,7 +28,7 @@ from varimp_core.problems.registry import get_problem, parse_spec
 
 from . import cache
 from .hygiene import client_id
-from .limits import max_cells, max_upload_bytes, value
+from .limits import MAX_NAME_LENGTH, max_cells, max_columns, max_upload_bytes, value
 from .params import Context, Param, ParamSet
 
 DEFAULT_PROBLEM = "led"
@@ -339,7 +339,8 @@ def store_upload(contents: str, filename: str | None) -> dict:
         raise DataError(f"The file is larger than the upload limit of {limit / 2**20:g} MiB; "
                         "use a smaller file (fewer rows or columns).")
     content = decode_upload(contents)
-    df = read_csv_bytes(content, max_bytes=limit, max_cells=max_cells())
+    df = read_csv_bytes(content, max_bytes=limit, max_cells=max_cells(),
+                        max_columns=max_columns(), max_name_length=MAX_NAME_LENGTH)
     key = cache.put_table(df, client_id())
     columns = [str(c) for c in df.columns]
     roles = column_roles(key, columns[-1]) if len(columns) > 1 else {"numeric": None}

@@ -15,7 +15,6 @@ from typing import Any, Mapping
 
 from dash import html
 
-from varimp_core.data.csvfile import env_limit
 from varimp_core.plots.distributions import (make_distribution_figure, make_summary_table_frame,
                                              make_sweep_figure)
 from varimp_core.plots.distributions_captions import (distribution_csv_frame,
@@ -34,14 +33,14 @@ from .common import frame_table, placeholder_figure, safe_csv
 from .datachoice import DataChoice
 from .studies import generator, is_exact
 
-#: Caps read from the environment on every call: (variable, default).
-CAPS = {"T": ("VARIMP_MAX_MC_TREES", 1000), "N": ("VARIMP_MAX_MC_SAMPLES", 100_000),
-        "total": ("VARIMP_MAX_MC_TOTAL_TREES", 500_000), "values": ("VARIMP_MAX_SWEEP_VALUES", 8)}
+#: The server limit (:mod:`pages._ui.limits`, read on every call) of each cap.
+CAPS = {"R": "replicates", "T": "mc_trees", "N": "mc_samples", "total": "mc_total_trees",
+        "values": "sweep_values"}
 
 
 # -- choices, caps and sweep values --------------------------------------------------------
 def cap(name: str) -> int:
-    return limits.max_replicates() if name == "R" else env_limit(*CAPS[name])
+    return limits.value(CAPS[name])
 
 
 def caps_text() -> str:

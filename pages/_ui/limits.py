@@ -5,14 +5,10 @@ read them here for their controls' ``max``, their help lines ("At most 5,000
 trees on this server.") and their checks, and the Data page lists them all
 (:func:`limits_text`) so users see them before they click.
 
-``VARIMP_MAX_UPLOAD_BYTES``
-    Size of an uploaded file; default 25 MiB (the core's ``MAX_UPLOAD_BYTES``).
-``VARIMP_MAX_COLUMNS``
-    Columns of an uploaded table; default 1,000 (``MAX_COLUMNS``).
-``VARIMP_MAX_CELLS``
-    Rows times columns of a table; default 5,000,000 (``MAX_CELLS``).
+``VARIMP_MAX_UPLOAD_BYTES``, ``VARIMP_MAX_COLUMNS``, ``VARIMP_MAX_CELLS``
+    An upload's bytes (25 MiB), columns (1,000) and cells, rows x columns (5,000,000).
 ``VARIMP_MAX_TREES``
-    Trees of one forest; default 10,000 (at most the core's ``MAX_TREES``).
+    Trees of one forest; default 10,000, at most 100,000.
 ``VARIMP_MAX_EXACT_FEATURES``
     Inputs of the exact method; default 20 (at most ``MAX_SUBSET_FEATURES``).
 ``VARIMP_MAX_REPLICATES``
@@ -25,14 +21,9 @@ trees on this server.") and their checks, and the Data page lists them all
     Seconds an upload (24 h) and a result (7 days) are kept; bytes of parsed tables
     one browser may keep at once (256 MiB).  See :func:`pages._ui.cache.put_table`.
 
-The upload rule (25 MiB and 5,000,000 cells) is stated once in the core
-(``varimp_core.data.csvfile``: ``MAX_UPLOAD_BYTES``, ``MAX_CELLS``,
-``upload_rule``), which refuses no size itself; the server passes these two
-limits in (``read_csv_bytes(max_bytes=, max_cells=)``, ``prepare_table(max_cells=)``).
-The column limit is read by the core the same way (a positive whole number,
-anything else means the default); the others are enforced by the pages and
-by :mod:`pages._ui.jobs`.  A variable can lower a limit the core
-also has (trees, exact inputs) but never raise it above the core's.
+The core refuses no size (a notebook reads any table): the server passes the upload
+limits in (``read_csv_bytes``, ``prepare_table``); the pages and :mod:`pages._ui.jobs`
+enforce the others.  A value that is not a positive whole number means the default.
 """
 
 from __future__ import annotations
@@ -40,9 +31,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from varimp_core.data.csvfile import MAX_CELLS, MAX_COLUMNS, MAX_UPLOAD_BYTES
-from varimp_core.forests.multiway import MAX_TREES
 from varimp_core.exact.information import MAX_SUBSET_FEATURES
+
+#: Longest column name of an upload, in characters (the URL keeps names of at most 200).
+MAX_NAME_LENGTH = 200
 
 
 @dataclass(frozen=True)
@@ -57,13 +49,17 @@ class Limit:
 
 #: The limits by short name; :func:`value` reads one.
 LIMITS: dict[str, Limit] = {
-    "upload_bytes": Limit("VARIMP_MAX_UPLOAD_BYTES", MAX_UPLOAD_BYTES, None, "bytes per upload"),
-    "columns": Limit("VARIMP_MAX_COLUMNS", MAX_COLUMNS, None, "columns per table"),
-    "cells": Limit("VARIMP_MAX_CELLS", MAX_CELLS, None, "cells (rows \u00d7 columns) per table"),
-    "trees": Limit("VARIMP_MAX_TREES", min(10_000, MAX_TREES), MAX_TREES, "trees per forest"),
+    "upload_bytes": Limit("VARIMP_MAX_UPLOAD_BYTES", 25 << 20, None, "bytes per upload"),
+    "columns": Limit("VARIMP_MAX_COLUMNS", 1000, None, "columns per table"),
+    "cells": Limit("VARIMP_MAX_CELLS", 5_000_000, None, "cells (rows \u00d7 columns) per table"),
+    "trees": Limit("VARIMP_MAX_TREES", 10_000, 100_000, "trees per forest"),
     "exact_features": Limit("VARIMP_MAX_EXACT_FEATURES", MAX_SUBSET_FEATURES,
                             MAX_SUBSET_FEATURES, "inputs for the exact method"),
     "replicates": Limit("VARIMP_MAX_REPLICATES", 2000, None, "Monte Carlo replicates"),
+    "mc_trees": Limit("VARIMP_MAX_MC_TREES", 1000, None, "trees per Monte Carlo forest"),
+    "mc_samples": Limit("VARIMP_MAX_MC_SAMPLES", 100_000, None, "rows per Monte Carlo sample"),
+    "mc_total_trees": Limit("VARIMP_MAX_MC_TOTAL_TREES", 500_000, None, "trees per run"),
+    "sweep_values": Limit("VARIMP_MAX_SWEEP_VALUES", 8, None, "values per sweep"),
     "memory_mb": Limit("VARIMP_MAX_MEMORY_MB", 4096, None, "MB of memory per job"),
     "job_timeout": Limit("VARIMP_JOB_TIMEOUT", 600, None, "seconds per job"),
     # The Measures page starts three jobs at once; a fourth covers a control changed while
@@ -94,18 +90,24 @@ def _capped(name: str, page_cap: int | None) -> int:
 
 
 def max_upload_bytes() -> int:
-    """Largest uploaded file in bytes (``VARIMP_MAX_UPLOAD_BYTES``, as the core reads it)."""
+    """Largest uploaded file in bytes (``VARIMP_MAX_UPLOAD_BYTES``)."""
     return value("upload_bytes")
 
 
 def max_columns() -> int:
-    """Most columns of an uploaded table (``VARIMP_MAX_COLUMNS``, as the core reads it)."""
+    """Most columns of an uploaded table (``VARIMP_MAX_COLUMNS``)."""
     return value("columns")
 
 
 def max_cells() -> int:
-    """Most cells, rows times columns, of a table (``VARIMP_MAX_CELLS``, as the core reads it)."""
+    """Most cells, rows times columns, of a table (``VARIMP_MAX_CELLS``)."""
     return value("cells")
+
+
+def upload_rule() -> str:
+    """``"CSV files up to 25 MiB and 5,000,000 cells (rows × columns)."``"""
+    return (f"CSV files up to {max_upload_bytes() / 2**20:g} MiB and {max_cells():,} cells "
+            "(rows \u00d7 columns).")
 
 
 def max_trees(page_cap: int | None = None) -> int:

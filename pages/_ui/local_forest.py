@@ -204,7 +204,7 @@ def _fit_forest(prepared, fit: np.ndarray, settings: Mapping[str, Any]):
     """:func:`fit_local_forest` of ``settings``, pointing to the forests that accept constants."""
     try:
         return fit_local_forest(prepared, fit, **{k: settings[k] for k in (
-            "forest", "n_estimators", "max_features", "random_state")})
+            "forest", "n_estimators", "max_features", "random_state")}, n_jobs=limits.n_jobs())
     except ValueError as exc:
         if settings["forest"] == "uniform" and "constant" in str(exc):
             raise ValueError(f"{exc} Or choose the random forest or extra-trees, which "
@@ -236,7 +236,7 @@ def local_view(data: DataChoice, settings: Mapping[str, Any], load: Callable,
         local = heldout_local_importance(
             f["prepared"], rows, estimator=f["estimator"], fit=f["fit"], n_estimators=n,
             max_features=settings["max_features"], random_state=settings["random_state"],
-            progress=lambda d, t: progress(d, t, f"{d:,} of {t:,} trees"))
+            progress=lambda d, t: progress(d, t, f"{d:,} of {t:,} trees"), n_jobs=limits.n_jobs())
         local = replace(local, parameters={k: v for k, v in local.parameters.items()
                                            if k != "proba"})  # not drawn: kept out of the cache
         return {"local": local.to_dict(), "rows": rows.tolist(), "summary": {

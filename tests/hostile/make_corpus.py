@@ -4,7 +4,7 @@ Every file is generated (seeded), never stored: the test suite writes the
 corpus into a temporary folder once per session.  Each file name starts with
 its category (``<category>__<nnn>-<variant>.<ext>``); :func:`label` reads it
 back.  The size-limit files are sized from the limit the core reads at call
-time (``VARIMP_MAX_UPLOAD_BYTES`` or ``varimp_core.data.csvfile.MAX_UPLOAD_BYTES``).
+time (``VARIMP_MAX_UPLOAD_BYTES``, else the server's default in ``pages._ui.limits``).
 
 Usage::
 
@@ -44,10 +44,10 @@ CATEGORIES = (
 
 
 def upload_limit() -> int:
-    """The upload size limit in bytes, read from the core now (not at import)."""
-    from varimp_core.data.csvfile import MAX_UPLOAD_BYTES, env_limit
+    """The server's upload size limit in bytes, read now (not at import)."""
+    from pages._ui.limits import max_upload_bytes
 
-    return env_limit("VARIMP_MAX_UPLOAD_BYTES", MAX_UPLOAD_BYTES)
+    return max_upload_bytes()
 
 
 def label(path) -> str:

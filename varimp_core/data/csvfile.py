@@ -19,21 +19,7 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-__all__ = ["DataError", "MAX_CELLS", "MAX_COLUMNS", "MAX_NAME_LENGTH", "MAX_UPLOAD_BYTES",
-           "decode_upload", "load_csv", "read_csv_bytes", "upload_rule"]
-
-#: The upload rule of a shared server, stated once: a file of at most 25 MiB holding at
-#: most 5,000,000 cells (rows x columns).  The server passes them in (``max_bytes``,
-#: ``max_cells``; ``VARIMP_MAX_UPLOAD_BYTES`` and ``VARIMP_MAX_CELLS`` change them there);
-#: the core itself refuses no size unless asked, so a notebook reads any table.
-MAX_UPLOAD_BYTES = 25 * 1024 * 1024
-#: Most cells of an uploaded table (see :data:`MAX_UPLOAD_BYTES`).
-MAX_CELLS = 5_000_000
-#: Most columns a file may have (typing costs about a millisecond per column, and
-#: every page lists the variables); ``VARIMP_MAX_COLUMNS`` overrides it.
-MAX_COLUMNS = 1_000
-#: Longest column name, in characters (the URL keeps names of at most 200).
-MAX_NAME_LENGTH = 200
+__all__ = ["DataError", "decode_upload", "load_csv", "read_csv_bytes"]
 
 _DELIMITERS = (",", ";", "\t", "|")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
@@ -46,26 +32,6 @@ _WHOLE_NUMBER = re.compile(r"[+-]?\d+")
 
 class DataError(ValueError):
     """A table or file that cannot be used, with a sentence saying what to do."""
-
-
-def env_limit(name: str, default: int) -> int:
-    try:
-        value = int(os.environ.get(name, ""))
-    except ValueError:
-        return default
-    return value if value > 0 else default
-
-
-def upload_rule(max_bytes: int = MAX_UPLOAD_BYTES, max_cells: int = MAX_CELLS) -> str:
-    """The upload rule as one sentence.
-
-    Examples
-    --------
-    >>> upload_rule()
-    'CSV files up to 25 MiB and 5,000,000 cells (rows \u00d7 columns).'
-    """
-    return (f"CSV files up to {max_bytes / 2**20:g} MiB and {max_cells:,} cells "
-            "(rows \u00d7 columns).")
 
 
 def check_cells(n_rows: int, n_columns: int, max_cells: int | None) -> None:
@@ -180,8 +146,9 @@ def _sniff_delimiter(text: str) -> str:
     return best
 
 
-def _check_rows(text: str, delimiter: str, max_columns: int) -> list[str]:
-    """Return the header; refuse ragged rows, too many columns, long or duplicate names."""
+def _check_rows(text: str, delimiter: str, max_columns: int | None,
+                max_name_length: int | None) -> list[str]:
+    """Return the header; refuse ragged rows, duplicate names and a header past the limits."""
     # newline="": the reader splits \n, \r\n and lone \r line ends, outside quotes only.
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter,
                         skipinitialspace=True)
@@ -192,7 +159,7 @@ def _check_rows(text: str, delimiter: str, max_columns: int) -> list[str]:
                 continue
             if header is None:
                 header = [f.strip() for f in row]
-                _check_header(header, max_columns)
+                _check_header(header, max_columns, max_name_length)
                 continue
             n_rows += 1
             if len(row) != len(header):
@@ -223,18 +190,20 @@ def _check_rows(text: str, delimiter: str, max_columns: int) -> list[str]:
     return header
 
 
-def _check_header(header: list[str], max_columns: int) -> None:
-    if len(header) > max_columns:
+def _check_header(header: list[str], max_columns: int | None,
+                  max_name_length: int | None) -> None:
+    if max_columns is not None and len(header) > max_columns:
         raise DataError(f"The file has {len(header):,} columns, more than the limit of "
                         f"{max_columns:,}; keep fewer columns.")
     for i, name in enumerate(header):
-        if len(name) > MAX_NAME_LENGTH:
+        if max_name_length is not None and len(name) > max_name_length:
             raise DataError(f"The name of column {i + 1} is {len(name):,} characters long; "
-                            f"shorten column names to at most {MAX_NAME_LENGTH} characters.")
+                            f"shorten column names to at most {max_name_length} characters.")
 
 
 def read_csv_bytes(content: bytes, *, max_bytes: int | None = None,
-                   max_cells: int | None = None) -> pd.DataFrame:
+                   max_cells: int | None = None, max_columns: int | None = None,
+                   max_name_length: int | None = None) -> pd.DataFrame:
     """Parse the bytes of an uploaded CSV file.
 
     Parameters
@@ -249,9 +218,11 @@ def read_csv_bytes(content: bytes, *, max_bytes: int | None = None,
         :data:`DECIMAL_COMMA_SHARE` of those present), some written with a
         decimal comma (``3,14``, ``1.234,5``), is read as numbers, its other
         values as missing.
-    max_bytes, max_cells : int, default=None
-        Size limits (a server's, :data:`MAX_UPLOAD_BYTES` and :data:`MAX_CELLS`
-        by default there); None: no limit.
+    max_bytes, max_cells, max_columns, max_name_length : int, default=None
+        Limits of the caller (a shared server passes its own, see
+        ``pages/_ui/limits.py``): bytes of the file, cells (rows x columns),
+        columns, characters of a column name.  None: no limit; the core itself
+        refuses no size.
 
     Returns
     -------
@@ -264,8 +235,8 @@ def read_csv_bytes(content: bytes, *, max_bytes: int | None = None,
     ------
     DataError
         When the file is too large, empty, binary or undecodable, has ragged
-        rows, more than :data:`MAX_COLUMNS` columns (``VARIMP_MAX_COLUMNS``),
-        duplicate or overlong column names, no columns or no data rows.
+        rows, duplicate column names, no columns or no data rows, or passes a
+        limit given.
     """
     if isinstance(content, str):
         content = content.encode("utf-8")
@@ -294,7 +265,7 @@ def read_csv_bytes(content: bytes, *, max_bytes: int | None = None,
         delimiter, text = hint.group(1), text[hint.end():]
     else:
         delimiter = _sniff_delimiter(text)
-    header = _check_rows(text, delimiter, env_limit("VARIMP_MAX_COLUMNS", MAX_COLUMNS))
+    header = _check_rows(text, delimiter, max_columns, max_name_length)
     try:
         frame = pd.read_csv(io.StringIO(text), sep=delimiter, index_col=False,
                             skipinitialspace=True, low_memory=False)

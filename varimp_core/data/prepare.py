@@ -23,13 +23,13 @@ import pandas as pd
 from varimp_core.data.columns import (MISSING_LABEL, check_choices, column_values, date_values,
                                       expand_date, identifier_reason, missing_sentence,
                                       refuse_missing)
-from varimp_core.data.csvfile import (MAX_CELLS, MAX_UPLOAD_BYTES, DataError, check_cells,
+from varimp_core.data.csvfile import (DataError, check_cells,
                                       decode_upload, load_csv, plain_value, quoted_names,
                                       read_csv_bytes)
 from varimp_core.data.table import DiscreteTable
 from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict
 
-__all__ = ["DataError", "MAX_CELLS", "MAX_CLASSES", "MAX_UPLOAD_BYTES", "PreparedData",
+__all__ = ["DataError", "MAX_CLASSES", "PreparedData",
            "decode_upload", "exact_limit_message", "load_csv", "prepare_problem",
            "prepare_table", "read_csv_bytes"]
 
@@ -283,8 +283,8 @@ def prepare_table(df, target, *, max_levels=20, bins=5, kinds=None, task=None,
         Override the detected task.  None: classification when the target is
         text, boolean, categorical or has at most ``max_levels`` values.
     max_cells : int, default=None
-        Largest accepted ``n_rows * n_columns`` (a server's limit,
-        :data:`~varimp_core.data.csvfile.MAX_CELLS`); None: no limit.
+        Largest accepted ``n_rows * n_columns`` (a server's limit, passed in by
+        ``pages/_ui/limits.py``); None: no limit.
     source : str, default="dataframe"
         Recorded in the result, e.g. ``"upload:data.csv"``.
     missing : {"category", "drop", "refuse"}, default="category"

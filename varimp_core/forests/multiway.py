@@ -25,10 +25,8 @@ from varimp_core.exact.splitting import TIE_TOLERANCE, validate_max_features, va
 from varimp_core.data.table import DiscreteTable
 from varimp_core.exact.eqn3 import validate_max_depth
 
-__all__ = ["grow_forest", "MAX_TREES", "TREES_PER_CHUNK"]
+__all__ = ["grow_forest", "TREES_PER_CHUNK"]
 
-#: Upper limit on n_estimators.
-MAX_TREES = 100_000
 #: Trees grown together; fixed so that results do not depend on memory.
 TREES_PER_CHUNK = 64
 
@@ -247,18 +245,21 @@ def grow_forest(table: DiscreteTable, *, n_estimators: int = 100, max_features: 
 
 def _seeded_chunk(table, seed, n_trees, probs, n_samples, k, depth, k_semantics, criterion,
                   router=None):
-    """Per-tree importances and depth profile of ``n_trees`` trees drawn from ``seed``."""
+    """Per-tree importances and depth profile of ``n_trees`` trees drawn from ``seed``, and
+    what a fresh copy of ``router`` (if any) gathered from them (else None)."""
     rng = np.random.default_rng(seed)
     if n_samples is not None:  # the bootstrap
         weights = rng.multinomial(n_samples, probs, size=n_trees) / n_samples
     else:
         weights = np.broadcast_to(probs, (n_trees, table.n_rows))
-    return _grow_chunk(table, weights, rng, k, depth, k_semantics, criterion, router)
+    own = None if router is None else router.fresh()
+    per_tree, by_degree = _grow_chunk(table, weights, rng, k, depth, k_semantics, criterion, own)
+    return per_tree, by_degree, None if own is None else own.gathered()
 
 
-def _seeded_chunks(table, seeds, sizes, *args) -> list:
+def _seeded_chunks(table, seeds, sizes, *args, router=None) -> list:
     """:func:`_seeded_chunk` of each (seed, size), in order (one task of a worker process)."""
-    return [_seeded_chunk(table, seed, n, *args) for seed, n in zip(seeds, sizes)]
+    return [_seeded_chunk(table, seed, n, *args, router=router) for seed, n in zip(seeds, sizes)]
 
 
 def grow_forest_routed(table, router, *, n_estimators, max_features, max_depth, bootstrap,
@@ -266,8 +267,9 @@ def grow_forest_routed(table, router, *, n_estimators, max_features, max_depth, 
                        progress=None, n_jobs=None) -> ImportanceResult:
     """:func:`grow_forest`, with ``router`` (or None) following rows down the trees.
 
-    A router gathers what every tree does to the rows, so its trees grow in this
-    process whatever ``n_jobs``.
+    Each chunk of trees is routed by a fresh copy of ``router`` (``router.fresh()``, in
+    whichever process grows it); what the copies gathered is added to ``router`` in chunk
+    order (``router.add``), so the sums are the same for every ``n_jobs``.
     """
     if table.n_rows == 0 or table.total_weight <= 0:
         raise ValueError("The table is empty: it has no rows with positive weight.")
@@ -278,8 +280,8 @@ def grow_forest_routed(table, router, *, n_estimators, max_features, max_depth, 
     if criterion not in CRITERIA:
         raise ValueError(f"criterion must be one of {', '.join(CRITERIA)}, got {criterion!r}.")
     if isinstance(n_estimators, bool) or not isinstance(n_estimators, (int, np.integer)) \
-            or not 1 <= n_estimators <= MAX_TREES:
-        raise ValueError(f"n_estimators must be a whole number from 1 to {MAX_TREES}, got {n_estimators!r}.")
+            or n_estimators < 1:
+        raise ValueError(f"n_estimators must be a positive whole number, got {n_estimators!r}.")
     if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer))
                                or n_jobs == 0):
         raise ValueError(f"n_jobs must be a whole number other than 0 (-1: every core) or None, "
@@ -296,7 +298,7 @@ def grow_forest_routed(table, router, *, n_estimators, max_features, max_depth, 
     bounds = [(c * TREES_PER_CHUNK, min((c + 1) * TREES_PER_CHUNK, n_estimators))
               for c in range(len(seeds))]
     args = (probs, n_samples if bootstrap else None, k, depth, k_semantics, criterion)
-    workers = 1 if router is not None or n_jobs is None else \
+    workers = 1 if n_jobs is None else \
         max(1, min(int(joblib.effective_n_jobs(n_jobs)), len(seeds)))
     if workers == 1:
         parts = (_seeded_chunk(table, seed, hi - lo, *args, router=router)
@@ -305,14 +307,17 @@ def grow_forest_routed(table, router, *, n_estimators, max_features, max_depth, 
         groups = np.array_split(np.arange(len(seeds)), min(len(seeds), 2 * workers))
         batches = joblib.Parallel(n_jobs=workers, return_as="generator")(
             joblib.delayed(_seeded_chunks)(table, [seeds[c] for c in g],
-                                           [bounds[c][1] - bounds[c][0] for c in g], *args)
+                                           [bounds[c][1] - bounds[c][0] for c in g], *args,
+                                           router=router)
             for g in groups)
         parts = (part for batch in batches for part in batch)
     per_tree = np.zeros((n_estimators, p))
     by_degree = np.zeros((p, p))
-    for (lo, hi), (pt, bd) in zip(bounds, parts):
+    for (lo, hi), (pt, bd, gathered) in zip(bounds, parts):
         per_tree[lo:hi] = pt
         by_degree += bd
+        if router is not None:
+            router.add(gathered)
         if progress is not None:
             progress(hi, n_estimators)
     by_degree /= n_estimators

@@ -125,7 +125,7 @@ def _observations(prepared: PreparedData) -> tuple[np.ndarray, np.ndarray]:
 
 def fit_local_forest(prepared: PreparedData, rows: np.ndarray, *, forest: str = "uniform",
                      n_estimators: int = 100, max_features: int | None = None,
-                     random_state: int = 0):
+                     random_state: int = 0, n_jobs: int | None = None):
     """Fit a scikit-learn forest on the rows ``rows`` of ``prepared``'s numeric inputs.
 
     Parameters
@@ -142,6 +142,8 @@ def fit_local_forest(prepared: PreparedData, rows: np.ndarray, *, forest: str = 
     max_features : int or None, default=None
         K, the variables drawn at each node; None draws all of them.
     random_state : int, default=0
+    n_jobs : int, optional
+        scikit-learn's ``n_jobs`` (-1: every core); the fitted trees do not depend on it.
 
     Returns
     -------
@@ -160,7 +162,7 @@ def fit_local_forest(prepared: PreparedData, rows: np.ndarray, *, forest: str = 
                          f"{', '.join(LOCAL_FORESTS)}.")
     X = pd.DataFrame(X[rows], columns=list(prepared.variables))
     kw = dict(task=prepared.task, n_estimators=n_estimators, max_features=max_features,
-              random_state=random_state)
+              random_state=random_state, n_jobs=n_jobs)
     if forest == "uniform":
         return fit_uniform_forest(X, y[rows], **kw)
     return fit_sklearn_forest(X, y[rows], kind=forest, **kw)
@@ -176,8 +178,8 @@ def _class_labels(prepared: PreparedData) -> list[str] | None:
 def heldout_local_importance(prepared: PreparedData, rows: np.ndarray, *, estimator=None,
                              fit: np.ndarray | None = None, n_estimators: int = 100,
                              max_features: int | None = None, random_state: int = 0,
-                             progress: Callable[[int, int], None] | None = None
-                             ) -> LocalImportance:
+                             progress: Callable[[int, int], None] | None = None,
+                             n_jobs: int | None = None) -> LocalImportance:
     """Ciss's local importance of the rows ``rows`` of ``prepared``, classes as the data's labels.
 
     Parameters
@@ -196,6 +198,9 @@ def heldout_local_importance(prepared: PreparedData, rows: np.ndarray, *, estima
         The multiway forest's trees, K (an integer >= 1, or None: every input) and seed.
     progress : callable, optional
         ``progress(done, total)`` after each chunk of multiway trees.
+    n_jobs : int, optional
+        Processes growing the multiway forest's chunks of trees (-1: every core); the
+        counts do not depend on it.
 
     Returns
     -------
@@ -229,7 +234,8 @@ def heldout_local_importance(prepared: PreparedData, rows: np.ndarray, *, estima
         local = forest_local_importance(table, prepared.X_codes[rows], n_estimators=n_estimators,
                                         max_features=table.n_features if max_features is None
                                         else max_features,
-                                        random_state=random_state, progress=progress)
+                                        random_state=random_state, progress=progress,
+                                        n_jobs=n_jobs)
         local = replace(local, X=X[rows])
     labels = _class_labels(prepared)
     if labels is None:

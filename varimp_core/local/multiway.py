@@ -37,13 +37,29 @@ class _Router:
     """Rows to assess, routed through the trees of one chunk as they grow.
 
     ``counts`` (max_level, n_rows * p) and ``proba`` (n_rows, n_classes) are
-    shared accumulators over chunks; each finished (tree, row) entry adds its
-    ancestors' split variables and its leaf's class distribution.
+    accumulators; each finished (tree, row) entry adds its ancestors' split
+    variables and its leaf's class distribution.  Each chunk is routed by a
+    :meth:`fresh` copy (in whichever process grows it), whose sums :meth:`add`
+    adds here in chunk order: floating-point sums in a fixed order, so the
+    result does not depend on ``n_jobs``.
     """
 
     def __init__(self, Q, n_levels, counts, proba):
         self.Q, self.n_levels, self.counts, self.proba = Q, n_levels, counts, proba
         self.p = Q.shape[1]
+
+    def fresh(self) -> "_Router":
+        """A router of the same rows with zero accumulators."""
+        return _Router(self.Q, self.n_levels, np.zeros_like(self.counts),
+                       np.zeros_like(self.proba))
+
+    def gathered(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.counts, self.proba
+
+    def add(self, gathered) -> None:
+        counts, proba = gathered
+        self.counts += counts
+        self.proba += proba
 
     def start(self, n_trees: int) -> None:
         m = self.Q.shape[0]
@@ -127,7 +143,8 @@ def forest_local_importance(table: DiscreteTable, X=None, *, n_estimators: int =
                             max_features: int = 1, max_depth=None, bootstrap: bool = False,
                             k_semantics: str = "id3", criterion: str = "entropy",
                             random_state=0, n_samples: int | None = None,
-                            max_level: int = 1, progress=None) -> LocalImportance:
+                            max_level: int = 1, progress=None,
+                            n_jobs: int | None = None) -> LocalImportance:
     """Local importance of the forest :func:`~varimp_core.forests.multiway.grow_forest` grows.
 
     Parameters
@@ -144,6 +161,11 @@ def forest_local_importance(table: DiscreteTable, X=None, *, n_estimators: int =
         Also count the split variable up to ``max_level`` nodes above the leaf.
     progress : callable, optional
         ``progress(done, total)`` after each chunk of trees.
+    n_jobs : int, optional
+        Processes growing and routing chunks of trees side by side (joblib's
+        convention: -1 every core; None or 1 this process).  Each chunk draws
+        from its own child of ``SeedSequence(random_state)`` and its sums are
+        added in chunk order, so the result is the same for every ``n_jobs``.
 
     Returns
     -------
@@ -178,7 +200,7 @@ def forest_local_importance(table: DiscreteTable, X=None, *, n_estimators: int =
                                 max_features=max_features, max_depth=max_depth,
                                 bootstrap=bootstrap, k_semantics=k_semantics,
                                 criterion=criterion, random_state=random_state,
-                                n_samples=n_samples, progress=progress)
+                                n_samples=n_samples, progress=progress, n_jobs=n_jobs)
     by_level = counts.reshape(int(max_level), m, p)
     first = by_level[0]
     positions = np.argsort(-first, axis=1, kind="stable")

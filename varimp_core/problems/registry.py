@@ -50,9 +50,6 @@ __all__ = ["MAX_EXACT_ROWS", "Problem", "get_problem", "list_problems", "parse_s
 #: Largest exact distribution table, in rows, that :meth:`Problem.exact_table` builds.
 MAX_EXACT_ROWS = 2**20
 
-# Largest sample, in cells (rows x columns), that :meth:`Problem.sample` draws.
-_MAX_SAMPLE_CELLS = 50_000_000
-
 
 @dataclass(frozen=True)
 class Problem:
@@ -157,11 +154,6 @@ class Problem:
         if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"n_samples must be a positive whole number, got {n_samples!r}.")
         n = int(n)
-        cells = n * (len(self.variables) + 1)
-        if cells > _MAX_SAMPLE_CELLS:
-            raise ValueError(
-                f"A sample of {n:,} rows of '{self.spec}' would have {cells:,} cells, more "
-                f"than the limit of {_MAX_SAMPLE_CELLS:,}; draw fewer rows.")
         rng = np.random.default_rng(random_state)
         return PROBLEM_DEFS[self.name].sample(self.options, n, rng)
 

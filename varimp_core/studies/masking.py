@@ -44,7 +44,7 @@ import pandas as pd
 
 from varimp_core.studies.masking_tables import check_depths, check_ks, check_table, long_frame
 from varimp_core.exact.recursion import exact_importances_path
-from varimp_core.forests.multiway import MAX_TREES, grow_forest
+from varimp_core.forests.multiway import grow_forest
 from varimp_core.exact.splitting import validate_max_features, validate_semantics
 from varimp_core.data.table import DiscreteTable
 from varimp_core.exact.eqn3 import validate_max_depth
@@ -283,9 +283,9 @@ def sampled_vs_k(table: DiscreteTable, ks: Iterable[int] | None = None, *,
     validate_semantics(k_semantics)
     ks = check_ks(ks, table.n_features)
     if isinstance(n_estimators, bool) or not isinstance(n_estimators, (int, np.integer)) \
-            or not 1 <= n_estimators <= MAX_TREES:
-        raise ValueError(f"The number of trees must be a whole number from 1 to {MAX_TREES:,}, "
-                         f"got {n_estimators!r}.")
+            or n_estimators < 1:
+        raise ValueError(f"The number of trees must be a positive whole number, got "
+                         f"{n_estimators!r}.")
     if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)) \
             or random_state < 0:
         raise ValueError(f"The seed must be a non-negative whole number, got {random_state!r}.")
