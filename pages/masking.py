@@ -20,7 +20,7 @@ from pages._ui.params import Context, Param, ParamSet, seed_param
 from pages._ui.view import JobView
 from varimp_core.problems.registry import get_problem
 from varimp_core.serialize import to_jsonable
-from varimp_core.studies.masking import masking_curves, sampled_vs_k
+from varimp_core.studies.masking import BINARY_CHOICES, masking_curves, sampled_vs_k
 from varimp_core.studies.masking_copy import MAX_IRRELEVANT
 
 dash.register_page(__name__, path="/masking", name="Masking", order=3,
@@ -37,8 +37,8 @@ class MaskingParams(ParamSet):
         ctx = problem_context(values)
         settings, errors = super().validate(values, ctx)
         if "problem" in errors:
-            errors["problem"] = ("Choose LED, XOR or SYM: the Masking page needs a small exact "
-                                 "distribution.")
+            errors["problem"] = ("Choose LED, XOR, SYM or gauss: the Masking page needs a small "
+                                 "exact distribution or small numeric data.")
         elif "copy" in errors:
             errors["copy"] = f"{ctx.extra['problem']} has no variable {values['copy']} to copy."
         return settings, errors
@@ -61,6 +61,8 @@ PARAMS = MaskingParams(PREFIX, [
           choices=[("id3", "id3 (Louppe et al.)"), ("sklearn", "scikit-learn")],
           help="scikit-learn counts used and constant variables towards K, so it does not "
                "reproduce Table 2 for K \u2265 2."),
+    Param("method", "Method", "choice", "exact", choices=[(m, m) for m in BINARY_CHOICES],
+          help="exact-rf, exact-et: scikit-learn's binary forests (K as it reads K), on numbers."),
     Param("axis", "Against", "choice", "K", what="x axis",
           choices=[("K", "K"), ("depth", "Maximum depth")]),
     Param("max_features", "K of every tree", default=1, key="K", low=1, high=lambda c: c.p,
@@ -84,14 +86,10 @@ def _depth(s):
 
 
 def compute_exact(s, data, progress) -> dict:
-    """Exact importances of every variable for every K (or every depth)."""
-    table = build_table(s)
-    progress(0, 1, f"Exact recursion over {table.n_features} variables\u2026")
-    curves = masking_curves(table, x=s["axis"], max_depth=_depth(s), max_features=s.get(
-        "max_features", 1), k_semantics=s["k_semantics"],  # the copy of X5 is "X5'"
-        copy_name=None if s["copy"] == NO_COPY else s["copy"] + "'")
-    progress(1, 1, "")
-    return curves.to_dict()
+    """Exact importances of every variable for every K (or every depth), by ``method``."""
+    return masking_curves(build_table(s), x=s["axis"], max_depth=_depth(s), max_features=s.get(
+        "max_features", 1), k_semantics=s["k_semantics"], method=s["method"], progress=progress,
+        copy_name=None if s["copy"] == NO_COPY else s["copy"] + "'").to_dict()  # X5's copy: X5'
 
 
 def render_exact(out, s, data):
@@ -191,7 +189,8 @@ def layout(vi_data=None, **query):
         html.Fieldset(id="masking-fieldset", className="vi-fieldset", children=[
             ui.card("Inputs", f["problem"], help_, f["irrelevant"]),
             ui.card("Noisy copy", f["copy"], f["flip"]),
-            ui.card("Trees", f["k_semantics"], f["axis"], f["max_features"], f["max_depth"])]),
+            ui.card("Trees", f["method"], f["k_semantics"], f["axis"], f["max_features"],
+                    f["max_depth"])]),
         ui.card("Sampled forests", s["sampled"],  # outside the fieldset a job disables
                 html.Fieldset(html.Div([s["n_estimators"], s["random_state"]],
                                        className="vi-row"),

@@ -287,3 +287,45 @@ def test_importance_change_is_zero_at_the_reference():
 def test_bad_input_raises_a_sentence(call, match):
     with pytest.raises(ValueError, match=match):
         call(led_table())
+
+
+# -- the exact binary forests' curves (issue #15) ---------------------------------
+@pytest.mark.parametrize("method", ["exact-rf", "exact-et"])
+def test_binary_curves_match_the_brute_force_oracle_at_every_k(method):
+    """Imp-vs-K of scikit-learn's binary forests on a tiny numeric table, K = 1..p."""
+    import pandas as pd
+    from binary_oracle import brute_force_mdi
+    from varimp_core.api import load_data
+    from varimp_core.studies.masking import masking_curves
+
+    X = np.array([[0.25, 1.0, -2.0], [1.75, 0.0, 0.5], [2.25, 3.5, 0.5], [0.25, 2.0, 1.25],
+                  [4.0, 0.0, -1.0], [3.0, 1.5, 2.0], [1.0, 3.0, 0.0]])   # exact in float32
+    y = np.array([0, 1, 1, 0, 1, 0, 1])
+    data = load_data(data=pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "c": X[:, 2], "Y": y}),
+                     target="Y")
+    seen = []
+    curves = masking_curves(data, method=method, progress=lambda *a: seen.append(a))
+    assert curves.x == "K" and curves.variables == ("a", "b", "c")
+    for K in (1, 2, 3):
+        want = brute_force_mdi(X, y, kind=method[-2:], max_features=K).sum(axis=1)
+        got = curves.frame[curves.frame.K == K].set_index("variable").importance
+        np.testing.assert_allclose(got.loc[["a", "b", "c"]], want, rtol=0, atol=1e-12)
+    # every input vector is distinct: fully grown trees sum to H(Y) (Theorem 2 analogue)
+    assert curves.information == pytest.approx(-(3 / 7) * math.log2(3 / 7)
+                                               - (4 / 7) * math.log2(4 / 7), abs=1e-12)
+    assert [s[:2] for s in seen if s[1] == 3] == [(0, 3), (1, 3), (2, 3)]
+
+
+def test_binary_curves_refuse_too_many_nodes_and_depth_and_multiway_on_numbers():
+    from varimp_core.studies.masking import masking_curves
+    from varimp_core.studies.masking_copy import masking_data
+
+    with pytest.raises(ValueError, match=r"^The exact Extra-Trees value \(exact-et\) would "
+                                         r"need about .* distinct nodes on these 200 rows"):
+        masking_curves(masking_data("gauss:samples=200"), method="exact-et")
+    with pytest.raises(ValueError, match="drawn against K"):
+        masking_curves(masking_data("gauss"), method="exact-rf", x="depth")
+    with pytest.raises(ValueError, match="continuous: choose exact-rf or exact-et"):
+        masking_curves(masking_data("gauss"))
+    with pytest.raises(ValueError, match="no irrelevant bits or noisy copy"):
+        masking_data("gauss", irrelevant=1)

@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 import dash
+import numpy as np
 import pandas as pd
 import pytest
 from _browser import open_link_with_note, open_page, set_number, url_query, wait_for
@@ -36,6 +37,7 @@ def page(app_module):
 def _values(**kw):
     """Control values by parameter name, as the browser sends them."""
     base = dict(problem="led", irrelevant=0, copy="none", flip=0.1, k_semantics="id3",
+                method="exact",
                 axis="K", max_features=1, max_depth="full", sampled=[], n_estimators=200,
                 random_state=0)
     return {**base, **kw}
@@ -106,11 +108,12 @@ def test_settings_from_controls_validates(page):
     # No copy: no copy noise; against K: no K of the depth view.
     assert page.PARAMS.settings(ok, Context()) == {
         "problem": "led", "irrelevant": 2, "copy": "none", "k_semantics": "id3", "axis": "K",
-        "max_depth": "full"}
+        "max_depth": "full", "method": "exact"}
     for bad, words in [({"irrelevant": 7}, "irrelevant"), ({"copy": "X9"}, "no variable"),
                        ({"flip": 0.7, "copy": "X1"}, "(?i)copy noise"),
                        ({"k_semantics": "x"}, "semantics"),
-                       ({"problem": "iris"}, "LED, XOR or SYM"),
+                       ({"problem": "iris"}, "LED, XOR, SYM or gauss"),
+                       ({"method": "exact-gb"}, "(?i)method"),
                        ({"irrelevant": 1.5}, "whole"),
                        ({"axis": "depth", "max_features": 10}, "from 1 to 9")]:
         settings, errors = page.PARAMS.validate({**ok, **bad})
@@ -147,6 +150,26 @@ def test_compute_exact_gives_table2_and_theorem2(page):
     text = " ".join(p.children for p in study.summary(out, _settings(page)))
     assert "3.3219 bits at every K (Theorem 2)" in text
     assert "X4 > X3" in text and "X3 > X4" in text        # Table 2: the order changes
+
+
+def _gauss_entropy():
+    """H(Y) of gauss's rows: its inputs are distinct, so fully grown trees sum to it."""
+    from varimp_core.api import load_data
+
+    q = np.bincount(load_data(problem="gauss").y) / 30
+    return float(-(q * np.log2(q)).sum())
+
+
+@pytest.mark.parametrize("method", ["exact-rf", "exact-et"])
+def test_numeric_problem_draws_the_binary_forests_curves(page, method):
+    df = MaskingCurves.from_dict(_exact(page, problem="gauss", method=method)).frame
+    assert sorted(df.K.unique()) == [1, 2] and set(df.variable) == {"X1", "X2"}
+    assert df.groupby("K").importance.sum().to_numpy() == pytest.approx(_gauss_entropy(),
+                                                                        abs=1e-12)
+    with pytest.raises(ValueError, match=f"choose exact-rf or exact-et"):
+        _exact(page, problem="gauss")
+    with pytest.raises(ValueError, match=r"\(exact-et\) would need about .* on these 200 rows"):
+        _exact(page, problem="gauss:samples=200", method="exact-et")
 
 
 def test_compute_exact_is_cached(page):
@@ -376,3 +399,18 @@ def test_table2_preset_renders_the_table_and_downloads_it(dash_duo, dash_app):
     assert [float(r["K = 7 (paper)"]) for r in rows[:7]] == TABLE2[7]
     assert float(rows[7]["K = 7"]) == pytest.approx(math.log2(10))
     assert dash_duo.get_logs() == []
+
+
+@pytest.mark.browser
+def test_numeric_data_draws_the_exact_et_curves_or_the_refusal(dash_duo, dash_app):
+    open_page(dash_duo, dash_app, "/masking?problem=gauss&method=exact-et")
+    lines = wait_for(lambda: (lambda d: d if len(d) == 2 else None)(_lines(dash_duo)),
+                     what="the exact-et curves")
+    assert set(lines) == {"X1", "X2"} and len(lines["X1"]) == 2          # K = 1, 2
+    for k in (0, 1):
+        assert lines["X1"][k] + lines["X2"][k] == pytest.approx(_gauss_entropy(), abs=1e-9)
+    assert lines["X1"][1] > lines["X1"][0]                 # K=2: X1, the stronger, masks X2
+    assert dash_duo.get_logs() == []
+    open_page(dash_duo, dash_app, "/masking?problem=gauss:samples=200&method=exact-et")
+    dash_duo.wait_for_contains_text("#masking-error", "would need about", timeout=30)
+    assert "Traceback" not in dash_duo.find_element("#masking-error").text

@@ -19,7 +19,7 @@ from varimp_core.problems.registry import get_problem
 from varimp_core.studies import masking_report as report
 from varimp_core.serialize import from_jsonable
 from varimp_core.studies.masking import MaskingCurves, importance_change
-from varimp_core.studies.masking_copy import masking_spec, masking_table, split_masking_spec
+from varimp_core.studies.masking_copy import masking_data, masking_spec, split_masking_spec
 
 from .common import csv_filename, safe_csv
 from .controls import card
@@ -29,7 +29,7 @@ from .params import Context, sentence
 PRESETS = [("led", "LED \u2014 7 segments (Table 2)"),
            ("led:noise=0.1", "LED \u2014 segments flipped with probability 0.1"),
            ("xor", "XOR of 2 bits"), ("xor:relevant=3", "XOR of 3 bits"),
-           ("sym", "SYM \u2014 2 bits, symmetric")]
+           ("sym", "SYM \u2014 2 bits, symmetric"), ("gauss", "gauss \u2014 2 continuous inputs")]
 NO_COPY = "none"
 NUM = Format(precision=4, scheme=Scheme.fixed)
 
@@ -118,8 +118,8 @@ def depth_choices(ctx: Context) -> list:
 
 
 def build_table(s: Mapping[str, Any]):
-    """The exact table of settings ``s`` (:func:`masking_table`)."""
-    return masking_table(s["problem"], s["irrelevant"],
+    """The exact table of settings ``s``, or gauss's rows (:func:`masking_data`)."""
+    return masking_data(s["problem"], s["irrelevant"],
                          None if s["copy"] == NO_COPY else s["copy"], s.get("flip", 0.1))
 
 

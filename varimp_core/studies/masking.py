@@ -55,10 +55,16 @@ __all__ = [
     "masking_curves",
     "importance_vs_k",
     "importance_vs_depth",
+    "binary_vs_k",
+    "BINARY_CHOICES",
     "sampled_vs_k",
     "importance_change",
     "grid_column",
 ]
+
+
+#: The methods of :func:`masking_curves`: the multiway lattice, then scikit-learn's binary forests.
+BINARY_CHOICES = ("exact", "exact-et", "exact-rf")
 
 
 # -- changes ---------------------------------------------------------------------
@@ -347,11 +353,73 @@ class MaskingCurves:
         return dataclass_from_dict(cls, d)
 
 
-def masking_curves(table: DiscreteTable, *, x: str = "K", max_depth: int | None = None,
+def binary_vs_k(data, ks: Iterable[int] | None = None, *, method: str = "exact-et",
+                max_depth: int | None = None, criterion: str = "entropy",
+                progress: Callable | None = None) -> pd.DataFrame:
+    """Exact infinite-forest importances of scikit-learn's binary forests for several K.
+
+    One run of :func:`~varimp_core.exact.binary.exact_binary_importances` per K
+    (``RandomForestClassifier(bootstrap=False)`` for ``exact-rf``,
+    ``ExtraTreesClassifier`` for ``exact-et``; K read with scikit-learn's semantics),
+    on numeric rows or on a table (its codes as numbers).  Every K is checked against
+    the node limit before any K is computed, and a refusal raises its sentence.
+
+    Parameters
+    ----------
+    data : PreparedData or DiscreteTable
+    ks : iterable of int, optional
+        Values of K; default 1..p.
+    method : {"exact-rf", "exact-et"}, default="exact-et"
+    max_depth : int, optional
+    criterion : {"entropy", "gini"}, default="entropy"
+    progress : callable, optional
+        ``progress(done, total, text)`` with ``total = len(ks)``.
+
+    Returns
+    -------
+    DataFrame
+        As :func:`importance_vs_k`; ``attrs["information"]`` is the plug-in
+        :math:`I(X;Y)` of the rows, what fully grown trees sum to.
+    """
+    from varimp_core.exact.binary import (BINARY_METHODS, binary_inputs,
+                                          binary_refusal_sentence, exact_binary_importances,
+                                          plugin_information)
+
+    if method not in BINARY_METHODS:
+        raise ValueError(f"method must be one of {', '.join(BINARY_METHODS)}, got {method!r}.")
+    X, y, sw = binary_inputs(data)
+    variables = tuple(data.variables)
+    ks = check_ks(ks, len(variables))
+    for k in ks:
+        refusal = binary_refusal_sentence(X, y, method=method, max_features=k,
+                                          max_depth=max_depth, sample_weight=sw, n_probes=400)
+        if refusal is not None:
+            raise ValueError(refusal)
+    values = []
+    for i, k in enumerate(ks):
+        if progress is not None:
+            progress(i, len(ks), f"{method}: K = {k} ({i + 1} of {len(ks)})")
+        values.append(exact_binary_importances(
+            X, y, method=method, max_features=k, max_depth=max_depth, criterion=criterion,
+            sample_weight=sw, variables=variables).importances)
+    df = long_frame(variables, ks, np.vstack(values), "K")
+    df.attrs = {"information": plugin_information(X, y, criterion=criterion, sample_weight=sw),
+                "exact": True, "variables": list(variables), "k_semantics": "sklearn",
+                "max_depth": max_depth, "units": "bits" if criterion == "entropy" else "gini",
+                "method": method}
+    return df
+
+
+def masking_curves(table, *, x: str = "K", max_depth: int | None = None,
                    max_features: int = 1, k_semantics: str = "id3",
-                   copy_name: str | None = None) -> MaskingCurves:
+                   copy_name: str | None = None, method: str = "exact",
+                   progress: Callable | None = None) -> MaskingCurves:
     """Exact importances of every variable for every K (at ``max_depth``) or every depth
     (at K = ``max_features``), as one result.
+
+    ``method`` ``"exact"`` is the multiway lattice on a DiscreteTable; ``"exact-rf"`` and
+    ``"exact-et"`` are scikit-learn's binary forests (:func:`binary_vs_k`, K axis only,
+    on a table or on numeric prepared data), which report ``progress`` per K.
 
     Examples
     --------
@@ -360,11 +428,22 @@ def masking_curves(table: DiscreteTable, *, x: str = "K", max_depth: int | None 
     >>> c.x, c.variables, round(c.information, 12)
     ('K', ('X1', 'X2'), 1.0)
     """
-    if x == "K":
+    if progress is not None:
+        progress(0, 1, f"Exact recursion over {len(table.variables)} variables\u2026")
+    if method != "exact":
+        if x != "K":
+            raise ValueError(f"The {method} curves are drawn against K; switch the view to K.")
+        df = binary_vs_k(table, method=method, max_depth=max_depth, progress=progress)
+    elif not isinstance(table, DiscreteTable):
+        raise ValueError("These inputs are continuous: choose exact-rf or exact-et, whose "
+                         "binary splits take numbers as they are.")
+    elif x == "K":
         df = importance_vs_k(table, max_depth=max_depth, k_semantics=k_semantics)
     elif x == "depth":
         df = importance_vs_depth(table, max_features=max_features, k_semantics=k_semantics)
     else:
         raise ValueError(f"The axis is 'K' or 'depth', not {x!r}.")
+    if progress is not None:
+        progress(1, 1, "")
     return MaskingCurves(df, x, tuple(table.variables), float(df.attrs["information"]),
                          copy_name)

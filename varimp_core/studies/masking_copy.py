@@ -16,11 +16,13 @@ from varimp_core.studies.masking_tables import check_table
 from varimp_core.data.table import DiscreteTable
 from varimp_core.problems.registry import get_problem, parse_spec, spec_from_options
 
-__all__ = ["add_noisy_copy", "masking_table", "masking_spec", "split_masking_spec",
-           "MASKING_PROBLEMS", "MAX_IRRELEVANT"]
+__all__ = ["add_noisy_copy", "masking_table", "masking_data", "masking_spec",
+           "split_masking_spec", "MASKING_PROBLEMS", "NUMERIC_MASKING_PROBLEMS", "MAX_IRRELEVANT"]
 
 #: Built-in problems whose exact distribution is small enough for every K and depth at once.
 MASKING_PROBLEMS = ("led", "xor", "sym")
+#: Small numeric built-in problems: their curves come from the exact binary forests alone.
+NUMERIC_MASKING_PROBLEMS = ("gauss",)
 #: Irrelevant fair bits a masking study adds at most.
 MAX_IRRELEVANT = 6
 
@@ -35,9 +37,10 @@ def split_masking_spec(text: str) -> tuple[str, int]:
         most :data:`MAX_IRRELEVANT` irrelevant bits.
     """
     name, options = parse_spec(str(text))
-    if name not in MASKING_PROBLEMS:
+    if name not in MASKING_PROBLEMS + NUMERIC_MASKING_PROBLEMS:
         raise ValueError(f"A masking study needs a built-in problem with a small exact "
-                         f"distribution (LED, XOR or SYM), not {name}.")
+                         f"distribution (LED, XOR or SYM) or small numeric data (gauss, "
+                         f"with exact-rf or exact-et), not {name}.")
     irrelevant = int(options.pop("irrelevant", 0))
     if irrelevant > MAX_IRRELEVANT:
         raise ValueError(f"A masking study adds at most {MAX_IRRELEVANT} irrelevant "
@@ -69,6 +72,23 @@ def masking_table(base: str, irrelevant: int = 0, copy: str | None = None,
     if copy is not None:
         table = add_noisy_copy(table, copy, flip, position=len(problem.relevant or ()))
     return table
+
+
+def masking_data(base: str, irrelevant: int = 0, copy: str | None = None, flip: float = 0.1):
+    """What a masking study of problem ``base`` runs on.
+
+    The exact table of :func:`masking_table` for LED, XOR and SYM; for a numeric problem
+    (:data:`NUMERIC_MASKING_PROBLEMS`) its sampled rows as prepared data, which only the
+    exact binary forests (``exact-rf``, ``exact-et``) take, with no bits or copy added.
+    """
+    if parse_spec(str(base))[0] not in NUMERIC_MASKING_PROBLEMS:
+        return masking_table(base, irrelevant, copy, flip)
+    if irrelevant or copy is not None:
+        raise ValueError(f"{base} has continuous inputs: the Masking page adds no irrelevant "
+                         "bits or noisy copy to it; set them to 0 and No copy.")
+    from varimp_core.api import load_data
+
+    return load_data(problem=base)
 
 
 def add_noisy_copy(table: DiscreteTable, variable, flip: float = 0.0, *,
