@@ -166,7 +166,7 @@ def test_numeric_problem_draws_the_binary_forests_curves(page, method):
     assert sorted(df.K.unique()) == [1, 2] and set(df.variable) == {"X1", "X2"}
     assert df.groupby("K").importance.sum().to_numpy() == pytest.approx(_gauss_entropy(),
                                                                         abs=1e-12)
-    with pytest.raises(ValueError, match=f"choose exact-rf or exact-et"):
+    with pytest.raises(ValueError, match="choose exact-rf or exact-et"):
         _exact(page, problem="gauss")
     with pytest.raises(ValueError, match=r"\(exact-et\) would need about .* on these 200 rows"):
         _exact(page, problem="gauss:samples=200", method="exact-et")
