@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 
 __all__ = ["ROOT", "BIN", "free_port", "wait", "die_with_parent", "Processes", "start_web",
-           "start_redis", "DashCallbackClient", "post_and_poll"]
+           "start_redis", "DashCallbackClient", "post_and_poll", "upload_body"]
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 
 
@@ -252,3 +252,14 @@ def post_and_poll(post, body: dict, *, timeout: float = 60.0, interval: float = 
             return status, text
         time.sleep(interval)
     pytest.fail(f"The job did not answer within {timeout:g} s.")
+
+
+def upload_body(deps: list, contents, filename) -> dict:
+    """The body dash-renderer posts when a file is dropped on the Data page (``deps``: the
+    app's ``/_dash-dependencies``)."""
+    spec = next(d for d in deps if [i["id"] for i in d["inputs"]] == ["data-upload"])
+    outputs = [o.rsplit(".", 1) for o in spec["output"].strip(".").split("...")]
+    return {"output": spec["output"], "outputs": [{"id": i, "property": p} for i, p in outputs],
+            "inputs": [{"id": "data-upload", "property": "contents", "value": contents}],
+            "state": [{"id": "data-upload", "property": "filename", "value": filename}],
+            "changedPropIds": ["data-upload.contents"]}
