@@ -17,6 +17,7 @@ from pages._ui.view import JobView
 dash.register_page(__name__, path="/data", name="Data", order=0, title="varimp \u2014 Data")
 
 PREFIX = "data"
+UPLOAD = "data-upload"  # the upload's job panel
 PARAMS = draw.CONTROLS
 OPTIONS = {"type": "data-opt", "problem": ALL, "key": ALL}
 
@@ -109,7 +110,7 @@ def layout(vi_data=None, **query):
                 className="vi-upload", className_reject="vi-upload vi-upload-reject"),
             **{"data-max-bytes": str(limit), "data-note-id": "data-upload-note"}),
         html.P(limits.upload_rule(), className="vi-help"),
-        html.Div(id="data-upload-note", className="vi-hidden"),
+        html.Div(id="data-upload-note", className="vi-hidden"), jobs.job_panel(UPLOAD),
         f["target"], f["task"], f["numeric"], f["exclude"], f["missing"], f["dates"],
         id="data-upload-card", className="" if is_upload else "vi-hidden")
     fieldset = html.Fieldset(id="data-fieldset", className="vi-fieldset", children=[
@@ -175,8 +176,11 @@ def show_problem_form(name, sampling):
           Output("data-target", "value"),
           Output("data-upload-note", "children"), Output("data-upload-note", "className"),
           Input("data-upload", "contents"), State("data-upload", "filename"),
-          prevent_initial_call=True)
-def receive_upload(contents, filename):
+          prevent_initial_call=True,
+          **jobs.background_options(UPLOAD))
+def receive_upload(set_progress, contents, filename):
+    """Parse and keep a file in a job: a 5 MB file took seconds of a web worker (issue #17)."""
+    jobs.Progress(set_progress)(text="Reading the file\u2026")
     try:
         info = datasource.store_upload(contents, filename)
     except Exception as exc:  # DataError is a sentence; anything else is logged

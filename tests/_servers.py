@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 
 __all__ = ["ROOT", "BIN", "free_port", "wait", "die_with_parent", "Processes", "start_web",
-           "start_redis", "DashCallbackClient"]
+           "start_redis", "DashCallbackClient", "post_and_poll", "upload_body"]
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 
 
@@ -199,7 +199,8 @@ class DashCallbackClient:
 
         def fill(items):
             return [{**i, "value": values.get(f"{i['id']}.{i['property']}")} for i in items]
-        return {"output": self.dep["output"], "outputs": outputs,
+        multi = self.dep["output"].startswith("..")  # one output is sent alone, not in a list
+        return {"output": self.dep["output"], "outputs": outputs if multi else outputs[0],
                 "inputs": fill(self.dep["inputs"]), "state": fill(self.dep.get("state", [])),
                 "changedPropIds": [changed]}
 
@@ -227,3 +228,38 @@ class DashCallbackClient:
             if on_poll is not None:
                 on_poll(first, progress)
         pytest.fail(f"The job did not end within {timeout:g} s (progress: {progress[-3:]}).")
+
+
+def post_and_poll(post, body: dict, *, timeout: float = 60.0, interval: float = 0.05):
+    """One callback request as dash-renderer makes it, background or plain: POST ``body``; if
+    the answer is a job's handles, poll with them until the job answers.
+
+    ``post(query, body) -> (status, text)`` sends one ``/_dash-update-component`` request.
+    Returns ``(status, text)`` of the answer that ends the callback: the first one when it
+    is not HTTP 200 or not a job (a plain callback, HTTP 413), else the poll carrying the
+    job's ``response`` or ``sideUpdate`` (an HTTP 204 poll is "not yet", as for the renderer).
+    """
+    status, text = post({}, body)
+    first = json.loads(text) if status == 200 else {}
+    if not {"cacheKey", "job"} <= set(first):
+        return status, text
+    handles, deadline = {"cacheKey": first["cacheKey"], "job": first["job"]}, \
+        time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status, text = post(handles, body)
+        answer = json.loads(text) if status == 200 and text else {}
+        if status not in (200, 204) or "response" in answer or "sideUpdate" in answer:
+            return status, text
+        time.sleep(interval)
+    pytest.fail(f"The job did not answer within {timeout:g} s.")
+
+
+def upload_body(deps: list, contents, filename) -> dict:
+    """The body dash-renderer posts when a file is dropped on the Data page (``deps``: the
+    app's ``/_dash-dependencies``)."""
+    spec = next(d for d in deps if [i["id"] for i in d["inputs"]] == ["data-upload"])
+    outputs = [o.rsplit(".", 1) for o in spec["output"].strip(".").split("...")]
+    return {"output": spec["output"], "outputs": [{"id": i, "property": p} for i, p in outputs],
+            "inputs": [{"id": "data-upload", "property": "contents", "value": contents}],
+            "state": [{"id": "data-upload", "property": "filename", "value": filename}],
+            "changedPropIds": ["data-upload.contents"]}

@@ -13,6 +13,8 @@ gets the sentence a Diskcache job gets.
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import shutil
 import signal
@@ -22,7 +24,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-from _servers import BIN, DashCallbackClient, Processes, free_port, serves_health, wait
+from _servers import (BIN, DashCallbackClient, Processes, free_port, post_and_poll,
+                      serves_health, upload_body, wait)
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 DEADLINE = 10.0  # seconds from the fault to the page's sentence (the issue's requirement)
@@ -260,3 +263,38 @@ def test_a_fanned_out_piece_over_the_memory_limit_is_a_memory_error_for_the_call
     assert guards.limit_sentence(error).startswith("This computation needs more memory")
     other = fanout.piece_failure("replicate", 3, {"exc_type": "KeyError"})
     assert isinstance(other, RuntimeError) and guards.limit_sentence(other) is None
+
+
+def test_the_upload_quota_of_a_celery_job_is_the_browser_that_sent_it(cluster):
+    """A Celery task has no request (issue #17): the upload quota is kept per browser because
+    the browser's id is read in the request that starts the job.  Two tables of 247 bytes as
+    stored (the core's table JSON) under a 400-byte quota: the first browser's second table
+    gets the quota's sentence, another browser is served."""
+    import requests
+
+    tables = ["x,y\n" + "".join(f"{i % k},{i % 2}\n" for i in range(40)) for k in (3, 5)]
+    cluster.procs.kill("worker")
+    cluster.start_worker(VARIMP_MAX_CLIENT_UPLOAD_BYTES="400")
+    try:
+        browsers = [requests.Session(), requests.Session()]
+        notes = []
+        for browser, table, name in [(browsers[0], tables[0], "a.csv"),
+                                     (browsers[0], tables[1], "b.csv"),
+                                     (browsers[1], tables[1], "b.csv")]:
+            browser.get(cluster.base + "/_health", timeout=30)  # the browser's signed cookie
+            deps = browser.get(cluster.base + "/_dash-dependencies", timeout=30).json()
+            contents = "data:text/csv;base64," + base64.b64encode(table.encode()).decode()
+
+            def post(query, body, browser=browser):
+                r = browser.post(cluster.base + "/_dash-update-component", params=query,
+                                 json=body, timeout=30)
+                return r.status_code, r.text
+
+            status, text = post_and_poll(post, upload_body(deps, contents, name), timeout=60)
+            assert status == 200, text[:300]
+            notes.append(json.loads(text)["response"]["data-upload-note"]["children"])
+    finally:
+        cluster.procs.kill("worker")
+        cluster.start_worker()
+    assert notes[0] == "a.csv: 40 rows, 2 columns." and notes[2] == "b.csv: 40 rows, 2 columns."
+    assert "one browser may keep" in notes[1] and notes[1].endswith("unchanged."), notes

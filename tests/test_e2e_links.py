@@ -91,10 +91,11 @@ def test_shared_link_keeps_its_data_through_the_navigation(dash_duo, dash_app):
     assert dash_duo.get_logs() == []
 
 
-def test_link_restoring_samples_a_problem_once_and_keeps_its_refusal(tmp_path, monkeypatch):
-    """Issue #17: keep_link_data sampled the problem on every request (2.1 s of web-worker CPU
-    for madelon:samples=99000) and never kept its refusal; two looping clients pushed cheap
-    requests to p95 3.3 s.  Each data choice is now loaded once, refused or not."""
+def test_link_restoring_loads_nothing_and_keeps_a_known_refusal(tmp_path, monkeypatch):
+    """Issue #17: keep_link_data sampled the problem in the web worker (2.1 s for
+    madelon:samples=99000) and never kept its refusal; two looping clients pushed cheap
+    requests to p95 3.3 s.  The link now writes the choice alone and loads nothing; what the
+    page's job loaded (kept in the cache, refusals too) is read, never loaded again."""
     from varimp_core.data.prepare import DataError
 
     monkeypatch.setenv("VARIMP_CACHE_DIR", str(tmp_path))
@@ -107,8 +108,17 @@ def test_link_restoring_samples_a_problem_once_and_keeps_its_refusal(tmp_path, m
         return real(params)
 
     monkeypatch.setattr(datasource, "load_prepared", counted)
+    madelon = "?problem=madelon&sampling=sample&n=99000"
+    first = [datasource.link_session_data(s) for s in (f"?problem={XOR3}", madelon)]
+    assert calls == []                                      # nothing loaded by the link
+    assert [set(store) for store in first] == [{"params", "query"}] * 2
+    assert first[0]["params"]["problem"] == get_problem(XOR3).spec
+    # The page's job loads each once; the link then writes the Data page's store, or nothing.
+    page = datasource.session_data(first[0]["params"])
+    with pytest.raises(DataError, match="Too many cells"):
+        datasource.session_data(first[1]["params"])
     stores = [datasource.link_session_data(f"?problem={XOR3}") for _ in range(3)]
-    assert stores[0] is not None and stores[0] == stores[1] == stores[2]
+    assert stores[0] == stores[1] == stores[2] == page and page["p"] == 3
     for _ in range(3):
-        assert datasource.link_session_data("?problem=madelon&sampling=sample&n=99000") is None
+        assert datasource.link_session_data(madelon) is None
     assert len(calls) == 2 and calls[1].startswith("madelon"), calls

@@ -10,6 +10,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import json
+import re
 import time
 
 import pandas as pd
@@ -19,6 +21,7 @@ from varimp_core.data.prepare import DataError
 from varimp_core.data.tablejson import table_to_json
 from varimp_core.retention import admit
 
+from _servers import post_and_poll, upload_body
 from pages._ui import cache, datasource
 from pages._ui.hygiene import client_id
 
@@ -95,6 +98,38 @@ def test_the_quota_counts_stored_bytes_once_per_content_and_gives_its_sentence(m
         datasource.store_upload(_url(CSV_B), "b.csv")
     monkeypatch.setattr(datasource, "client_id", lambda: "another-client")
     assert datasource.store_upload(_url(CSV_B), "b.csv")["rows"] == 60
+
+
+def _upload_job(browser, text: str, name: str) -> dict:
+    """The Data page's upload callback, a background job, as the renderer drives it."""
+    body = upload_body(browser.get("/_dash-dependencies").get_json(), _url(text), name)
+
+    def post(query, data):
+        r = browser.post("/_dash-update-component", json=data, query_string=query)
+        return r.status_code, r.get_data(as_text=True)
+
+    status, text = post_and_poll(post, body)
+    assert status == 200, text[:300]
+    return json.loads(text)["response"]
+
+
+def test_the_quota_of_an_upload_job_is_the_browser_that_sent_it(app_module, monkeypatch):
+    """The parse runs in a job (issue #17): the browser's id is read in the request that starts
+    it, so one browser over its quota gets the sentence and another browser is still served.
+    (A Diskcache job is forked inside its request; a Celery task has none:
+    test_celery_faults.py checks the same there.)"""
+    a, b = _stored_bytes(CSV_A), _stored_bytes(CSV_B)
+    monkeypatch.setenv("VARIMP_MAX_CLIENT_UPLOAD_BYTES", str(a + b - 1))
+    first, second = app_module.server.test_client(), app_module.server.test_client()
+    for browser in (first, second):
+        browser.get("/_health")  # the server signs each browser's cookie
+    assert _upload_job(first, CSV_A, "a.csv")["data-upload-note"]["children"].startswith(
+        "a.csv: 60 rows")
+    refused = _upload_job(first, CSV_B, "b.csv")
+    assert set(refused) == {"data-upload-note"}
+    assert re.search(r"your uploads already take .* one browser may keep",
+                     refused["data-upload-note"]["children"])
+    assert _upload_job(second, CSV_B, "b.csv")["data-upload-info"]["data"]["rows"] == 60
 
 
 def test_admit_by_hand():

@@ -208,8 +208,11 @@ def _label(prepared, params: Mapping[str, Any]) -> str:
     return f"{prepared.source} ({how})"
 
 
-def data_view(params: Mapping[str, Any]) -> dict:
+def data_view(params: Mapping[str, Any], compute: bool = True) -> dict | None:
     """Summary, preview and notes of a data choice, cached server-side.
+
+    ``compute=False`` reads the cache only: None on a miss (a web request's way, as
+    sampling a large problem takes seconds).
 
     Returns
     -------
@@ -229,8 +232,13 @@ def data_view(params: Mapping[str, Any]) -> dict:
     if p["source"] == "upload" and not cache.has_table(p["upload"] or ""):
         raise DataError(expired_text(value("upload_ttl")))  # its cached view may outlive it
     key = cache.key_for("data-view", p)
+    if not compute:
+        view = cache.get_json(key)
+        if view is not None and "refused" in view:
+            raise DataError(view["refused"])
+        return view
 
-    def compute() -> dict:
+    def load() -> dict:
         try:
             prepared = load_prepared(p)
         except DataError as exc:
@@ -247,20 +255,22 @@ def data_view(params: Mapping[str, Any]) -> dict:
         return {"summary": summary, "preview": _preview(prepared, p),
                 "notes": list(prepared.notes), "columns": column_table(prepared, columns)}
 
-    view = cache.get_or_compute(key, compute)
+    view = cache.get_or_compute(key, load)
     if "refused" in view:
         raise DataError(view["refused"])
     return view
 
 
-def session_data(params: Mapping[str, Any]) -> dict:
+def session_data(params: Mapping[str, Any], compute: bool = True) -> dict:
     """The ``vi-data`` session store of a data choice, as the Data page writes it.
 
     Returns
     -------
     store : dict
         ``params`` (canonical), ``query`` (URL query string), and from the
-        summary ``label``, ``p``, ``N``, ``exact``, ``task``, ``target``.
+        summary ``label``, ``p``, ``N``, ``exact``, ``task``, ``target``; with
+        ``compute=False`` and the data not loaded yet, ``params`` and ``query`` alone
+        (what pages read from the store).
 
     Raises
     ------
@@ -268,7 +278,10 @@ def session_data(params: Mapping[str, Any]) -> dict:
         As :func:`load_prepared`.
     """
     p = canonical_params(params)
-    s = data_view(p)["summary"]
+    view = data_view(p, compute)
+    if view is None:
+        return {"params": p, "query": data_query(p)}
+    s = view["summary"]
     return {"params": p, "query": data_query(p), "label": s["label"], "p": s["p"],
             "N": s["N"], "exact": s["exact"], "task": s["task"], "target": s["target"]}
 
@@ -279,6 +292,9 @@ def link_session_data(search: str | None, current: Any = None) -> dict | None:
     A shared link (``/importances?problem=xor``) opened in a fresh session
     shows its data, but only the Data page wrote the session store, so the
     next page reached through the navigation fell back to the default data.
+    Nothing is loaded here, in a web request: a choice not loaded yet is written
+    without its summary, and the page's own job loads it (sampling
+    ``madelon:samples=99000`` took 2 s of a web worker per new link, issue #17).
 
     Parameters
     ----------
@@ -291,8 +307,8 @@ def link_session_data(search: str | None, current: Any = None) -> dict | None:
     -------
     store : dict or None
         None when the URL names no data (``source=upload`` without a table
-        included), names what the session already holds, or cannot be loaded
-        (the page says why).
+        included), names what the session already holds, or is known not to
+        load (a refusal kept in the cache, a table gone: the page says why).
     """
     query = {k: v[0] if len(v) == 1 else v
              for k, v in parse_qs((search or "").lstrip("?"), keep_blank_values=True).items()}
@@ -303,7 +319,7 @@ def link_session_data(search: str | None, current: Any = None) -> dict | None:
     if isinstance(current, Mapping) and current.get("params") == params:
         return None
     try:
-        return session_data(params)
+        return session_data(params, compute=False)
     except DataError:
         return None
 

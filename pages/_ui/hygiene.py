@@ -32,6 +32,8 @@ import secrets
 import sys
 from contextvars import ContextVar
 
+import dash
+from dash.exceptions import MissingCallbackContextException
 from werkzeug.serving import WSGIRequestHandler
 
 log = logging.getLogger(__name__)
@@ -109,14 +111,28 @@ def configure_logging(level: str | None = None) -> None:
 
 def client_id() -> str:
     """Who sent the request: the browser's :data:`CLIENT_COOKIE` if this server signed it,
-    else its address (fresh made-up cookies do not make a client many browsers)."""
+    else its address (fresh made-up cookies do not make a client many browsers).
+
+    A background job has no request: it gets the id its plain request read
+    (:func:`_client_of_request`, in ``callback_context.custom_data``); outside both, "-".
+    """
     from flask import request
 
     try:
         return _signed_token(request.cookies.get(CLIENT_COOKIE, "")) or \
             f"addr:{request.remote_addr}"
-    except RuntimeError:  # no request (a test calling the manager directly)
+    except RuntimeError:
+        pass
+    try:
+        return dash.callback_context.custom_data.get("client") or "-"
+    except MissingCallbackContextException:  # no callback either (a test)
         return "-"
+
+
+@dash.hooks.custom_data("client")
+def _client_of_request(_context) -> str:
+    """:func:`client_id`, read in the request that starts a callback: a job inherits it."""
+    return client_id()
 
 
 def _signature(token: str) -> str:
