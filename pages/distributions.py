@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import dash
 from dash import Input, Output, State, callback, dash_table, html, no_update
 
@@ -28,7 +26,7 @@ RUN = ParamSet(PREFIX, [
     Param("mode", "Replicates", "choice", "samples",
           choices=lambda c: draw.mode_options(c.extra.get("data")), what="replicate kind"),
     Param("method", "Method", "choice", "forest", choices=studies.METHOD_OPTIONS),
-    Param("n_replicates", "Replicates R", default=100, key="R", low=1,
+    Param("n_replicates", "Replicates R", default=draw.RUN_R, key="R", low=1,
           high=lambda c: draw.cap("R"), what="number of replicates R"),
     Param("n_samples", "Samples N", default=500, key="N", low=1, high=lambda c: draw.cap("N"),
           blank="all rows", what="sample size N"),
@@ -61,10 +59,9 @@ def run_study(s, data: DataChoice, n, progress) -> dict:
         data["problem"] if fresh else studies.sample_of(data, n, seed), mode=mode,
         n_replicates=s["n_replicates"], n_samples=n, random_state=seed,
         max_fitted=MAX_FITTED, mapper=fanout.replicate_mapper() if fresh else None,
+        partial=lambda so_far: progress.publish(draw.lean(so_far, running=True)),
         **draw.forest_options(s, progress, what))
-    if mode != "permutation":  # the figures need no population: a smaller cache entry
-        dist = dataclasses.replace(dist, result=dataclasses.replace(dist.result, population=None))
-    return dist.to_dict()
+    return draw.lean(dist)
 
 
 def compute(settings, data: DataChoice, progress, data_store=None) -> dict:
@@ -144,6 +141,8 @@ def initial_values(query, data: DataChoice) -> tuple[dict, dict, list[str]]:
         run["mode"] = draw.default_mode(data)
     if "N" not in query and run["mode"] != "samples" and not studies.is_exact(data):
         run["n_samples"] = None  # the table's own size
+    if "R" not in query:
+        run["n_replicates"] = draw.default_replicates(run, data)
     sctx = Context(p=ctx.p, extra={"data": data, "mode": run["mode"]})
     sweep, more = SWEEPS.from_url(query, sctx)
     if sweep["parameter"] not in draw.allowed(draw.sweep_options(data, run["mode"])):
@@ -172,6 +171,7 @@ def layout(vi_data=None, **query):
                 html.P("N: rows per data set (blank: the data's size for the bootstrap). K: "
                        "variables drawn at each node. The seed fixes every replicate.",
                        className="vi-help"),
+                html.P(draw.scaled_text(run, data), className="vi-help"),
                 html.P(draw.caps_text(), id="dist-caps", className="vi-help"))]),
         ui.card("Sweep", html.Fieldset(id="dist-sweep-fieldset", className="vi-fieldset",
                                        children=[f["parameter"], f["values"]]))]

@@ -11,6 +11,7 @@ read back with their ``from_dict``.  The Distributions page
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Mapping
 
 from dash import html
@@ -29,11 +30,15 @@ from varimp_core.studies.montecarlo import (SWEEP_PARAMETERS, MonteCarloResult, 
                                             parse_sweep_values)
 from varimp_core.studies.nulls import PermutationNull
 
-from . import limits, studies
+from varimp_core.studies.replicates import DEFAULT_TREE_ROWS, scaled_replicates
+
+from . import datasource, limits, studies
 from .common import frame_table, placeholder_figure, safe_csv
 from .datachoice import DataChoice
 from .studies import generator, is_exact
 
+#: The page's R before it is scaled to the data (:func:`default_replicates`).
+RUN_R = 100
 #: Caps read from the environment on every call: (variable, default).
 CAPS = {"T": ("VARIMP_MAX_MC_TREES", 1000), "N": ("VARIMP_MAX_MC_SAMPLES", 100_000),
         "total": ("VARIMP_MAX_MC_TOTAL_TREES", 500_000), "values": ("VARIMP_MAX_SWEEP_VALUES", 8)}
@@ -88,6 +93,35 @@ def link_values(query, parameter: str, p: int | None) -> tuple[str, list[str]]:
                                    max_samples=cap("N"), max_trees=cap("T"))
 
 
+def rows_of(data: DataChoice, n: int | None) -> int | None:
+    """N of each replicate: ``n``, else the upload's rows (None when unknown)."""
+    columns = datasource.upload_columns(data["upload"]) if n is None and data.is_upload else None
+    return n if n is not None else (columns or {}).get("rows")
+
+
+def default_replicates(run, data: DataChoice) -> int:
+    """R scaled to the data (:func:`scaled_replicates`), for the page's first run."""
+    return scaled_replicates(RUN_R, rows_of(data, run["n_samples"]), run["n_estimators"])
+
+
+def scaled_text(run, data: DataChoice) -> str:
+    """The sentence under the controls that says how R was chosen."""
+    n = rows_of(data, run["n_samples"])
+    return (f"R is scaled to your data: {default_replicates(run, data):,} replicates of "
+            f"{n:,} rows and {run['n_estimators']:,} trees by default (R \u00d7 T \u00d7 N "
+            f"\u2264 {DEFAULT_TREE_ROWS:,}); add more with R above. The figures fill in as "
+            "replicates arrive." if n else "The figures fill in as replicates arrive.")
+
+
+def lean(dist: ImportanceDistribution, running: bool = False) -> dict:
+    """The JSON of a run without its population (the figures need none); ``running`` marks
+    a result drawn while the run goes on."""
+    if dist.mode != "permutation":
+        dist = dataclasses.replace(dist, result=dataclasses.replace(dist.result,
+                                                                    population=None))
+    return {**dist.to_dict(), **({"running": True} if running else {})}
+
+
 def replicate_rows(settings, data: DataChoice) -> int | None:
     """N of each replicate data set (:func:`study.replicate_rows`), within the tree budget."""
     n = study.replicate_rows(settings["mode"], settings["n_samples"], exact=is_exact(data),
@@ -135,7 +169,7 @@ def render(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) -> tu
     ValueError
         When Cancel stopped the run before any replicate finished.
     """
-    dist = ImportanceDistribution.from_dict(out)
+    dist = ImportanceDistribution.from_dict({k: v for k, v in out.items() if k != "running"})
     result, kind = dist.result, settings["view"]
     done = result.null.shape[0] if isinstance(result, PermutationNull) else result.n_replicates
     if dist.partial and not done:
@@ -145,8 +179,10 @@ def render(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) -> tu
         dist, data_name=data["problem"] if not data.is_upload else (data["file"] or "the upload"),
         method=settings["method"], n_estimators=settings["n_estimators"], kind=kind,
         max_features=settings["max_features"], max_depth=settings["max_depth"])
-    note = (f"Partial result: cancelled after {done:,} of {result.n_requested:,} replicates."
-            if dist.partial else "")
+    note = "" if not dist.partial else (
+        f"Partial result: {done:,} of {result.n_requested:,} replicates so far; more are "
+        "coming." if out.get("running") else
+        f"Partial result: cancelled after {done:,} of {result.n_requested:,} replicates.")
     return (figure, *summary_table(result), *frame_table(fit_table_frame(dist.fits),
                                                          {"KS p-value": "fixed3"}),
             [html.P(t) for t in sentences],

@@ -17,7 +17,39 @@ import numpy as np
 
 from varimp_core.data.table import DiscreteTable
 
-__all__ = ["run_replicates", "flip_input"]
+__all__ = ["run_replicates", "flip_input", "scaled_replicates"]
+
+#: Trees times rows a study's default run grows, R x T x N: about a minute of one loaded
+#: core with the multiway forest; a larger table gets fewer replicates by default.
+DEFAULT_TREE_ROWS = 10_000_000
+
+
+def scaled_replicates(default: int, n_rows: int | None, n_estimators: int, *,
+                      budget: int = DEFAULT_TREE_ROWS, low: int = 10) -> int:
+    r"""The default number of replicates R for data of ``n_rows`` rows: ``default`` scaled down.
+
+    :math:`R = \min(R_0, \max(R_{low}, \lfloor B / (T N) \rfloor))`: the default R_0
+    while R_0 T N fits the budget B, else as many replicates as fit, never fewer than
+    ``low`` (a histogram of fewer values says little).  A table of 10,000 rows with T = 50
+    gets 20 replicates; a problem sample of 500 rows keeps 100.
+
+    Parameters
+    ----------
+    default : int
+        R_0, the study's default.
+    n_rows : int or None
+        N, the rows of each replicate data set (None: unknown, ``default`` is kept).
+    n_estimators : int
+        T, trees per replicate.
+    budget, low : int
+
+    Returns
+    -------
+    int
+    """
+    if not n_rows:
+        return int(default)
+    return int(min(default, max(low, budget // (int(n_rows) * max(1, int(n_estimators))))))
 
 # -- engine --------------------------------------------------------------------
 def check_int(name, value, low, allow_none=False):
@@ -34,7 +66,7 @@ def _run_chunk(job, seeds) -> np.ndarray:
 
 
 def run_replicates(job, seeds, *, n_jobs=1, chunk_size=None, progress=None, should_stop=None,
-                   mapper=None):
+                   mapper=None, partial=None):
     """Run ``job(seed)`` for every seed, in chunks, serially, in joblib processes or by a mapper.
 
     Parameters
@@ -56,6 +88,10 @@ def run_replicates(job, seeds, *, n_jobs=1, chunk_size=None, progress=None, shou
         and returns an iterator of ``(chunk_index, rows)`` pairs, in any order,
         as chunks finish -- or None to decline (then ``n_jobs`` applies).  Its
         ``close()``, if any, is called when the run ends or stops early.
+    partial : callable, optional
+        ``partial(rows)`` after each chunk but the last, with the replicates done so far
+        (in seed order): a study draws its result so far from them.  It does not change
+        the replicates, so the final rows do not depend on it.
 
     Returns
     -------
@@ -94,6 +130,8 @@ def run_replicates(job, seeds, *, n_jobs=1, chunk_size=None, progress=None, shou
             done += parts[i].shape[0]
             if progress is not None:
                 progress(done, total)
+            if partial is not None and done < total:
+                partial(np.vstack([parts[i] for i in sorted(parts)]))
     finally:
         close = getattr(source, "close", None)
         if close is not None:

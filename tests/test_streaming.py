@@ -1,0 +1,100 @@
+"""Issue 12, "every page fast on real uploads": defaults scaled to the data, results drawn
+while replicates arrive, and a final result that does not depend on what was drawn."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from varimp_core.data.prepare import prepare_problem
+from varimp_core.problems.registry import get_problem
+from varimp_core.exact.binary import (MAX_BINARY_NODES, binary_refusal_sentence,
+                                      estimate_binary_nodes)
+from varimp_core.studies.distributions import ImportanceDistribution, importance_distribution
+from varimp_core.studies.montecarlo import monte_carlo
+from varimp_core.studies.nulls import permutation_null
+from varimp_core.studies.replicates import DEFAULT_TREE_ROWS, scaled_replicates
+
+XOR22 = "xor:relevant=2,irrelevant=2"
+
+
+@pytest.mark.parametrize("default, rows, trees, expected", [
+    (100, 10_000, 50, 20),     # 10^7 // (10^4 * 50) = 20: the issue's upload
+    (100, 6_366, 50, 31),      # 10^7 // 318,300 = 31.4: fair
+    (100, 500, 50, 100),       # 10^7 // 25,000 = 400 > R_0: the default stays
+    (100, 1_000_000, 50, 10),  # 0 < low: never fewer than 10
+    (100, None, 50, 100),      # unknown size: the default stays
+])
+def test_default_replicates_scale_as_declared(default, rows, trees, expected):
+    assert DEFAULT_TREE_ROWS == 10_000_000
+    assert scaled_replicates(default, rows, trees) == expected
+
+
+def test_monte_carlo_partials_grow_and_the_final_result_ignores_them():
+    kw = dict(n_replicates=12, n_samples=150, n_estimators=8, chunk_size=4, random_state=3)
+    seen = []
+    streamed = monte_carlo(XOR22, partial=seen.append, **kw)
+    plain = monte_carlo(XOR22, **kw)
+    np.testing.assert_array_equal(streamed.replicates, plain.replicates)
+    assert not streamed.cancelled
+    # after each chunk but the last: 4 then 8 replicates, the first ones of the final run
+    assert [r.n_replicates for r in seen] == [4, 8]
+    assert all(r.cancelled and r.n_requested == 12 for r in seen)
+    for r in seen:
+        np.testing.assert_array_equal(r.replicates, plain.replicates[:r.n_replicates])
+
+
+def test_permutation_partials_and_distribution_partials():
+    sample = prepare_problem(get_problem(XOR22), n_samples=200, random_state=0)
+    seen = []
+    kw = dict(n_permutations=6, n_estimators=5, chunk_size=2, random_state=1)
+    streamed = permutation_null(sample, partial=seen.append, **kw)
+    np.testing.assert_array_equal(streamed.null, permutation_null(sample, **kw).null)
+    assert [r.null.shape[0] for r in seen] == [2, 4]
+    dists = []
+    kw = dict(mode="bootstrap", n_replicates=6, n_estimators=5, chunk_size=3, random_state=2)
+    final = importance_distribution(sample, partial=dists.append, **kw)
+    plain = importance_distribution(sample, **kw)
+    assert [d.partial for d in dists] == [True] and not final.partial
+    np.testing.assert_array_equal(final.result.replicates, plain.result.replicates)
+    np.testing.assert_array_equal(dists[0].result.replicates, plain.result.replicates[:3])
+
+
+def test_a_floor_past_the_limit_refuses_the_exact_binary_forest_without_probing():
+    """The node estimate is at least boxes * 3 / (max_probes + chunk) whatever the probes find
+    (Examples: 12 inputs of 6 levels: 21^12 boxes); the refusal says so at once."""
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 6, size=(400, 12)).astype(float)
+    y = rng.integers(0, 2, size=400)
+    sentence = binary_refusal_sentence(X, y, method="exact-et", max_features=1)
+    assert sentence is not None and "beyond the limit" in sentence
+    # the full sampled estimate agrees that the limit is passed
+    assert estimate_binary_nodes(X, y, method="exact-et", max_features=1) > MAX_BINARY_NODES
+
+
+def test_the_distributions_page_streams_and_its_final_result_equals_a_plain_run(app_module):
+    import pages.distributions as page
+    from pages._ui import jobs
+    from pages._ui.datachoice import DataChoice
+
+    data = DataChoice.from_page({"problem": XOR22})[0]
+    store = data.to_store()
+    controls = dict(mode="samples", n_replicates=12, n_samples=200, n_estimators=5,
+                    max_features=1, max_depth=None, random_state=7, method="forest",
+                    view="histogram")
+    drawn = []
+    progress = jobs.Progress(None, sink=drawn.append)
+    settings = page.RUN.settings(controls, page.context_for(data))
+    progress.render = lambda result: page.VIEW.draw(result, settings, data, {})
+    n = page.draw.replicate_rows(settings, data)
+    out = page.run_study({k: v for k, v in settings.items() if k != "view"}, data, n, progress)
+    assert drawn, "a partial result was drawn while the run went on"
+    figure, *_, note, shown = drawn[0]
+    assert note.startswith("Partial result:") and "so far" in note and shown == "vi-notes"
+    plain = page.run_study({k: v for k, v in settings.items() if k != "view"}, data, n,
+                           jobs.Progress(None))
+    assert not out.get("running") and not out["partial"]
+    a, b = (ImportanceDistribution.from_dict(o) for o in (out, plain))
+    np.testing.assert_array_equal(a.result.replicates, b.result.replicates)
+    np.testing.assert_array_equal(a.result.information, b.result.information)
+    assert a.fits.equals(b.fits)
