@@ -4,6 +4,7 @@ while replicates arrive, and a final result that does not depend on what was dra
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from varimp_core.data.prepare import prepare_problem
@@ -98,3 +99,32 @@ def test_the_distributions_page_streams_and_its_final_result_equals_a_plain_run(
     np.testing.assert_array_equal(a.result.replicates, b.result.replicates)
     np.testing.assert_array_equal(a.result.information, b.result.information)
     assert a.fits.equals(b.fits)
+
+
+def test_scikit_learn_forests_get_missing_numbers_as_nan_and_fit_as_scikit_learn_does():
+    """scikit-learn 1.9.1's forests split NaN natively; the MDI of varimp's fit equals the MDI
+    read off scikit-learn's own fit on the same NaN table with the same seed."""
+    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+
+    from varimp_core.api import compute_importances
+    from varimp_core.data.prepare import prepare_table
+    from varimp_core.forests.sklearn_mdi import forest_mdi
+
+    rng = np.random.default_rng(4)
+    n = 300
+    frame = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n)})
+    frame["y"] = (frame["a"] + 0.5 * rng.normal(size=n) > 0).astype(int)
+    frame.loc[rng.random(n) < 0.2, "a"] = np.nan      # 20 % missing, more often in class 1
+    frame.loc[(frame["y"] == 1) & (rng.random(n) < 0.2), "a"] = np.nan
+    prepared = prepare_table(frame, "y", missing="category")
+    X = prepared.native_X()
+    np.testing.assert_array_equal(np.isnan(X[:, 0]), frame["a"].isna().to_numpy())
+    np.testing.assert_array_equal(X[~np.isnan(X[:, 0]), 0], frame["a"].dropna().to_numpy())
+    for method, cls, bootstrap in (("sklearn-rf", RandomForestClassifier, True),
+                                   ("sklearn-et", ExtraTreesClassifier, False)):
+        ours = compute_importances(prepared, method=method, n_estimators=20, max_features=1,
+                                   bootstrap=bootstrap, random_state=0)
+        theirs = cls(n_estimators=20, criterion="entropy", max_features=1, bootstrap=bootstrap,
+                     random_state=0).fit(frame[["a", "b"]].to_numpy(), prepared.y)
+        np.testing.assert_allclose(ours.importances, forest_mdi(theirs).importances,
+                                   rtol=1e-12, atol=1e-15)

@@ -73,7 +73,7 @@ def default_method(data: PreparedData | DiscreteTable) -> str:
 
 def _sklearn_inputs(data: PreparedData | DiscreteTable):
     if isinstance(data, PreparedData) and data.X_numeric is not None:
-        return data.X_numeric, data.y, data.task
+        return data.native_X(), data.y, data.task  # missing numbers as NaN, split natively
     table = data.table if isinstance(data, PreparedData) else data
     w = table.weight
     if not np.allclose(w, w[0]):

@@ -5,6 +5,17 @@ sum to one before averaging, which hides the scale that the theory of Louppe
 et al. (2013) speaks about (bits, for the entropy criterion).  This module
 reads the public ``tree_`` arrays of each fitted tree and returns the raw
 decreases of impurity as an :class:`~varimp_core.result.ImportanceResult`.
+
+Missing values: scikit-learn 1.9.1's ``RandomForest*`` and ``ExtraTrees*``
+(every criterion used here) split NaN natively (a node sends its missing rows to
+the side that lowers the impurity most), so NaN in ``X`` is passed through;
+infinities are refused.  :func:`varimp_core.api.compute_importances` gives them
+NaN where an upload has a missing number (:meth:`PreparedData.native_X`).  The
+forests varimp traces itself keep a number for it: the multiway forest and the
+exact methods read missing as a level of its own, and the local-importance forests
+(the random uniform forest, which draws cut-points between a column's minimum and
+maximum, and the scikit-learn forests whose paths it follows) get the stand-in
+below every value (:meth:`PreparedData.missing_value`).
 """
 
 from __future__ import annotations
@@ -50,7 +61,7 @@ def check_forest_options(kind, task, criterion):
 
 
 def _check_data(X, y, task):
-    Xa = check_X(X)
+    Xa = check_X(X, allow_nan=True)
     ya = np.asarray(y)
     ya = ya[:, 0] if ya.ndim == 2 and ya.shape[1] == 1 else ya
     if ya.ndim != 1 or ya.shape[0] != Xa.shape[0]:
