@@ -163,8 +163,11 @@ def identifier_reason(kind: str, values: np.ndarray, missing: np.ndarray) -> str
     """Why a column looks like an identifier, or None.
 
     Text: every value distinct (at least :data:`MIN_IDENTIFIER_ROWS` of them),
-    or more than 50 distinct values and more than half the rows.  Numbers: a
-    strictly monotone integer sequence without gaps in order (a row index).
+    or more than 50 distinct values and more than half the rows.  Numbers: the row
+    numbers themselves, 0, 1, ..., n-1 or 1, 2, ..., n in row order (a spreadsheet's or
+    pandas' row index written out).  Other sorted distinct integers are measurements an
+    analyst keeps: one row per year (1990, 1991, ...), counts sorted by size, values with
+    gaps or in decreasing order.
     """
     n = int((~missing).sum())
     if n < MIN_IDENTIFIER_ROWS:
@@ -179,8 +182,7 @@ def identifier_reason(kind: str, values: np.ndarray, missing: np.ndarray) -> str
     if kind == "number" and not missing.any():
         if not np.all(values == np.round(values)):
             return None
-        step = np.diff(values)
-        if (step > 0).all() or (step < 0).all():
+        if values[0] in (0, 1) and np.array_equal(values, values[0] + np.arange(n)):
             return f"a monotone integer index, {values[0]:.0f} to {values[-1]:.0f} in row order"
     return None
 
