@@ -128,3 +128,33 @@ def test_scikit_learn_forests_get_missing_numbers_as_nan_and_fit_as_scikit_learn
                      random_state=0).fit(frame[["a", "b"]].to_numpy(), prepared.y)
         np.testing.assert_allclose(ours.importances, forest_mdi(theirs).importances,
                                    rtol=1e-12, atol=1e-15)
+
+
+def test_partial_dependence_grid_of_an_input_with_missing_rows_is_observed_values_and_missing():
+    """With 20 % missing, the grid is scikit-learn's rule on the observed values, after one
+    point for "missing" (the stand-in the forest was fitted with); each point is the mean
+    prediction with the input set to it (Friedman 2001), computed here by brute force."""
+    from varimp_core.data.prepare import prepare_table
+    from varimp_core.local.heldout import fit_local_forest, heldout_partial_dependences
+
+    rng = np.random.default_rng(5)
+    n = 400
+    frame = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n)})
+    frame["y"] = (frame["a"] > 0).astype(int)
+    frame.loc[rng.random(n) < 0.2, "a"] = np.nan
+    prepared = prepare_table(frame, "y", missing="category")
+    rows = np.arange(n)
+    forest = fit_local_forest(prepared, rows, forest="rf", n_estimators=10, random_state=0)
+    [pd_a] = heldout_partial_dependences(prepared, forest, rows, ["a"], grid_resolution=20,
+                                         max_ice_lines=0)
+    grid, labels = pd_a.grid[0], pd_a.grid_labels[0]
+    observed = frame["a"].dropna().to_numpy()
+    assert grid[0] == prepared.missing_value("a") and labels[0] == "missing"
+    lo, hi = np.quantile(observed, (0.05, 0.95))
+    np.testing.assert_allclose(grid[1:], np.linspace(lo, hi, 20))
+    assert "missing" not in labels[1:]
+    X = prepared.X_numeric.copy()
+    for k in (0, 1, 10):
+        X[:, 0] = grid[k]
+        mean = forest.predict_proba(pd.DataFrame(X, columns=list(prepared.variables))).mean(0)
+        np.testing.assert_allclose(pd_a.average[:, k], mean, rtol=1e-12)
