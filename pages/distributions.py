@@ -26,7 +26,7 @@ RUN = ParamSet(PREFIX, [
     Param("mode", "Replicates", "choice", "samples",
           choices=lambda c: draw.mode_options(c.extra.get("data")), what="replicate kind"),
     Param("method", "Method", "choice", "forest", choices=studies.METHOD_OPTIONS),
-    Param("n_replicates", "Replicates R", default=draw.RUN_R, key="R", low=1,
+    Param("n_replicates", "Replicates R", default=100, key="R", low=1,
           high=lambda c: draw.cap("R"), what="number of replicates R"),
     Param("n_samples", "Samples N", default=500, key="N", low=1, high=lambda c: draw.cap("N"),
           blank="all rows", what="sample size N"),
@@ -133,7 +133,7 @@ SWEEP_VIEW.register_downloads({"dist-sweep-download": make_csv("sweep")}, "dist-
                               "dist-sweep-download-note")
 
 
-def initial_values(query, data: DataChoice) -> tuple[dict, dict, list[str]]:
+def initial_values(query, data: DataChoice) -> tuple[dict, dict, list[str], str]:
     """The controls of a fresh page: the link's values (with notes), else the data's defaults."""
     ctx = Context(p=data.n_features(), extra={"data": data})
     run, notes = RUN.from_url(query, ctx)
@@ -141,19 +141,19 @@ def initial_values(query, data: DataChoice) -> tuple[dict, dict, list[str]]:
         run["mode"] = draw.default_mode(data)
     if "N" not in query and run["mode"] != "samples" and not studies.is_exact(data):
         run["n_samples"] = None  # the table's own size
-    if "R" not in query:
-        run["n_replicates"] = draw.default_replicates(run, data)
+    scaled = studies.scale_replicates(run, "n_replicates", query, data, run["n_samples"],
+                                      "replicates")
     sctx = Context(p=ctx.p, extra={"data": data, "mode": run["mode"]})
     sweep, more = SWEEPS.from_url(query, sctx)
     if sweep["parameter"] not in draw.allowed(draw.sweep_options(data, run["mode"])):
         sweep["parameter"] = "none"
     sweep["values"], bad = draw.link_values(query, sweep["parameter"], ctx.p)
-    return run, sweep, notes + more + bad
+    return run, sweep, notes + more + bad, scaled
 
 
 def layout(vi_data=None, **query):
     data, notes = DataChoice.from_page(query, vi_data)
-    run, sweep, more = initial_values(query, data)
+    run, sweep, more, scaled = initial_values(query, data)
     ctx = Context(p=data.n_features(), extra={"data": data, "mode": run["mode"]})
     f = {**dict(zip(RUN.names, RUN.fields(run, ctx))),
          **dict(zip(SWEEPS.names, SWEEPS.fields(sweep, ctx)))}
@@ -171,7 +171,7 @@ def layout(vi_data=None, **query):
                 html.P("N: rows per data set (blank: the data's size for the bootstrap). K: "
                        "variables drawn at each node. The seed fixes every replicate.",
                        className="vi-help"),
-                html.P(draw.scaled_text(run, data), className="vi-help"),
+                html.P(scaled, className="vi-help"),
                 html.P(draw.caps_text(), id="dist-caps", className="vi-help"))]),
         ui.card("Sweep", html.Fieldset(id="dist-sweep-fieldset", className="vi-fieldset",
                                        children=[f["parameter"], f["values"]]))]

@@ -65,12 +65,14 @@ def compute_null(settings, data: DataChoice, progress, data_store=None) -> dict:
 
     def null() -> dict:
         prepared = studies.sample_of(data, n, seed)
+        view = lambda r, **more: {"null": r.to_dict(), "n": prepared.n_samples,  # noqa: E731
+                                  "partial": bool(r.cancelled), **more}
         result = permutation_null(
             prepared, n_permutations=R, method=settings["method"], n_estimators=T,
-            max_features=1, random_state=seed,
+            max_features=1, random_state=seed, partial=lambda r: progress.publish(
+                view(r, relevance=rel, n_samples=n, running=True)),
             **studies.run_options(progress, R, "permutations"))
-        return {"null": result.to_dict(), "n": prepared.n_samples,
-                "partial": bool(result.cancelled)}
+        return view(result)
 
     s = {k: v for k, v in settings.items() if k != "tol"}  # the null does not use tol
     return {**studies.cached_study("sel-null", [data.as_dict, s, n], null), "relevance": rel,
@@ -125,6 +127,8 @@ def layout(vi_data=None, **query):
     data, notes = DataChoice.from_page(query, vi_data)
     ctx = Context(p=data.n_features())
     nulls, more = NULLS.from_url(query, ctx)
+    scaled = studies.scale_replicates(nulls, "n_permutations", query, data, nulls[
+        "n_samples"] if studies.is_exact(data) else None, "permutations")
     rss, most = RSS.from_url(query, ctx)
     f = {f"null-{n}": c for n, c in zip(NULLS.names, NULLS.fields(nulls, ctx))}
     f.update((f"rs-{n}", c) for n, c in zip(RSS.names, RSS.fields(rss, ctx)))
@@ -136,7 +140,7 @@ def layout(vi_data=None, **query):
                 f["null-tol"], row(f["null-n_permutations"], f["null-n_estimators"]),
                 f["null-method"], row(f["null-random_state"], f["null-n_samples"]),
                 html.P("N: rows drawn from an exact distribution for the permutation null "
-                       "(a sample is used as it is).", className="vi-help")])),
+                       "(a sample is used as it is). " + scaled, className="vi-help")])),
         ui.card("RS / SRS", html.Fieldset(id="sel-rs-fieldset", className="vi-fieldset", children=[
             f["rs-source"], row(f["rs-subspace_size"], f["rs-alpha"], f["rs-max_features"]),
             row(f["rs-n_estimators"], f["rs-min_sampled"], f["rs-beta"]), f["rs-n_seeds"],

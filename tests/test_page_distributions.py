@@ -80,7 +80,7 @@ def _sweep(page, parameter, values, problem=XOR, progress=None, **kw):
 
 # -- parameters and URL -----------------------------------------------------------------
 def test_default_state_is_small_and_uses_the_session_default(page):
-    run, sweep_, notes = page.initial_values({}, DataChoice.from_page({})[0])
+    run, sweep_, notes, _ = page.initial_values({}, DataChoice.from_page({})[0])
     assert notes == []
     assert (DataChoice.from_page({})[0]["problem"], run["mode"], run["n_replicates"],
             run["n_samples"], run["n_estimators"], run["max_features"], run["method"]) == \
@@ -95,7 +95,7 @@ def test_the_session_data_is_the_default_and_an_upload_means_bootstrap(page):
     info = store_csv("a,b,y\n" + rows, "t.csv")
     up = {"params": {"source": "upload", "upload": info["key"], "file": "t.csv", "target": "y"}}
     data = DataChoice.from_page({}, up)[0]
-    run, _, _ = page.initial_values({}, data)
+    run, _, _, _ = page.initial_values({}, data)
     assert (run["mode"], run["n_samples"]) == ("bootstrap", None)
     assert [o["value"] for o in page.studies.problem_options(data)][0] == "upload"
     assert next(o for o in draw.mode_options(data) if o["value"] == "samples")["disabled"]
@@ -106,7 +106,7 @@ def test_link_state_round_trips_through_the_url(page):
              "depth": "3", "method": "sklearn-et", "mc_seed": "9", "view": "violin",
              "sweep": "n_samples", "values": "400, 100,100"}
     data = _data("sym:irrelevant=2")
-    run, sweep_, notes = page.initial_values(query, data)
+    run, sweep_, notes, _ = page.initial_values(query, data)
     assert notes == []
     assert sweep_["values"] == "100,400"                       # sorted, no duplicates
     ctx = Context(p=4)

@@ -158,3 +158,46 @@ def test_partial_dependence_grid_of_an_input_with_missing_rows_is_observed_value
         X[:, 0] = grid[k]
         mean = forest.predict_proba(pd.DataFrame(X, columns=list(prepared.variables))).mean(0)
         np.testing.assert_allclose(pd_a.average[:, k], mean, rtol=1e-12)
+
+
+@pytest.mark.parametrize("method, bootstrap", [("sklearn-rf", True), ("sklearn-et", False)])
+def test_scikit_learn_forests_grown_in_chunks_are_the_forest_of_one_fit(method, bootstrap):
+    """warm_start draws the seeds of the trees already grown first, so chunks of trees make
+    the forest one fit makes; the importances so far come after each chunk but the last."""
+    from varimp_core.api import compute_importances
+    from varimp_core.data.prepare import prepare_table
+
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame({"a": rng.normal(size=200), "b": rng.integers(0, 3, 200)})
+    frame["y"] = (frame["a"] + frame["b"] > 1).astype(int)
+    prepared = prepare_table(frame, "y")
+    seen = []
+    kw = dict(method=method, n_estimators=25, bootstrap=bootstrap, random_state=3)
+    streamed = compute_importances(prepared, partial=seen.append, **kw)
+    plain = compute_importances(prepared, **kw)
+    np.testing.assert_array_equal(streamed.importances, plain.importances)
+    # ceil(25 / 10) = 3 trees a chunk: 3, 6, ..., 24 trees so far, then the 25
+    assert [r.per_tree.shape[0] for r in seen] == list(range(3, 25, 3))
+    np.testing.assert_array_equal(seen[-1].per_tree, plain.per_tree[:24])
+
+
+def test_the_importances_page_draws_the_trees_so_far(app_module):
+    import pages.importances as page
+    from pages._ui import jobs
+    from tests._pages import upload_frame
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=300), "b": rng.normal(size=300)})
+    frame["y"] = (frame["a"] > 0).astype(int)
+    from pages._ui.datachoice import DataChoice
+
+    data = DataChoice.from_params(upload_frame(frame, "t.csv"))
+    values = {**page.PARAMS.defaults(), "method": "sklearn-et", "n_estimators": 30}
+    drawn = []
+    result, _, _ = page.VIEW.run(values, data.to_store(), {}, jobs.Progress(None,
+                                                                            sink=drawn.append))
+    assert drawn and len(drawn[0]) == len(page.VIEW.outputs)
+    assert "still being grown" in str(drawn[0])
+    from varimp_core.result import ImportanceResult
+
+    assert ImportanceResult.from_dict(result["result"]).per_tree.shape[0] == 30

@@ -30,15 +30,13 @@ from varimp_core.studies.montecarlo import (SWEEP_PARAMETERS, MonteCarloResult, 
                                             parse_sweep_values)
 from varimp_core.studies.nulls import PermutationNull
 
-from varimp_core.studies.replicates import DEFAULT_TREE_ROWS, scaled_replicates
+from varimp_core.studies.replicates import partial_note
 
-from . import datasource, limits, studies
+from . import limits, studies
 from .common import frame_table, placeholder_figure, safe_csv
 from .datachoice import DataChoice
 from .studies import generator, is_exact
 
-#: The page's R before it is scaled to the data (:func:`default_replicates`).
-RUN_R = 100
 #: Caps read from the environment on every call: (variable, default).
 CAPS = {"T": ("VARIMP_MAX_MC_TREES", 1000), "N": ("VARIMP_MAX_MC_SAMPLES", 100_000),
         "total": ("VARIMP_MAX_MC_TOTAL_TREES", 500_000), "values": ("VARIMP_MAX_SWEEP_VALUES", 8)}
@@ -91,26 +89,6 @@ def link_values(query, parameter: str, p: int | None) -> tuple[str, list[str]]:
     """The sweep values of a link (normalised), else the defaults, and a note when ignored."""
     return study.link_sweep_values(query.get("values"), parameter, p=p, max_values=cap("values"),
                                    max_samples=cap("N"), max_trees=cap("T"))
-
-
-def rows_of(data: DataChoice, n: int | None) -> int | None:
-    """N of each replicate: ``n``, else the upload's rows (None when unknown)."""
-    columns = datasource.upload_columns(data["upload"]) if n is None and data.is_upload else None
-    return n if n is not None else (columns or {}).get("rows")
-
-
-def default_replicates(run, data: DataChoice) -> int:
-    """R scaled to the data (:func:`scaled_replicates`), for the page's first run."""
-    return scaled_replicates(RUN_R, rows_of(data, run["n_samples"]), run["n_estimators"])
-
-
-def scaled_text(run, data: DataChoice) -> str:
-    """The sentence under the controls that says how R was chosen."""
-    n = rows_of(data, run["n_samples"])
-    return (f"R is scaled to your data: {default_replicates(run, data):,} replicates of "
-            f"{n:,} rows and {run['n_estimators']:,} trees by default (R \u00d7 T \u00d7 N "
-            f"\u2264 {DEFAULT_TREE_ROWS:,}); add more with R above. The figures fill in as "
-            "replicates arrive." if n else "The figures fill in as replicates arrive.")
 
 
 def lean(dist: ImportanceDistribution, running: bool = False) -> dict:
@@ -179,10 +157,8 @@ def render(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) -> tu
         dist, data_name=data["problem"] if not data.is_upload else (data["file"] or "the upload"),
         method=settings["method"], n_estimators=settings["n_estimators"], kind=kind,
         max_features=settings["max_features"], max_depth=settings["max_depth"])
-    note = "" if not dist.partial else (
-        f"Partial result: {done:,} of {result.n_requested:,} replicates so far; more are "
-        "coming." if out.get("running") else
-        f"Partial result: cancelled after {done:,} of {result.n_requested:,} replicates.")
+    note = partial_note(done, result.n_requested, "replicates",
+                        running=bool(out.get("running"))) if dist.partial else ""
     return (figure, *summary_table(result), *frame_table(fit_table_frame(dist.fits),
                                                          {"KS p-value": "fixed3"}),
             [html.P(t) for t in sentences],

@@ -22,6 +22,7 @@ import numpy as np
 from dash import html
 
 from varimp_core.exact.relevance import RelevanceResult, relevance_with_importances
+from varimp_core.studies.replicates import partial_note
 from varimp_core.plots.selection import (make_pvalue_figure, make_relevance_figure,
                                          make_selected_figure, make_subspace_curves)
 from varimp_core.plots.selection_captions import (null_sentences, pvalues_frame,
@@ -159,8 +160,8 @@ def render_null(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) 
     null_text = null_sentences(pn, n_estimators=settings["n_estimators"], n_rows=out.get("n"),
                                method=settings["method"], drawn_seed=settings["random_state"]
                                if out["n_samples"] is not None else None)
-    note = (f"Partial result: cancelled after {R:,} of {settings['n_permutations']:,} "
-            "permutations." if out["partial"] else "")
+    note = partial_note(R, settings["n_permutations"], "permutations",
+                        running=bool(out.get("running"))) if out["partial"] else ""
     return (rel_figure, [html.P(t) for t in rel_text], rows, make_pvalue_figure(pn),
             [html.P(t) for t in null_text], note, "vi-notes" if note else "vi-hidden")
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from varimp_core.data.table import DiscreteTable
 
-__all__ = ["run_replicates", "flip_input", "scaled_replicates"]
+__all__ = ["run_replicates", "flip_input", "scaled_replicates", "scaled_sentence", "partial_note"]
 
 #: Trees times rows a study's default run grows, R x T x N: about a minute of one loaded
 #: core with the multiway forest; a larger table gets fewer replicates by default.
@@ -50,6 +50,38 @@ def scaled_replicates(default: int, n_rows: int | None, n_estimators: int, *,
     if not n_rows:
         return int(default)
     return int(min(default, max(low, budget // (int(n_rows) * max(1, int(n_estimators))))))
+
+
+def scaled_sentence(n_replicates: int, what: str, n_rows: int | None, n_estimators: int,
+                    control: str = "R") -> str:
+    """What a study page says under its controls about R (:func:`scaled_replicates`).
+
+    Examples
+    --------
+    >>> print(scaled_sentence(20, "replicates", 10_000, 50))
+    Scaled to your data: 20 replicates of 10,000 rows and 50 trees by default (R × T × N ≤ 10,000,000); add more with R above. The figures fill in as they arrive.
+    """
+    if not n_rows:
+        return f"The figures fill in as the {what} arrive."
+    return (f"Scaled to your data: {n_replicates:,} {what} of {n_rows:,} rows and "
+            f"{n_estimators:,} trees by default (R × T × N ≤ "
+            f"{DEFAULT_TREE_ROWS:,}); add more with {control} above. The figures fill in as "
+            "they arrive.")
+
+
+def partial_note(done: int, total: int, what: str, *, running: bool) -> str:
+    """The note over a partial result: drawn while the run goes on, or cancelled.
+
+    Examples
+    --------
+    >>> partial_note(4, 20, "replicates", running=True)
+    'Partial result: 4 of 20 replicates so far; more are coming.'
+    >>> partial_note(4, 20, "replicates", running=False)
+    'Partial result: cancelled after 4 of 20 replicates.'
+    """
+    if running:
+        return f"Partial result: {done:,} of {total:,} {what} so far; more are coming."
+    return f"Partial result: cancelled after {done:,} of {total:,} {what}."
 
 # -- engine --------------------------------------------------------------------
 def check_int(name, value, low, allow_none=False):
