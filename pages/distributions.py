@@ -7,12 +7,13 @@ from dash import Input, Output, State, callback, dash_table, html, no_update
 
 from pages._ui import controls as ui
 from pages._ui import distributions_study as draw
-from pages._ui import common, state, studies
+from pages._ui import state, studies
 from varimp_core.studies import fanout
 from pages._ui.datachoice import DataChoice
 from pages._ui.page_frame import page_frame, table_style
 from pages._ui.params import Context, Param, ParamSet, seed_param
 from pages._ui.view import JobView, context_for
+from varimp_core.csvtext import csv_filename
 from varimp_core.serialize import to_jsonable
 from varimp_core.studies.distributions import (MAX_FITTED, check_sweep, check_tree_budget,
                                                importance_distribution, sweep_trees)
@@ -123,7 +124,7 @@ state.register_url_sync(PREFIX)
 
 def make_csv(what: str):
     """The download of ``what`` (:meth:`JobView.register_downloads`)."""
-    return lambda out, s, data, **_: (draw.csv_text(what, out), common.csv_filename(
+    return lambda out, s, data, **_: (draw.csv_text(what, out), csv_filename(
         "distributions", data, out["mode"], what))
 
 

@@ -6,12 +6,13 @@ import dash
 from dash import Input, dash_table, html
 
 from pages._ui import controls as ui
-from pages._ui import common, datasource, state, studies
+from pages._ui import datasource, state, studies
 from pages._ui import selection_study as study
 from pages._ui.datachoice import DataChoice
 from pages._ui.page_frame import page_frame, table_style
 from pages._ui.params import Context, Param, ParamSet, seed_param
 from pages._ui.view import JobView
+from varimp_core.csvtext import csv_filename
 from varimp_core.plots.selection_captions import RS_NOTE
 from varimp_core.studies.nulls import permutation_null
 from varimp_core.studies.rs_srs import SOURCES
@@ -111,7 +112,7 @@ def make_csv(what: str):
     """The download of ``what`` (a Madelon study is named for its Madelon data)."""
     def make(out, settings, data: DataChoice, **_) -> tuple[str, str]:
         source = settings.get("source", "data")
-        return study.csv_text(what, out), common.csv_filename(
+        return study.csv_text(what, out), csv_filename(
             "selection", data, what, name=None if source == "data" else f"madelon-{source}")
     return make
 

@@ -115,7 +115,7 @@ def test_link_state_round_trips_through_the_url(page):
     again = _query(link)
     data_again, _ = DataChoice.from_page(again)
     assert data_again == data
-    assert page.initial_values(again, data_again) == (run, sweep_, [])
+    assert page.initial_values(again, data_again)[:3] == (run, sweep_, [])
     assert again["view"] == "violin" and again["mc_seed"] == "9" and again["values"] == "100,400"
 
 
@@ -128,7 +128,7 @@ def test_link_state_round_trips_through_the_url(page):
     ({"problem": XOR, "method": "boosting"}, "Method"),
 ])
 def test_bad_links_fall_back_with_a_sentence(page, query, words):
-    _, _, notes = page.initial_values(query, _data(query["problem"]))
+    _, _, notes, _ = page.initial_values(query, _data(query["problem"]))
     assert len(notes) == 1 and words in notes[0], notes
     assert "Traceback" not in notes[0]
 

@@ -16,6 +16,7 @@ from typing import Any, Mapping
 
 from dash import html
 
+from varimp_core.csvtext import safe_csv
 from varimp_core.data.csvfile import env_limit
 from varimp_core.plots.distributions import (make_distribution_figure, make_summary_table_frame,
                                              make_sweep_figure)
@@ -33,7 +34,7 @@ from varimp_core.studies.nulls import PermutationNull
 from varimp_core.studies.replicates import partial_note
 
 from . import limits, studies
-from .common import frame_table, placeholder_figure, safe_csv
+from .common import frame_table, placeholder_figure
 from .datachoice import DataChoice
 from .studies import generator, is_exact
 

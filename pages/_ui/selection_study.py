@@ -21,6 +21,7 @@ from typing import Any, Mapping
 import numpy as np
 from dash import html
 
+from varimp_core.csvtext import safe_csv
 from varimp_core.exact.relevance import RelevanceResult, relevance_with_importances
 from varimp_core.studies.replicates import partial_note
 from varimp_core.plots.selection import (make_pvalue_figure, make_relevance_figure,
@@ -38,7 +39,7 @@ from varimp_core.studies.selection import SplitData, curve_statistics, madelon_s
 from varimp_core.studies import fanout
 
 from . import datasource, limits, studies
-from .common import placeholder_figure, safe_csv
+from .common import placeholder_figure
 
 #: Name of the fan-out task computing one (seed, method) run of an RS/SRS study.
 RS_TASK = "varimp.selection_run"

@@ -140,8 +140,9 @@ def scale_replicates(values: dict, name: str, query, data: DataChoice, n: int | 
     the page's sentence about it (:func:`scaled_replicates`, :func:`scaled_sentence`)."""
     columns = datasource.upload_columns(data["upload"]) if n is None and data.is_upload else None
     rows = n or (columns or {}).get("rows")
-    if "R" not in query:
-        values[name] = scaled_replicates(values[name], rows, values["n_estimators"])
+    if "R" in query:  # the link's own R: nothing was scaled
+        return scaled_sentence(values[name], what, None, values["n_estimators"])
+    values[name] = scaled_replicates(values[name], rows, values["n_estimators"])
     return scaled_sentence(values[name], what, rows, values["n_estimators"])
 
 
