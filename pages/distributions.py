@@ -60,9 +60,9 @@ def run_study(s, data: DataChoice, n, progress) -> dict:
         data["problem"] if fresh else studies.sample_of(data, n, seed), mode=mode,
         n_replicates=s["n_replicates"], n_samples=n, random_state=seed,
         max_fitted=MAX_FITTED, mapper=fanout.replicate_mapper() if fresh else None,
-        partial=lambda so_far: progress.publish(draw.lean(so_far, running=True)),
+        partial=lambda so_far: progress.publish(so_far.lean_dict(running=True)),
         **draw.forest_options(s, progress, what))
-    return draw.lean(dist)
+    return dist.lean_dict()
 
 
 def compute(settings, data: DataChoice, progress, data_store=None) -> dict:

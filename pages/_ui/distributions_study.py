@@ -11,7 +11,6 @@ read back with their ``from_dict``.  The Distributions page
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Mapping
 
 from dash import html
@@ -27,7 +26,7 @@ from varimp_core.problems.registry import get_problem
 from varimp_core.serialize import from_jsonable
 from varimp_core.studies import distributions as study
 from varimp_core.studies.distributions import ImportanceDistribution
-from varimp_core.studies.montecarlo import (SWEEP_PARAMETERS, MonteCarloResult, parameter_label,
+from varimp_core.studies.montecarlo import (SWEEP_PARAMETERS, parameter_label,
                                             parse_sweep_values)
 from varimp_core.studies.nulls import PermutationNull
 
@@ -92,15 +91,6 @@ def link_values(query, parameter: str, p: int | None) -> tuple[str, list[str]]:
                                    max_samples=cap("N"), max_trees=cap("T"))
 
 
-def lean(dist: ImportanceDistribution, running: bool = False) -> dict:
-    """The JSON of a run without its population (the figures need none); ``running`` marks
-    a result drawn while the run goes on."""
-    if dist.mode != "permutation":
-        dist = dataclasses.replace(dist, result=dataclasses.replace(dist.result,
-                                                                    population=None))
-    return {**dist.to_dict(), **({"running": True} if running else {})}
-
-
 def replicate_rows(settings, data: DataChoice) -> int | None:
     """N of each replicate data set (:func:`study.replicate_rows`), within the tree budget."""
     n = study.replicate_rows(settings["mode"], settings["n_samples"], exact=is_exact(data),
@@ -127,11 +117,6 @@ def description(data: DataChoice) -> str:
 
 def allowed(options) -> set:
     return {o["value"] for o in options if not o.get("disabled")}
-
-
-def result_of(out: Mapping[str, Any]) -> MonteCarloResult | PermutationNull:
-    """The core result of a computed run (:meth:`ImportanceDistribution.from_dict`)."""
-    return ImportanceDistribution.from_dict(out).result
 
 
 def summary_table(result) -> tuple[list, list]:

@@ -35,7 +35,8 @@ import pandas as pd
 from varimp_core.data.csvfile import DataError, quoted_names
 
 __all__ = ["DATE_CHOICES", "MISSING_CHOICES", "MISSING_LABEL", "DATE_PARTS", "column_values",
-           "date_values", "expand_date", "identifier_reason", "missing_sentence", "check_choices", "refuse_missing"]
+           "date_values", "expand_date", "identifier_reason", "missing_sentence", "check_choices", "refuse_missing",
+           "number_columns"]
 
 #: How missing values are handled: a level of their own, rows dropped, or a refusal.
 MISSING_CHOICES = ("category", "drop", "refuse")
@@ -218,3 +219,9 @@ def refuse_missing(counts: dict[str, int], incomplete: int) -> DataError:
         f"({', '.join(f'{n:,}' for n in list(counts.values())[:10])}; {incomplete:,} "
         f"incomplete row{'s' if incomplete != 1 else ''}); choose missing values as a level "
         "of their own, or dropping the incomplete rows, or fill them in first.")
+
+
+def number_columns(df: pd.DataFrame) -> list[str]:
+    """Columns stored as numbers (not booleans): the only ones that can be binned as numeric."""
+    return [str(c) for c in df.columns
+            if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]

@@ -24,7 +24,7 @@ References
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -224,6 +224,15 @@ class ImportanceDistribution:
     def to_dict(self) -> dict:
         """Plain JSON types (see :mod:`varimp_core.serialize`); :meth:`from_dict` reads them back."""
         return dataclass_to_dict(self)
+
+    def lean_dict(self, running: bool = False) -> dict:
+        """:meth:`to_dict` without the population of a Monte Carlo run (the figures need
+        none: a smaller cache entry); ``running`` marks a result drawn while the run goes on
+        (:meth:`from_dict` reads it without that key)."""
+        dist = self
+        if self.mode != "permutation":
+            dist = replace(self, result=replace(self.result, population=None))
+        return {**dist.to_dict(), **({"running": True} if running else {})}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "ImportanceDistribution":
