@@ -201,3 +201,22 @@ def test_the_importances_page_draws_the_trees_so_far(app_module):
     from varimp_core.result import ImportanceResult
 
     assert ImportanceResult.from_dict(result["result"]).per_tree.shape[0] == 30
+
+
+@pytest.mark.browser
+def test_the_page_draws_a_first_partial_result_before_the_run_completes(dash_duo, dash_app):
+    """A long run (2,000 replicates): its histograms show while it runs, with a note that
+    says how many replicates are in so far; Cancel then keeps what was finished."""
+    from _browser import open_page, traces_by_meta, wait_for
+
+    open_page(dash_duo, dash_app, f"/distributions?problem={XOR22}&R=2000&T=100&N=200"
+                                  "&sweep=none")
+    dash_duo.wait_for_contains_text("#dist-partial", "so far; more are coming", timeout=60)
+    running = dash_duo.find_element("#dist-job-cancel").get_attribute("disabled") is None
+    drawn = wait_for(lambda: traces_by_meta(dash_duo, "#dist-graph", "replicates"),
+                     what="the partial histograms")
+    assert running and 0 < len(drawn[0][1]) < 2000
+    dash_duo.find_element("#dist-job-cancel").click()
+    dash_duo.wait_for_contains_text("#dist-partial", "Partial result: cancelled after",
+                                    timeout=60)
+    assert dash_duo.get_logs() == []

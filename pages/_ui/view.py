@@ -23,7 +23,7 @@ Views with ``partial=True`` stop cooperatively on Cancel: ``compute`` asks
 ``progress.should_stop()`` between chunks and returns what it finished, which
 is drawn (with ``result["partial"]`` set) but not cached.  A ``compute`` may
 also hand ``progress.publish(result)`` the result so far: it is drawn at once
-(through the ``{prefix}-partial`` store) while the job goes on.
+(through the ``{prefix}-streamed`` store) while the job goes on.
 """
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ class JobView:
         return [dcc.Store(id=f"{self.prefix}-miss"),
                 dcc.Store(id=f"{self.prefix}-instance", data=uuid.uuid4().hex),
                 dcc.Store(id=f"{self.prefix}-stop-ack"), dcc.Store(id=f"{self.prefix}-drawn"),
-                dcc.Store(id=f"{self.prefix}-partial")]
+                dcc.Store(id=f"{self.prefix}-streamed")]
 
     def status(self) -> list:
         """The view's error box and job panel (progress bar, Cancel, status line)."""
@@ -354,11 +354,11 @@ class JobView:
             return (*out, done, "", _HIDDEN)
 
         def publish(out) -> None:
-            set_props(f"{self.prefix}-partial", {"data": out})
+            set_props(f"{self.prefix}-streamed", {"data": out})
 
         clientside_callback("function(d) { if (!d) { throw window.dash_clientside."
                             "PreventUpdate; } return d; }", *view_out,
-                            Input(f"{self.prefix}-partial", "data"), prevent_initial_call=True)
+                            Input(f"{self.prefix}-streamed", "data"), prevent_initial_call=True)
         callback(*[Output(i, p, allow_duplicate=True) for i, p in self.outputs],
                  status, *err, Input(f"{self.prefix}-miss", "data"),
                  State(f"{self.prefix}-instance", "data"), State(*self.outputs[0]),
