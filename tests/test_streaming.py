@@ -220,3 +220,34 @@ def test_the_page_draws_a_first_partial_result_before_the_run_completes(dash_duo
     dash_duo.wait_for_contains_text("#dist-partial", "Partial result: cancelled after",
                                     timeout=60)
     assert dash_duo.get_logs() == []
+
+
+@pytest.mark.parametrize("rows, inputs, expected", [
+    (10_000, 60, 20),    # 12,000,000 // 600,000 = 20
+    (5_000, 50, 48),     # 12,000,000 // 250,000 = 48
+    (6_366, 8, 100),     # 235 > T_0: the default stays (fair)
+    (100_000, 60, 20),   # 2 < 20: never fewer than 20
+])
+def test_local_forest_trees_scale_as_declared(rows, inputs, expected):
+    from varimp_core.studies.replicates import LOCAL_TREE_WORK, scaled_trees
+
+    assert LOCAL_TREE_WORK == 12_000_000
+    trees, sentence = scaled_trees(100, rows, inputs)
+    assert trees == expected
+    assert (sentence == "") == (expected == 100)
+
+
+def test_dependence_starts_with_trees_scaled_to_an_upload_and_a_link_keeps_its_own(app_module):
+    import pages.dependence as page
+    from tests._pages import upload_frame
+
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame(rng.normal(size=(5_000, 50)), columns=[f"x{j}" for j in range(50)])
+    frame["y"] = (frame["x0"] > 0).astype(int)
+    store = {"params": upload_frame(frame, "wide.csv")}
+    st = page.initial_state({}, store)
+    assert st["values"]["n_estimators"] == 48
+    assert "48 trees by default for 5,000 rows and 50 inputs" in st["scaled"]
+    again = page.initial_state({**dict(p.split("=", 1) for p in st["query"].split("&")),
+                                "trees": "100"}, store)
+    assert again["values"]["n_estimators"] == 100 and again["scaled"] == ""

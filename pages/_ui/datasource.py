@@ -17,7 +17,7 @@ import os
 from typing import Any, Mapping
 from urllib.parse import parse_qs
 
-from varimp_core.data.prepare import (DataError, decode_upload, prepare_problem,
+from varimp_core.data.prepare import (DataError, decode_upload, default_roles, prepare_problem,
                                       prepare_table, read_csv_bytes)
 from varimp_core.data.columns import DATE_CHOICES, MISSING_CHOICES, number_columns
 from varimp_core.data.summary import column_table, data_label, describe, preview
@@ -348,18 +348,8 @@ def column_roles(key: str, target: str) -> dict:
     value).  Returns ``numeric`` and ``exclude`` (names, or None each when the
     table cannot be prepared for this target; the summary then says why).
     """
-    def roles() -> dict:
-        df = cache.get_table(key)
-        try:
-            prepared = prepare_table(df, target)
-        except (DataError, TypeError):
-            return {"numeric": None, "exclude": None}
-        columns = set(map(str, df.columns))  # not the inputs a date column expands into
-        return {"numeric": sorted(v for v, k in prepared.kinds.items()
-                                  if k == "numeric" and v in columns),
-                "exclude": sorted(c for c, _ in prepared.excluded)}
-
-    return cache.get_or_compute(cache.key_for("column-roles", key, target), roles)
+    return cache.get_or_compute(cache.key_for("column-roles", key, target),
+                                lambda: default_roles(cache.get_table(key), target))
 
 
 def upload_columns(key: str | None) -> dict | None:

@@ -31,7 +31,7 @@ from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict
 
 __all__ = ["DataError", "MAX_CELLS", "MAX_CLASSES", "MAX_UPLOAD_BYTES", "PreparedData",
            "decode_upload", "exact_limit_message", "load_csv", "prepare_problem",
-           "prepare_table", "read_csv_bytes"]
+           "prepare_table", "read_csv_bytes", "default_roles"]
 
 #: Most classes a classification target may have.
 MAX_CLASSES = 50
@@ -624,3 +624,26 @@ def exact_limit_message(p: int, limit: int) -> str:
     """
     return (f"The exact computation handles at most {limit} input variables and this data "
             f"has {p}; use the sampled forest method instead, or remove variables.")
+
+
+def default_roles(df: pd.DataFrame, target: str) -> dict:
+    """What :func:`prepare_table` makes of each column of ``df`` for ``target`` by default.
+
+    Every other column's type and role is derived again for each target (a former
+    target that is numeric becomes a numeric input, not one level per value).
+
+    Returns
+    -------
+    roles : dict
+        ``numeric`` (the columns read as numbers, not the inputs a date column expands
+        into) and ``exclude`` (the identifier-like columns left out), sorted; None each
+        when the table cannot be prepared for this target.
+    """
+    try:
+        prepared = prepare_table(df, target)
+    except (DataError, TypeError):
+        return {"numeric": None, "exclude": None}
+    columns = set(map(str, df.columns))
+    return {"numeric": sorted(v for v, k in prepared.kinds.items()
+                              if k == "numeric" and v in columns),
+            "exclude": sorted(c for c, _ in prepared.excluded)}

@@ -17,7 +17,8 @@ import numpy as np
 
 from varimp_core.data.table import DiscreteTable
 
-__all__ = ["run_replicates", "flip_input", "scaled_replicates", "scaled_sentence", "partial_note"]
+__all__ = ["run_replicates", "flip_input", "scaled_replicates", "scaled_sentence", "partial_note",
+           "scaled_trees"]
 
 #: Trees times rows a study's default run grows, R x T x N: about a minute of one loaded
 #: core with the multiway forest; a larger table gets fewer replicates by default.
@@ -67,6 +68,34 @@ def scaled_sentence(n_replicates: int, what: str, n_rows: int | None, n_estimato
             f"{n_estimators:,} trees by default (R × T × N ≤ "
             f"{DEFAULT_TREE_ROWS:,}); add more with {control} above. The figures fill in as "
             "they arrive.")
+
+
+#: Trees times rows times inputs a local-importance forest grows by default (Dependence,
+#: Interactions: K = p, every input is tried at every node).
+LOCAL_TREE_WORK = 12_000_000
+
+
+def scaled_trees(default: int, n_rows: int | None, n_features: int | None) -> tuple[int, str]:
+    """The default number of trees T of a local-importance forest on ``n_rows`` x ``n_features``
+    data, and the sentence that says so ("" when nothing was scaled).
+
+    :math:`T = \min(T_0, \max(20, \lfloor B / (N p) \rfloor))` with
+    :math:`B` = :data:`LOCAL_TREE_WORK` (:func:`scaled_replicates`): 10,000 rows and 60
+    inputs get 20 trees, 6,366 rows and 8 inputs keep 100.
+
+    Examples
+    --------
+    >>> scaled_trees(100, 10_000, 60)[0], scaled_trees(100, 6_366, 8)
+    (20, (100, ''))
+    """
+    if not n_rows or not n_features:
+        return int(default), ""
+    trees = scaled_replicates(default, n_rows * n_features, 1, budget=LOCAL_TREE_WORK, low=20)
+    if trees == default:
+        return trees, ""
+    return trees, (f"Scaled to your data: {trees:,} trees by default for {n_rows:,} rows and "
+                   f"{n_features:,} inputs (trees \u00d7 rows \u00d7 inputs \u2264 "
+                   f"{LOCAL_TREE_WORK:,}); add more with Trees above.")
 
 
 def partial_note(done: int, total: int, what: str, *, running: bool) -> str:
