@@ -157,7 +157,8 @@ class Recorder:
 def views_of(module) -> list:
     from pages._ui.view import JobView
 
-    return [v for v in vars(module).values() if isinstance(v, JobView)]
+    views = [v for v in vars(module).values() if isinstance(v, JobView)]
+    return [v for i, v in enumerate(views) if v not in views[:i]]  # a loop variable repeats one
 
 
 def run_page(name: str, store: dict) -> list[tuple[str, float | None, float, str]]:

@@ -94,11 +94,12 @@ def compute_sweep(settings, data: DataChoice, progress, data_store=None, **run_v
             studies.sample_of(data, n, run["random_state"])
         if run["mode"] == "samples":
             kwargs["mapper"] = fanout.replicate_mapper()
-        df = sweep(source, parameter, values, n_replicates=R, random_state=run["random_state"],
-                   replicates=True, **kwargs)
-        return {"stats": to_jsonable(sweep_statistics(df)), "parameter": parameter,
-                "values": values, "partial": bool(df.attrs.get("cancelled")),
-                "mode": run["mode"]}
+        view = lambda df, **more: {"stats": to_jsonable(sweep_statistics(df)),  # noqa: E731
+                                   "parameter": parameter, "values": values, "mode": run["mode"],
+                                   "partial": bool(df.attrs.get("cancelled")), **more}
+        return view(sweep(source, parameter, values, n_replicates=R, replicates=True,
+                          random_state=run["random_state"], **kwargs,
+                          partial=lambda df: progress.publish(view(df, running=True))))
 
     return studies.cached_study("dist-sweep", [data.as_dict, run, R, n, parameter, values], study)
 

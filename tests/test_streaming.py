@@ -251,3 +251,16 @@ def test_dependence_starts_with_trees_scaled_to_an_upload_and_a_link_keeps_its_o
     again = page.initial_state({**dict(p.split("=", 1) for p in st["query"].split("&")),
                                 "trees": "100"}, store)
     assert again["values"]["n_estimators"] == 100 and again["scaled"] == ""
+
+
+def test_a_sweep_hands_out_the_values_done_and_ends_as_without():
+    from varimp_core.studies.montecarlo import sweep
+
+    kw = dict(n_replicates=4, n_samples=100, random_state=2, replicates=True)
+    seen = []
+    streamed = sweep(XOR22, "n_estimators", [1, 3, 5], partial=seen.append, **kw)
+    plain = sweep(XOR22, "n_estimators", [1, 3, 5], **kw)
+    pd.testing.assert_frame_equal(streamed, plain)
+    assert [sorted(f["value"].unique()) for f in seen] == [[1], [1, 3]]
+    assert all(f.attrs["cancelled"] for f in seen) and not streamed.attrs["cancelled"]
+    pd.testing.assert_frame_equal(seen[-1], plain[plain["value"] < 5], check_like=True)

@@ -163,7 +163,7 @@ def render_sweep(out: Mapping[str, Any], *_, **__) -> tuple:
     values = [float(v) for v in out["values"]]
     log_x = parameter in ("n_estimators", "n_samples") and min(values) > 0 and \
         max(values) / min(values) >= 10
-    note = sweep_note(parameter, partial=bool(out.get("partial")))
+    note = sweep_note(parameter, partial=bool(out.get("partial")), running=bool(out.get("running")))
     return make_sweep_figure(stats, parameter, log_x=log_x), note
 
 

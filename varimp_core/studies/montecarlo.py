@@ -398,7 +398,8 @@ def _with_option(spec: str, key: str, value) -> str:
 
 
 def sweep(source, parameter: str, values, *, n_replicates: int = 100, random_state: int | None = 0,
-          progress=None, should_stop=None, replicates: bool = False, **kwargs) -> pd.DataFrame:
+          progress=None, should_stop=None, replicates: bool = False, partial=None,
+          **kwargs) -> pd.DataFrame:
     """Repeat :func:`monte_carlo` for each value of one parameter.
 
     Parameters
@@ -421,6 +422,9 @@ def sweep(source, parameter: str, values, *, n_replicates: int = 100, random_sta
     replicates : bool, default=False
         False: one row per (value, variable) with the columns of
         :meth:`MonteCarloResult.summary`; True: one row per replicate with ``importance``.
+    partial : callable, optional
+        ``partial(frame)`` after each value but the last: the rows of the values done so
+        far (``attrs["cancelled"]`` True), for a page to draw; the result does not depend on it.
     **kwargs
         Every other option of :func:`monte_carlo`.
 
@@ -476,6 +480,10 @@ def sweep(source, parameter: str, values, *, n_replicates: int = 100, random_sta
         if r.cancelled:
             cancelled = True
             break
+        if partial is not None and len(frames) < len(values):
+            so_far = pd.concat(frames, ignore_index=True)
+            so_far.attrs["cancelled"] = True
+            partial(so_far)
     out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     out.attrs["cancelled"] = cancelled
     out.attrs["parameter"] = parameter
