@@ -264,3 +264,15 @@ def test_a_sweep_hands_out_the_values_done_and_ends_as_without():
     assert [sorted(f["value"].unique()) for f in seen] == [[1], [1, 3]]
     assert all(f.attrs["cancelled"] for f in seen) and not streamed.attrs["cancelled"]
     pd.testing.assert_frame_equal(seen[-1], plain[plain["value"] < 5], check_like=True)
+
+
+def test_measures_starts_with_trees_scaled_to_an_upload(app_module):
+    import pages.measures as page
+    from tests._pages import upload_frame
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame(rng.normal(size=(5_000, 50)), columns=[f"x{j}" for j in range(50)])
+    frame["y"] = (frame["x0"] > 0).astype(int)
+    layout = str(page.layout(vi_data={"params": upload_frame(frame, "wide.csv")}))
+    assert "48 trees by default for 5,000 rows and 50 inputs" in layout  # 12e6 // 250,000
+    assert "'meas-trees'" in layout and "value=48" in layout

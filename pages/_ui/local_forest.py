@@ -24,9 +24,7 @@ from varimp_core.local.heldout import (LOCAL_FORESTS, TEST_SHARE, fit_local_fore
 from varimp_core.local.importance import LocalImportance
 from varimp_core.problems.registry import get_problem
 
-from varimp_core.studies.replicates import scaled_trees
-
-from . import cache, datasource, jobs, limits
+from . import cache, jobs, limits, studies
 from . import controls as ui
 from .datachoice import DataChoice
 from .params import Context, Param, ParamSet, seed_param
@@ -117,10 +115,7 @@ def start(query: Mapping[str, Any], vi_data: Any, *params: ParamSet) -> dict:
         got, bad = p.from_url(query, ctx)
         values.update(got)
         notes += bad
-    rows = (datasource.upload_columns(page["upload"]) or {}).get("rows") if page.is_upload \
-        else None
-    trees, scaled = scaled_trees(values["n_estimators"], None if "trees" in query else rows, ctx.p)
-    values["n_estimators"] = trees
+    values["n_estimators"], scaled = studies.scale_trees(values["n_estimators"], query, page)
     return {"data": data, "page": page, "values": values, "notes": notes + more, "ctx": ctx,
             "store": {**page.to_store(), "query": data.query()}, "scaled": scaled}
 

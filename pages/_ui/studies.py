@@ -23,7 +23,7 @@ from typing import Any, Callable, Sequence
 from dash import Input, Output, State, callback, dcc, html, no_update
 
 from varimp_core.problems.registry import get_problem
-from varimp_core.studies.replicates import scaled_replicates, scaled_sentence
+from varimp_core.studies.replicates import scaled_replicates, scaled_sentence, scaled_trees
 
 from . import cache, datasource, jobs
 from .common import placeholder_figure
@@ -144,6 +144,12 @@ def scale_replicates(values: dict, name: str, query, data: DataChoice, n: int | 
         return scaled_sentence(values[name], what, None, values["n_estimators"])
     values[name] = scaled_replicates(values[name], rows, values["n_estimators"])
     return scaled_sentence(values[name], what, rows, values["n_estimators"])
+
+
+def scale_trees(trees: int, query, data: DataChoice) -> tuple[int, str]:
+    """T scaled to an upload unless the link sets it (:func:`scaled_trees`), and the sentence."""
+    rows = (datasource.upload_columns(data["upload"]) or {}).get("rows") if data.is_upload else None
+    return scaled_trees(trees, None if "trees" in query else rows, data.n_features())
 
 
 def run_options(progress, total: int, what: str) -> dict:
