@@ -21,6 +21,7 @@ from varimp_core.plots.interactions import (make_importance_over_labels, make_mo
 from dash import no_update
 
 
+from .common import frame_table, placeholder_figure
 from .local_forest import FOREST_NAMES, load_local
 from .params import sentence
 
