@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import dash
 from dash import Input, Output, State, callback, dash_table, html, no_update
 
 from pages._ui import controls as ui
 from pages._ui import distributions_study as draw
-from pages._ui import common, state, studies
+from pages._ui import state, studies
 from varimp_core.studies import fanout
 from pages._ui.datachoice import DataChoice
 from pages._ui.page_frame import page_frame, table_style
 from pages._ui.params import Context, Param, ParamSet, seed_param
 from pages._ui.view import JobView, context_for
+from varimp_core.csvtext import csv_filename
 from varimp_core.serialize import to_jsonable
 from varimp_core.studies.distributions import (MAX_FITTED, check_sweep, check_tree_budget,
                                                importance_distribution, sweep_trees)
@@ -61,10 +60,9 @@ def run_study(s, data: DataChoice, n, progress) -> dict:
         data["problem"] if fresh else studies.sample_of(data, n, seed), mode=mode,
         n_replicates=s["n_replicates"], n_samples=n, random_state=seed,
         max_fitted=MAX_FITTED, mapper=fanout.replicate_mapper() if fresh else None,
+        partial=lambda so_far: progress.publish(so_far.lean_dict(running=True)),
         **draw.forest_options(s, progress, what))
-    if mode != "permutation":  # the figures need no population: a smaller cache entry
-        dist = dataclasses.replace(dist, result=dataclasses.replace(dist.result, population=None))
-    return dist.to_dict()
+    return dist.lean_dict()
 
 
 def compute(settings, data: DataChoice, progress, data_store=None) -> dict:
@@ -96,11 +94,12 @@ def compute_sweep(settings, data: DataChoice, progress, data_store=None, **run_v
             studies.sample_of(data, n, run["random_state"])
         if run["mode"] == "samples":
             kwargs["mapper"] = fanout.replicate_mapper()
-        df = sweep(source, parameter, values, n_replicates=R, random_state=run["random_state"],
-                   replicates=True, **kwargs)
-        return {"stats": to_jsonable(sweep_statistics(df)), "parameter": parameter,
-                "values": values, "partial": bool(df.attrs.get("cancelled")),
-                "mode": run["mode"]}
+        view = lambda df, **more: {"stats": to_jsonable(sweep_statistics(df)),  # noqa: E731
+                                   "parameter": parameter, "values": values, "mode": run["mode"],
+                                   "partial": bool(df.attrs.get("cancelled")), **more}
+        return view(sweep(source, parameter, values, n_replicates=R, replicates=True,
+                          random_state=run["random_state"], **kwargs,
+                          partial=lambda df: progress.publish(view(df, running=True))))
 
     return studies.cached_study("dist-sweep", [data.as_dict, run, R, n, parameter, values], study)
 
@@ -126,7 +125,7 @@ state.register_url_sync(PREFIX)
 
 def make_csv(what: str):
     """The download of ``what`` (:meth:`JobView.register_downloads`)."""
-    return lambda out, s, data, **_: (draw.csv_text(what, out), common.csv_filename(
+    return lambda out, s, data, **_: (draw.csv_text(what, out), csv_filename(
         "distributions", data, out["mode"], what))
 
 
@@ -136,7 +135,7 @@ SWEEP_VIEW.register_downloads({"dist-sweep-download": make_csv("sweep")}, "dist-
                               "dist-sweep-download-note")
 
 
-def initial_values(query, data: DataChoice) -> tuple[dict, dict, list[str]]:
+def initial_values(query, data: DataChoice) -> tuple[dict, dict, list[str], str]:
     """The controls of a fresh page: the link's values (with notes), else the data's defaults."""
     ctx = Context(p=data.n_features(), extra={"data": data})
     run, notes = RUN.from_url(query, ctx)
@@ -144,17 +143,19 @@ def initial_values(query, data: DataChoice) -> tuple[dict, dict, list[str]]:
         run["mode"] = draw.default_mode(data)
     if "N" not in query and run["mode"] != "samples" and not studies.is_exact(data):
         run["n_samples"] = None  # the table's own size
+    scaled = studies.scale_replicates(run, "n_replicates", query, data, run["n_samples"],
+                                      "replicates")
     sctx = Context(p=ctx.p, extra={"data": data, "mode": run["mode"]})
     sweep, more = SWEEPS.from_url(query, sctx)
     if sweep["parameter"] not in draw.allowed(draw.sweep_options(data, run["mode"])):
         sweep["parameter"] = "none"
     sweep["values"], bad = draw.link_values(query, sweep["parameter"], ctx.p)
-    return run, sweep, notes + more + bad
+    return run, sweep, notes + more + bad, scaled
 
 
 def layout(vi_data=None, **query):
     data, notes = DataChoice.from_page(query, vi_data)
-    run, sweep, more = initial_values(query, data)
+    run, sweep, more, scaled = initial_values(query, data)
     ctx = Context(p=data.n_features(), extra={"data": data, "mode": run["mode"]})
     f = {**dict(zip(RUN.names, RUN.fields(run, ctx))),
          **dict(zip(SWEEPS.names, SWEEPS.fields(sweep, ctx)))}
@@ -172,6 +173,7 @@ def layout(vi_data=None, **query):
                 html.P("N: rows per data set (blank: the data's size for the bootstrap). K: "
                        "variables drawn at each node. The seed fixes every replicate.",
                        className="vi-help"),
+                html.P(scaled, className="vi-help"),
                 html.P(draw.caps_text(), id="dist-caps", className="vi-help"))]),
         ui.card("Sweep", html.Fieldset(id="dist-sweep-fieldset", className="vi-fieldset",
                                        children=[f["parameter"], f["values"]]))]

@@ -100,7 +100,10 @@ def compute(settings, data: DataChoice, progress) -> dict:
     result = results.cached_importances(
         data.as_dict, kwargs, load,
         (lambda d, t: progress(d, t, jobs.count_message(d, t, "trees"))) if method in SAMPLED
-        else None)
+        else None, lambda so_far: progress.publish(
+            {"result": so_far.to_dict(), "exact": None, "information": None, "p": p,
+             "notes": ["Trees are still being grown: the bars refine as they arrive."],
+             "chance": None}))
     notes, exact = [], None
     if method in SAMPLED:
         progress(1, 1, "Computing the exact values\u2026")

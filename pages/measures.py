@@ -154,6 +154,7 @@ def initial_values(query, data: DataChoice) -> tuple[list[dict], list[str]]:
 def layout(vi_data=None, **query):
     data, notes = DataChoice.from_page(query, vi_data)
     values, more = initial_values(query, data)
+    values[0]["n_estimators"], scaled = studies.scale_trees(values[0]["n_estimators"], query, data)
     ctx = context_for(data)
     fo, st, bi = (dict(zip(p.names, p.fields(v, ctx))) for p, v in zip(SECTIONS, values))
     error, panel = FOREST_VIEW.status()
@@ -167,7 +168,8 @@ def layout(vi_data=None, **query):
         stores=[*(x for view in VIEWS for x in [*view.stores(),
                                                 dcc.Download(id=f"{view.prefix}-download")])],
         controls=html.Fieldset(id="meas-fieldset", className="vi-fieldset", children=[
-            ui.card("Forest", fo["kind"], fo["n_estimators"], fo["max_features"],
+            ui.card("Forest", fo["kind"], fo["n_estimators"], html.P(scaled, className="vi-help"),
+                    fo["max_features"],
                     fo["min_samples_leaf"], fo["max_depth"], fo["bootstrap"],
                     html.P("The out-of-bag measures need it.", className="vi-help"),
                     fo["criterion"], fo["random_state"]),

@@ -6,12 +6,13 @@ import dash
 from dash import Input, dash_table, html
 
 from pages._ui import controls as ui
-from pages._ui import common, datasource, state, studies
+from pages._ui import datasource, state, studies
 from pages._ui import selection_study as study
 from pages._ui.datachoice import DataChoice
 from pages._ui.page_frame import page_frame, table_style
 from pages._ui.params import Context, Param, ParamSet, seed_param
 from pages._ui.view import JobView
+from varimp_core.csvtext import csv_filename
 from varimp_core.plots.selection_captions import RS_NOTE
 from varimp_core.studies.nulls import permutation_null
 from varimp_core.studies.rs_srs import SOURCES
@@ -65,12 +66,14 @@ def compute_null(settings, data: DataChoice, progress, data_store=None) -> dict:
 
     def null() -> dict:
         prepared = studies.sample_of(data, n, seed)
+        view = lambda r, **more: {"null": r.to_dict(), "n": prepared.n_samples,  # noqa: E731
+                                  "partial": bool(r.cancelled), **more}
         result = permutation_null(
             prepared, n_permutations=R, method=settings["method"], n_estimators=T,
-            max_features=1, random_state=seed,
+            max_features=1, random_state=seed, partial=lambda r: progress.publish(
+                view(r, relevance=rel, n_samples=n, running=True)),
             **studies.run_options(progress, R, "permutations"))
-        return {"null": result.to_dict(), "n": prepared.n_samples,
-                "partial": bool(result.cancelled)}
+        return view(result)
 
     s = {k: v for k, v in settings.items() if k != "tol"}  # the null does not use tol
     return {**studies.cached_study("sel-null", [data.as_dict, s, n], null), "relevance": rel,
@@ -109,7 +112,7 @@ def make_csv(what: str):
     """The download of ``what`` (a Madelon study is named for its Madelon data)."""
     def make(out, settings, data: DataChoice, **_) -> tuple[str, str]:
         source = settings.get("source", "data")
-        return study.csv_text(what, out), common.csv_filename(
+        return study.csv_text(what, out), csv_filename(
             "selection", data, what, name=None if source == "data" else f"madelon-{source}")
     return make
 
@@ -125,6 +128,8 @@ def layout(vi_data=None, **query):
     data, notes = DataChoice.from_page(query, vi_data)
     ctx = Context(p=data.n_features())
     nulls, more = NULLS.from_url(query, ctx)
+    scaled = studies.scale_replicates(nulls, "n_permutations", query, data, nulls[
+        "n_samples"] if studies.is_exact(data) else None, "permutations")
     rss, most = RSS.from_url(query, ctx)
     f = {f"null-{n}": c for n, c in zip(NULLS.names, NULLS.fields(nulls, ctx))}
     f.update((f"rs-{n}", c) for n, c in zip(RSS.names, RSS.fields(rss, ctx)))
@@ -136,7 +141,7 @@ def layout(vi_data=None, **query):
                 f["null-tol"], row(f["null-n_permutations"], f["null-n_estimators"]),
                 f["null-method"], row(f["null-random_state"], f["null-n_samples"]),
                 html.P("N: rows drawn from an exact distribution for the permutation null "
-                       "(a sample is used as it is).", className="vi-help")])),
+                       "(a sample is used as it is). " + scaled, className="vi-help")])),
         ui.card("RS / SRS", html.Fieldset(id="sel-rs-fieldset", className="vi-fieldset", children=[
             f["rs-source"], row(f["rs-subspace_size"], f["rs-alpha"], f["rs-max_features"]),
             row(f["rs-n_estimators"], f["rs-min_sampled"], f["rs-beta"]), f["rs-n_seeds"],

@@ -51,8 +51,15 @@ def test_identifier_columns_are_excluded_with_the_reason():
 
 def test_identifier_rules_by_hand():
     none = np.zeros(12, dtype=bool)
-    assert identifier_reason("number", np.arange(12.0)[::-1], none)          # decreasing
-    assert identifier_reason("number", np.r_[0, 2, 3, 7, 8, 9, 10, 11, 12, 13, 14, 15.0], none)
+    # Row numbers, 0..n-1 or 1..n in row order, are an index; other sorted distinct integers
+    # are measurements (issue 12): decreasing, with a gap, or one row per year.
+    assert identifier_reason("number", np.arange(12.0), none)
+    assert identifier_reason("number", np.arange(1, 13.0), none)
+    assert identifier_reason("number", np.arange(12.0)[::-1], none) is None  # decreasing
+    assert identifier_reason("number", np.r_[0, 2, 3, 7, 8, 9, 10, 11, 12, 13, 14, 15.0],
+                             none) is None                                   # a gap
+    assert identifier_reason("number", np.arange(1990, 2002.0), none) is None  # years
+    assert identifier_reason("number", np.arange(2, 14.0), none) is None     # starts at 2
     assert identifier_reason("number", np.r_[0, 0, np.arange(10.0)], none) is None   # a tie
     assert identifier_reason("number", np.arange(12) + 0.5, none) is None    # not integers
     assert identifier_reason("number", np.arange(9.0), np.zeros(9, bool)) is None   # too few

@@ -20,6 +20,7 @@ from pages._ui import distributions_study as draw
 from pages._ui.datachoice import DataChoice
 from pages._ui.page_frame import data_label
 from pages._ui.params import Context
+from varimp_core.studies.distributions import ImportanceDistribution
 from varimp_core.studies.montecarlo import monte_carlo, sweep
 from varimp_core.studies.nulls import permutation_null
 from varimp_core.studies.montecarlo import sweep_statistics
@@ -80,7 +81,7 @@ def _sweep(page, parameter, values, problem=XOR, progress=None, **kw):
 
 # -- parameters and URL -----------------------------------------------------------------
 def test_default_state_is_small_and_uses_the_session_default(page):
-    run, sweep_, notes = page.initial_values({}, DataChoice.from_page({})[0])
+    run, sweep_, notes, _ = page.initial_values({}, DataChoice.from_page({})[0])
     assert notes == []
     assert (DataChoice.from_page({})[0]["problem"], run["mode"], run["n_replicates"],
             run["n_samples"], run["n_estimators"], run["max_features"], run["method"]) == \
@@ -95,7 +96,7 @@ def test_the_session_data_is_the_default_and_an_upload_means_bootstrap(page):
     info = store_csv("a,b,y\n" + rows, "t.csv")
     up = {"params": {"source": "upload", "upload": info["key"], "file": "t.csv", "target": "y"}}
     data = DataChoice.from_page({}, up)[0]
-    run, _, _ = page.initial_values({}, data)
+    run, _, _, _ = page.initial_values({}, data)
     assert (run["mode"], run["n_samples"]) == ("bootstrap", None)
     assert [o["value"] for o in page.studies.problem_options(data)][0] == "upload"
     assert next(o for o in draw.mode_options(data) if o["value"] == "samples")["disabled"]
@@ -106,7 +107,7 @@ def test_link_state_round_trips_through_the_url(page):
              "depth": "3", "method": "sklearn-et", "mc_seed": "9", "view": "violin",
              "sweep": "n_samples", "values": "400, 100,100"}
     data = _data("sym:irrelevant=2")
-    run, sweep_, notes = page.initial_values(query, data)
+    run, sweep_, notes, _ = page.initial_values(query, data)
     assert notes == []
     assert sweep_["values"] == "100,400"                       # sorted, no duplicates
     ctx = Context(p=4)
@@ -115,7 +116,7 @@ def test_link_state_round_trips_through_the_url(page):
     again = _query(link)
     data_again, _ = DataChoice.from_page(again)
     assert data_again == data
-    assert page.initial_values(again, data_again) == (run, sweep_, [])
+    assert page.initial_values(again, data_again)[:3] == (run, sweep_, [])
     assert again["view"] == "violin" and again["mc_seed"] == "9" and again["values"] == "100,400"
 
 
@@ -128,7 +129,7 @@ def test_link_state_round_trips_through_the_url(page):
     ({"problem": XOR, "method": "boosting"}, "Method"),
 ])
 def test_bad_links_fall_back_with_a_sentence(page, query, words):
-    _, _, notes = page.initial_values(query, _data(query["problem"]))
+    _, _, notes, _ = page.initial_values(query, _data(query["problem"]))
     assert len(notes) == 1 and words in notes[0], notes
     assert "Traceback" not in notes[0]
 
@@ -219,7 +220,7 @@ def test_problem_controls_follow_the_problem(page):
 def test_the_run_is_the_core_monte_carlo_and_is_cached(page):
     out, _, _ = _run(page, n_replicates=12, n_estimators=4, n_samples=150, random_state=5)
     direct = monte_carlo(XOR, n_replicates=12, n_samples=150, n_estimators=4, random_state=5)
-    result = draw.result_of(out)
+    result = ImportanceDistribution.from_dict(out).result
     np.testing.assert_array_equal(result.replicates, direct.replicates)
     np.testing.assert_array_equal(result.exact, direct.exact)
     assert out["partial"] is False
@@ -232,7 +233,7 @@ def test_the_run_is_the_core_monte_carlo_and_is_cached(page):
 def test_results_round_trip_through_json_exactly(page):
     r = monte_carlo(XOR, n_replicates=4, n_samples=100, n_estimators=3, method="sklearn-et")
     out, _, _ = _run(page, n_replicates=4, n_samples=100, n_estimators=3, method="sklearn-et")
-    back = draw.result_of(out)
+    back = ImportanceDistribution.from_dict(out).result
     np.testing.assert_array_equal(back.replicates, r.replicates)
     assert np.isnan(back.information).all() and back.relevant == r.relevant
     assert back.parameters == r.parameters
@@ -241,7 +242,7 @@ def test_results_round_trip_through_json_exactly(page):
 def test_cancel_keeps_the_finished_replicates_and_caches_nothing(page):
     kw = dict(n_replicates=40, n_estimators=3, n_samples=100, random_state=11)
     out, settings, data = _run(page, progress=_Stop(after=3), **kw)   # 3 chunks, then Cancel
-    result = draw.result_of(out)
+    result = ImportanceDistribution.from_dict(out).result
     assert out["partial"] and result.cancelled and 0 < result.n_replicates < 40
     assert page.VIEW.cached(data, settings, {"data_store": data.to_store()}) is None
     full, _, _ = _run(page, **kw)
@@ -261,7 +262,7 @@ def test_cancel_button_flag_stops_a_run_and_the_page_shows_the_partial_result(pa
     # Progress looks at the flag at most every 0.25 s: a run of several seconds
     out, settings, data = _run(page, progress=progress, n_replicates=1000, n_estimators=20,
                                n_samples=500, random_state=12)
-    done = draw.result_of(out).n_replicates
+    done = ImportanceDistribution.from_dict(out).result.n_replicates
     assert out["partial"] and 0 < done < 1000
     shown = draw.render(out, settings, data)
     assert shown[6] == f"Partial result: cancelled after {done:,} of 1,000 replicates."
@@ -276,7 +277,7 @@ def test_render_shows_the_core_numbers(page):
                                random_state=2)
     figure, _, rows, _, fit_rows, summary, note, _ = page.VIEW.draw(
         out, settings, data, {"data_store": data.to_store()})   # what the job draws
-    result = draw.result_of(out)
+    result = ImportanceDistribution.from_dict(out).result
     for j, t in enumerate(t for t in figure.data if t.meta == "replicates"):
         np.testing.assert_array_equal(np.asarray(t.x), result.replicates[:, j])
     rows = {r["variable"]: r for r in rows}
@@ -294,7 +295,7 @@ def test_permutation_mode_on_a_real_dataset(page):
     out, settings, data = _run(page, "iris", mode="permutation", n_replicates=10,
                                n_estimators=3, random_state=1)
     assert out["n_samples"] is None
-    result = draw.result_of(out)
+    result = ImportanceDistribution.from_dict(out).result
     direct = permutation_null(datasource.load_prepared(data.as_dict), n_permutations=10,
                               n_estimators=3, random_state=1)
     np.testing.assert_array_equal(result.null, direct.null)
@@ -310,14 +311,14 @@ def test_bootstrap_of_a_real_dataset_with_scikit_learn(page):
     assert out["n_samples"] is None                # blank N: bootstrap samples of 150 rows
     text = " ".join(p.children for p in draw.render(out, settings, data)[5])
     assert "bootstrap replicates of iris" in text and "value on the full sample" in text
-    result = draw.result_of(out)
+    result = ImportanceDistribution.from_dict(out).result
     assert result.parameters["n_samples"] == 150 and result.relevant is None
 
 
 def test_bootstrap_of_an_exact_problem_draws_one_sample_first(page):
     out, _, _ = _run(page, mode="bootstrap", n_replicates=6, n_estimators=3, n_samples=300,
                      random_state=4)
-    result = draw.result_of(out)
+    result = ImportanceDistribution.from_dict(out).result
     assert result.exact_source == "full sample" and result.relevant == ("X1", "X2")
     assert result.parameters["replicates_from"] == "bootstrap"
 
@@ -353,7 +354,7 @@ def test_many_inputs_are_capped_with_a_sentence(page):
 def test_a_run_cancelled_before_any_replicate_is_a_sentence(page):
     out, settings, data = _run(page, progress=_Stop(after=0), n_replicates=50,
                                n_estimators=3, n_samples=100, random_state=13)
-    assert out["partial"] and draw.result_of(out).n_replicates == 0
+    assert out["partial"] and ImportanceDistribution.from_dict(out).result.n_replicates == 0
     with pytest.raises(ValueError, match="Cancelled before any replicate finished"):
         draw.render(out, settings, data)
 
@@ -366,7 +367,7 @@ def test_csv_exports_are_safe_to_open(page):
     assert [r[0] for r in summary[1:]] == ["'=cmd|' /C calc'!A0", "'@x"]
     reps = list(csv.reader(io.StringIO(draw.csv_text("replicates", out))))
     assert reps[0] == ["replicate", "variable", "importance", "exact"] and len(reps) == 11
-    assert float(reps[1][2]) == draw.result_of(out).replicates[0, 0]
+    assert float(reps[1][2]) == ImportanceDistribution.from_dict(out).result.replicates[0, 0]
     assert page.make_csv("summary")(out, None, data)[1] == \
         "varimp-distributions-evil-bootstrap-summary.csv"
     with pytest.raises(ValueError, match="no sweep"):
@@ -516,7 +517,7 @@ def test_fresh_samples_fan_out_through_the_mapper(page, monkeypatch, tmp_path):
     out, _, _ = _run(page, n_replicates=12, n_estimators=4, n_samples=150, random_state=9)
     direct = monte_carlo(XOR, n_replicates=12, n_samples=150, n_estimators=4, random_state=9)
     assert seen and seen[0] >= 2
-    np.testing.assert_array_equal(draw.result_of(out).replicates,
+    np.testing.assert_array_equal(ImportanceDistribution.from_dict(out).result.replicates,
                                   direct.replicates)   # same numbers, whoever computes them
 
 

@@ -565,10 +565,10 @@ def test_waiting_on_another_jobs_result_says_so(page, monkeypatch):
 
     real = results.cached_importances
 
-    def waiting(data, kwargs, load, progress=None):
+    def waiting(data, kwargs, load, progress=None, partial=None):
         if progress is not None:  # the sampled forest's (the exact reference has none)
             progress(0, None)  # what cache.get_or_compute's on_wait sends while it waits
-        return real(data, kwargs, load, progress)
+        return real(data, kwargs, load, progress, partial)
 
     monkeypatch.setattr(results, "cached_importances", waiting)
     shown = []

@@ -24,7 +24,7 @@ from varimp_core.result import ImportanceResult
 from varimp_core.studies.noisy_protocol import (LI2019_TABLE1, StudyResult, mdi_bias_curves,
                                                 noisy_feature_auc, summarise)
 
-from pages._ui import common
+from varimp_core import csvtext
 from pages._ui import measures_views as views
 from pages._ui.datachoice import DataChoice
 from pages._ui.jobs import Progress
@@ -335,7 +335,7 @@ def test_the_scale_only_redraws(page):
 
 
 def test_csv_is_tidy_and_neutralises_formula_names(page):
-    assert views.safe_csv is common.safe_csv   # reused, not copied
+    assert views.safe_csv is csvtext.safe_csv   # reused, not copied
     rows = "\n".join(f"{i % 3},{i % 5},{(i % 3 + i % 2) % 2}" for i in range(80))
     data = _upload("=cmd|' /C calc'!A0,@x,y\n" + rows, "evil.csv")
     settings = _forest(page, 2)

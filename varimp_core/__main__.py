@@ -103,15 +103,10 @@ def _load(args):
 
 
 def _safe_csv(frame) -> str:
-    """CSV whose text cells cannot run as spreadsheet formulas (= + - @ prefixed with ')."""
-    import pandas as pd
+    """CSV whose text cells cannot run as spreadsheet formulas (:func:`varimp_core.csvtext.safe_csv`)."""
+    from varimp_core.csvtext import safe_csv
 
-    out = frame.copy()
-    for col in out.columns:
-        if not pd.api.types.is_numeric_dtype(out[col]):
-            out[col] = [f"'{v}" if isinstance(v, str) and v[:1] in "=+-@\t\r" else v
-                        for v in out[col]]
-    return out.to_csv(index=False).rstrip("\n")
+    return safe_csv(frame).rstrip("\n")
 
 
 def _n_jobs(given: int | None) -> int | None:

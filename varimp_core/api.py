@@ -73,7 +73,7 @@ def default_method(data: PreparedData | DiscreteTable) -> str:
 
 def _sklearn_inputs(data: PreparedData | DiscreteTable):
     if isinstance(data, PreparedData) and data.X_numeric is not None:
-        return data.X_numeric, data.y, data.task
+        return data.native_X(), data.y, data.task  # missing numbers as NaN, split natively
     table = data.table if isinstance(data, PreparedData) else data
     w = table.weight
     if not np.allclose(w, w[0]):
@@ -110,7 +110,7 @@ def compute_importances(data: PreparedData | DiscreteTable, *, method: str | Non
                         k_semantics: str = "id3", criterion: str = "entropy",
                         random_state: int = 0, n_samples: int | None = None,
                         min_samples_leaf: int = 1, progress=None,
-                        n_jobs: int | None = None) -> ImportanceResult:
+                        n_jobs: int | None = None, partial=None) -> ImportanceResult:
     """Importances of one method, in the common :class:`ImportanceResult`.
 
     Parameters
@@ -146,6 +146,9 @@ def compute_importances(data: PreparedData | DiscreteTable, *, method: str | Non
         Processes (multiway forest) or threads (scikit-learn) growing the trees of
         the sampled methods, joblib's convention (-1: every core).  The numbers do
         not depend on it.
+    partial : callable, optional
+        scikit-learn forests: ``partial(result)`` with the importances of the trees grown
+        so far, after each of about ten chunks (the final result does not depend on it).
 
     Returns
     -------
@@ -207,7 +210,8 @@ def compute_importances(data: PreparedData | DiscreteTable, *, method: str | Non
         X, y, kind=method.split("-")[1], task=task, n_estimators=n_estimators,
         max_features=max_features, max_depth=max_depth, min_samples_leaf=min_samples_leaf,
         bootstrap=bootstrap, criterion=criterion if task == "classification" else None,
-        random_state=random_state, variables=list(variables), problem=problem, n_jobs=n_jobs)
+        random_state=random_state, variables=list(variables), problem=problem, n_jobs=n_jobs,
+        partial=partial)
     if progress is not None:
         progress(n_estimators, n_estimators)
     return result

@@ -53,8 +53,13 @@ def to_jsonable(value: Any) -> Any:
         return _float(float(value))
     if isinstance(value, np.ndarray):
         data = value.tolist()
-        return {"__ndarray__": _nested(data), "dtype": value.dtype.str if value.dtype != object
-                else "object", "shape": list(value.shape)}
+        # Booleans, integers and finite floats are JSON as tolist() writes them: no walk
+        # element by element (a local-importance table of 10,000 rows took 30 s).
+        plain = value.dtype.kind in "biu" or (value.dtype.kind == "f" and
+                                              bool(np.isfinite(value).all()))
+        return {"__ndarray__": data if plain else _nested(data),
+                "dtype": value.dtype.str if value.dtype != object else "object",
+                "shape": list(value.shape)}
     if isinstance(value, pd.DataFrame):
         split = value.to_dict(orient="split")
         return {"__frame__": {"columns": [to_jsonable(c) for c in split["columns"]],
@@ -97,9 +102,14 @@ def from_jsonable(value: Any) -> Any:
         return float(value["__float__"])
     if "__ndarray__" in value:
         shape = tuple(value["shape"])
-        data = _unnest(value["__ndarray__"])
         if value["dtype"] != "object":
-            return np.array(data, dtype=np.dtype(value["dtype"])).reshape(shape)
+            try:  # plain numbers (see to_jsonable); tagged non-finite floats are walked
+                return np.array(value["__ndarray__"], dtype=np.dtype(value["dtype"])
+                                ).reshape(shape)
+            except (TypeError, ValueError):
+                data = _unnest(value["__ndarray__"])
+                return np.array(data, dtype=np.dtype(value["dtype"])).reshape(shape)
+        data = _unnest(value["__ndarray__"])
         out = np.empty(shape, dtype=object)     # object arrays: element by element
         for _ in range(len(shape) - 1):
             data = [v for row in data for v in row]

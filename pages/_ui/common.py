@@ -1,58 +1,9 @@
-"""Helpers every page uses: safe CSV cells and names, table numbers, a placeholder figure."""
+"""Helpers every page uses: DataTable columns and rows, a placeholder figure (safe CSV
+text and names: :mod:`varimp_core.csvtext`)."""
 
 from __future__ import annotations
 
-import math
-import re
-from typing import Any
-
-_RISKY = ("=", "+", "-", "@", "\t", "\r")
-
-
-def neutralise_cell(value):
-    """Prefix a text cell that a spreadsheet would run as a formula with ``'``."""
-    if isinstance(value, str) and value.startswith(_RISKY):
-        return "'" + value
-    return value
-
-
-def safe_csv(df) -> str:
-    """CSV of a DataFrame (no index, ``\\n`` line ends), header and text cells neutralised."""
-    import pandas as pd
-
-    df = df.copy()
-    df.columns = [neutralise_cell(str(c)) for c in df.columns]
-    for c in df.columns:
-        if df[c].dtype == object or pd.api.types.is_string_dtype(df[c]):
-            df[c] = df[c].map(neutralise_cell)
-    return df.to_csv(index=False, lineterminator="\n")
-
-
-def csv_filename(page: str, data: Any = None, *parts: str, name: str | None = None) -> str:
-    """``varimp-<page>-<name>-<parts>.csv`` with only safe characters.
-
-    ``name`` defaults to the data's: its problem spec, or its file name without ``.csv``
-    (``data`` is a data choice or its parameters).
-    """
-    if name is None:
-        name = data_name(data)
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", "-".join([name, *parts]))
-    return f"varimp-{page}-{slug.strip('-.')[:80]}.csv"
-
-
-def data_name(data: Any) -> str:
-    """The data's short name: its problem spec, or its file name without ``.csv``."""
-    name = data["problem"] if data["source"] != "upload" else (data["file"] or "upload")
-    return re.sub(r"\.csv$", "", str(name or "data"), flags=re.I)
-
-
-def table_number(v) -> float | None:
-    """A table cell's number: a finite float, else None (shown blank, never "nan")."""
-    try:
-        v = float(v)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
+from varimp_core.csvtext import table_number
 
 
 def frame_table(df, formats: dict | None = None, default: str = "fixed4") -> tuple[list, list]:

@@ -17,12 +17,10 @@ import os
 from typing import Any, Mapping
 from urllib.parse import parse_qs
 
-import pandas as pd
-
-from varimp_core.data.prepare import (DataError, decode_upload, prepare_problem,
+from varimp_core.data.prepare import (DataError, decode_upload, default_roles, prepare_problem,
                                       prepare_table, read_csv_bytes)
-from varimp_core.data.columns import DATE_CHOICES, MISSING_CHOICES
-from varimp_core.data.summary import column_table, describe, preview
+from varimp_core.data.columns import DATE_CHOICES, MISSING_CHOICES, number_columns
+from varimp_core.data.summary import column_table, data_label, describe, preview
 from varimp_core.retention import expired_text
 from varimp_core.problems.registry import get_problem, parse_spec
 
@@ -201,13 +199,6 @@ def _preview(prepared, params: Mapping[str, Any]) -> dict:
                    file=params.get("file"), seed=params.get("seed", 0))
 
 
-def _label(prepared, params: Mapping[str, Any]) -> str:
-    if params.get("source") == "upload":
-        return f"{params.get('file') or 'uploaded table'} \u2192 {prepared.target}"
-    how = "exact" if prepared.table.exact else f"N = {prepared.n_samples:,}"
-    return f"{prepared.source} ({how})"
-
-
 def data_view(params: Mapping[str, Any], compute: bool = True) -> dict | None:
     """Summary, preview and notes of a data choice, cached server-side.
 
@@ -250,7 +241,8 @@ def data_view(params: Mapping[str, Any], compute: bool = True) -> dict | None:
         if p["source"] == "problem":
             description = get_problem(p["problem"]).description
         summary = {**describe(prepared), "description": description,
-                   "label": _label(prepared, p)}
+                   "label": data_label(prepared, (p.get("file") or "")
+                                       if p["source"] == "upload" else None)}
         columns = upload_columns(p["upload"])["columns"] if p["source"] == "upload" else []
         return {"summary": summary, "preview": _preview(prepared, p),
                 "notes": list(prepared.notes), "columns": column_table(prepared, columns)}
@@ -361,7 +353,7 @@ def store_upload(contents: str, filename: str | None) -> dict:
     columns = [str(c) for c in df.columns]
     roles = column_roles(key, columns[-1]) if len(columns) > 1 else {"numeric": None}
     return {"key": key, "file": os.path.basename(str(filename or "table.csv"))[:200],
-            "columns": columns, "number_columns": _number_columns(df), "target": columns[-1],
+            "columns": columns, "number_columns": number_columns(df), "target": columns[-1],
             "numeric": roles["numeric"], "rows": int(len(df))}
 
 
@@ -373,18 +365,8 @@ def column_roles(key: str, target: str) -> dict:
     value).  Returns ``numeric`` and ``exclude`` (names, or None each when the
     table cannot be prepared for this target; the summary then says why).
     """
-    def roles() -> dict:
-        df = cache.get_table(key)
-        try:
-            prepared = prepare_table(df, target)
-        except (DataError, TypeError):
-            return {"numeric": None, "exclude": None}
-        columns = set(map(str, df.columns))  # not the inputs a date column expands into
-        return {"numeric": sorted(v for v, k in prepared.kinds.items()
-                                  if k == "numeric" and v in columns),
-                "exclude": sorted(c for c, _ in prepared.excluded)}
-
-    return cache.get_or_compute(cache.key_for("column-roles", key, target), roles)
+    return cache.get_or_compute(cache.key_for("column-roles", key, target),
+                                lambda: default_roles(cache.get_table(key), target))
 
 
 def upload_columns(key: str | None) -> dict | None:
@@ -394,20 +376,13 @@ def upload_columns(key: str | None) -> dict | None:
 
     def columns_of() -> dict:
         df = cache.get_table(key)
-        return {"columns": [str(c) for c in df.columns], "number_columns": _number_columns(df),
+        return {"columns": [str(c) for c in df.columns], "number_columns": number_columns(df),
                 "rows": int(len(df))}
 
     # Every page's validation counts the upload's inputs: parse the table once, not per click.
     return cache.get_or_compute(cache.key_for("upload-columns", key), columns_of)
 
 
-def _number_columns(df: pd.DataFrame) -> list[str]:
-    """Columns stored as numbers (the only ones that can be binned as numeric)."""
-    return [str(c) for c in df.columns
-            if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]
-
-
-# -- the data choice of a page ----------------------------------------------------------
 def data_params_for_page(query: Mapping[str, Any], vi_data: Any = None) -> tuple[dict, list[str]]:
     """The data choice of a page: from its URL, else the session's ``vi-data``.
 

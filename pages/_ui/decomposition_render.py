@@ -13,11 +13,12 @@ from typing import Any, Mapping
 import pandas as pd
 from dash.dash_table.Format import Format, Scheme
 
+from varimp_core.csvtext import csv_filename, safe_csv
 from varimp_core.plots.decomposition import make_degree_pair, make_terms_figure, set_label
 from varimp_core.result import ImportanceResult
 from varimp_core.serialize import from_jsonable
 
-from .common import csv_filename, safe_csv
+
 
 #: Rows of the terms table (the largest terms; the figure and sums use all of them).
 MAX_TERM_ROWS = 500

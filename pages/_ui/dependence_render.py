@@ -24,8 +24,9 @@ from varimp_core.plots.style import variable_color
 
 from dash import html, no_update
 
-from .common import csv_filename as common_csv_filename
-from .common import placeholder_figure, safe_csv
+from varimp_core.csvtext import csv_filename as common_csv_filename, safe_csv
+
+from .common import placeholder_figure
 from .local_forest import FOREST_NAMES, cached_entry, load_local
 from .params import sentence
 

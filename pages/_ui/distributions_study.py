@@ -15,6 +15,7 @@ from typing import Any, Mapping
 
 from dash import html
 
+from varimp_core.csvtext import safe_csv
 from varimp_core.plots.distributions import (make_distribution_figure, make_summary_table_frame,
                                              make_sweep_figure)
 from varimp_core.plots.distributions_captions import (distribution_csv_frame,
@@ -24,12 +25,13 @@ from varimp_core.problems.registry import get_problem
 from varimp_core.serialize import from_jsonable
 from varimp_core.studies import distributions as study
 from varimp_core.studies.distributions import ImportanceDistribution
-from varimp_core.studies.montecarlo import (SWEEP_PARAMETERS, MonteCarloResult, parameter_label,
+from varimp_core.studies.montecarlo import (SWEEP_PARAMETERS, parameter_label,
                                             parse_sweep_values)
 from varimp_core.studies.nulls import PermutationNull
+from varimp_core.studies.replicates import partial_note
 
 from . import limits, studies
-from .common import frame_table, placeholder_figure, safe_csv
+from .common import frame_table, placeholder_figure
 from .datachoice import DataChoice
 from .studies import generator, is_exact
 
@@ -115,11 +117,6 @@ def allowed(options) -> set:
     return {o["value"] for o in options if not o.get("disabled")}
 
 
-def result_of(out: Mapping[str, Any]) -> MonteCarloResult | PermutationNull:
-    """The core result of a computed run (:meth:`ImportanceDistribution.from_dict`)."""
-    return ImportanceDistribution.from_dict(out).result
-
-
 def summary_table(result) -> tuple[list, list]:
     """The mean \u00b1 sd table (:func:`make_summary_table_frame`): DataTable columns, rows."""
     df = make_summary_table_frame(result)
@@ -134,7 +131,7 @@ def render(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) -> tu
     ValueError
         When Cancel stopped the run before any replicate finished.
     """
-    dist = ImportanceDistribution.from_dict(out)
+    dist = ImportanceDistribution.from_dict({k: v for k, v in out.items() if k != "running"})
     result, kind = dist.result, settings["view"]
     done = result.null.shape[0] if isinstance(result, PermutationNull) else result.n_replicates
     if dist.partial and not done:
@@ -144,8 +141,8 @@ def render(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) -> tu
         dist, data_name=data["problem"] if not data.is_upload else (data["file"] or "the upload"),
         method=settings["method"], n_estimators=settings["n_estimators"], kind=kind,
         max_features=settings["max_features"], max_depth=settings["max_depth"])
-    note = (f"Partial result: cancelled after {done:,} of {result.n_requested:,} replicates."
-            if dist.partial else "")
+    note = partial_note(done, result.n_requested, "replicates",
+                        running=bool(out.get("running"))) if dist.partial else ""
     return (figure, *summary_table(result), *frame_table(fit_table_frame(dist.fits),
                                                          {"KS p-value": "fixed3"}),
             [html.P(t) for t in sentences],
@@ -164,7 +161,7 @@ def render_sweep(out: Mapping[str, Any], *_, **__) -> tuple:
     values = [float(v) for v in out["values"]]
     log_x = parameter in ("n_estimators", "n_samples") and min(values) > 0 and \
         max(values) / min(values) >= 10
-    note = sweep_note(parameter, partial=bool(out.get("partial")))
+    note = sweep_note(parameter, partial=bool(out.get("partial")), running=bool(out.get("running")))
     return make_sweep_figure(stats, parameter, log_x=log_x), note
 
 

@@ -10,6 +10,7 @@ from typing import Any, Mapping
 
 from dash.dash_table.Format import Format, Scheme
 
+from varimp_core.csvtext import csv_filename as common_csv_filename, safe_csv, table_number
 from varimp_core.plots.importances import (make_importance_figure, make_theorem2_figure,
                                            method_label)
 from varimp_core.exact.binary import BINARY_METHODS
@@ -19,8 +20,7 @@ from varimp_core.studies.chance import ChanceLevels
 from varimp_core.studies.convergence import convergence_curve, convergence_note
 
 from . import datasource
-from .common import csv_filename as common_csv_filename
-from .common import safe_csv, table_number
+
 from .results import SAMPLED
 
 

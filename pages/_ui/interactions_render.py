@@ -11,6 +11,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from varimp_core.csvtext import csv_filename as common_csv_filename, safe_csv
 from varimp_core.local.interactions import (OTHER_FEATURES, importance_over_labels,
                                             interaction_importance, interactions, pairs_frame,
                                             partial_importance, tile_frame, variables_frame)
@@ -19,8 +20,8 @@ from varimp_core.plots.interactions import (make_importance_over_labels, make_mo
 
 from dash import no_update
 
-from .common import csv_filename as common_csv_filename
-from .common import frame_table, placeholder_figure, safe_csv
+
+from .common import frame_table, placeholder_figure
 from .local_forest import FOREST_NAMES, load_local
 from .params import sentence
 

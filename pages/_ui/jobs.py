@@ -191,8 +191,10 @@ class Progress:
     """
 
     def __init__(self, set_progress: Callable | None, *, min_interval: float = 0.2,
-                 timeout: float | None = None, stop: tuple[str, str] | None = None):
+                 timeout: float | None = None, stop: tuple[str, str] | None = None,
+                 sink: Callable | None = None):
         self._set = set_progress
+        self.sink, self.render, self._published = sink, None, -float("inf")
         self._min_interval = float(min_interval)
         self._last = -float("inf")
         self.timeout = float(limits.job_timeout() if timeout is None else timeout)
@@ -230,6 +232,19 @@ class Progress:
             self._set((None, "1", text))
         else:
             self._set((str(done), str(total), text))
+
+    def publish(self, result, every: float = 1.5) -> None:
+        """Draw ``result``, a partial result, while the job goes on: ``sink(render(result))``
+        (set by :class:`pages._ui.view.JobView`), the first at once, then one per ``every`` s.
+        A partial result that cannot be drawn yet (a ValueError) is skipped."""
+        now = time.monotonic()
+        if self.sink is None or self.render is None or now - self._published < every:
+            return
+        try:
+            self.sink(self.render(result))
+        except ValueError:
+            return
+        self._published = now
 
     def should_stop(self) -> bool:
         """True once Cancel asked this job to stop (read at most every 0.25 s)."""

@@ -24,7 +24,7 @@ from varimp_core.local.heldout import (LOCAL_FORESTS, TEST_SHARE, fit_local_fore
 from varimp_core.local.importance import LocalImportance
 from varimp_core.problems.registry import get_problem
 
-from . import cache, jobs, limits
+from . import cache, jobs, limits, studies
 from . import controls as ui
 from .datachoice import DataChoice
 from .params import Context, Param, ParamSet, seed_param
@@ -74,7 +74,7 @@ def forest_cards(f: Mapping[str, Any]) -> list:
     return [ui.card("Forest", f["forest"],
                     html.Div(className="vi-row", children=[f["n_estimators"], f["max_features"]]),
                     html.P("K: variables drawn at each node; blank draws all of them (Random "
-                           "Uniform Forests' choice).", className="vi-help",
+                           "Uniform Forests' choice). " + f.get("scaled", ""), className="vi-help",
                            style={"marginBottom": "0.9rem"}),
                     f["random_state"]),
             ui.card("Rows assessed", f["rows"])]
@@ -115,13 +115,15 @@ def start(query: Mapping[str, Any], vi_data: Any, *params: ParamSet) -> dict:
         got, bad = p.from_url(query, ctx)
         values.update(got)
         notes += bad
+    values["n_estimators"], scaled = studies.scale_trees(values["n_estimators"], query, page)
     return {"data": data, "page": page, "values": values, "notes": notes + more, "ctx": ctx,
-            "store": {**page.to_store(), "query": data.query()}}
+            "store": {**page.to_store(), "query": data.query()}, "scaled": scaled}
 
 
 def fields(st: Mapping[str, Any], *params: ParamSet) -> dict:
     """The fields of ``params`` by parameter name, with the values and context of ``st``."""
-    return {n: f for p in params for n, f in zip(p.names, p.fields(st["values"], st["ctx"]))}
+    return {**{n: f for p in params for n, f in zip(p.names, p.fields(st["values"], st["ctx"]))},
+            "scaled": st.get("scaled", "")}  # the sentence that says T was scaled
 
 
 def link(*parts: str) -> str:

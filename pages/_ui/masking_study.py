@@ -14,6 +14,7 @@ from dash import dcc, html
 from dash.dash_table import DataTable
 from dash.dash_table.Format import Format, Scheme
 
+from varimp_core.csvtext import csv_filename, safe_csv
 from varimp_core.plots.masking import make_delta_heatmap, make_k_lines, make_rank_bump
 from varimp_core.problems.registry import get_problem
 from varimp_core.studies import masking_report as report
@@ -21,7 +22,7 @@ from varimp_core.serialize import from_jsonable
 from varimp_core.studies.masking import MaskingCurves, importance_change
 from varimp_core.studies.masking_copy import masking_data, masking_spec, split_masking_spec
 
-from .common import csv_filename, safe_csv
+
 from .controls import card
 from .page_frame import download_button, download_note, figure_config, table_style
 from .params import Context, sentence

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 from dash import dcc
 
+from varimp_core.csvtext import csv_filename, data_name, safe_csv
 from varimp_core.measures.inputs import resolve_max_features
 from varimp_core.measures.suite import (DEFAULT_MEASURES, NEEDS_OOB, ON_MAIN_FOREST,
                                         check_measure_inputs, measures_frame,
@@ -43,7 +44,7 @@ from varimp_core.studies.noisy_protocol import (StudyResult, combine_runs, mdi_b
                                                 noisy_feature_auc, paper_auc)
 
 from . import cache, datasource, limits, results
-from .common import csv_filename, data_name, frame_table, safe_csv
+from .common import frame_table
 from .params import Param
 
 #: "mtry" of Li et al. (2019), section 4, for the noisy-feature protocol.
@@ -145,6 +146,14 @@ def compute_forest(settings: Mapping[str, Any], data, progress, *,
     fit = {n: s[n] for n in ("kind", "n_estimators", "min_samples_leaf", "max_depth",
                              "bootstrap", "random_state")}
     keys = {m: cache.key_for("meas-measure", rows, fit, s["criterion"], k, m) for m in wanted}
+
+    def view(notes, exact, **more) -> dict:
+        missing = [m for m in wanted if found[m] is None]
+        return {"results": {m: found[m] for m in wanted if found[m] and "refused" not in found[m]},
+                "exact": None if exact is None else exact.to_dict(), "missing": missing,
+                "skipped": skipped, "refused": [m for m in wanted if "refused" in (found[m] or {})],
+                "notes": notes, "p": p, "K": k, "rows": rows, "partial": bool(missing), **more}
+
     found = {m: cache.get_json(keys[m]) for m in wanted}
     if compute and None in found.values():
         prepared = load()
@@ -167,6 +176,7 @@ def compute_forest(settings: Mapping[str, Any], data, progress, *,
             for m, r in out.items():  # a refusal (a sentence) is kept beside the results
                 found[m] = {"refused": r} if isinstance(r, str) else r.to_dict()
                 cache.put_json(keys[m], found[m])
+            progress.publish(view([], None, running=True))
     missing = [m for m in wanted if found[m] is None]
     notes, exact, ep = [], None, exact_params(data.as_dict)
     if rows != data.as_dict:
@@ -186,10 +196,7 @@ def compute_forest(settings: Mapping[str, Any], data, progress, *,
                 exact = results.peek_importances(ep, kwargs)
         except ValueError as exc:  # the measures still show, with a sentence
             notes.append(f"No exact values are drawn: {exc}")
-    return {"results": {m: found[m] for m in wanted if found[m] and "refused" not in found[m]},
-            "exact": None if exact is None else exact.to_dict(), "missing": missing,
-            "skipped": skipped, "refused": [m for m in wanted if "refused" in (found[m] or {})],
-            "notes": notes, "p": p, "K": k, "rows": rows, "partial": bool(missing)}
+    return view(notes, exact)
 
 
 def view_from_dict(out: Mapping[str, Any]) -> dict:
@@ -209,7 +216,7 @@ def measures_note(view: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
 def measures_warning(view: Mapping[str, Any]) -> str:
     """A sentence about measures left out or not finished (:func:`forest_warning`)."""
     return forest_warning(skipped=view["skipped"], refused=view.get("refused", ()),
-                          missing=view["missing"])
+                          missing=view["missing"], running=bool(view.get("running")))
 
 
 def _with_exact(view: Mapping[str, Any], name: str) -> dict:

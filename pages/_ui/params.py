@@ -126,6 +126,8 @@ class Param:
         for c in choices:
             if isinstance(c, Mapping):
                 out.append(dict(c))
+            elif isinstance(c, str):  # a column name
+                out.append({"label": c, "value": c})
             else:
                 value, label = c
                 out.append({"label": label, "value": value})

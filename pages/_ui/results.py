@@ -38,7 +38,8 @@ def _key(data: Mapping[str, Any], kwargs: Mapping[str, Any]) -> str:
 
 
 def cached_importances(data: Mapping[str, Any], kwargs: Mapping[str, Any], load: Callable,
-                       progress: Callable | None = None) -> ImportanceResult:
+                       progress: Callable | None = None, partial: Callable | None = None
+                       ) -> ImportanceResult:
     """``compute_importances(load(), **kwargs)`` through the shared cache.
 
     Parameters
@@ -51,12 +52,12 @@ def cached_importances(data: Mapping[str, Any], kwargs: Mapping[str, Any], load:
         ``n_estimators``, ``bootstrap``, ``random_state``...).
     load : callable
         Returns the core's ``PreparedData``; called only on a miss.
-    progress : callable, optional
-        ``progress(done, total)`` of the sampled methods.
+    progress, partial : callable, optional
+        ``progress(done, total)`` of the sampled methods; ``partial(result so far)``.
     """
     return cache.get_or_compute_result(
-        _key(data, kwargs), lambda: compute_importances(load(), progress=progress,
-                                                        n_jobs=limits.n_jobs(), **kwargs),
+        _key(data, kwargs), lambda: compute_importances(
+            load(), progress=progress, n_jobs=limits.n_jobs(), partial=partial, **kwargs),
         on_wait=None if progress is None else lambda: progress(0, None))
 
 

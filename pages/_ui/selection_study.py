@@ -21,7 +21,9 @@ from typing import Any, Mapping
 import numpy as np
 from dash import html
 
+from varimp_core.csvtext import safe_csv
 from varimp_core.exact.relevance import RelevanceResult, relevance_with_importances
+from varimp_core.studies.replicates import partial_note
 from varimp_core.plots.selection import (make_pvalue_figure, make_relevance_figure,
                                          make_selected_figure, make_subspace_curves)
 from varimp_core.plots.selection_captions import (null_sentences, pvalues_frame,
@@ -37,7 +39,7 @@ from varimp_core.studies.selection import SplitData, curve_statistics, madelon_s
 from varimp_core.studies import fanout
 
 from . import datasource, limits, studies
-from .common import placeholder_figure, safe_csv
+from .common import placeholder_figure
 
 #: Name of the fan-out task computing one (seed, method) run of an RS/SRS study.
 RS_TASK = "varimp.selection_run"
@@ -159,8 +161,8 @@ def render_null(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) 
     null_text = null_sentences(pn, n_estimators=settings["n_estimators"], n_rows=out.get("n"),
                                method=settings["method"], drawn_seed=settings["random_state"]
                                if out["n_samples"] is not None else None)
-    note = (f"Partial result: cancelled after {R:,} of {settings['n_permutations']:,} "
-            "permutations." if out["partial"] else "")
+    note = partial_note(R, settings["n_permutations"], "permutations",
+                        running=bool(out.get("running"))) if out["partial"] else ""
     return (rel_figure, [html.P(t) for t in rel_text], rows, make_pvalue_figure(pn),
             [html.P(t) for t in null_text], note, "vi-notes" if note else "vi-hidden")
 

@@ -23,6 +23,7 @@ from typing import Any, Callable, Sequence
 from dash import Input, Output, State, callback, dcc, html, no_update
 
 from varimp_core.problems.registry import get_problem
+from varimp_core.studies.replicates import scaled_replicates, scaled_sentence, scaled_trees
 
 from . import cache, datasource, jobs
 from .common import placeholder_figure
@@ -131,6 +132,24 @@ def cached_study(namespace: str, parts: Any, run: Callable[[], dict]) -> dict:
         if not out.get("partial"):
             cache.put_json(key, out)
     return out
+
+
+def scale_replicates(values: dict, name: str, query, data: DataChoice, n: int | None,
+                     what: str) -> str:
+    """Scale the default ``values[name]`` (URL key ``R``) to the data unless the link sets it;
+    the page's sentence about it (:func:`scaled_replicates`, :func:`scaled_sentence`)."""
+    columns = datasource.upload_columns(data["upload"]) if n is None and data.is_upload else None
+    rows = n or (columns or {}).get("rows")
+    if "R" in query:  # the link's own R: nothing was scaled
+        return scaled_sentence(values[name], what, None, values["n_estimators"])
+    values[name] = scaled_replicates(values[name], rows, values["n_estimators"])
+    return scaled_sentence(values[name], what, rows, values["n_estimators"])
+
+
+def scale_trees(trees: int, query, data: DataChoice) -> tuple[int, str]:
+    """T scaled to an upload unless the link sets it (:func:`scaled_trees`), and the sentence."""
+    rows = (datasource.upload_columns(data["upload"]) or {}).get("rows") if data.is_upload else None
+    return scaled_trees(trees, None if "trees" in query else rows, data.n_features())
 
 
 def run_options(progress, total: int, what: str) -> dict:

@@ -21,7 +21,9 @@ every page:
 A failure is a sentence in the view's error box; the previous view stays.
 Views with ``partial=True`` stop cooperatively on Cancel: ``compute`` asks
 ``progress.should_stop()`` between chunks and returns what it finished, which
-is drawn (with ``result["partial"]`` set) but not cached.
+is drawn (with ``result["partial"]`` set) but not cached.  A ``compute`` may
+also hand ``progress.publish(result)`` the result so far: it is drawn at once
+(through the ``{prefix}-streamed`` store) while the job goes on.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ import os
 import uuid
 from typing import Any, Callable, Mapping, Sequence
 
-from dash import Input, Output, State, callback, ctx, dcc, html, no_update
+from dash import (Input, Output, State, callback, clientside_callback, ctx, dcc, html,
+                  no_update, set_props)
 from plotly.utils import PlotlyJSONEncoder
 
 from . import cache, jobs
@@ -126,7 +129,8 @@ class JobView:
         """The view's stores: the pending miss, the page view's instance id, the last drawn hit."""
         return [dcc.Store(id=f"{self.prefix}-miss"),
                 dcc.Store(id=f"{self.prefix}-instance", data=uuid.uuid4().hex),
-                dcc.Store(id=f"{self.prefix}-stop-ack"), dcc.Store(id=f"{self.prefix}-drawn")]
+                dcc.Store(id=f"{self.prefix}-stop-ack"), dcc.Store(id=f"{self.prefix}-drawn"),
+                dcc.Store(id=f"{self.prefix}-streamed")]
 
     def status(self) -> list:
         """The view's error box and job panel (progress bar, Cancel, status line)."""
@@ -181,6 +185,7 @@ class JobView:
         result = self.cached(data, settings, extra)
         if result is None:
             progress = progress or jobs.Progress(None)
+            progress.render = lambda partial: self.draw(partial, settings, data, extra)
             result = self.compute_fn(settings, data, progress, **extra)
             if not (isinstance(result, Mapping) and result.get("partial")):
                 cache.put_json(key, result)
@@ -331,7 +336,7 @@ class JobView:
             if not isinstance(miss, Mapping):
                 return (*[no_update] * n_out, "", no_update, no_update)
             progress = jobs.Progress(set_progress, stop=(instance, self.prefix)
-                                     if self.partial else None)
+                                     if self.partial else None, sink=publish)
             if self.partial:
                 clear_stop(instance, self.prefix)
             extra = dict(miss.get("extra") or {})
@@ -342,11 +347,18 @@ class JobView:
             except Exception as exc:  # a sentence on the page, never a traceback
                 return (*[no_update] * n_out, "",
                         jobs.failure_message(exc, bool(shown), self.what), "vi-error")
+            publish(None)  # a partial result not yet read is not drawn over this one
             done = jobs.done_message(progress)
             if isinstance(result, Mapping) and result.get("partial"):
                 done = "Cancelled: showing what was finished."
             return (*out, done, "", _HIDDEN)
 
+        def publish(out) -> None:
+            set_props(f"{self.prefix}-streamed", {"data": out})
+
+        clientside_callback("function(d) { if (!d) { throw window.dash_clientside."
+                            "PreventUpdate; } return d; }", *view_out,
+                            Input(f"{self.prefix}-streamed", "data"), prevent_initial_call=True)
         callback(*[Output(i, p, allow_duplicate=True) for i, p in self.outputs],
                  status, *err, Input(f"{self.prefix}-miss", "data"),
                  State(f"{self.prefix}-instance", "data"), State(*self.outputs[0]),

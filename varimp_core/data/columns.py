@@ -35,7 +35,8 @@ import pandas as pd
 from varimp_core.data.csvfile import DataError, quoted_names
 
 __all__ = ["DATE_CHOICES", "MISSING_CHOICES", "MISSING_LABEL", "DATE_PARTS", "column_values",
-           "date_values", "expand_date", "identifier_reason", "missing_sentence", "check_choices", "refuse_missing"]
+           "date_values", "expand_date", "identifier_reason", "missing_sentence", "check_choices", "refuse_missing",
+           "number_columns"]
 
 #: How missing values are handled: a level of their own, rows dropped, or a refusal.
 MISSING_CHOICES = ("category", "drop", "refuse")
@@ -163,8 +164,11 @@ def identifier_reason(kind: str, values: np.ndarray, missing: np.ndarray) -> str
     """Why a column looks like an identifier, or None.
 
     Text: every value distinct (at least :data:`MIN_IDENTIFIER_ROWS` of them),
-    or more than 50 distinct values and more than half the rows.  Numbers: a
-    strictly monotone integer sequence without gaps in order (a row index).
+    or more than 50 distinct values and more than half the rows.  Numbers: the row
+    numbers themselves, 0, 1, ..., n-1 or 1, 2, ..., n in row order (a spreadsheet's or
+    pandas' row index written out).  Other sorted distinct integers are measurements an
+    analyst keeps: one row per year (1990, 1991, ...), counts sorted by size, values with
+    gaps or in decreasing order.
     """
     n = int((~missing).sum())
     if n < MIN_IDENTIFIER_ROWS:
@@ -179,8 +183,7 @@ def identifier_reason(kind: str, values: np.ndarray, missing: np.ndarray) -> str
     if kind == "number" and not missing.any():
         if not np.all(values == np.round(values)):
             return None
-        step = np.diff(values)
-        if (step > 0).all() or (step < 0).all():
+        if values[0] in (0, 1) and np.array_equal(values, values[0] + np.arange(n)):
             return f"a monotone integer index, {values[0]:.0f} to {values[-1]:.0f} in row order"
     return None
 
@@ -216,3 +219,9 @@ def refuse_missing(counts: dict[str, int], incomplete: int) -> DataError:
         f"({', '.join(f'{n:,}' for n in list(counts.values())[:10])}; {incomplete:,} "
         f"incomplete row{'s' if incomplete != 1 else ''}); choose missing values as a level "
         "of their own, or dropping the incomplete rows, or fill them in first.")
+
+
+def number_columns(df: pd.DataFrame) -> list[str]:
+    """Columns stored as numbers (not booleans): the only ones that can be binned as numeric."""
+    return [str(c) for c in df.columns
+            if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]

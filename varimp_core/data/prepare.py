@@ -31,7 +31,7 @@ from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict
 
 __all__ = ["DataError", "MAX_CLASSES", "PreparedData",
            "decode_upload", "exact_limit_message", "load_csv", "prepare_problem",
-           "prepare_table", "read_csv_bytes"]
+           "prepare_table", "read_csv_bytes", "default_roles"]
 
 #: Most classes a classification target may have.
 MAX_CLASSES = 50
@@ -157,6 +157,25 @@ class PreparedData:
             return None
         lo, hi = float(edges[0]), float(edges[-1])
         return lo - max(hi - lo, 1.0)
+
+    def native_X(self) -> np.ndarray | None:
+        """``X_numeric`` with each numeric input's missing rows as NaN, for scikit-learn.
+
+        scikit-learn 1.9.1's random forests and extra-trees split NaN natively (the
+        missing rows go to the side that lowers the impurity most); the stand-in of
+        :meth:`missing_value` would always send them below every value.  The stand-in
+        is the only value below an input's smallest bin edge.  Discrete inputs keep
+        their codes ("missing" is a category of its own).
+        """
+        X = self.X_numeric
+        if X is None:
+            return None
+        out = X
+        for j, name in enumerate(self.variables):
+            if self.missing_value(name) is not None:
+                out = out.copy() if out is X else out
+                out[X[:, j] < float(self.bin_edges[name][0]), j] = np.nan
+        return out
 
     def value_names(self, name: str) -> dict[float, str]:
         """The values of input ``name`` in ``X_numeric`` that stand for something else, named.
@@ -605,3 +624,26 @@ def exact_limit_message(p: int, limit: int) -> str:
     """
     return (f"The exact computation handles at most {limit} input variables and this data "
             f"has {p}; use the sampled forest method instead, or remove variables.")
+
+
+def default_roles(df: pd.DataFrame, target: str) -> dict:
+    """What :func:`prepare_table` makes of each column of ``df`` for ``target`` by default.
+
+    Every other column's type and role is derived again for each target (a former
+    target that is numeric becomes a numeric input, not one level per value).
+
+    Returns
+    -------
+    roles : dict
+        ``numeric`` (the columns read as numbers, not the inputs a date column expands
+        into) and ``exclude`` (the identifier-like columns left out), sorted; None each
+        when the table cannot be prepared for this target.
+    """
+    try:
+        prepared = prepare_table(df, target)
+    except (DataError, TypeError):
+        return {"numeric": None, "exclude": None}
+    columns = set(map(str, df.columns))
+    return {"numeric": sorted(v for v, k in prepared.kinds.items()
+                              if k == "numeric" and v in columns),
+            "exclude": sorted(c for c, _ in prepared.excluded)}

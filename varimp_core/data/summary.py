@@ -18,7 +18,7 @@ import pandas as pd
 from varimp_core.data.prepare import PreparedData
 from varimp_core.exact.information import output_entropy
 
-__all__ = ["describe", "preview", "display_cell", "column_table"]
+__all__ = ["describe", "preview", "display_cell", "column_table", "data_label"]
 
 
 def display_cell(v: Any) -> Any:
@@ -32,6 +32,16 @@ def display_cell(v: Any) -> Any:
     if isinstance(v, (bool, int, str)) or v is None:
         return v
     return str(v)
+
+
+def data_label(prepared: PreparedData, upload: str | None = None) -> str:
+    """The data's name in the Data page's summary: ``"file.csv → target"`` for an upload
+    (``upload``: its file name, "" when it has none), else ``"spec (exact)"`` or
+    ``"spec (N = 500)"``."""
+    if upload is not None:
+        return f"{upload or 'uploaded table'} \u2192 {prepared.target}"
+    how = "exact" if prepared.table.exact else f"N = {prepared.n_samples:,}"
+    return f"{prepared.source} ({how})"
 
 
 def describe(prepared: PreparedData) -> dict:

@@ -5,6 +5,17 @@ sum to one before averaging, which hides the scale that the theory of Louppe
 et al. (2013) speaks about (bits, for the entropy criterion).  This module
 reads the public ``tree_`` arrays of each fitted tree and returns the raw
 decreases of impurity as an :class:`~varimp_core.result.ImportanceResult`.
+
+Missing values: scikit-learn 1.9.1's ``RandomForest*`` and ``ExtraTrees*``
+(every criterion used here) split NaN natively (a node sends its missing rows to
+the side that lowers the impurity most), so NaN in ``X`` is passed through;
+infinities are refused.  :func:`varimp_core.api.compute_importances` gives them
+NaN where an upload has a missing number (:meth:`PreparedData.native_X`).  The
+forests varimp traces itself keep a number for it: the multiway forest and the
+exact methods read missing as a level of its own, and the local-importance forests
+(the random uniform forest, which draws cut-points between a column's minimum and
+maximum, and the scikit-learn forests whose paths it follows) get the stand-in
+below every value (:meth:`PreparedData.missing_value`).
 """
 
 from __future__ import annotations
@@ -50,7 +61,7 @@ def check_forest_options(kind, task, criterion):
 
 
 def _check_data(X, y, task):
-    Xa = check_X(X)
+    Xa = check_X(X, allow_nan=True)
     ya = np.asarray(y)
     ya = ya[:, 0] if ya.ndim == 2 and ya.shape[1] == 1 else ya
     if ya.ndim != 1 or ya.shape[0] != Xa.shape[0]:
@@ -133,8 +144,10 @@ def fit_sklearn_forest(X, y, *, kind="rf", task="classification", n_estimators=1
                 criterion=criterion, random_state=random_state, n_jobs=n_jobs)[0]
 
 
-def _fit(X, y, *, n_jobs, **options):
-    """Validate, fit; return the estimator and the canonical parameter dict."""
+def _fit(X, y, *, n_jobs, partial=None, **options):
+    """Validate, fit; return the estimator and the canonical parameter dict.  With
+    ``partial``, grow in about ten ``warm_start`` chunks and call ``partial(estimator)``
+    after each but the last (the same trees as one fit)."""
     check_forest_options(options["kind"], options["task"], options["criterion"])  # before the data
     Xa, ya = _check_data(X, y, options["task"])
     params = _forest_params(Xa, **options)
@@ -146,7 +159,14 @@ def _fit(X, y, *, n_jobs, **options):
               min_samples_leaf=params["min_samples_leaf"], bootstrap=params["bootstrap"],
               random_state=params["random_state"], n_jobs=n_jobs)
     params["n_samples"] = int(Xa.shape[0])
-    return est.fit(Xa, ya), params
+    total = params["n_estimators"]
+    step = total if partial is None else max(1, -(-total // 10))
+    for grown in range(min(step, total), total + step, step):
+        est.set_params(n_estimators=min(grown, total), warm_start=grown < total or step < total)
+        est.fit(Xa, ya)
+        if grown < total:
+            partial(est)
+    return est.set_params(warm_start=False), params
 
 
 def fit_forest(X, y, *, kind, task, n_estimators, max_features, min_samples_leaf, max_depth,
@@ -295,7 +315,8 @@ def forest_mdi(estimator, *, variables=None, n_features_in=None, method=None, pa
 
 def sklearn_importances(X, y, *, kind="rf", task="classification", n_estimators=100, max_features=1,
                         max_depth=None, min_samples_leaf=1, bootstrap=None, criterion=None,
-                        random_state=0, variables=None, problem=None, n_jobs=None) -> ImportanceResult:
+                        random_state=0, variables=None, problem=None, n_jobs=None,
+                        partial=None) -> ImportanceResult:
     """Fit a scikit-learn forest and return its unnormalised MDI importances.
 
     Parameters are those of :func:`fit_sklearn_forest`, plus
@@ -304,6 +325,11 @@ def sklearn_importances(X, y, *, kind="rf", task="classification", n_estimators=
         Input names; None uses the columns of a DataFrame ``X``, else ``x1 ... xp``.
     problem : str or None, default=None
         Description of the data, stored in the result.
+    partial : callable, optional
+        ``partial(result)`` with the MDI of the trees grown so far: the forest then
+        grows in about ten chunks (``warm_start``; scikit-learn draws the seeds of the
+        trees already grown before the new ones, so the final forest is the one a single
+        fit grows).
 
     Returns
     -------
@@ -333,6 +359,9 @@ def sklearn_importances(X, y, *, kind="rf", task="classification", n_estimators=
     est, params = _fit(X, y, kind=kind, task=task, n_estimators=n_estimators,
                        max_features=max_features, max_depth=max_depth,
                        min_samples_leaf=min_samples_leaf, bootstrap=bootstrap,
-                       criterion=criterion, random_state=random_state, n_jobs=n_jobs)
+                       criterion=criterion, random_state=random_state, n_jobs=n_jobs,
+                       partial=None if partial is None else lambda grown: partial(forest_mdi(
+                           grown, variables=variables, method=f"sklearn-{kind}",
+                           problem=problem)))
     return forest_mdi(est, variables=variables, method=f"sklearn-{params['kind']}",
                       parameters=params, problem=problem)

@@ -244,6 +244,32 @@ def heldout_local_importance(prepared: PreparedData, rows: np.ndarray, *, estima
                    classes=tuple(labels[int(c)] for c in local.classes))
 
 
+def observed_grids(prepared: PreparedData, X: np.ndarray, features: Sequence[str],
+                   grid_resolution: int, percentiles: tuple[float, float]) -> dict:
+    """Grids of the numeric ``features`` that have missing rows: observed values, then "missing".
+
+    scikit-learn's grid runs between percentiles of the column, which holds the stand-in
+    of a missing value (:meth:`PreparedData.missing_value`, far below every number): with
+    more than 5 % missing the grid started there and spread over a range no row has.
+    Here the grid is scikit-learn's rule on the observed values only (their distinct
+    values when fewer than ``grid_resolution``, else equally spaced between the
+    ``percentiles``), and the stand-in comes first as a point of its own, labelled
+    "missing" (:meth:`PreparedData.value_labels`).
+    """
+    grids = {}
+    for f in features:
+        low = prepared.missing_value(f)
+        if low is None:
+            continue
+        column = X[:, prepared.variables.index(f)]
+        seen = column[column > low]
+        distinct = np.unique(seen)
+        grid = distinct if distinct.size <= grid_resolution else np.linspace(
+            *np.quantile(seen, percentiles), int(grid_resolution))
+        grids[f] = np.r_[low, grid]
+    return grids
+
+
 def heldout_partial_dependences(prepared: PreparedData, estimator, rows: np.ndarray,
                                 features: Sequence[str], *, grid_resolution: int = 100,
                                 percentiles: tuple[float, float] = (0.05, 0.95),
@@ -321,7 +347,9 @@ def heldout_partial_dependences(prepared: PreparedData, estimator, rows: np.ndar
             else grid_resolution, percentiles=tuple(percentiles),
             categorical_features=[v for v in feats if prepared.kinds.get(v) == "discrete"]
             or None, feature_names=list(prepared.variables), max_ice_lines=max_ice_lines or None,
-            random_state=random_state)
+            random_state=random_state, custom_values=observed_grids(
+                prepared, X[rows], feats, min(grid_resolution, max_grid_2d or grid_resolution)
+                if pair else grid_resolution, percentiles))
         outputs = tuple(str(labels[int(o)] if labels and r.response != "prediction" else o)
                         for o in r.outputs)
         out.append(replace(r, outputs=outputs,

@@ -205,7 +205,8 @@ def _column(X, j):
 
 def partial_dependence(estimator, X, features, *, kind="average", grid_resolution=100,
                        percentiles=(0.05, 0.95), categorical_features=None, feature_names=None,
-                       max_ice_lines=100, random_state=0) -> PartialDependence:
+                       max_ice_lines=100, random_state=0, custom_values=None
+                       ) -> PartialDependence:
     """Partial dependence (and ICE lines) of a fitted model on one feature or a pair.
 
     Parameters
@@ -232,6 +233,9 @@ def partial_dependence(estimator, X, features, *, kind="average", grid_resolutio
         (the average always uses every row).
     random_state : int or None, default=0
         Seed of that subsample.
+    custom_values : dict, optional
+        ``{feature name: grid}``: these grids instead of the percentile grids
+        (scikit-learn's ``custom_values``).
 
     Returns
     -------
@@ -284,7 +288,9 @@ def partial_dependence(estimator, X, features, *, kind="average", grid_resolutio
     out = _sk_partial_dependence(
         estimator, X, [tuple(idx)] if len(idx) == 2 else idx, categorical_features=cat_mask,
         response_method=response_method, percentiles=lo_hi, grid_resolution=int(grid_resolution),
-        method="brute", kind="both" if ice else "average")
+        method="brute", kind="both" if ice else "average",
+        custom_values={names.index(f): np.asarray(v, dtype=float)
+                       for f, v in (custom_values or {}).items()} or None)
     average = np.asarray(out["average"], dtype=float)
     individual = np.asarray(out["individual"], dtype=float) if ice else None
     if classifier:

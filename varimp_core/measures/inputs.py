@@ -49,15 +49,16 @@ def variable_names(X, p: int, variables=None, *, width: str = "X has {p} columns
     return variables
 
 
-def check_X(X, *, n_features: int | None = None) -> np.ndarray:
-    """Numeric, finite, 2-D; float64 copy-free when possible."""
+def check_X(X, *, n_features: int | None = None, allow_nan: bool = False) -> np.ndarray:
+    """Numeric, finite, 2-D; float64 copy-free when possible.  ``allow_nan`` lets NaN (a
+    missing value) through to a forest that splits it natively; infinities are refused."""
     try:
         Xa = np.asarray(X, dtype=float)
     except (TypeError, ValueError):
         raise ValueError("X must be numeric: encode categorical columns as numbers first.") from None
     if Xa.ndim != 2 or Xa.shape[0] < 1 or Xa.shape[1] < 1:
         raise ValueError(f"X has shape {Xa.shape}: it must be 2-D with at least one row and one column.")
-    if not np.all(np.isfinite(Xa)):
+    if not np.all(np.isfinite(Xa) | (allow_nan & np.isnan(Xa))):
         raise ValueError("X contains NaN or infinite values: impute or drop them first.")
     if n_features is not None and Xa.shape[1] != n_features:
         raise ValueError(f"X has {Xa.shape[1]} columns but the forest was fitted on {n_features}.")

@@ -134,8 +134,9 @@ def _study_sentences(dist: ImportanceDistribution, *, data_name: str, method: st
     return sentences
 
 
-def sweep_note(parameter: str, *, partial: bool = False) -> str:
-    """What the lines of a sweep figure are (for T: Var = a + b/T, Sutera 2013 eq. 3.23)."""
+def sweep_note(parameter: str, *, partial: bool = False, running: bool = False) -> str:
+    """What the lines of a sweep figure are (for T: Var = a + b/T, Sutera 2013 eq. 3.23);
+    a partial result says it was cancelled, or (``running``) that more values are coming."""
     note = ("Dashed lines: exact values. Standard deviations are over the R data sets; for T, "
             "the dotted line falls as 1/\u221aT: the tree part of the variance (b/T in "
             "Var = a + b/T, Sutera 2013 eq. 3.23) follows it, the data-set part a does not."
@@ -143,6 +144,8 @@ def sweep_note(parameter: str, *, partial: bool = False) -> str:
             "Dashed lines: exact values. Standard deviations are over the R data sets; rank "
             "stability is the share of replicates that rank a variable where the exact values "
             "(or, without them, the means) rank it.")
+    if running:
+        return "Partial result: the first values so far; more are coming. " + note
     return "Partial result (cancelled). " + note if partial else note
 
 

@@ -71,13 +71,13 @@ def forest_caption(results: Mapping[str, ImportanceResult], exact: ImportanceRes
 
 
 def forest_warning(*, skipped: Sequence[str] = (), refused: Sequence[str] = (),
-                   missing: Sequence[str] = ()) -> str:
+                   missing: Sequence[str] = (), running: bool = False) -> str:
     """A sentence about measures left out, or not finished ("" when none).
 
     ``skipped``: out-of-bag measures of a forest grown without the bootstrap;
     ``refused``: MDI-oob undefined on an entropy forest
     (:func:`varimp_core.measures.suite.measures_or_refusals`); ``missing``:
-    not computed before Cancel.
+    not computed before Cancel (``running``: not computed yet, the job goes on).
     """
     out = []
     if skipped:
@@ -90,7 +90,8 @@ def forest_warning(*, skipped: Sequence[str] = (), refused: Sequence[str] = (),
                    "of their class); choose the Gini impurity, for which Li et al. (2019) "
                    "define it.")
     if missing:
-        out.append(f"Cancelled before {measure_names(missing)} finished: the figure "
+        out.append(f"{'Still computing' if running else 'Cancelled before'} "
+                   f"{measure_names(missing)}{'' if running else ' finished'}: the figure "
                    "and the table show the measures that did.")
     return " ".join(out)
 

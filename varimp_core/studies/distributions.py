@@ -24,7 +24,7 @@ References
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -225,6 +225,15 @@ class ImportanceDistribution:
         """Plain JSON types (see :mod:`varimp_core.serialize`); :meth:`from_dict` reads them back."""
         return dataclass_to_dict(self)
 
+    def lean_dict(self, running: bool = False) -> dict:
+        """:meth:`to_dict` without the population of a Monte Carlo run (the figures need
+        none: a smaller cache entry); ``running`` marks a result drawn while the run goes on
+        (:meth:`from_dict` reads it without that key)."""
+        dist = self
+        if self.mode != "permutation":
+            dist = replace(self, result=replace(self.result, population=None))
+        return {**dist.to_dict(), **({"running": True} if running else {})}
+
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "ImportanceDistribution":
         """The ImportanceDistribution that :meth:`to_dict` wrote."""
@@ -239,8 +248,8 @@ def importance_distribution(source, *, mode: str = "samples", n_replicates: int 
                             chunk_size: int | None = None,
                             mapper: Callable | None = None,
                             progress: Callable[[int, int], None] | None = None,
-                            should_stop: Callable[[], bool] | None = None
-                            ) -> ImportanceDistribution:
+                            should_stop: Callable[[], bool] | None = None,
+                            partial: Callable | None = None) -> ImportanceDistribution:
     """Grow a forest on each of R replicates; fit both laws and the plug-in bias to the values.
 
     Parameters
@@ -267,6 +276,10 @@ def importance_distribution(source, *, mode: str = "samples", n_replicates: int 
         laws for the histograms (:func:`histogram_panels`).
     chunk_size, mapper, progress, should_stop
         As in :func:`monte_carlo` (a permutation null takes no ``mapper``).
+    partial : callable, optional
+        ``partial(distribution)`` after each chunk but the last: the
+        :class:`ImportanceDistribution` of the replicates done so far (``partial`` set), so a
+        page draws the histograms as they fill; the final result does not depend on it.
 
     Returns
     -------
@@ -294,21 +307,27 @@ def importance_distribution(source, *, mode: str = "samples", n_replicates: int 
     forest = dict(method=method, n_estimators=n_estimators, max_features=max_features,
                   max_depth=max_depth, random_state=random_state, chunk_size=chunk_size,
                   progress=progress, should_stop=should_stop)
+
+    def build(result) -> ImportanceDistribution:
+        if mode == "permutation":
+            samples, relevance, overlay = result.null, [None] * len(result.variables), None
+        else:
+            samples = result.replicates
+            relevance = [None if result.relevant is None else v in result.relevant
+                         for v in result.variables]
+            overlay = plugin_bias_overlay(result) if result.n_replicates else None
+        first = slice(0, max_fitted)
+        fits = fit_laws(samples[:, first], result.variables[first], relevant=relevance[first])
+        panels = histogram_panels(result, fits, max_panels=max_panels)
+        return ImportanceDistribution(result, fits, panels, overlay, mode, n_samples,
+                                      bool(result.cancelled))
+
+    more = None if partial is None else (lambda so_far: partial(build(so_far)))
     if mode == "permutation":
-        result = permutation_null(source, n_permutations=n_replicates, **forest)
-        samples, relevance, overlay = result.null, [None] * len(result.variables), None
-    else:
-        result = monte_carlo(source, n_replicates=n_replicates, n_samples=n_samples,
-                             mapper=mapper, **forest)
-        samples = result.replicates
-        relevance = [None if result.relevant is None else v in result.relevant
-                     for v in result.variables]
-        overlay = plugin_bias_overlay(result) if result.n_replicates else None
-    first = slice(0, max_fitted)
-    fits = fit_laws(samples[:, first], result.variables[first], relevant=relevance[first])
-    panels = histogram_panels(result, fits, max_panels=max_panels)
-    return ImportanceDistribution(result, fits, panels, overlay, mode, n_samples,
-                                  bool(result.cancelled))
+        return build(permutation_null(source, n_permutations=n_replicates, partial=more,
+                                      **forest))
+    return build(monte_carlo(source, n_replicates=n_replicates, n_samples=n_samples,
+                             mapper=mapper, partial=more, **forest))
 
 
 # -- what a study can run -----------------------------------------------------------------

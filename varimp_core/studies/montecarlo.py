@@ -260,7 +260,7 @@ def monte_carlo(source, *, n_replicates: int = 100, n_samples: int | None = None
                 flip_variable=None, flip_probability: float = 0.0, exact: bool = True,
                 random_state: int | None = 0, n_jobs: int = 1, chunk_size: int | None = None,
                 progress=None, should_stop=None, bins: int = 5, max_levels: int = 20,
-                mapper=None, _cache: dict | None = None) -> MonteCarloResult:
+                mapper=None, partial=None, _cache: dict | None = None) -> MonteCarloResult:
     """Grow a forest on each of R data sets and record every variable's importance.
 
     Parameters
@@ -303,6 +303,10 @@ def monte_carlo(source, *, n_replicates: int = 100, n_samples: int | None = None
     mapper : callable, optional
         Runs the chunks elsewhere, e.g. on Celery workers (see
         :func:`run_replicates`); results do not depend on it.
+    partial : callable, optional
+        ``partial(result)`` after each chunk but the last: the :class:`MonteCarloResult` of
+        the replicates done so far (``cancelled=True``), for a page to draw while the run
+        goes on; the final result does not depend on it.
 
     Returns
     -------
@@ -349,33 +353,41 @@ def monte_carlo(source, *, n_replicates: int = 100, n_samples: int | None = None
         job = ProblemJob(payload, N, options, flip, q, bins, max_levels)
     else:
         job = TableJob(payload, N, options, flip, q)
-    rows, cancelled = run_replicates(job, seeds, n_jobs=n_jobs, chunk_size=chunk_size,
-                                     progress=progress, should_stop=should_stop, mapper=mapper)
-    p = len(variables)
-    rows = rows.reshape(-1, p + 1)
-    population, label = _population(kind, payload, problem, flip, q)
-    key = (payload if kind == "problem" else "table", flip, q)
-    values = _exact_values(population, options, {} if _cache is None else _cache,
-                           key) if exact else None
-    if population is not None:
-        n_levels, n_classes = population.n_levels, population.n_classes
-    else:
-        first = job.data(seeds[0]) if kind == "problem" else job.replicate(seeds[0])
-        n_levels, n_classes = first.table.n_levels, first.table.n_classes
-    return MonteCarloResult(
-        variables=tuple(variables), replicates=rows[:, :p], information=rows[:, p],
-        exact=None if values is None else np.asarray(values, dtype=float),
-        exact_source=label if values is not None else None,
-        relevant=problem.relevant if problem else _relevant_of(payload.source),
-        n_levels=np.asarray(n_levels), n_classes=int(n_classes),
-        parameters={"method": method, "n_samples": N, "n_estimators": options.n_estimators,
-                    "max_features": options.max_features, "max_depth": options.max_depth,
-                    "bootstrap": bootstrap, "k_semantics": k_semantics, "criterion": criterion,
-                    "min_samples_leaf": options.min_samples_leaf, "flip_variable": flip,
-                    "flip_probability": q, "random_state": seed_record(root),
-                    "replicates_from": "problem samples" if kind == "problem" else "bootstrap"},
-        problem=payload if kind == "problem" else payload.source, n_requested=R,
-        cancelled=cancelled, elapsed=time.perf_counter() - t0, population=population)
+    exact_cache = {} if _cache is None else _cache  # a partial result reuses the exact values
+
+    def build(rows, cancelled: bool) -> MonteCarloResult:
+        p = len(variables)
+        rows = rows.reshape(-1, p + 1)
+        population, label = _population(kind, payload, problem, flip, q)
+        key = (payload if kind == "problem" else "table", flip, q)
+        values = _exact_values(population, options, exact_cache, key) if exact else None
+        if population is not None:
+            n_levels, n_classes = population.n_levels, population.n_classes
+        else:
+            first = job.data(seeds[0]) if kind == "problem" else job.replicate(seeds[0])
+            n_levels, n_classes = first.table.n_levels, first.table.n_classes
+        return MonteCarloResult(
+            variables=tuple(variables), replicates=rows[:, :p], information=rows[:, p],
+            exact=None if values is None else np.asarray(values, dtype=float),
+            exact_source=label if values is not None else None,
+            relevant=problem.relevant if problem else _relevant_of(payload.source),
+            n_levels=np.asarray(n_levels), n_classes=int(n_classes),
+            parameters={"method": method, "n_samples": N,
+                        "n_estimators": options.n_estimators,
+                        "max_features": options.max_features, "max_depth": options.max_depth,
+                        "bootstrap": bootstrap, "k_semantics": k_semantics,
+                        "criterion": criterion,
+                        "min_samples_leaf": options.min_samples_leaf, "flip_variable": flip,
+                        "flip_probability": q, "random_state": seed_record(root),
+                        "replicates_from": "problem samples" if kind == "problem" else "bootstrap"},
+            problem=payload if kind == "problem" else payload.source, n_requested=R,
+            cancelled=cancelled, elapsed=time.perf_counter() - t0, population=population)
+
+    rows, cancelled = run_replicates(
+        job, seeds, n_jobs=n_jobs, chunk_size=chunk_size, progress=progress,
+        should_stop=should_stop, mapper=mapper,
+        partial=None if partial is None else (lambda done: partial(build(done, True))))
+    return build(rows, cancelled)
 
 
 def _with_option(spec: str, key: str, value) -> str:
@@ -386,7 +398,8 @@ def _with_option(spec: str, key: str, value) -> str:
 
 
 def sweep(source, parameter: str, values, *, n_replicates: int = 100, random_state: int | None = 0,
-          progress=None, should_stop=None, replicates: bool = False, **kwargs) -> pd.DataFrame:
+          progress=None, should_stop=None, replicates: bool = False, partial=None,
+          **kwargs) -> pd.DataFrame:
     """Repeat :func:`monte_carlo` for each value of one parameter.
 
     Parameters
@@ -409,6 +422,9 @@ def sweep(source, parameter: str, values, *, n_replicates: int = 100, random_sta
     replicates : bool, default=False
         False: one row per (value, variable) with the columns of
         :meth:`MonteCarloResult.summary`; True: one row per replicate with ``importance``.
+    partial : callable, optional
+        ``partial(frame)`` after each value but the last: the rows of the values done so
+        far (``attrs["cancelled"]`` True), for a page to draw; the result does not depend on it.
     **kwargs
         Every other option of :func:`monte_carlo`.
 
@@ -464,6 +480,10 @@ def sweep(source, parameter: str, values, *, n_replicates: int = 100, random_sta
         if r.cancelled:
             cancelled = True
             break
+        if partial is not None and len(frames) < len(values):
+            so_far = pd.concat(frames, ignore_index=True)
+            so_far.attrs["cancelled"] = True
+            partial(so_far)
     out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     out.attrs["cancelled"] = cancelled
     out.attrs["parameter"] = parameter

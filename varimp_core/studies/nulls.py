@@ -299,7 +299,7 @@ def permutation_null(data, *, n_permutations: int = 100, method: str = "forest",
                      k_semantics: str = "id3", criterion: str = "entropy",
                      min_samples_leaf: int = 1, random_state: int | None = 0, n_jobs: int = 1,
                      chunk_size: int | None = None, progress=None,
-                     should_stop=None) -> PermutationNull:
+                     should_stop=None, partial=None) -> PermutationNull:
     """Permutation null of every variable's importance: regrow with Y permuted, R times.
 
     Parameters
@@ -317,6 +317,9 @@ def permutation_null(data, *, n_permutations: int = 100, method: str = "forest",
     n_jobs, chunk_size, progress, should_stop
         As in :func:`varimp_core.studies.montecarlo.monte_carlo`; stopping returns the
         permutations done with ``cancelled=True``.
+    partial : callable, optional
+        ``partial(null)``: the :class:`PermutationNull` of the permutations done so far,
+        after each chunk but the last (the final result does not depend on it).
 
     Returns
     -------
@@ -352,17 +355,22 @@ def permutation_null(data, *, n_permutations: int = 100, method: str = "forest",
             X = y = None
     root = root_seed(random_state)
     observed = options.importances(d, int_seed(root))[:-1]
-    rows, cancelled = run_replicates(_PermutationJob(d, X, y, options),
-                                     [child_seed(root, r) for r in range(R)],
-                                     n_jobs=n_jobs, chunk_size=chunk_size, progress=progress,
-                                     should_stop=should_stop)
     p = len(d.variables)
-    return PermutationNull(
-        variables=tuple(d.variables), observed=observed,
-        null=rows.reshape(-1, p + 1)[:, :p],
-        parameters={"method": method, "n_estimators": options.n_estimators,
-                    "max_features": options.max_features, "max_depth": options.max_depth,
-                    "bootstrap": bootstrap, "k_semantics": k_semantics, "criterion": criterion,
-                    "min_samples_leaf": options.min_samples_leaf,
-                    "random_state": seed_record(root)},
-        source=d.source, n_requested=R, cancelled=cancelled, elapsed=time.perf_counter() - t0)
+
+    def build(rows, cancelled: bool) -> PermutationNull:
+        return PermutationNull(
+            variables=tuple(d.variables), observed=observed,
+            null=rows.reshape(-1, p + 1)[:, :p],
+            parameters={"method": method, "n_estimators": options.n_estimators,
+                        "max_features": options.max_features, "max_depth": options.max_depth,
+                        "bootstrap": bootstrap, "k_semantics": k_semantics,
+                        "criterion": criterion, "min_samples_leaf": options.min_samples_leaf,
+                        "random_state": seed_record(root)},
+            source=d.source, n_requested=R, cancelled=cancelled,
+            elapsed=time.perf_counter() - t0)
+
+    rows, cancelled = run_replicates(
+        _PermutationJob(d, X, y, options), [child_seed(root, r) for r in range(R)],
+        n_jobs=n_jobs, chunk_size=chunk_size, progress=progress, should_stop=should_stop,
+        partial=None if partial is None else (lambda done: partial(build(done, True))))
+    return build(rows, cancelled)
