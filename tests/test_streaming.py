@@ -79,7 +79,6 @@ def test_the_distributions_page_streams_and_its_final_result_equals_a_plain_run(
     from pages._ui.datachoice import DataChoice
 
     data = DataChoice.from_page({"problem": XOR22})[0]
-    store = data.to_store()
     controls = dict(mode="samples", n_replicates=12, n_samples=200, n_estimators=5,
                     max_features=1, max_depth=None, random_state=7, method="forest",
                     view="histogram")

@@ -22,7 +22,7 @@ from varimp_core.data.prepare import (DataError, decode_upload, default_roles, p
 from varimp_core.data.columns import DATE_CHOICES, MISSING_CHOICES, number_columns
 from varimp_core.data.summary import column_table, data_label, describe, preview
 from varimp_core.retention import expired_text
-from varimp_core.problems.registry import get_problem, parse_spec
+from varimp_core.problems.registry import get_problem
 
 from . import cache
 from .hygiene import client_id

@@ -31,7 +31,7 @@ import pandas as pd
 
 from varimp_core.api import METHODS
 from varimp_core.data.prepare import PreparedData
-from varimp_core.exact.information import members, plugin_bias, popcount
+from varimp_core.exact.information import plugin_bias, popcount
 from varimp_core.studies.montecarlo_jobs import JobOptions, as_prepared
 from varimp_core.studies.montecarlo import MonteCarloResult
 from varimp_core.studies.replicates import (check_int, child_seed, int_seed, root_seed,
