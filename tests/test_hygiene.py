@@ -303,6 +303,22 @@ def test_limits_follow_the_environment_at_call_time(monkeypatch):
     assert limits.max_exact_features() == 6
 
 
+def test_a_sampled_problem_is_capped_by_the_server_not_the_core(monkeypatch):
+    """The core draws any size (issue 16); the server refuses a spec past its cell limit
+    before drawing: madelon's default has 20 relevant inputs + 480 probes + Y = 501 columns."""
+    from pages._ui import datasource
+    from varimp_core.data.prepare import DataError
+
+    monkeypatch.setenv("VARIMP_MAX_SAMPLE_CELLS", "1000")
+    with pytest.raises(DataError, match="2,004 rows.*1,004,004 cells.*limit of 1,000"):
+        datasource.load_prepared({"source": "problem", "problem": "madelon:samples=2004",
+                                  "sampling": "sample"})
+    # xor: 2 inputs + Y = 3 columns; 300 rows are 900 cells, under the limit
+    small = datasource.load_prepared({"source": "problem", "problem": "xor",
+                                      "sampling": "sample", "n": 300})
+    assert small.n_samples == 300
+
+
 def test_upload_limits_agree_with_the_core(monkeypatch):
     import pandas as pd
 

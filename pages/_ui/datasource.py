@@ -189,6 +189,10 @@ def load_prepared(params: Mapping[str, Any]):
     n = None
     if p["sampling"] == "sample":
         n = p["n"] if p["n"] is not None else problem.default_samples
+        cells, most = n * (len(problem.variables) + 1), value("sample_cells")
+        if cells > most:  # the core draws any size; this server draws at most ``most`` cells
+            raise DataError(f"A sample of {n:,} rows of '{problem.spec}' would have {cells:,} "
+                            f"cells, more than this server's limit of {most:,}; draw fewer rows.")
     return prepare_problem(problem, n_samples=n, random_state=p["seed"], bins=p["bins"])
 
 

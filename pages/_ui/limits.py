@@ -57,6 +57,8 @@ LIMITS: dict[str, Limit] = {
                             MAX_SUBSET_FEATURES, "inputs for the exact method"),
     "replicates": Limit("VARIMP_MAX_REPLICATES", 2000, None, "Monte Carlo replicates"),
     "mc_trees": Limit("VARIMP_MAX_MC_TREES", 1000, None, "trees per Monte Carlo forest"),
+    "sample_cells": Limit("VARIMP_MAX_SAMPLE_CELLS", 50_000_000, None,
+                          "cells (rows \u00d7 columns) of a sampled problem"),
     "mc_samples": Limit("VARIMP_MAX_MC_SAMPLES", 100_000, None, "rows per Monte Carlo sample"),
     "mc_total_trees": Limit("VARIMP_MAX_MC_TOTAL_TREES", 500_000, None, "trees per run"),
     "sweep_values": Limit("VARIMP_MAX_SWEEP_VALUES", 8, None, "values per sweep"),
