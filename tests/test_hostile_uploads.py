@@ -130,10 +130,14 @@ def test_corpus_is_large_and_covers_every_category(corpus):
 
 # -- (a) the parser ----------------------------------------------------------------------
 def test_parser_refuses_with_sentences_and_never_crashes(corpus):
+    from pages._ui import limits
+
+    server = dict(max_bytes=upload_limit(), max_cells=limits.max_cells(),
+                  max_columns=limits.max_columns(), max_name_length=limits.MAX_NAME_LENGTH)
     unhandled, wrong = [], {}
     for path, content in corpus:
-        try:  # the server's size rule; the core itself has none
-            df = read_csv_bytes(content, max_bytes=upload_limit())
+        try:  # the server's limits, passed in as its upload job passes them; the core has none
+            df = read_csv_bytes(content, **server)
         except DataError as exc:
             assert_sentence(str(exc))
             if expected(path) not in (None, "refused"):
