@@ -137,6 +137,9 @@
   function legendClear(gd) {
     const legend = gd.querySelector(".legend");
     const bar = gd.querySelector(".modebar");
+    // A figure drawn anew (a job's partial result, then its final one) brings the server's
+    // margin back: it may be moved again, up to three times per figure (never a loop).
+    if (((gd.layout.margin || {}).t) !== gd._viLegendTop) { gd._viLegendMoves = 0; }
     if (!legend || !bar || gd._viLegendMoves > 2) { return null; }
     const a = legend.getBoundingClientRect(), b = bar.getBoundingClientRect();
     const overlap = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
@@ -146,6 +149,7 @@
     // included); a legend placed in the figure's own coordinates moves down with it.
     const full = gd._fullLayout, shift = overlap + 4, out = {};
     out["margin.t"] = ((full._size && full._size.t) || full.margin.t || 0) + shift;
+    gd._viLegendTop = out["margin.t"];
     if (full.legend && full.legend.yref === "container") {
       out["legend.y"] = full.legend.y - shift / full.height;
     }
