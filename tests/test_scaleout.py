@@ -268,23 +268,38 @@ def test_fanned_out_selection_study_is_identical_on_one_and_two_workers(
     _wait(lambda: discarded() > before, 10, "workers discarding the revoked runs")
 
 
-def test_selection_page_job_shares_its_runs_with_the_other_worker(cluster, monkeypatch):
-    from pages._ui import cache, studies
-    from pages._ui import selection_study as study
+def _selection_job(cluster, n_estimators: int, instance: str):
+    """A client of the Selection page's RS/SRS job over gunicorn, and what the page's plain
+    callback writes to the miss store on a cache miss (Madelon 480, 2 seeds, SRS)."""
     from pages._ui.datachoice import DataChoice
 
+    store = DataChoice.from_page({})[0].to_store()
+    controls = {"source": "480", "subspace_size": 50, "alpha": 0.5, "max_features": None,
+                "n_estimators": n_estimators, "min_sampled": 5, "beta": 0.95, "n_seeds": 2,
+                "show": "srs"}
+    return _client(cluster, "sel-rs-graph.figure"), {
+        "sel-rs-miss.data": {"values": controls, "extra": {"data_store": store}, "data": store},
+        "sel-rs-instance.data": instance}
+
+
+def _assert_cluster_result_is_a_local_run(cluster, monkeypatch, n_estimators: int) -> None:
+    """The study the cluster cached in Redis equals the same study run in this process."""
+    from pages._ui import cache, studies
+    from pages._ui import selection_study as study
+
+    settings = _rs_study(n_estimators=n_estimators)
+    monkeypatch.setenv("VARIMP_CACHE_URL", cluster.url)  # the cluster's store: Redis
+    there = cache.get_json(studies.study_key("sel-rs", settings))
+    monkeypatch.delenv("VARIMP_CACHE_URL")
+    monkeypatch.setenv("VARIMP_CACHE_DIR", str(cluster.procs.logdir / "here"))
+    assert there == study.run_rs_study(settings, _Progress())
+
+
+def test_selection_page_job_shares_its_runs_with_the_other_worker(cluster, monkeypatch):
     cluster.ensure_worker("a")
     cluster.ensure_worker("b")
     cluster.consume("b", True)
-    client = _client(cluster, "sel-rs-graph.figure")
-    store = DataChoice.from_page({})[0].to_store()
-    controls = {"source": "480", "subspace_size": 50, "alpha": 0.5, "max_features": None,
-                "n_estimators": 120, "min_sampled": 5, "beta": 0.95, "n_seeds": 2,
-                "show": "srs"}
-    # what the page's plain callback writes to the miss store on a cache miss
-    values = {"sel-rs-miss.data": {"values": controls, "extra": {"data_store": store},
-                                   "data": store},
-              "sel-rs-instance.data": "t-scaleout"}
+    client, values = _selection_job(cluster, 120, "t-scaleout")
     first, progress, last = client.run(values, "sel-rs-miss.data", timeout=60)
     status = last["response"]["sel-rs-job-status"]["children"]
     assert status.startswith("Done in"), status
@@ -295,33 +310,17 @@ def test_selection_page_job_shares_its_runs_with_the_other_worker(cluster, monke
     logs = cluster.procs.log("worker-a") + cluster.procs.log("worker-b")
     assert re.search(rf"Task background_callback_\w+\[{task}\] succeeded", logs)
     assert "Task varimp.selection_run[" in logs
-    settings = _rs_study(n_estimators=120)
-    monkeypatch.setenv("VARIMP_CACHE_URL", cluster.url)  # the cluster's store: Redis
-    there = cache.get_json(studies.study_key("sel-rs", settings))
-    monkeypatch.delenv("VARIMP_CACHE_URL")
-    monkeypatch.setenv("VARIMP_CACHE_DIR", str(cluster.procs.logdir / "here"))
-    assert there == study.run_rs_study(settings, _Progress())
+    _assert_cluster_result_is_a_local_run(cluster, monkeypatch, 120)
 
 
 def test_a_job_survives_its_helper_worker_killed_and_restarted(cluster, monkeypatch):
     """``kill -9`` the worker running a Selection job's runs, start it again: the job ends
     with the numbers of a run in this process.  Redis is the only state the processes share
     (each has its own cache directory); the time it took is printed (README), not asserted."""
-    from pages._ui import cache, studies
-    from pages._ui import selection_study as study
-    from pages._ui.datachoice import DataChoice
-
     for name in ("a", "b"):
         cluster.ensure_worker(name)
     cluster.consume("b", True)
-    client = _client(cluster, "sel-rs-graph.figure")
-    store = DataChoice.from_page({})[0].to_store()
-    controls = {"source": "480", "subspace_size": 50, "alpha": 0.5, "max_features": None,
-                "n_estimators": 160, "min_sampled": 5, "beta": 0.95, "n_seeds": 2,
-                "show": "srs"}
-    values = {"sel-rs-miss.data": {"values": controls, "extra": {"data_store": store},
-                                   "data": store},
-              "sel-rs-instance.data": "t-kill-restart"}
+    client, values = _selection_job(cluster, 160, "t-kill-restart")
     runs = {w: cluster.procs.log(f"worker-{w}").count("Task varimp.selection_run[") for w in "ab"}
     killed, t0 = {}, time.monotonic()
 
@@ -345,12 +344,7 @@ def test_a_job_survives_its_helper_worker_killed_and_restarted(cluster, monkeypa
     cluster.wait_worker(name)
     print(f"\nworker {name} killed {killed[name] - t0:.1f} s into the job and restarted; the job "
           f"ended {done - t0:.1f} s after it started, {done - killed[name]:.1f} s after the kill")
-    settings = _rs_study(n_estimators=160)
-    monkeypatch.setenv("VARIMP_CACHE_URL", cluster.url)
-    there = cache.get_json(studies.study_key("sel-rs", settings))
-    monkeypatch.delenv("VARIMP_CACHE_URL")
-    monkeypatch.setenv("VARIMP_CACHE_DIR", str(cluster.procs.logdir / "here"))
-    assert there == study.run_rs_study(settings, _Progress())
+    _assert_cluster_result_is_a_local_run(cluster, monkeypatch, 160)
 
 
 # y = x1 XOR x2 over the 8 rows of (x1, x2, x3) in {0, 1}^3, each 4 times; x3 is irrelevant.

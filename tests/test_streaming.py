@@ -245,7 +245,7 @@ def test_dependence_starts_with_trees_scaled_to_an_upload_and_a_link_keeps_its_o
     frame["y"] = (frame["x0"] > 0).astype(int)
     store = {"params": upload_frame(frame, "wide.csv")}
     st = page.initial_state({}, store)
-    assert st["values"]["n_estimators"] == 48
+    assert st["values"]["n_estimators"] == 48  # 12,000,000 / (5,000 rows x 50 inputs), by hand
     assert "48 trees by default for 5,000 rows and 50 inputs" in st["scaled"]
     again = page.initial_state({**dict(p.split("=", 1) for p in st["query"].split("&")),
                                 "trees": "100"}, store)
