@@ -448,6 +448,34 @@ def test_bias_view_is_the_core_curves(page):
     assert views.bias_csv(out)[1] == "varimp-measures-bias-curves.csv"
 
 
+class Recording(Progress):
+    """A job's progress that keeps every partial result the job hands out, unthrottled."""
+
+    def __init__(self):
+        super().__init__(None)
+        self.published = []
+
+    def publish(self, result, every: float = 1.5) -> None:
+        self.published.append(result)
+
+
+def test_bias_curves_are_drawn_forest_by_forest_while_the_study_runs(page):
+    """Issue 12: a first result in seconds. After each of the 22 forests but the last, the
+    curves of the forests done so far are handed out with ``running``; the caption says how
+    far the study got, and the final study is the one a run without drawing gives."""
+    settings = _study(page, page.BIAS, n_estimators=3, grid="coarse", n_repeats=1, n_samples=40)
+    progress = Recording()
+    out = views.compute_bias(settings, None, progress)
+    assert [r["done"] for r in progress.published] == list(range(1, 22))
+    assert all(r["running"] and r["partial"] for r in progress.published)
+    first = progress.published[0]
+    assert views.render_bias(first, settings)[1].startswith(
+        "So far 1 of 22 forests: the curves show those; more are coming.")
+    assert "running" not in out and out["done"] == 22 and not out["partial"]
+    again = views.compute_bias(settings, None, Progress(None), compute=False)  # from the cache
+    assert again == out
+
+
 def test_studies_are_cached_whatever_the_data(page):
     """A second visit is instant: the studies' results are keyed by their settings only."""
     settings = _study(page, page.BIAS, n_estimators=4, n_samples=60)

@@ -271,9 +271,15 @@ def _runs(units: Sequence[tuple], key, run, progress, compute: bool, **more) -> 
                                         on_wait=lambda: progress(i, len(units)))
         if part is not None:
             parts.append(StudyResult.from_dict(part))
-    partial = len(parts) < len(units)
+            if compute and i + 1 < len(units):  # drawn while the next units run
+                progress.publish(dict(_study(parts, len(units), **more), running=True))
+    return _study(parts, len(units), **more)
+
+
+def _study(parts: Sequence[StudyResult], total: int, **more) -> dict:
+    partial = len(parts) < total
     return {"study": combine_runs(parts, cancelled=partial).to_dict() if parts else None,
-            "done": len(parts), "total": len(units), "partial": partial, **more}
+            "done": len(parts), "total": total, "partial": partial, **more}
 
 
 def compute_auc(settings: Mapping[str, Any], data, progress, *, compute: bool = True) -> dict:
@@ -310,7 +316,8 @@ def render_auc(out: Mapping[str, Any], settings: Mapping[str, Any], data=None) -
     return (make_auc_figure(study.scores, height=None), *frame_table(auc_table_frame(
         study.summary)), auc_caption(out["spec"], n_estimators=settings["n_estimators"],
                                      max_features=out["max_features"], done=out["done"],
-                                     n_repeats=settings["n_repeats"], total=out["total"]))
+                                     n_repeats=settings["n_repeats"], total=out["total"],
+                                     running=bool(out.get("running"))))
 
 
 def auc_csv(out: Mapping[str, Any], settings: Mapping[str, Any], data=None) -> tuple[str, str]:
@@ -353,7 +360,8 @@ def render_bias(out: Mapping[str, Any], settings: Mapping[str, Any], data=None) 
     study = _finished(out, "Cancelled before the first forest finished.")
     return make_bias_curves(study, height=None), bias_caption(
         n_samples=settings["n_samples"], n_estimators=settings["n_estimators"],
-        n_repeats=settings["n_repeats"], done=out["done"], total=out["total"])
+        n_repeats=settings["n_repeats"], done=out["done"], total=out["total"],
+        running=bool(out.get("running")))
 
 
 def bias_csv(out: Mapping[str, Any], settings=None, data=None) -> tuple[str, str]:

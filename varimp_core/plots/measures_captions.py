@@ -117,15 +117,18 @@ def auc_table_frame(summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(list(rows.values()))
 
 
-def cancelled_caption(text: str, *, done: int, total: int, what: str) -> str:
-    """``text``, after how far a cancelled study got (``done`` of ``total`` ``what``)."""
+def cancelled_caption(text: str, *, done: int, total: int, what: str,
+                      running: bool = False) -> str:
+    """``text``, after how far a cancelled (or a still ``running``) study got (``done`` of
+    ``total`` ``what``)."""
     if done < total:
-        text = f"Cancelled after {done} of {total} {what}. " + text
+        head = "So far" if running else "Cancelled after"
+        text = f"{head} {done} of {total} {what}{'; more are coming' if running else ''}. " + text
     return text
 
 
 def auc_caption(problem: str, *, n_estimators: int, max_features: int, n_repeats: int,
-                done: int, total: int) -> str:
+                done: int, total: int, running: bool = False) -> str:
     """What the AUC study is, how it differs from the paper's run, and how far it got.
 
     AUC 1: every relevant feature ranks above every noisy one (Li et al. 2019,
@@ -142,12 +145,12 @@ def auc_caption(problem: str, *, n_estimators: int, max_features: int, n_repeats
                  "MDA is the held-out permutation importance; they report no out-of-bag MDA).")
     else:
         text += " The paper has no madelon numbers (its second data set, ChIP, is not here)."
-    return cancelled_caption(text, done=done, total=total,
+    return cancelled_caption(text, done=done, total=total, running=running,
                              what="runs: the table and the plot show those")
 
 
 def bias_caption(*, n_samples: int, n_estimators: int, n_repeats: int, done: int,
-                 total: int) -> str:
+                 total: int, running: bool = False) -> str:
     """What the MDI bias curves show (Li et al. 2019, section 4, first simulation)."""
     text = (f"N = {n_samples} rows: X1 ~ N(0, 1), X2 a fair bit, X3, X4, X5 with 4, "
             "10 and 20 equally likely categories; P(Y = 1) = (1 + X2)/3, so only X2 is "
@@ -156,5 +159,5 @@ def bias_caption(*, n_samples: int, n_estimators: int, n_repeats: int, done: int
             "depth; Fig. 3: MDI-oob keeps them near 0.")
     if n_repeats > 1:
         text += f" Mean over {n_repeats} data sets, with one standard error."
-    return cancelled_caption(text, done=done, total=total,
+    return cancelled_caption(text, done=done, total=total, running=running,
                              what="forests: the curves show those")
