@@ -53,6 +53,18 @@ def test_a_mapper_in_any_order_gives_the_numbers_of_a_local_run():
     assert ticks[-1] == (48, 48, "4 of 4 runs done")
 
 
+def test_the_runs_done_are_handed_out_while_the_others_grow():
+    """After each run but the last, ``partial`` gets the comparison of the finished runs
+    (RS of seed 0 first); the final numbers are those of a run without it."""
+    seen = []
+    got = compare_subspace_methods(_run, STUDY, n_seeds=1, partial=seen.append)
+    assert len(seen) == 1 and seen[0].partial and seen[0].trees_done == 12
+    assert set(seen[0].curves["method"]) == {"rs"} and sorted(seen[0].selections) == ["rs"]
+    rs = got.curves[got.curves["method"] == "rs"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(seen[0].curves.reset_index(drop=True), rs)
+    assert got.to_dict() == compare_subspace_methods(_run, STUDY, n_seeds=1).to_dict()
+
+
 def test_stopping_keeps_the_runs_that_started():
     looks = []
 

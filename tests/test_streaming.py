@@ -3,6 +3,8 @@ while replicates arrive, and a final result that does not depend on what was dra
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -51,7 +53,10 @@ def test_permutation_partials_and_distribution_partials():
     kw = dict(n_permutations=6, n_estimators=5, chunk_size=2, random_state=1)
     streamed = permutation_null(sample, partial=seen.append, **kw)
     np.testing.assert_array_equal(streamed.null, permutation_null(sample, **kw).null)
-    assert [r.null.shape[0] for r in seen] == [2, 4]
+    # first the observed importances alone (no p-value before a permutation), then per chunk
+    assert [r.null.shape[0] for r in seen] == [0, 2, 4]
+    np.testing.assert_array_equal(seen[0].observed, streamed.observed)
+    assert np.isnan(seen[0].p_values).all() and np.isnan(seen[0].null_quantile()).all()
     dists = []
     kw = dict(mode="bootstrap", n_replicates=6, n_estimators=5, chunk_size=3, random_state=2)
     final = importance_distribution(sample, partial=dists.append, **kw)
@@ -275,3 +280,16 @@ def test_measures_starts_with_trees_scaled_to_an_upload(app_module):
     layout = str(page.layout(vi_data={"params": upload_frame(frame, "wide.csv")}))
     assert "48 trees by default for 5,000 rows and 50 inputs" in layout  # 12e6 // 250,000
     assert "'meas-trees'" in layout and "value=48" in layout
+
+
+def test_a_count_of_boxes_past_the_largest_float_is_refused_in_words_without_a_warning():
+    """130 continuous inputs on 300 rows: prod_f c_f (c_f + 1) / 2 = 45,150^130, about 10^605,
+    past the largest float (1.8e308); the refusal says so in words, with no overflow warning
+    (an analyst's 60-column upload went through this)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 130))
+    y = rng.integers(0, 2, size=300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sentence = binary_refusal_sentence(X, y, method="exact-et", max_features=1)
+    assert "more than 10^308 distinct nodes" in sentence and "300 rows and 130 inputs" in sentence

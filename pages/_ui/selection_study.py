@@ -138,14 +138,15 @@ def run_rs_study(study: Mapping[str, Any], progress) -> dict:
     return compare_subspace_methods(
         rs_run, study, n_seeds=study["n_seeds"], mapper=fanout.task_mapper(RS_TASK),
         progress=lambda d, t, where: progress(d, t, f"{d:,} of {t:,} trees ({where})"),
-        should_stop=progress.should_stop).to_dict()
+        should_stop=progress.should_stop,
+        partial=lambda c: progress.publish(dict(c.to_dict(), running=True))).to_dict()
 
 
 # -- drawing ------------------------------------------------------------------------------------
 def render_null(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) -> tuple:
     """Figures, relevance table and sentences of sections 1 and 2, and the partial note."""
     rel, pn = out["relevance"], PermutationNull.from_dict(out["null"])
-    if out["partial"] and not pn.n_permutations:
+    if out["partial"] and not pn.n_permutations and not out.get("running"):
         raise ValueError("Cancelled before any permutation finished.")
     if rel["relevance"] is not None:
         r = RelevanceResult.from_dict(rel["relevance"])
@@ -176,7 +177,7 @@ def rs_words(settings: Mapping[str, Any], data=None) -> str:
 
 def render_rs(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) -> tuple:
     """Curves, the selected set of the shown method, sentences and the partial note."""
-    result = SubspaceComparison.from_dict(out)
+    result = SubspaceComparison.from_dict({k: v for k, v in out.items() if k != "running"})
     if result.partial and not len(result.curves):
         raise ValueError("Cancelled before the first checkpoint.")
     sels, show = result.selections, settings["show"]
@@ -188,8 +189,8 @@ def render_rs(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) ->
         selected = make_selected_figure(sels[method])
         selected_text.append(selected_sentence(sels[method], method, beta=settings["beta"],
                                                min_sampled=settings["min_sampled"]))
-    note = (f"Partial result: cancelled after {result.trees_done:,} of "
-            f"{result.trees_asked:,} trees." if result.partial else "")
+    note = partial_note(result.trees_done, result.trees_asked, "trees",
+                        running=bool(out.get("running"))) if result.partial else ""
     return (make_subspace_curves(curve_statistics(result.curves)),
             [html.P(t) for t in rs_sentences(
                 result, data_words=rs_words(settings, data), alpha=settings["alpha"],
@@ -208,5 +209,5 @@ def csv_text(what: str, out: Mapping[str, Any]) -> str:
         rel = out["relevance"]["relevance"]
         return safe_csv(pvalues_frame(PermutationNull.from_dict(out["null"]),
                                       None if rel is None else RelevanceResult.from_dict(rel)))
-    result = SubspaceComparison.from_dict(out)
+    result = SubspaceComparison.from_dict({k: v for k, v in out.items() if k != "running"})
     return safe_csv(result.curves if what == "curves" else result.selections_frame())

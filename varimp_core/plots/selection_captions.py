@@ -83,6 +83,10 @@ def null_sentences(pn: PermutationNull, *, n_estimators: int, method: str,
     """What the permutation null is, which variables beat it, and its smallest p-value 1/(R+1)."""
     R = pn.n_permutations
     rows = f"{n_rows:,} rows" if n_rows else "the data"
+    if not R:  # drawn while the first permutation grows
+        return [f"Observed importances of {n_estimators:,} K = 1 trees ({method}) on {rows}. "
+                "The permutations of the target are running: the null's 95 % quantile and "
+                "the p-values come with the first of them."]
     return [
         f"{R:,} permutations of the target; on each, {n_estimators:,} K = 1 trees "
         f"({method}) on {rows}" + (f" drawn from the exact distribution (seed {drawn_seed})"

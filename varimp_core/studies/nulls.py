@@ -220,7 +220,10 @@ class PermutationNull:
 
     @property
     def p_values(self) -> np.ndarray:
-        """:math:`(1 + \\#\\{\\text{null} \\ge \\text{observed}\\}) / (R + 1)` per variable."""
+        """:math:`(1 + \\#\\{\\text{null} \\ge \\text{observed}\\}) / (R + 1)` per variable
+        (NaN before the first permutation: no p-value yet)."""
+        if not self.n_permutations:
+            return np.full(len(self.variables), np.nan)
         return (1 + (self.null >= self.observed).sum(axis=0)) / (self.n_permutations + 1)
 
     def summary(self) -> pd.DataFrame:
@@ -318,8 +321,10 @@ def permutation_null(data, *, n_permutations: int = 100, method: str = "forest",
         As in :func:`varimp_core.studies.montecarlo.monte_carlo`; stopping returns the
         permutations done with ``cancelled=True``.
     partial : callable, optional
-        ``partial(null)``: the :class:`PermutationNull` of the permutations done so far,
-        after each chunk but the last (the final result does not depend on it).
+        ``partial(null)``: the :class:`PermutationNull` of the permutations done so far:
+        first with none (the observed importances alone, drawn before the first
+        permutation is grown), then after each chunk but the last (the final result does
+        not depend on it).
 
     Returns
     -------
@@ -369,6 +374,8 @@ def permutation_null(data, *, n_permutations: int = 100, method: str = "forest",
             source=d.source, n_requested=R, cancelled=cancelled,
             elapsed=time.perf_counter() - t0)
 
+    if partial is not None:
+        partial(build(np.empty((0, p + 1)), True))
     rows, cancelled = run_replicates(
         _PermutationJob(d, X, y, options), [child_seed(root, r) for r in range(R)],
         n_jobs=n_jobs, chunk_size=chunk_size, progress=progress, should_stop=should_stop,

@@ -247,7 +247,8 @@ def compare_subspace_methods(run: Callable[..., dict], study: Mapping[str, Any],
                              n_seeds: int, methods: Iterable[str] = ("rs", "srs"),
                              mapper: Callable | None = None,
                              progress: Callable[[int, int, str], None] | None = None,
-                             should_stop: Callable[[], bool] | None = None
+                             should_stop: Callable[[], bool] | None = None,
+                             partial: Callable[["SubspaceComparison"], None] | None = None
                              ) -> SubspaceComparison:
     """Run every (seed, method) of a comparison, here or by a ``mapper``, and gather the curves.
 
@@ -272,6 +273,10 @@ def compare_subspace_methods(run: Callable[..., dict], study: Mapping[str, Any],
         growing ("seed 0, RS") or, with a mapper, the runs done ("1 of 4 runs done").
     should_stop : callable, optional
         Locally, asked before each tree; the runs not started are left out.
+    partial : callable, optional
+        ``partial(comparison)``: the runs finished so far (``partial`` set), after each
+        run but the last, so that a page draws the RS curves while SRS grows.  It does
+        not change the runs.
 
     Returns
     -------
@@ -313,6 +318,13 @@ def compare_subspace_methods(run: Callable[..., dict], study: Mapping[str, Any],
     for i, out in pieces:
         results[i] = out
         report(i, out["n_estimators"])
+        if partial is not None and len(results) < len(runs) and not out["stopped"]:
+            partial(_comparison(runs, results, total))
+    return _comparison(runs, results, total)
+
+
+def _comparison(runs: list, results: Mapping[int, dict], total: int) -> SubspaceComparison:
+    """The :class:`SubspaceComparison` of the finished ``results`` (index into ``runs``)."""
     frames = [from_jsonable(results[i]["curve"]).assign(method=runs[i][1], p=results[i]["p"],
                                                          seed=runs[i][0]) for i in sorted(results)]
     last = results[max(results)] if results else {"p": None, "truth_known": False}
