@@ -615,7 +615,8 @@ def _estimate(d: _Prepared, method, K, max_depth, L, n_probes=4000, random_state
     c = np.array(d.n_distinct)
     p = c.size
     R = d.ranks
-    boxes = float(prod(float(ci) * (ci + 1) / 2 for ci in c))
+    # Python floats: past 1.8e308 (60 inputs of many values) the product is inf, quietly
+    boxes = prod(float(ci) * (float(ci) + 1) / 2 for ci in c.tolist())
     bound = boxes
     if max_depth is not None:
         branch = 2.0 * float(np.sum(c - 1))
@@ -696,7 +697,8 @@ def _refusal(d: _Prepared, method, est, max_nodes) -> str | None:
     if est <= max_nodes:
         return None
     inputs = f"{d.n_features} input" + ("s" if d.n_features > 1 else "")
-    return (f"The exact {_NAMES[method]} value ({method}) would need about {est:,.3g} distinct "
+    about = f"about {est:,.3g}" if np.isfinite(est) else "more than 10^308"
+    return (f"The exact {_NAMES[method]} value ({method}) would need {about} distinct "
             f"nodes on these {d.n_rows:,} rows and {inputs}, beyond the limit of "
             f"{max_nodes:,}; use fewer rows or inputs, fewer distinct values, a max depth, or a "
             "sampled scikit-learn forest.")

@@ -76,7 +76,7 @@ LOCAL_TREE_WORK = 12_000_000
 
 
 def scaled_trees(default: int, n_rows: int | None, n_features: int | None) -> tuple[int, str]:
-    """The default number of trees T of a local-importance forest on ``n_rows`` x ``n_features``
+    r"""The default number of trees T of a local-importance forest on ``n_rows`` x ``n_features``
     data, and the sentence that says so ("" when nothing was scaled).
 
     :math:`T = \min(T_0, \max(20, \lfloor B / (N p) \rfloor))` with
