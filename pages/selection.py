@@ -11,7 +11,7 @@ from pages._ui import selection_study as study
 from pages._ui.datachoice import DataChoice
 from pages._ui.page_frame import page_frame, table_style
 from pages._ui.params import Context, Param, ParamSet, seed_param
-from pages._ui.view import JobView
+from pages._ui.view import JobView, warm
 from varimp_core.csvtext import csv_filename
 from varimp_core.plots.selection_captions import RS_NOTE
 from varimp_core.studies.nulls import permutation_null
@@ -104,6 +104,9 @@ RS_VIEW = JobView(
     disable=["sel-rs-fieldset", "sel-download-curves", "sel-download-selected"])
 NULL_VIEW.register()
 RS_VIEW.register()
+# The default RS/SRS study runs on Madelon whatever the data: computed at the server's start.
+WARM_RUNS = [(RS_VIEW, RSS.defaults(), DataChoice.from_page({})[0].to_store())]
+WARMING = warm("selection", WARM_RUNS)
 choose_data = studies.register_data(PREFIX, NULL, NULLS, RSS)
 state.register_url_sync(PREFIX)
 

@@ -8,7 +8,7 @@ import pytest
 from _browser import image_format, open_link_with_note, open_page, set_number, url_query, wait_for
 from _browser import traces_by_meta as _traces
 from _pages import query_dict as _query
-from _pages import registered_page, store_csv
+from _pages import registered_page, store_csv, upload_csv
 
 from pages._ui import datasource, jobs
 from pages._ui.page_frame import data_label
@@ -401,3 +401,22 @@ def test_rs_on_an_exact_distribution_says_how_many_rows_it_drew(page):
     n = get_problem(XOR).default_samples
     texts = _draw(page.RS_VIEW, out, settings, data)[1]   # the curves' sentences
     assert f"{n:,} rows drawn from it (seed 0)" in texts[0].children
+
+
+def test_the_default_rs_study_is_warmed_for_every_data(page, monkeypatch):
+    """The default RS/SRS study runs on Madelon whatever the session's data, so the server's
+    start computes it (issue 12: a first result within 5 s); a first visit with an upload
+    reads it from the cache and grows no tree."""
+    from pages._ui.view import warm_now
+
+    assert page.WARMING is None  # the tests switch warming off (VARIMP_WARM=0)
+    [(view, values, _)] = page.WARM_RUNS
+    assert view is page.RS_VIEW and values == page.RSS.defaults()
+    warm_now(page.WARM_RUNS)
+    rng = np.random.default_rng(0)
+    rows = "\n".join(f"{a:.3f},{b:.3f},{int(a > b)}" for a, b in rng.normal(size=(40, 2)))
+    upload = DataChoice.from_params(upload_csv("a,b,y\n" + rows, "t.csv"))
+    monkeypatch.setattr(study, "run_rs_study", lambda *a, **k: pytest.fail("trees grown"))
+    settings = page.RSS.settings(values, Context(upload.n_features()))
+    out = page.compute_rs(settings, upload, jobs.Progress(None))
+    assert out["trees_done"] == out["trees_asked"] == 2 * values["n_estimators"]
