@@ -437,6 +437,10 @@ def _upload_store(text, name="tiny.csv"):
     return _store(upload_csv(text, name, "y"))
 
 
+def table2_note(out, settings):
+    return " ".join(p.children for p in study.table(out, settings)[2])
+
+
 def test_an_upload_draws_the_exact_et_curves_of_its_rows(page):
     from varimp_core.exact.binary import exact_et_importances
 
@@ -449,6 +453,10 @@ def test_an_upload_draws_the_exact_et_curves_of_its_rows(page):
         want = exact_et_importances(X, y, max_features=k).importances
         got = df[df.K == k].set_index("variable").loc[["x1", "x2"], "importance"]
         np.testing.assert_allclose(got.to_numpy(), want, rtol=0, atol=1e-12)
+    table, note = page.EXACT.download(study.EXACT_CSV["masking-download-table"],
+                                      _values(problem="upload", method="exact-et"), store)
+    assert note == "" and table["filename"] == "varimp-masking-thirty-exact-et-table.csv"
+    assert "the table is your upload" in table2_note(out, settings)
     # The cache key holds the data choice: another upload is computed, not read back.
     other, _, _ = page.EXACT.run(_values(problem="upload", method="exact-et"),
                                  _upload_store(_upload_rows(30, 4)[2], "thirty.csv"))

@@ -64,7 +64,9 @@ def table2_mismatch(settings: Mapping[str, Any]) -> str | None:
         One sentence naming every difference from the paper's settings.
     """
     reasons = []
-    if settings.get("problem") != "led":
+    if settings.get("problem") == UPLOAD:
+        reasons.append("the table is your upload")
+    elif settings.get("problem") != "led":
         reasons.append(f"the problem is {settings.get('problem')}")
     if settings.get("irrelevant"):
         reasons.append(f"{settings['irrelevant']} irrelevant variables are added")
@@ -246,7 +248,8 @@ def csv_name(settings: Mapping[str, Any], what: str, data: Any = None) -> str:
     ----------
     settings : mapping
         As for :func:`summary_sentences`; only the settings that differ from the defaults
-        (a noisy copy, scikit-learn's K, the K of the depth view, a depth limit) are named.
+        (a noisy copy, a binary method, scikit-learn's K, the K of the depth view, a depth
+        limit) are named.
     what : str
         What the file holds (``"table"``, ``"by-K"``).
     data : data choice, optional
@@ -260,6 +263,7 @@ def csv_name(settings: Mapping[str, Any], what: str, data: Any = None) -> str:
     """
     s = settings
     parts = [f"copy-{s['copy']}-{s['flip']:g}" if s.get("copy", "none") != "none" else "",
+             "" if s.get("method", "exact") == "exact" else s["method"],
              "" if s["k_semantics"] == "id3" else s["k_semantics"],
              f"K{s['max_features']}" if s["axis"] == "depth" else
              ("" if s["max_depth"] == "full" else f"depth{s['max_depth']}"), what]
