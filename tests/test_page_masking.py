@@ -11,7 +11,7 @@ import dash
 import numpy as np
 import pandas as pd
 import pytest
-from _browser import open_link_with_note, open_page, set_number, url_query, wait_for
+from _browser import open_link_with_note, open_page, set_number, url_query, visit, wait_for
 from _pages import query_dict as _query
 from _pages import registered_page
 from _tables import TABLE2, TABLE2_EQN3
@@ -562,3 +562,16 @@ def test_an_uploaded_table_draws_its_exact_et_curves(dash_duo, dash_app):
     dash_duo.wait_for_contains_text("#masking-dataset", "thirty.csv, 30 rows", timeout=10)
     assert "Traceback" not in dash_duo.find_element("#vi-root").text
     assert dash_duo.get_logs() == []
+
+    # Too large for the exact binary forests: the core's sentence, and the page still works.
+    big = upload_csv(_upload_rows(3000, 5)[2], "big.csv", "y")
+    visit(dash_duo, f"/masking?problem=upload&method=exact-et&source=upload&upload={big['upload']}"
+                    "&file=big.csv&target=y")
+    dash_duo.wait_for_contains_text("#masking-error", "would need about", timeout=30)
+    assert "3,000 rows" in dash_duo.find_element("#masking-error").text
+    assert "Traceback" not in dash_duo.find_element("#vi-root").text
+    dash_duo.select_dcc_dropdown("#masking-problem", value="XOR of 2 bits")
+    xor = wait_for(lambda: (lambda d: d if set(d) == {"X1", "X2"} else None)(_lines(dash_duo)),
+                   what="the XOR curves")
+    assert xor["X1"][0] == pytest.approx(0.5, abs=1e-12)   # Eqn 3 for XOR: half a bit each
+    dash_duo.wait_for_text_to_equal("#masking-error", "", timeout=10)
