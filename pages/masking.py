@@ -217,7 +217,7 @@ def layout(vi_data=None, **query):
              "conditional information (Eqn 3). With K>1 the best of K drawn variables wins "
              "each node, so strong variables mask weaker ones that carry the same "
              "information, and the ranking can change. Values are exact: the infinite "
-             "forest on the exact distribution.",
+             "forest on the exact distribution, or on the rows of an uploaded table.",
         stores=[state.query_store(PREFIX, page_query(values, ctx) or ""),
                 dcc.Store(id=DATA, data=data.to_store()), dcc.Store(id="masking-exact"),
                 *EXACT.stores(), *FORESTS.stores()],
