@@ -14,7 +14,6 @@ from dash import Input, Output, State, callback, dcc, html, no_update
 from pages._ui import controls as ui
 from pages._ui import limits, state
 from pages._ui import masking_study as study
-from pages._ui.datachoice import DataChoice
 from pages._ui.masking_study import NO_COPY, UPLOAD, build_table, problem_context
 from pages._ui.page_frame import page_frame
 from pages._ui.params import Context, Param, ParamSet, seed_param
