@@ -11,7 +11,7 @@ import dash
 import numpy as np
 import pandas as pd
 import pytest
-from _browser import open_link_with_note, open_page, set_number, url_query, wait_for
+from _browser import open_link_with_note, open_page, set_number, url_query, visit, wait_for
 from _pages import query_dict as _query
 from _pages import registered_page
 from _tables import TABLE2, TABLE2_EQN3
@@ -19,7 +19,8 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
 from pages._ui import masking_study as study
-from pages._ui.jobs import Progress
+from pages._ui.datachoice import DataChoice
+from pages._ui.jobs import Progress, failure_message
 from pages._ui.params import Context
 from varimp_core.serialize import from_jsonable
 from varimp_core.studies.masking import MaskingCurves
@@ -45,6 +46,11 @@ def _values(**kw):
 
 def _settings(page, **kw):
     return page.PARAMS.settings(_values(**kw), Context())
+
+
+def _store(params=None):
+    """The page's data store of a data choice (default: the built-in default, not an upload)."""
+    return DataChoice.from_params(params or {}).to_store()
 
 
 def _exact(page, **kw):
@@ -84,8 +90,7 @@ def test_the_session_problem_is_the_default_when_the_url_has_none(page):
     ({"problem": "madelon"}, None, "LED, XOR or SYM"),
     ({"problem": "led:irrelevant=9"}, None, "at most 6 irrelevant"),
     ({"problem": "nope"}, None, "Unknown problem"),
-    ({"source": "upload", "upload": "a" * 64}, None, "uploaded table"),
-    ({}, {"params": {"source": "upload", "upload": "a" * 64}}, "uploaded table"),
+    ({"problem": "upload"}, None, "not an uploaded table"),
     ({"problem": "xor", "copy": "X5"}, None, "noisy copy of X5 was ignored"),
     ({"flip": "0.9"}, None, "copy noise"),
     ({"axis": "sideways"}, None, "x axis"),
@@ -173,9 +178,9 @@ def test_numeric_problem_draws_the_binary_forests_curves(page, method):
 
 
 def test_compute_exact_is_cached(page):
-    first = page.EXACT.run(_values(irrelevant=1), None)[0]
+    first = page.EXACT.run(_values(irrelevant=1), _store())[0]
     calls = []
-    second = page.EXACT.run(_values(irrelevant=1), None,
+    second = page.EXACT.run(_values(irrelevant=1), _store(),
                             progress=lambda *a: calls.append(a))[0]
     assert first == second
     assert calls == []      # no recursion ran: the result came from the cache
@@ -213,21 +218,21 @@ def test_the_table2_preset_shows_the_paper_beside_our_values(page):
 
 def test_downloads_read_the_cache_and_check_the_values(page):
     values = _values(problem="xor", irrelevant=1)
-    page.EXACT.run(values, None)
-    table, note = page.EXACT.download(study.EXACT_CSV["masking-download-table"], values, None)
+    page.EXACT.run(values, _store())
+    table, note = page.EXACT.download(study.EXACT_CSV["masking-download-table"], values, _store())
     assert note == "" and table["filename"] == "varimp-masking-xor-irrelevant-1-table.csv"
     rows = list(csv.DictReader(io.StringIO(table["content"])))
     # Eqn 3 for XOR with one irrelevant bit: 1/2, 1/2, 0; Theorem 2: the sum is 1 bit.
     assert [float(r["K = 1"]) for r in rows] == pytest.approx([0.5, 0.5, 0.0, 1.0], abs=1e-12)
-    figures, _ = page.EXACT.download(study.EXACT_CSV["masking-download-figures"], values, None)
+    figures, _ = page.EXACT.download(study.EXACT_CSV["masking-download-figures"], values, _store())
     assert figures["content"].startswith("variable,K,importance,rank,reference_importance,change")
     # A value out of bounds is a sentence; settings nobody computed are not computed here.
     sent, note = page.EXACT.download(study.EXACT_CSV["masking-download-table"],
-                                     {**values, "irrelevant": 99}, None)
+                                     {**values, "irrelevant": 99}, _store())
     assert sent is dash.no_update and "irrelevant" in note
     sent, note = page.EXACT.download(study.EXACT_CSV["masking-download-table"],
                                      _values(problem="xor:relevant=3", irrelevant=5,
-                                             copy="X2", flip=0.35), None)
+                                             copy="X2", flip=0.35), _store())
     assert sent is dash.no_update and "not in the server's cache" in note
 
 
@@ -243,7 +248,7 @@ def test_over_budget_settings_raise_a_sentence(page):
 
 
 def test_sampled_points_belong_to_their_settings(page):
-    data = None                                  # the page has no data choice
+    data = DataChoice.from_params({})             # the session's data: not an upload
     exact = _settings(page, irrelevant=1)
     on = {"sampled": True, "n_estimators": 5, "random_state": 1}
     out = page.compute_sampled(on, data, Progress(None), exact=exact)
@@ -414,3 +419,159 @@ def test_numeric_data_draws_the_exact_et_curves_or_the_refusal(dash_duo, dash_ap
     open_page(dash_duo, dash_app, "/masking?problem=gauss:samples=200&method=exact-et")
     dash_duo.wait_for_contains_text("#masking-error", "would need about", timeout=30)
     assert "Traceback" not in dash_duo.find_element("#masking-error").text
+
+
+# -- the session's upload --------------------------------------------------------------
+def _upload_rows(n, seed):
+    """``n`` rows of two numeric inputs (rounded, so values tie) and a binary target."""
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.normal(size=(n, 2)), 1)
+    y = (X[:, 0] + 0.5 * rng.normal(size=n) > 0).astype(int)
+    text = "x1,x2,y\n" + "\n".join(f"{a:g},{b:g},{c}" for (a, b), c in zip(X, y))
+    return X, y, text
+
+
+def _upload_store(text, name="tiny.csv"):
+    from _pages import upload_csv
+
+    return _store(upload_csv(text, name, "y"))
+
+
+def table2_note(out, settings):
+    return " ".join(p.children for p in study.table(out, settings)[2])
+
+
+def test_an_upload_draws_the_exact_et_curves_of_its_rows(page):
+    from varimp_core.exact.binary import exact_et_importances
+
+    X, y, text = _upload_rows(30, 3)
+    store = _upload_store(text, "thirty.csv")
+    out, settings, data = page.EXACT.run(_values(problem="upload", method="exact-et"), store)
+    df = MaskingCurves.from_dict(out).frame
+    assert settings["problem"] == "upload" and "irrelevant" not in settings   # do not apply
+    for k in (1, 2):
+        want = exact_et_importances(X, y, max_features=k).importances
+        got = df[df.K == k].set_index("variable").loc[["x1", "x2"], "importance"]
+        np.testing.assert_allclose(got.to_numpy(), want, rtol=0, atol=1e-12)
+    table, note = page.EXACT.download(study.EXACT_CSV["masking-download-table"],
+                                      _values(problem="upload", method="exact-et"), store)
+    assert note == "" and table["filename"] == "varimp-masking-thirty-exact-et-table.csv"
+    assert "the table is your upload" in table2_note(out, settings)
+    # The cache key holds the data choice: another upload is computed, not read back.
+    other, _, _ = page.EXACT.run(_values(problem="upload", method="exact-et"),
+                                 _upload_store(_upload_rows(30, 4)[2], "thirty.csv"))
+    assert other["frame"] != out["frame"]
+    # The Problem dropdown offers the upload by its label.
+    ctx = study.problem_context({"problem": "led"}, study.data_context(store))
+    assert (("upload", "Your data: thirty.csv, 30 rows, target y")
+            in study.problem_choices(ctx))
+
+
+def test_an_upload_at_k1_equals_the_brute_force_oracle(page):
+    from binary_oracle import brute_force_mdi
+
+    # Values exact in float32, which scikit-learn reads (the oracle takes them as they are);
+    # a tie in each column.
+    X = np.array([[0.125, 2.0], [0.5, 1.0], [0.5, 3.5], [0.75, 0.5], [1.25, 2.0], [2.0, 1.0],
+                  [2.25, 3.0]])
+    y = np.array([0, 0, 1, 1, 0, 1, 1])
+    text = "x1,x2,y\n" + "\n".join(f"{a:g},{b:g},{c}" for (a, b), c in zip(X, y))
+    for method, kind in (("exact-et", "et"), ("exact-rf", "rf")):
+        out, _, _ = page.EXACT.run(_values(problem="upload", method=method),
+                                   _upload_store(text, "seven.csv"))
+        df = MaskingCurves.from_dict(out).frame
+        got = df[df.K == 1].set_index("variable").loc[["x1", "x2"], "importance"].to_numpy()
+        want = brute_force_mdi(X, y, kind=kind, max_features=1).sum(axis=1)
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+
+
+def test_an_upload_with_the_multiway_method_uses_its_bins(page):
+    X, y, text = _upload_rows(30, 3)
+    out, _, data = page.EXACT.run(_values(problem="upload", method="exact"),
+                                  _upload_store(text, "thirty.csv"))
+    codes = pd.DataFrame(data.load().X_codes).astype(str).agg("-".join, axis=1)
+    # Theorem 2 on the binned rows: I(X;Y) = H(Y) - H(Y | bins), counted here by hand.
+    joint = pd.crosstab(codes, y).to_numpy() / len(y)
+    h = lambda q: -(q[q > 0] * np.log2(q[q > 0])).sum()   # noqa: E731
+    info = h(joint.sum(axis=0)) - (h(joint.ravel()) - h(joint.sum(axis=1)))
+    sums = MaskingCurves.from_dict(out).frame.groupby("K").importance.sum()
+    assert sums.to_numpy() == pytest.approx(info, abs=1e-12) and len(sums) == 2
+
+
+def test_a_too_large_upload_gets_the_node_count_sentence(page):
+    from varimp_core.exact.binary import MAX_BINARY_NODES
+
+    store = _upload_store(_upload_rows(3000, 5)[2], "big.csv")
+    with pytest.raises(ValueError) as err:
+        page.EXACT.run(_values(problem="upload", method="exact-et"), store)
+    text = str(err.value)
+    assert "would need about" in text and "3,000 rows" in text
+    assert f"limit of {MAX_BINARY_NODES:,}" in text and "Traceback" not in text
+    # What the job's panel shows: that sentence, and the last figure stays.
+    shown = failure_message(err.value, True, "The figures")
+    assert shown.startswith(text) and "still show the previous settings" in shown
+
+
+def test_a_link_for_an_upload_notes_what_does_not_apply(page):
+    from _pages import upload_csv
+
+    params = upload_csv(_upload_rows(30, 3)[2], "thirty.csv", "y")
+    vi_data = {"params": params}
+    values, notes = page.initial_values({"irrelevant": "2", "copy": "X1"}, vi_data)
+    assert values["problem"] == "upload"
+    assert len(notes) == 1
+    assert "no irrelevant variables or noisy copy: the link's were ignored" in notes[0]
+    values, notes = page.initial_values({"problem": "xor"}, vi_data)   # the link's wins
+    assert values["problem"] == "xor" and notes == []
+    assert page.page_query(_values(problem="upload", method="exact-et"),
+                           study.data_context(_store(params))) == "problem=upload&method=exact-et"
+    out = page.fit_controls("upload", 0, "none", "K", 1, "full", _store(params))
+    assert out[3] == 2 and "vi-hidden" in out[10] and "vi-hidden" in out[11]   # K to p; no bits
+    assert out[-1] == "thirty.csv, 30 rows, target y"
+    # Sampled forests are for built-in problems: a sentence, not a silent fallback.
+    out = page.compute_sampled({"sampled": True, "n_estimators": 5, "random_state": 0},
+                               DataChoice.from_params(params), Progress(None),
+                               exact=_settings(page, problem="upload", method="exact-et"))
+    assert "built-in problem" in out["note"]
+
+
+@pytest.mark.browser
+def test_an_uploaded_table_draws_its_exact_et_curves(dash_duo, dash_app):
+    from _pages import upload_csv
+
+    from varimp_core.exact.binary import exact_et_importances
+
+    X, y, text = _upload_rows(30, 3)
+    params = upload_csv(text, "thirty.csv", "y")
+    open_page(dash_duo, dash_app, f"/masking?problem=led&source=upload&upload={params['upload']}"
+                                  "&file=thirty.csv&target=y")
+    wait_for(lambda: len(_lines(dash_duo)) == 7, what="the LED curves")
+    dash_duo.select_dcc_dropdown("#masking-problem",
+                                 value="Your data: thirty.csv, 30 rows, target y")
+    dash_duo.wait_for_contains_text("#masking-problem-help", "uploaded table", timeout=20)
+    assert "vi-hidden" in dash_duo.find_element("#masking-irrelevant-field").get_attribute("class")
+    wait_for(lambda: set(_lines(dash_duo)) == {"x1", "x2"}, what="the bins' curves (exact)")
+    dash_duo.find_element("#masking-method input[value='exact-et']").click()
+    want = np.vstack([exact_et_importances(X, y, max_features=k).importances for k in (1, 2)])
+
+    def drawn():  # the legend names the upload's columns
+        d = _lines(dash_duo)
+        return set(d) == {"x1", "x2"} and np.allclose(
+            np.column_stack([d["x1"], d["x2"]]), want, rtol=0, atol=1e-9)
+    wait_for(drawn, what="the upload's exact-et curves")
+    dash_duo.wait_for_contains_text("#masking-dataset", "thirty.csv, 30 rows", timeout=10)
+    assert "Traceback" not in dash_duo.find_element("#vi-root").text
+    assert dash_duo.get_logs() == []
+
+    # Too large for the exact binary forests: the core's sentence, and the page still works.
+    big = upload_csv(_upload_rows(3000, 5)[2], "big.csv", "y")
+    visit(dash_duo, f"/masking?problem=upload&method=exact-et&source=upload&upload={big['upload']}"
+                    "&file=big.csv&target=y")
+    dash_duo.wait_for_contains_text("#masking-error", "would need about", timeout=30)
+    assert "3,000 rows" in dash_duo.find_element("#masking-error").text
+    assert "Traceback" not in dash_duo.find_element("#vi-root").text
+    dash_duo.select_dcc_dropdown("#masking-problem", value="XOR of 2 bits")
+    xor = wait_for(lambda: (lambda d: d if set(d) == {"X1", "X2"} else None)(_lines(dash_duo)),
+                   what="the XOR curves")
+    assert xor["X1"][0] == pytest.approx(0.5, abs=1e-12)   # Eqn 3 for XOR: half a bit each
+    dash_duo.wait_for_text_to_equal("#masking-error", "", timeout=10)

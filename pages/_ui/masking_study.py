@@ -1,9 +1,10 @@
-"""The study the Masking page shows: the exact table its controls build, figures, the table,
-sentences (from :mod:`varimp_core.studies.masking_report`) and CSV downloads.
+"""The study the Masking page shows: the exact table its controls build, the table, sentences
+(from :mod:`varimp_core.studies.masking_report`) and CSV downloads; figures come from
+:mod:`varimp_core.plots.masking`.
 
 The table is a built-in problem with a small exact distribution (LED, XOR or SYM), 0..6
-irrelevant fair bits and optionally a noisy copy of one variable; every figure comes from
-:mod:`varimp_core.plots.masking`.  The Masking page (:mod:`pages.masking`) is its only user.
+irrelevant fair bits and optionally a noisy copy of one variable, or the session's uploaded
+table (:data:`UPLOAD`, as it is).  The Masking page (:mod:`pages.masking`) is its only user.
 """
 
 from __future__ import annotations
@@ -14,16 +15,18 @@ from dash import dcc, html
 from dash.dash_table import DataTable
 from dash.dash_table.Format import Format, Scheme
 
-from varimp_core.csvtext import csv_filename, safe_csv
-from varimp_core.plots.masking import make_delta_heatmap, make_k_lines, make_rank_bump
+from varimp_core.csvtext import safe_csv
+from varimp_core.data.prepare import DataError
 from varimp_core.problems.registry import get_problem
 from varimp_core.studies import masking_report as report
 from varimp_core.serialize import from_jsonable
 from varimp_core.studies.masking import MaskingCurves, importance_change
-from varimp_core.studies.masking_copy import masking_data, masking_spec, split_masking_spec
+from varimp_core.studies.masking_copy import (UPLOAD, masking_data, masking_spec,
+                                              split_masking_spec)
 
 
 from .controls import card
+from .datachoice import DataChoice
 from .page_frame import download_button, download_note, figure_config, table_style
 from .params import Context, sentence
 
@@ -49,23 +52,52 @@ def split_spec(text) -> tuple[str, int]:
                          "pages still use the data chosen on the Data page.") from None
 
 
-def link_problem(query: Mapping[str, Any], vi_data: Any = None) -> tuple[str, int, list]:
-    """The problem of a fresh page: the link's, else the session's when the page can show it.
+def link_problem(query: Mapping[str, Any], data: DataChoice) -> tuple[str, int, list]:
+    """The problem of a fresh page: the link's, else the session's data ``data``.
 
-    Returns its base spec, its number of irrelevant bits and notes (LED, with a note, when
-    the page cannot show the problem).
+    Returns its base spec (:data:`UPLOAD` for an uploaded table), its number of irrelevant
+    bits and notes (LED, with a note, when the page cannot show the problem).
     """
-    session = vi_data.get("params") if isinstance(vi_data, Mapping) else None
-    session = session if isinstance(session, Mapping) else {}
-    if query.get("source") == "upload" or (
-            "problem" not in query and session.get("source") == "upload"):
-        return "led", 0, ["The Masking page needs a built-in problem with an exact "
-                          "distribution (LED, XOR or SYM), so it shows LED; your uploaded "
-                          "table is still used by the other pages."]
+    asked = _last(query.get("problem"))
+    if data.is_upload and asked in (None, UPLOAD):
+        return UPLOAD, 0, ["An uploaded table is studied as it is, with no irrelevant variables "
+                           "or noisy copy: the link's were ignored."] if {
+                               "irrelevant", "copy"} & set(query) else []
+    if asked == UPLOAD:
+        return "led", 0, ["The session's data is not an uploaded table, so the Masking page "
+                          "shows LED; upload a table on the Data page."]
     try:
-        return (*split_spec(query.get("problem", session.get("problem") or "led")), [])
+        return (*split_spec(asked or data["problem"] or "led"), [])
     except ValueError as exc:
         return "led", 0, [str(exc)]
+
+
+def data_context(store: Any) -> Context:
+    """The p of a :class:`DataChoice` or a data store (parsed again), and its label as
+    ``extra["upload"]`` when it is an upload."""
+    try:
+        data = store if isinstance(store, DataChoice) else DataChoice.from_store(store)
+    except DataError:
+        return Context()
+    return Context(p=data.n_features(), extra={"upload": data.label()} if data.is_upload else {})
+
+
+def session_data(query: Mapping[str, Any], vi_data: Any) -> tuple[DataChoice, list]:
+    """The session's data choice and notes; a link may name an upload (``problem`` is ours)."""
+    return DataChoice.from_page(query if query.get("source") == "upload" else {}, vi_data)
+
+
+def problem_help(problem: str) -> str:
+    """The text under the Problem control."""
+    if problem == UPLOAD:
+        return ("Your uploaded table's rows as they are: exact-rf and exact-et split its numbers "
+                "(text coded as scikit-learn sees it); exact works on its bins.")
+    return get_problem(problem).description
+
+
+def built_in(s: Mapping[str, Any]) -> bool:
+    """Whether irrelevant bits and a noisy copy apply: not to an uploaded table."""
+    return s.get("problem") != UPLOAD
 
 
 def copy_note(copy, ctx: Context) -> str:
@@ -74,9 +106,11 @@ def copy_note(copy, ctx: Context) -> str:
             f"{ctx.extra['problem']} has the variables {', '.join(ctx.extra['relevant'])}.")
 
 
-def data_label(values: Mapping[str, Any]) -> str:
+def data_label(values: Mapping[str, Any], data: Context | None = None) -> str:
     """What the header names: the exact table the controls build ("led (exact, 7 inputs)")."""
-    ctx = problem_context(values)
+    ctx = problem_context(values, data)
+    if ctx.extra.get("problem") == UPLOAD:
+        return ctx.extra.get("upload", "no uploaded table: choose one on the Data page")
     if ctx.p is None:
         return "no table: choose LED, XOR or SYM"
     base = ctx.extra["problem"]
@@ -85,8 +119,15 @@ def data_label(values: Mapping[str, Any]) -> str:
     return f"{spec} (exact, {ctx.p} inputs{copy})"
 
 
-def problem_context(values: Mapping[str, Any]) -> Context:
-    """What bounds and choices depend on: p of the table that ``values`` build, its problem."""
+def problem_context(values: Mapping[str, Any], data: Context | None = None) -> Context:
+    """What bounds and choices depend on: p of the table that ``values`` build, its problem.
+
+    ``data`` is the session data's :func:`data_context`: an upload is offered with its label.
+    """
+    offer = {"upload": data.extra["upload"]} if data and "upload" in data.extra else {}
+    if _last(values.get("problem")) == UPLOAD:
+        return Context(p=data and data.p, extra={"problem": UPLOAD, "relevant": (),
+                                                 "copy": False, **offer})
     try:
         base = split_spec(values.get("problem"))[0]
         problem = get_problem(base)
@@ -99,13 +140,15 @@ def problem_context(values: Mapping[str, Any]) -> Context:
     copy = _last(values.get("copy")) not in (None, "", NO_COPY)
     return Context(p=len(problem.variables) + irrelevant + copy,
                    extra={"problem": base, "relevant": tuple(problem.relevant or ()),
-                          "copy": copy})
+                          "copy": copy, **offer})
 
 
 def problem_choices(ctx: Context) -> list:
-    """The presets, and the problem of a link when it is another one."""
-    current = ctx.extra.get("problem")
-    return PRESETS + ([(current, current)] if current and current not in dict(PRESETS) else [])
+    """The presets, the session's uploaded table, and the problem of a link when it is another."""
+    current, upload = ctx.extra.get("problem"), ctx.extra.get("upload")
+    shown = PRESETS + ([(UPLOAD, f"Your data: {upload or 'the uploaded table'}")]
+                       if upload or current == UPLOAD else [])
+    return shown + ([(current, current)] if current and current not in dict(shown) else [])
 
 
 def copy_choices(ctx: Context) -> list:
@@ -118,27 +161,37 @@ def depth_choices(ctx: Context) -> list:
     return [("full", "Full (no limit)"), *((d, str(d)) for d in range(1, ctx.p or 1))]
 
 
-def build_table(s: Mapping[str, Any]):
-    """The exact table of settings ``s``, or gauss's rows (:func:`masking_data`)."""
-    return masking_data(s["problem"], s["irrelevant"],
-                         None if s["copy"] == NO_COPY else s["copy"], s.get("flip", 0.1))
+def build_table(s: Mapping[str, Any], data: DataChoice | None = None):
+    """The exact table of settings ``s``, gauss's rows (:func:`masking_data`), or the upload's
+    prepared rows (``data``; its binned table for the multiway ``exact``), read here."""
+    if s["problem"] != UPLOAD:
+        return masking_data(s["problem"], s["irrelevant"],
+                            None if s["copy"] == NO_COPY else s["copy"], s.get("flip", 0.1))
+    if data is None or not data.is_upload:
+        raise ValueError("The session's data is not an uploaded table; upload one on the "
+                         "Data page, or choose a built-in problem.")
+    prepared = data.load()
+    return prepared.table if s["method"] == "exact" else prepared
+
+
+def fitted_controls(params, problem, irrelevant, copy, axis, k, depth, store) -> tuple:
+    """The values of ``fit_controls``' outputs, in order (None when the problem has no table)."""
+    data = data_context(store)
+    ctx = problem_context({"problem": problem, "irrelevant": irrelevant}, data)
+    if ctx.p is None:
+        return None
+    copies = params.by_name["copy"].options(ctx)
+    copy = copy if copy in {o["value"] for o in copies} else NO_COPY
+    p = ctx.p + (copy != NO_COPY)
+    depths = params.by_name["max_depth"].options(Context(p=p))
+    shown = dict(zip(params.names, params.field_classes({"axis": axis, "problem": problem})))
+    return (copies, copy, problem_help(problem), p, {i: str(i) for i in range(1, p + 1)},
+            min(int(k or 1), p), depths, depth if depth in {o["value"] for o in depths} else "full",
+            *(shown[n] for n in ("max_features", "max_depth", "irrelevant", "copy", "copy")),
+            data_label({"problem": problem, "irrelevant": irrelevant, "copy": copy}, data))
 
 
 # -- figures and sentences -------------------------------------------------------------------
-def lines_figure(exact: Mapping[str, Any], sampled: Any = None):
-    """Importance of each variable against K (or depth); open diamonds for ``sampled``."""
-    curves = MaskingCurves.from_dict(exact)
-    return make_k_lines(curves.frame, None if sampled is None else from_jsonable(sampled),
-                        x=curves.x)
-
-
-def figures(exact: Mapping[str, Any]) -> tuple:
-    """The lines, the rank bump chart and the change heatmap of an exact result."""
-    c = MaskingCurves.from_dict(exact)
-    return (lines_figure(exact), make_rank_bump(c.frame, x=c.x),
-            make_delta_heatmap(importance_change(c.frame, x=c.x), x=c.x))
-
-
 def summary(exact: Mapping[str, Any], settings: Mapping[str, Any]) -> list:
     """What to notice in the current view (the core's sentences), one paragraph each."""
     c = MaskingCurves.from_dict(exact)
@@ -146,15 +199,9 @@ def summary(exact: Mapping[str, Any], settings: Mapping[str, Any]) -> list:
         c.frame, settings, information=c.information, copy_name=c.copy_name)]
 
 
-def _paper_table(exact, settings):
-    mismatch = report.table2_mismatch(settings)
-    c = MaskingCurves.from_dict(exact)
-    return report.importance_table(c.frame, x=c.x, paper=mismatch is None), mismatch
-
-
 def table(exact: Mapping[str, Any], settings: Mapping[str, Any]) -> tuple[list, list, list]:
     """The Table 2 card: the table's columns and rows, and the sentences under it."""
-    t, mismatch = _paper_table(exact, settings)
+    t, mismatch = report.study_table(MaskingCurves.from_dict(exact), settings)
     two = mismatch is None  # two header rows: the column, then ours / paper / difference
 
     def name(c):
@@ -167,22 +214,13 @@ def table(exact: Mapping[str, Any], settings: Mapping[str, Any]) -> tuple[list, 
     return cols, t.to_dict("records"), [html.P(s) for s in report.table2_sentences(t, mismatch)]
 
 
-def _filename(settings, what: str) -> str:
-    s = settings
-    parts = [f"copy-{s['copy']}-{s['flip']:g}" if s["copy"] != NO_COPY else "",
-             "" if s["k_semantics"] == "id3" else s["k_semantics"],
-             f"K{s['max_features']}" if s["axis"] == "depth" else
-             ("" if s["max_depth"] == "full" else f"depth{s['max_depth']}"), what]
-    return csv_filename("masking", None, *(x for x in parts if x),
-                        name=masking_spec(s["problem"], s["irrelevant"]))
-
-
 #: The Masking page's downloads, by button id (``JobView.register_downloads``).
 EXACT_CSV = {
     "masking-download-figures": lambda out, s, data: (safe_csv(importance_change(
-        MaskingCurves.from_dict(out).frame, x=out["x"])), _filename(s, f"by-{out['x']}")),
-    "masking-download-table": lambda out, s, data: (safe_csv(_paper_table(out, s)[0]),
-                                                    _filename(s, "table")),
+        MaskingCurves.from_dict(out).frame, x=out["x"])), report.csv_name(s, f"by-{out['x']}",
+                                                                           data)),
+    "masking-download-table": lambda out, s, data: (safe_csv(report.study_table(
+        MaskingCurves.from_dict(out), s)[0]), report.csv_name(s, "table", data)),
 }
 
 
@@ -190,7 +228,7 @@ def forests_csv(out, s, data, exact=None) -> tuple[str, str]:
     """The finite forests' points of the figure, as CSV."""
     if not out.get("sampled"):
         raise ValueError(out.get("note") or "Tick Finite forests to grow them, then download.")
-    name = _filename(exact, f"forests-{s['n_estimators']}-trees-seed-{s['random_state']}")
+    name = report.csv_name(exact, f"forests-{s['n_estimators']}-trees-seed-{s['random_state']}")
     return safe_csv(from_jsonable(out["sampled"])), name
 
 

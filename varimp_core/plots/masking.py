@@ -14,12 +14,13 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from varimp_core.studies.masking import grid_column
+from varimp_core.studies.masking import grid_column, importance_change
 from varimp_core.plots.style import (BITS, DIVERGING_SCALE, SAMPLED_OPACITY, base_layout,
                                      variable_color)
 from varimp_core.plots.style import user_text_safe
 
-__all__ = ["make_k_lines", "make_rank_bump", "make_delta_heatmap", "axis_title"]
+__all__ = ["make_k_lines", "make_rank_bump", "make_delta_heatmap", "axis_title",
+           "masking_lines", "masking_figures"]
 
 _AXIS = {
     "K": "K (variables drawn at each node)",
@@ -272,3 +273,20 @@ def make_delta_heatmap(df: pd.DataFrame, *, x: str | None = None,
     fig.update_xaxes(title_text=axis_title(x), tickmode="array", tickvals=xs, showgrid=False)
     fig.update_yaxes(autorange="reversed", showgrid=False, title_text=None)
     return fig
+
+
+def masking_lines(curves, sampled: pd.DataFrame | None = None) -> go.Figure:
+    """:func:`make_k_lines` of a :class:`~varimp_core.studies.masking.MaskingCurves`, with
+    the finite forests ``sampled`` (:func:`~varimp_core.studies.masking.sampled_vs_k`) as
+    open diamonds."""
+    return make_k_lines(curves.frame, sampled, x=curves.x)
+
+
+def masking_figures(curves) -> tuple[go.Figure, go.Figure, go.Figure]:
+    """The three figures of a masking study (a
+    :class:`~varimp_core.studies.masking.MaskingCurves`): importance against K or depth,
+    the rank bump chart, and the change from the first column
+    (:func:`~varimp_core.studies.masking.importance_change`)."""
+    df, x = curves.frame, curves.x
+    return (masking_lines(curves), make_rank_bump(df, x=x),
+            make_delta_heatmap(importance_change(df, x=x), x=x))

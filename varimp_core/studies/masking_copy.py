@@ -16,8 +16,9 @@ from varimp_core.studies.masking_tables import check_table
 from varimp_core.data.table import DiscreteTable
 from varimp_core.problems.registry import get_problem, parse_spec, spec_from_options
 
-__all__ = ["add_noisy_copy", "masking_table", "masking_data", "masking_spec",
-           "split_masking_spec", "MASKING_PROBLEMS", "NUMERIC_MASKING_PROBLEMS", "MAX_IRRELEVANT"]
+__all__ = ["add_noisy_copy", "masking_table", "masking_data", "masking_spec", "study_spec",
+           "split_masking_spec", "MASKING_PROBLEMS", "NUMERIC_MASKING_PROBLEMS", "MAX_IRRELEVANT",
+           "UPLOAD"]
 
 #: Built-in problems whose exact distribution is small enough for every K and depth at once.
 MASKING_PROBLEMS = ("led", "xor", "sym")
@@ -25,6 +26,8 @@ MASKING_PROBLEMS = ("led", "xor", "sym")
 NUMERIC_MASKING_PROBLEMS = ("gauss",)
 #: Irrelevant fair bits a masking study adds at most.
 MAX_IRRELEVANT = 6
+#: The problem of a masking study of the user's uploaded table, studied as it is.
+UPLOAD = "upload"
 
 
 def split_masking_spec(text: str) -> tuple[str, int]:
@@ -52,6 +55,17 @@ def masking_spec(base: str, irrelevant: int) -> str:
     """The canonical spec of problem ``base`` with ``irrelevant`` fair bits added."""
     name, options = parse_spec(base)
     return spec_from_options(name, {**options, "irrelevant": irrelevant or None})
+
+
+def study_spec(settings) -> str:
+    """The problem of a masking study's settings with its irrelevant bits, or :data:`UPLOAD`.
+
+    >>> study_spec({"problem": "xor", "irrelevant": 2}), study_spec({"problem": "upload"})
+    ('xor:irrelevant=2', 'upload')
+    """
+    if settings["problem"] == UPLOAD:
+        return UPLOAD
+    return masking_spec(settings["problem"], settings["irrelevant"])
 
 
 def masking_table(base: str, irrelevant: int = 0, copy: str | None = None,

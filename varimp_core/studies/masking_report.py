@@ -20,10 +20,13 @@ from typing import Any, Mapping
 
 import pandas as pd
 
+from varimp_core.csvtext import csv_filename
 from varimp_core.studies.masking import grid_column
+from varimp_core.studies.masking_copy import UPLOAD, study_spec
 
 __all__ = ["LOUPPE2013_TABLE2", "LOUPPE2013_TABLE2_SUM", "TABLE2_COLUMNS", "table2_mismatch",
-           "importance_table", "table2_sentences", "order_text", "summary_sentences"]
+           "importance_table", "table2_sentences", "order_text", "summary_sentences",
+           "study_table", "csv_name"]
 
 #: Louppe et al. (2013), Table 2, for X1..X7 of the LED: the column "Eqn. 3" (Theorem 1,
 #: computed) and the columns K = 1..7 (10,000 randomized trees), all truncated to 3 decimals.
@@ -61,7 +64,9 @@ def table2_mismatch(settings: Mapping[str, Any]) -> str | None:
         One sentence naming every difference from the paper's settings.
     """
     reasons = []
-    if settings.get("problem") != "led":
+    if settings.get("problem") == UPLOAD:
+        reasons.append("the table is your upload")
+    elif settings.get("problem") != "led":
         reasons.append(f"the problem is {settings.get('problem')}")
     if settings.get("irrelevant"):
         reasons.append(f"{settings['irrelevant']} irrelevant variables are added")
@@ -226,3 +231,41 @@ def summary_sentences(df: pd.DataFrame, settings: Mapping[str, Any], *,
     if first != last:
         out.append(f"The order changes: {first} at K=1, {last} at K={p}.")
     return out
+
+
+def study_table(curves, settings: Mapping[str, Any]) -> tuple[pd.DataFrame, str | None]:
+    """The table of a study: :func:`importance_table` of its
+    :class:`~varimp_core.studies.masking.MaskingCurves`, with the paper's columns when
+    ``settings`` are the paper's, and :func:`table2_mismatch` (None then, else why not)."""
+    mismatch = table2_mismatch(settings)
+    return importance_table(curves.frame, x=curves.x, paper=mismatch is None), mismatch
+
+
+def csv_name(settings: Mapping[str, Any], what: str, data: Any = None) -> str:
+    """The file name of a masking study's CSV: ``varimp-masking-<problem>-<settings>-<what>.csv``.
+
+    Parameters
+    ----------
+    settings : mapping
+        As for :func:`summary_sentences`; only the settings that differ from the defaults
+        (a noisy copy, a binary method, scikit-learn's K, the K of the depth view, a depth
+        limit) are named.
+    what : str
+        What the file holds (``"table"``, ``"by-K"``).
+    data : data choice, optional
+        Names the file of an uploaded table (``settings["problem"] == "upload"``).
+
+    Examples
+    --------
+    >>> csv_name({"problem": "led", "irrelevant": 2, "copy": "X5", "flip": 0.1,
+    ...           "k_semantics": "id3", "axis": "K", "max_depth": "full"}, "table")
+    'varimp-masking-led-irrelevant-2-copy-X5-0.1-table.csv'
+    """
+    s = settings
+    parts = [f"copy-{s['copy']}-{s['flip']:g}" if s.get("copy", "none") != "none" else "",
+             "" if s.get("method", "exact") == "exact" else s["method"],
+             "" if s["k_semantics"] == "id3" else s["k_semantics"],
+             f"K{s['max_features']}" if s["axis"] == "depth" else
+             ("" if s["max_depth"] == "full" else f"depth{s['max_depth']}"), what]
+    return csv_filename("masking", data, *(x for x in parts if x),
+                        name=None if s["problem"] == UPLOAD else study_spec(s))
