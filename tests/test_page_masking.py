@@ -535,6 +535,23 @@ def test_a_link_for_an_upload_notes_what_does_not_apply(page):
     assert "built-in problem" in out["note"]
 
 
+def test_an_upload_with_more_inputs_than_the_exact_limit_opens_on_led_with_a_note(page):
+    """A 10,000 x 60 analyst's file would open on a refusal: the page opens on LED and says
+    why (the limit is VARIMP_MAX_EXACT_FEATURES, 20 by default); a link may still ask."""
+    from _pages import upload_csv
+
+    rng = np.random.default_rng(0)
+    head = ",".join(f"x{j}" for j in range(21)) + ",y"
+    rows = "\n".join(",".join(str(v) for v in r) for r in rng.integers(0, 3, size=(40, 22)))
+    params = upload_csv(head + "\n" + rows, "wide.csv", "y")
+    values, notes = page.initial_values({}, {"params": params})
+    assert values["problem"] == "led"
+    assert notes == ["Your upload has 21 inputs; the exact curves take at most 20, so the page "
+                     "shows LED. Exclude inputs on the Data page to study it."]
+    values, notes = page.initial_values({"problem": "upload"}, {"params": params})
+    assert values["problem"] == "upload" and notes == []
+
+
 @pytest.mark.browser
 def test_an_uploaded_table_draws_its_exact_et_curves(dash_duo, dash_app):
     from _pages import upload_csv

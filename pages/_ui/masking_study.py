@@ -26,6 +26,7 @@ from varimp_core.studies.masking_copy import (UPLOAD, masking_data, masking_spec
 
 
 from .controls import card
+from . import limits
 from .datachoice import DataChoice
 from .page_frame import download_button, download_note, figure_config, table_style
 from .params import Context, sentence
@@ -59,6 +60,10 @@ def link_problem(query: Mapping[str, Any], data: DataChoice) -> tuple[str, int, 
     bits and notes (LED, with a note, when the page cannot show the problem).
     """
     asked = _last(query.get("problem"))
+    most, p = limits.max_exact_features(), data.n_features() if data.is_upload else None
+    if asked is None and p is not None and p > most:  # it stays in the dropdown
+        return "led", 0, [f"Your upload has {p} inputs; the exact curves take at most {most}, "
+                          "so the page shows LED. Exclude inputs on the Data page to study it."]
     if data.is_upload and asked in (None, UPLOAD):
         return UPLOAD, 0, ["An uploaded table is studied as it is, with no irrelevant variables "
                            "or noisy copy: the link's were ignored."] if {
