@@ -155,7 +155,8 @@ class DashCallbackClient:
 
     A background callback's first POST returns signed ``cacheKey`` and ``job``
     handles; polls carry them and get ``progress`` until ``response`` (or a
-    ``sideUpdate`` from the job's ``on_error``).
+    ``sideUpdate`` from the job's ``on_error``); a ``sideUpdate`` of the view's
+    ``{prefix}-streamed`` store alone is a partial result drawn while the job goes on.
 
     Build with :meth:`over_http` (a base URL) or :meth:`over_flask` (a Flask
     test client).
@@ -223,11 +224,18 @@ class DashCallbackClient:
             answer = self.post(body, cacheKey=first["cacheKey"], job=first["job"])
             if "progress" in answer:
                 progress.append(answer["progress"])
-            if "response" in answer or "sideUpdate" in answer:
+            if job_ended(answer):
                 return first, progress, answer
             if on_poll is not None:
                 on_poll(first, progress)
         pytest.fail(f"The job did not end within {timeout:g} s (progress: {progress[-3:]}).")
+
+
+def job_ended(answer: dict) -> bool:
+    """Whether a poll's answer ends its job: its ``response``, or a ``sideUpdate`` (the job's
+    ``on_error``) that is not only a partial result (the ``{prefix}-streamed`` store)."""
+    side = answer.get("sideUpdate") or {}
+    return "response" in answer or any(not key.endswith("-streamed") for key in side)
 
 
 def post_and_poll(post, body: dict, *, timeout: float = 60.0, interval: float = 0.05):
@@ -248,7 +256,7 @@ def post_and_poll(post, body: dict, *, timeout: float = 60.0, interval: float = 
     while time.monotonic() < deadline:
         status, text = post(handles, body)
         answer = json.loads(text) if status == 200 and text else {}
-        if status not in (200, 204) or "response" in answer or "sideUpdate" in answer:
+        if status not in (200, 204) or job_ended(answer):
             return status, text
         time.sleep(interval)
     pytest.fail(f"The job did not answer within {timeout:g} s.")

@@ -214,10 +214,14 @@ def _rs_study(**kw):
 
 
 class _Progress:
-    """A job's progress: ``report(done, total, text)``, and Cancel from ``stop()``."""
+    """A job's progress: ``report(done, total, text)``, Cancel from ``stop()``, and the
+    partial results the job hands out (``published``)."""
 
     def __init__(self, report=None, stop=None):
-        self.report, self.stop = report, stop
+        self.report, self.stop, self.published = report, stop, []
+
+    def publish(self, result):
+        self.published.append(result)
 
     def __call__(self, done=0, total=None, text=None):
         if self.report is not None:
