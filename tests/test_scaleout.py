@@ -248,9 +248,13 @@ def test_fanned_out_selection_study_is_identical_on_one_and_two_workers(
     monkeypatch.setenv("VARIMP_CACHE_DIR", str(tmp_path / "fanned"))
     monkeypatch.setattr(fanout, "task_mapper", lambda name: mapper)
     ticks = []
-    there = study.run_rs_study(settings, _Progress(lambda d, t, text: ticks.append(d)))
+    progress = _Progress(lambda d, t, text: ticks.append(d))
+    there = study.run_rs_study(settings, progress)
     assert there == here and not there["partial"]
     assert ticks[-1] == 600 and any(d % 150 for d in ticks)  # the workers' trees as they grow
+    # The runs done are drawn as they arrive: after each of the 4 runs of 150 trees but the last.
+    assert [(r["trees_done"], r["partial"], r["running"]) for r in progress.published] == [
+        (150, True, True), (300, True, True), (450, True, True)]
 
     def study_run(n_workers):
         got = dict(mapper(runs))
