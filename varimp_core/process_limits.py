@@ -1,24 +1,56 @@
-"""Limits of a process that computes: its memory, and a watchdog for a stuck computation.
+"""Limits of a process that computes: its memory, its time, and a watchdog for a stuck one.
 
 A server runs each heavy computation in a process of its own (a forked job
 process, a Celery pool process); :func:`limit_memory` caps that process's
 address space (``RLIMIT_AS``), so an allocation past the cap raises
 ``MemoryError`` there instead of exhausting the machine;
 :func:`lift_memory_limit_later` does so for a process that runs one
-computation after another; :func:`watchdog` kills a process still running
-past a deadline.  Linux only (``resource``, ``psutil``); elsewhere they do
-nothing.
+computation after another; :func:`time_limit` raises :class:`JobTimeout` at a
+deadline, and :func:`watchdog` kills a process still running past one.  Linux
+only (``resource``, ``psutil``, ``SIGALRM``); elsewhere the memory limit does nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
 import threading
-from typing import Callable
+from typing import Callable, Iterator
 
 log = logging.getLogger(__name__)
+
+
+class JobTimeout(RuntimeError):
+    """A computation ran past its wall-time limit of ``limit`` seconds."""
+
+    def __init__(self, limit: float):
+        super().__init__(f"The job ran longer than {limit:g} s.")
+        self.limit = limit
+
+    def sentence(self) -> str:
+        return (f"This computation was stopped after {self.limit:,.0f} s, the time limit "
+                "for one computation on this server. Use fewer trees, rows or replicates.")
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float, grace: float) -> Iterator[None]:
+    """Raise :class:`JobTimeout` wherever this process's main thread is after ``seconds``
+    (an alarm), and kill the process ``grace`` seconds later if it is still running there
+    (:func:`watchdog`: stuck in C, where the alarm's exception never comes).  Main thread
+    only, one at a time: the alarm is process-wide."""
+    def on_alarm(_signum, _frame):
+        raise JobTimeout(seconds)
+
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(max(int(seconds), 1))
+    done = watchdog(seconds + grace)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        done.set()
 
 
 def watchdog(seconds: float) -> threading.Event:

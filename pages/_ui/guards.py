@@ -2,7 +2,8 @@
 
 :class:`JobTimeout` is raised by :class:`pages._ui.jobs.Progress` at the first
 progress report past the time limit, and by the alarm :class:`GuardedJob`
-sets in a job's own process (for work that reports no progress).  In that
+sets in a job's own process (:func:`varimp_core.process_limits.time_limit`, for
+work that reports no progress).  In that
 process :class:`GuardedJob` also caps the address space
 (:func:`varimp_core.process_limits.limit_memory`),
 so an allocation past the memory limit raises ``MemoryError`` there instead of
@@ -17,26 +18,15 @@ import logging
 import signal
 from typing import Callable
 
-from varimp_core.process_limits import limit_memory, watchdog
+from varimp_core.process_limits import JobTimeout, limit_memory, time_limit
 
 from . import limits
 
 log = logging.getLogger(__name__)
+__all__ = ["GRACE", "GuardedJob", "JobTimeout", "limit_sentence"]
 
 #: Seconds past ``VARIMP_JOB_TIMEOUT`` after which a job the alarm could not stop is killed.
 GRACE = 30.0
-
-
-class JobTimeout(RuntimeError):
-    """A job ran past its wall-time limit (``VARIMP_JOB_TIMEOUT``)."""
-
-    def __init__(self, limit: float):
-        super().__init__(f"The job ran longer than {limit:g} s.")
-        self.limit = limit
-
-    def sentence(self) -> str:
-        return (f"This computation was stopped after {self.limit:,.0f} s, the time limit "
-                "for one computation on this server. Use fewer trees, rows or replicates.")
 
 
 class GuardedJob:
@@ -61,19 +51,8 @@ class GuardedJob:
         if self.on_start is not None and args:
             self.on_start(args[0])  # Dash's result key (job_signals.check_heartbeat)
         limit_memory(limits.max_memory_mb())
-        timeout = limits.job_timeout()
-
-        def on_alarm(_signum, _frame):
-            raise JobTimeout(timeout)
-
-        signal.signal(signal.SIGALRM, on_alarm)
-        signal.alarm(max(int(timeout), 1))
-        done = watchdog(timeout + GRACE)
-        try:
+        with time_limit(limits.job_timeout(), GRACE):
             return self.job_fn(*args, **kwargs)
-        finally:
-            signal.alarm(0)
-            done.set()
 
 
 def limit_sentence(exc: BaseException) -> str | None:
