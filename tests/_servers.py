@@ -238,6 +238,16 @@ def job_ended(answer: dict) -> bool:
     return "response" in answer or any(not key.endswith("-streamed") for key in side)
 
 
+def job_status(answer: dict, status_id: str) -> str:
+    """The status line a job's last poll wrote: its ``response``'s, or else the sentence its
+    ``on_error`` sent as a ``sideUpdate`` (a lost job, an error past the page's ``try``)."""
+    for part in ("response", "sideUpdate"):
+        value = (answer.get(part) or {}).get(status_id)
+        if value is not None:
+            return value.get("children")
+    return f"(no status in the answer: {str(answer)[:1500]})"
+
+
 def post_and_poll(post, body: dict, *, timeout: float = 60.0, interval: float = 0.05):
     """One callback request as dash-renderer makes it, background or plain: POST ``body``; if
     the answer is a job's handles, poll with them until the job answers.

@@ -15,6 +15,7 @@ No timing is asserted (speed-ups are measured in ``bench/bench_fanout.py``).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -28,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from _servers import (BIN, ROOT, DashCallbackClient, Processes, die_with_parent, free_port,
-                      serves_health, start_redis, wait)
+                      job_ended, job_status, serves_health, start_redis, wait)
 LOST_AFTER = 3  # seconds without a heartbeat before a job counts as lost (workers' setting)
 IMPORTANCES = "imp-graph.figure"  # an output of the importances page's background callback
 
@@ -127,12 +128,12 @@ def _client(cluster, output_part: str) -> DashCallbackClient:
     return DashCallbackClient.over_http(cluster.base, output_part, "/importances")
 
 
-def _importances_values(trees: int, seed: int) -> dict:
+def _importances_values(trees: int, seed: int, method: str = "forest") -> dict:
     from pages._ui.datachoice import DataChoice
 
     data = DataChoice.from_page({"problem": "xor:irrelevant=8", "sampling": "sample",
                                  "n": "20000"})[0]
-    controls = {"method": "forest", "max_features": 1, "max_depth": None, "criterion": "entropy",
+    controls = {"method": method, "max_features": 1, "max_depth": None, "criterion": "entropy",
                 "k_semantics": "id3",
                 "n_estimators": trees, "bootstrap": [], "random_state": seed, "spread": "se"}
     # what the page's plain callback writes to the miss store on a cache miss
@@ -309,7 +310,7 @@ def test_selection_page_job_shares_its_runs_with_the_other_worker(cluster, monke
     cluster.consume("b", True)
     client, values = _selection_job(cluster, 120, "t-scaleout")
     first, progress, last = client.run(values, "sel-rs-miss.data", timeout=60)
-    status = last["response"]["sel-rs-job-status"]["children"]
+    status = job_status(last, "sel-rs-job-status")
     assert status.startswith("Done in"), status
     messages = [p.get("sel-rs-job-message.children", "") for p in progress]
     assert any("of 480 trees" in m and "runs done" in m for m in messages), messages
@@ -346,7 +347,7 @@ def test_a_job_survives_its_helper_worker_killed_and_restarted(cluster, monkeypa
                                        on_poll=kill_the_helper_once_it_runs)
     done = time.monotonic()
     assert killed, f"the job ended before a helper took a run: {last}"[:3000]
-    status = last["response"]["sel-rs-job-status"]["children"]
+    status = job_status(last, "sel-rs-job-status")
     assert status.startswith("Done in"), status
     name = next(iter(killed))
     cluster.wait_worker(name)
@@ -387,7 +388,7 @@ def test_an_upload_is_processed_by_a_worker_that_never_saw_the_web_disk(cluster)
     first, _, last = _client(cluster, IMPORTANCES).run(
         {"imp-miss.data": {"values": controls, "extra": {}, "data": data},
          "imp-instance.data": "t-upload"}, "imp-miss.data", timeout=120)
-    status = last["response"]["imp-job-status"]["children"]
+    status = job_status(last, "imp-job-status")
     assert status.startswith("Done in"), status
     bars = last["response"]["imp-graph"]["figure"]["data"][0]
     heights = bars["y"]
@@ -408,7 +409,7 @@ def test_web_job_runs_on_a_worker_with_progress(cluster):
     client = _client(cluster, IMPORTANCES)
     first, progress, last = client.run(_importances_values(2000, 11), "imp-miss.data",
                                        timeout=40)
-    status = last["response"]["imp-job-status"]["children"]
+    status = job_status(last, "imp-job-status")
     assert status.startswith("Done in"), status
     assert last["response"]["imp-graph"]["figure"]["data"]
     messages = [p.get("imp-job-message.children", "") for p in progress]
@@ -417,6 +418,30 @@ def test_web_job_runs_on_a_worker_with_progress(cluster):
     task = _task_id(first["job"])
     logs = cluster.procs.log("worker-a") + cluster.procs.log("worker-b")
     assert re.search(rf"Task background_callback_\w+\[{task}\] succeeded", logs)
+
+
+def test_each_partial_result_reaches_the_page_once(cluster):
+    """A job's partial figure (``imp-streamed``) comes with one poll, not with every poll after
+    it: Dash's Celery manager never deleted it (it deleted the job's result key instead), so
+    a scikit-learn forest growing in ten chunks sent the same figure again every 0.4 s."""
+    cluster.ensure_worker("a")
+    client = _client(cluster, IMPORTANCES)
+    body = client.body(_importances_values(1000, 13, "sklearn-et"), "imp-miss.data")
+    first = client.post(body)
+    streamed, deadline = [], time.monotonic() + 60
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        answer = client.post(body, cacheKey=first["cacheKey"], job=first["job"])
+        side = (answer.get("sideUpdate") or {}).get("imp-streamed")
+        if side is not None:
+            streamed.append(json.dumps(side, sort_keys=True))
+        if job_ended(answer):
+            break
+    assert job_status(answer, "imp-job-status").startswith("Done in"), answer
+    partials = [s for s in streamed if s != json.dumps({"data": None})]
+    assert partials, f"no partial result was drawn while the trees grew: {streamed}"
+    assert len(streamed) == len(set(streamed)), f"{len(streamed)} answers, " \
+        f"{len(set(streamed))} distinct"
 
 
 def test_killed_worker_ends_the_job_with_an_error_sentence(cluster):

@@ -23,6 +23,8 @@ freed by the next caller (:func:`pages._ui.cache.get_or_compute`).
 
 from __future__ import annotations
 
+import contextvars
+import json
 import logging
 import os
 import secrets
@@ -333,6 +335,11 @@ def make_manager():
     return manager, None
 
 
+#: (result key, job) of this request's poll that found no result yet (see
+#: :meth:`_KeyPerRequest.job_running`); per request, never shared between users.
+_looked_for: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar(
+    "varimp_looked_for", default=None)
+
 #: Job handles with no process or task behind them: refused by the per-browser cap, or not
 #: started since the job queue (Redis) could not be reached.
 REFUSED, UNREACHABLE = "refused", "unreachable"
@@ -375,7 +382,21 @@ class _KeyPerRequest:
                        expire=limits.job_timeout() + 60)
 
     def job_running(self, job):
-        return False if job in (None, REFUSED, UNREACHABLE) else super().job_running(job)
+        """Whether ``job`` runs; also True for a job that ended since this request's poll found
+        no result, and whose result is there now.
+
+        Dash's poll reads the result, then asks whether the job runs: a job that ended
+        between the two (a quick job, a loaded server) was "not running, no result", which
+        Dash answers as a cancelled job, with no update, ending the callback: the page kept
+        its old figure and never drew the new one.  Answered "running", the poll says "not
+        yet" and the next one reads the result.
+        """
+        if job in (None, REFUSED, UNREACHABLE):
+            return False
+        if super().job_running(job):
+            return True
+        looked = _looked_for.get()
+        return looked is not None and looked[1] == job and self.result_ready(looked[0])
 
     def get_progress(self, key):
         mark_polled(key)  # the page still waits for this job (see check_heartbeat)
@@ -404,6 +425,7 @@ class _KeyPerRequest:
                         "or cancel it, and try again.")
         else:
             result = super().get_result(key, job)
+            _looked_for.set((key, job) if result is self.UNDEFINED else None)
             sentence = self.lost(key, job) if result is self.UNDEFINED and job else None
             if sentence is None:
                 return result
@@ -524,7 +546,23 @@ class _CeleryManager(_KeyPerRequest, CeleryManager):
         return _reach(None, super().get_progress, key)
 
     def get_updated_props(self, key):
-        return _reach({}, super().get_updated_props, key)
+        if key is None:
+            return _reach({}, super().get_updated_props, key)
+        return _reach({}, self._take_updated_props, key)
+
+    def _take_updated_props(self, key) -> dict:
+        """The job's latest ``set_props`` (a partial result), read and deleted in one step.
+
+        Dash's ``CeleryManager`` deletes the job's result key here instead of the
+        ``set_props`` key it read, so every later poll sent the same partial figure
+        again (every 0.4 s, for the whole job); Dash's Diskcache manager deletes it.
+        """
+        props_key = self._make_set_props_key(key)
+        pipe = self.handle.backend.client.pipeline()  # MULTI/EXEC: a newer value is kept
+        pipe.get(props_key)
+        pipe.delete(props_key)
+        value, _ = pipe.execute()
+        return json.loads(value) if value else {}
 
     def job_running(self, job):
         return _reach(False, super().job_running, job)
