@@ -22,7 +22,6 @@ worker receives is unpickled.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 
 from varimp_core.process_limits import lift_memory_limit_later
@@ -40,17 +39,9 @@ _beats: dict[str, threading.Event] = {}  # task id -> its heartbeat's stop flag 
 _limits: dict[str, object] = {}  # task id -> what lifts its memory limit (no user data)
 
 
-def _seconds(name: str, default: float) -> float:
-    try:
-        value = float(os.environ.get(name, ""))
-    except ValueError:
-        return default
-    return value if value > 0 else default
-
-
 def queue_timeout() -> float:
     """Seconds a job may wait for a worker: ``VARIMP_JOB_QUEUE_TIMEOUT`` (default 300)."""
-    return _seconds("VARIMP_JOB_QUEUE_TIMEOUT", 300.0)
+    return limits.env_seconds("VARIMP_JOB_QUEUE_TIMEOUT", 300.0)
 
 
 def lost_after() -> float:
@@ -59,7 +50,7 @@ def lost_after() -> float:
     Beats come every quarter of it, so the page's sentence comes at most this long
     (plus a poll) after a worker vanished: well within the 10 s a user waits.
     """
-    return _seconds("VARIMP_JOB_LOST_AFTER", 5.0)
+    return limits.env_seconds("VARIMP_JOB_LOST_AFTER", 5.0)
 
 
 def store_errors() -> tuple[type[BaseException], ...]:

@@ -20,6 +20,7 @@ import os
 import time
 
 from .cache import cache_dir, get_cache, is_shared, key_for
+from .limits import env_seconds
 
 log = logging.getLogger(__name__)
 
@@ -33,11 +34,7 @@ class JobAbandoned(RuntimeError):
 
 def heartbeat_timeout() -> float:
     """Seconds without a poll after which a job stops (``VARIMP_HEARTBEAT_TIMEOUT``, 20)."""
-    try:
-        value = float(os.environ.get("VARIMP_HEARTBEAT_TIMEOUT", "20"))
-    except ValueError:
-        return 20.0
-    return value if value > 0 else 20.0
+    return env_seconds("VARIMP_HEARTBEAT_TIMEOUT", 20.0)
 
 
 _BEAT_EXPIRE = 3600.0  # heartbeat files older than this are removed

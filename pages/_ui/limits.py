@@ -86,6 +86,15 @@ def value(name: str) -> int:
     return min(number, limit.ceiling) if limit.ceiling is not None else number
 
 
+def env_seconds(name: str, default: float) -> float:
+    """Seconds read from environment variable ``name``; ``default`` unless a positive number."""
+    try:
+        number = float(os.environ.get(name, ""))
+    except ValueError:
+        return default
+    return number if number > 0 else default
+
+
 def _capped(name: str, page_cap: int | None) -> int:
     v = value(name)
     return v if page_cap is None else min(v, int(page_cap))
