@@ -338,3 +338,26 @@ def test_a_class_the_target_does_not_have_is_a_sentence(page):
     assert "Class '7' is not a class of this target (its classes: 0, 1); showing class 1 " \
            "instead." in out["messages"]
     assert not any("is not a class" in m for m in draw.draw(store, store["classes"][0])["messages"])
+
+
+def test_the_variables_of_an_upload_come_from_the_data_pages_view(monkeypatch):
+    """The Data page's job prepares an upload once and caches its view; the Dependence page's
+    layout lists the inputs from that view, without preparing the table again in the web
+    request.  A date becomes its parts and a text column stays one input, so the names are
+    the prepared inputs', not the file's columns."""
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"when": pd.date_range("2024-01-01", periods=60, freq="D").astype(str),
+                       "colour": rng.choice(["red", "green"], 60),
+                       "x": rng.normal(size=60).round(3), "y": rng.integers(0, 2, 60)})
+    df.loc[4, "x"] = np.nan
+    choice = _upload(df)
+    expected = list(datasource.load_prepared(choice.as_dict).variables)
+    assert len(expected) > 3 and "colour" in expected and "when" not in expected
+    datasource.data_view(choice.as_dict)  # what the Data page's job computes
+
+    def no_loading(self):
+        raise AssertionError("the layout prepared the upload again")
+
+    monkeypatch.setattr(DataChoice, "load", no_loading)
+    monkeypatch.setattr(datasource, "load_prepared", no_loading)
+    assert forest.data_variables(choice) == expected

@@ -216,7 +216,8 @@ def data_view(params: Mapping[str, Any], compute: bool = True) -> dict | None:
         (None for regression), ``H_Y`` (bits), ``exact``, ``task``,
         ``distinct_rows``, ``target``, ``kinds`` (counts of discrete and numeric
         inputs), ``binned``, ``description``, ``label``; ``preview``:
-        ``columns``, ``rows``, ``caption``, ``target``; ``notes``: list of str.
+        ``columns``, ``rows``, ``caption``, ``target``; ``notes``: list of str;
+        ``variables``: the inputs' names.
 
     Raises
     ------
@@ -248,8 +249,8 @@ def data_view(params: Mapping[str, Any], compute: bool = True) -> dict | None:
                    "label": data_label(prepared, (p.get("file") or "")
                                        if p["source"] == "upload" else None)}
         columns = upload_columns(p["upload"])["columns"] if p["source"] == "upload" else []
-        return {"summary": summary, "preview": _preview(prepared, p),
-                "notes": list(prepared.notes), "columns": column_table(prepared, columns)}
+        return {"summary": summary, "preview": _preview(prepared, p), "notes": list(prepared.notes),
+                "columns": column_table(prepared, columns), "variables": list(prepared.variables)}
 
     view = cache.get_or_compute(key, load)
     if "refused" in view:

@@ -24,7 +24,7 @@ from varimp_core.local.heldout import (LOCAL_FORESTS, TEST_SHARE, fit_local_fore
 from varimp_core.local.importance import LocalImportance
 from varimp_core.problems.registry import get_problem
 
-from . import cache, jobs, limits, studies
+from . import cache, datasource, jobs, limits, studies
 from . import controls as ui
 from .datachoice import DataChoice
 from .params import Context, Param, ParamSet, seed_param
@@ -166,7 +166,11 @@ def register_view(prefix: str, params: ParamSet, display: ParamSet, page_query: 
 
 
 def data_variables(data: DataChoice) -> list[str]:
-    """Input names of a data choice (cached; loads the data on a miss; raises DataError)."""
+    """Input names of a data choice: from the Data page's cached view of it, else cached here
+    (a miss, as for a shared link opened first, loads the data; raises DataError)."""
+    view = datasource.data_view(data.as_dict, compute=False)
+    if view is not None and "variables" in view:
+        return list(view["variables"])
     return cache.get_or_compute(cache.key_for("data-variables", data.as_dict),
                                 lambda: list(data.load().variables))
 
