@@ -395,7 +395,7 @@ class _KeyPerRequest:
             return False
         if super().job_running(job):
             return True
-        looked = _looked_for.get()
+        looked, _ = _looked_for.get(), _looked_for.set(None)  # this poll's look only
         return looked is not None and looked[1] == job and self.result_ready(looked[0])
 
     def get_progress(self, key):
