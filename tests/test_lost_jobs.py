@@ -31,6 +31,20 @@ def _error_sentence(value) -> str:
     return value["background_callback_error"]["msg"]
 
 
+def _importances_job(trees: int, seed: int, n: int = 5000, problem: str = "xor:irrelevant=8",
+                     instance: str = "test") -> dict:
+    """What the Importances page's plain callback writes to its miss store: a forest job of
+    ``trees`` trees on a sample of ``n`` rows of ``problem``."""
+    from pages._ui.datachoice import DataChoice
+
+    data = DataChoice.from_page({"problem": problem, "sampling": "sample", "n": str(n)})[0]
+    controls = {"method": "forest", "max_features": 1, "max_depth": None, "criterion": "entropy",
+                "k_semantics": "id3", "n_estimators": trees, "bootstrap": [],
+                "random_state": seed, "spread": "se"}
+    return {"imp-miss.data": {"values": controls, "extra": {}, "data": data.to_store()},
+            "imp-instance.data": instance}
+
+
 def test_a_job_whose_process_died_without_a_result_ends_in_a_sentence(manager):
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()  # gone, as after the OOM killer
@@ -160,19 +174,11 @@ def test_a_browser_over_its_job_cap_gets_a_sentence_and_no_process(app_module, m
     import psutil
     from _servers import DashCallbackClient
 
-    from pages._ui.datachoice import DataChoice
-
     monkeypatch.setenv("VARIMP_MAX_JOBS_PER_CLIENT", "1")
     monkeypatch.setenv("VARIMP_JOB_TIMEOUT", "8")  # the long job ends by itself
-    data = DataChoice.from_page({"problem": "xor:irrelevant=8", "sampling": "sample",
-                                 "n": "5000"})[0]
 
     def values(trees):
-        controls = {"method": "forest", "max_features": 1, "max_depth": None,
-                    "criterion": "entropy", "k_semantics": "id3", "n_estimators": trees,
-                    "bootstrap": [], "random_state": 4242, "spread": "se"}
-        return {"imp-miss.data": {"values": controls, "extra": {}, "data": data.to_store()},
-                "imp-instance.data": "test"}
+        return _importances_job(trees, 4242)
 
     browser = DashCallbackClient.over_flask(app_module.server.test_client(), "imp-graph.figure",
                                             "/importances")
@@ -200,13 +206,10 @@ def test_made_up_client_cookies_do_not_lift_the_job_cap(app_module, monkeypatch)
 
     from _servers import DashCallbackClient
 
-    from pages._ui.datachoice import DataChoice
     from pages._ui.hygiene import CLIENT_COOKIE
 
     monkeypatch.setenv("VARIMP_MAX_JOBS_PER_CLIENT", "1")
     monkeypatch.setenv("VARIMP_JOB_TIMEOUT", "8")  # the long job ends by itself
-    data = DataChoice.from_page({"problem": "xor:irrelevant=8", "sampling": "sample",
-                                 "n": "5000"})[0]
     flask_client = app_module.server.test_client()
     page = DashCallbackClient.over_flask(flask_client, "imp-graph.figure", "/importances")
     issued = flask_client.get_cookie(CLIENT_COOKIE).value
@@ -215,12 +218,7 @@ def test_made_up_client_cookies_do_not_lift_the_job_cap(app_module, monkeypatch)
     jobs_started = []
     for trees in (10_000, 9_999, 9_998):
         flask_client.set_cookie(CLIENT_COOKIE, secrets.token_hex(16))  # made up each time
-        controls = {"method": "forest", "max_features": 1, "max_depth": None,
-                    "criterion": "entropy", "k_semantics": "id3", "n_estimators": trees,
-                    "bootstrap": [], "random_state": 4343, "spread": "se"}
-        body = page.body({"imp-miss.data": {"values": controls, "extra": {},
-                                            "data": data.to_store()},
-                          "imp-instance.data": "test"}, "imp-miss.data")
+        body = page.body(_importances_job(trees, 4343), "imp-miss.data")
         jobs_started.append(page.post(body)["job"].split("~")[0] != "refused")
     assert jobs_started == [True, False, False]
     flask_client.set_cookie(CLIENT_COOKIE, token + "." + "0" * 32)  # a forged signature
@@ -232,18 +230,9 @@ def test_a_poll_with_a_handle_this_server_did_not_sign_gets_a_sentence(app_modul
     (as after a restart with a new signing secret)."""
     from _servers import DashCallbackClient
 
-    from pages._ui.datachoice import DataChoice
-
-    data = DataChoice.from_page({"problem": "xor:irrelevant=8", "sampling": "sample",
-                                 "n": "500"})[0]
-    controls = {"method": "forest", "max_features": 1, "max_depth": None, "criterion": "entropy",
-                "k_semantics": "id3", "n_estimators": 5, "bootstrap": [], "random_state": 7,
-                "spread": "se"}
     page = DashCallbackClient.over_flask(app_module.server.test_client(), "imp-graph.figure",
                                          "/importances")
-    body = page.body({"imp-miss.data": {"values": controls, "extra": {},
-                                        "data": data.to_store()},
-                      "imp-instance.data": "test"}, "imp-miss.data")
+    body = page.body(_importances_job(5, 7, n=500), "imp-miss.data")
     first = page.post(body)
     forged = {k: first[k].rpartition("~")[0] + "~" + "0" * 10 for k in ("cacheKey", "job")}
     answer = page.post(body, **forged)
@@ -261,8 +250,6 @@ def test_a_job_that_ends_between_a_polls_two_looks_is_drawn_by_the_next_poll(app
     a job waits until its process has ended; the next poll must bring the figure."""
     import psutil
     from _servers import DashCallbackClient
-
-    from pages._ui.datachoice import DataChoice
 
     look = jobs._DiskcacheManager.get_result
     raced = []
@@ -282,16 +269,10 @@ def test_a_job_that_ends_between_a_polls_two_looks_is_drawn_by_the_next_poll(app
         return result
 
     monkeypatch.setattr(jobs._DiskcacheManager, "get_result", get_result_then_let_the_job_end)
-    data = DataChoice.from_page({"problem": "xor:irrelevant=2", "sampling": "sample",
-                                 "n": "300"})[0]
-    controls = {"method": "forest", "max_features": 1, "max_depth": None, "criterion": "entropy",
-                "k_semantics": "id3", "n_estimators": 7, "bootstrap": [], "random_state": 4545,
-                "spread": "se"}
     page = DashCallbackClient.over_flask(app_module.server.test_client(), "imp-graph.figure",
                                          "/importances")
-    _, _, last = page.run({"imp-miss.data": {"values": controls, "extra": {},
-                                             "data": data.to_store()},
-                           "imp-instance.data": "race"}, "imp-miss.data", timeout=90)
+    _, _, last = page.run(_importances_job(7, 4545, n=300, problem="xor:irrelevant=2",
+                                           instance="race"), "imp-miss.data", timeout=90)
     assert raced, "no poll looked before the job ended"
     response = last.get("response") or {}
     assert str(response.get("imp-job-status", {}).get("children")).startswith("Done in"), last
