@@ -56,8 +56,14 @@ def pytest_setup_options():
     return options
 
 
+def _xdist_controller(config) -> bool:
+    """True in pytest-xdist's controller, which runs no test: its children are the workers."""
+    return bool(getattr(config.option, "numprocesses", None)) and not hasattr(config, "workerinput")
+
+
 def pytest_sessionfinish(session, exitstatus):
-    _kill_leftover_jobs()
+    if not _xdist_controller(session.config):
+        _kill_leftover_jobs()
     shutil.rmtree(_CACHE_DIR, ignore_errors=True)
     _exit_status.append(int(exitstatus))
 
@@ -74,8 +80,8 @@ def pytest_unconfigure(config):
     them stuck once held a finished CI run open until it was killed, turning a
     reported result into a time-out.  Whatever is still alive is named first.
     """
-    if not _exit_status:
-        return
+    if not _exit_status or hasattr(config, "workerinput"):
+        return  # an xdist worker ends as xdist says: its controller ends the run as below
     import sys
     import threading
 

@@ -22,8 +22,12 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 import requests
 from _servers import DashCallbackClient, Processes, start_web
+
+# Its medians would measure the other tests running beside it: run alone (see the Makefile).
+pytestmark = pytest.mark.serial
 
 CAP = 200
 OVER = 50_000

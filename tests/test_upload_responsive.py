@@ -27,6 +27,9 @@ import pytest
 import requests
 from _servers import DashCallbackClient, Processes, start_web
 
+# Its medians would measure the other tests running beside it: run alone (see the Makefile).
+pytestmark = pytest.mark.serial
+
 COLUMNS, ROWS = 1000, 750
 
 
