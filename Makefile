@@ -55,8 +55,9 @@ redis:
 			redis-server; \
 	fi
 
-# Tests run in TEST_WORKERS processes (pytest-xdist), a test file per process at a time: most
-# of a browser test is waiting for the page, so two share two cores well.  Tests marked
+# Tests run in TEST_WORKERS processes (pytest-xdist), a test file per process at a time, the
+# long files first (tests/conftest.py): most of a browser test is waiting for the page, so two
+# share two cores well.  Tests marked
 # `serial` time requests, and would time the others beside them: they run alone, after.
 # `timeout` turns a hang into a failure that says so.  A browser test whose Chromium itself
 # died (its session gone, its renderer silent) runs once more, shown as R in the report; any
@@ -64,9 +65,10 @@ redis:
 TEST_WORKERS ?= 2
 PYTEST = $(VENV)/bin/pytest tests --webdriver Chrome --headless -p no:cacheprovider \
 	--reruns 1 --only-rerun InvalidSessionIdException \
-	--only-rerun "Unable to receive message from renderer"
+	--only-rerun "Unable to receive message from renderer" --durations=25
 test: $(VENV)/.stamp-test browser redis
-	timeout -k 30 2700 $(PYTEST) -n $(TEST_WORKERS) --dist loadfile -m "not serial"
+	timeout -k 30 2700 $(PYTEST) -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder \
+		-m "not serial"
 	timeout -k 30 900 $(PYTEST) -m serial
 
 bench: $(VENV)/.stamp-run redis

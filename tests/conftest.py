@@ -56,6 +56,21 @@ def pytest_setup_options():
     return options
 
 
+# The files that take a minute or more, longest first (measured with --durations).  Under
+# `make test` (pytest-xdist, a file per process, in collection order) they start first, so
+# that no long file is left running alone at the end while the other process has finished.
+_LONG_FILES = ("test_layout.py", "test_exact_binary.py", "test_screenshots.py",
+               "test_scaleout.py", "test_page_selection.py", "test_memory.py",
+               "test_page_learn.py", "test_hostile_uploads.py", "test_celery_faults.py",
+               "test_lost_jobs.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Long files first (a stable sort: every other test keeps its order)."""
+    rank = {name: i for i, name in enumerate(_LONG_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
+
 def _xdist_controller(config) -> bool:
     """True in pytest-xdist's controller, which runs no test: its children are the workers."""
     return bool(getattr(config.option, "numprocesses", None)) and not hasattr(config, "workerinput")
