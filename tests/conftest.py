@@ -60,9 +60,10 @@ def pytest_setup_options():
 # `make test` (pytest-xdist, a file per process, in collection order) they start first, so
 # that no long file is left running alone at the end while the other process has finished.
 _LONG_FILES = ("test_layout.py", "test_exact_binary.py", "test_screenshots.py",
-               "test_scaleout.py", "test_page_selection.py", "test_memory.py",
-               "test_page_learn.py", "test_hostile_uploads.py", "test_celery_faults.py",
-               "test_lost_jobs.py")
+               "test_scaleout.py", "test_selection.py", "test_memory.py",
+               "test_hostile_uploads.py", "test_page_learn.py", "test_page_distributions.py",
+               "test_page_measures.py", "test_page_selection.py", "test_celery_faults.py",
+               "test_lost_jobs.py", "test_isolation.py")
 
 
 def pytest_collection_modifyitems(config, items):

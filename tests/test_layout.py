@@ -45,6 +45,26 @@ return Array.from(document.querySelectorAll('.js-plotly-plot')).filter(g => {
   return a.top < b.bottom && b.top < a.bottom && a.left < b.right && b.left < a.right;
 }).map(g => g.closest('.dash-graph').id);
 """
+# Figure text (titles, legend entries, notes, subplot titles) that runs past its figure's
+# edge is cut there by the browser: a phone's 400 px cut the "how many trees" note on both
+# sides.  Each is named with its graph and how far it runs over.
+_TEXT_OUTSIDE = """
+const out = [];
+document.querySelectorAll('.js-plotly-plot').forEach(g => {
+  const svg = g.querySelector('.main-svg');
+  if (!svg) { return; }
+  const box = svg.getBoundingClientRect();
+  g.querySelectorAll('.gtitle, .g-xtitle text, .g-ytitle text, .annotation-text, .legendtext')
+    .forEach(t => {
+      const r = t.getBoundingClientRect();
+      const over = Math.max(0, box.left - r.left) + Math.max(0, r.right - box.right);
+      if (r.width && t.textContent && over > 1) {
+        out.push([(g.closest('.dash-graph') || {}).id, t.textContent.slice(0, 50), Math.round(over)]);
+      }
+    });
+});
+return out;
+"""
 _OVERFLOW = ("const e = document.scrollingElement;"
              "return [e.scrollWidth, e.clientWidth];")
 
@@ -207,7 +227,8 @@ def test_analyse_your_csv_opens_the_upload(dash_duo, dash_app):
 @pytest.mark.browser
 @pytest.mark.parametrize("width", [400, 1024, 1400])
 def test_no_sideways_scrolling_and_the_nav_reaches_every_page(dash_duo, dash_app, width):
-    """...and on every page, every legend is clear of its figure's mode bar."""
+    """...and on every page, every legend is clear of its figure's mode bar and every figure's
+    text (titles, legend entries, notes) inside its figure."""
     driver = dash_duo.driver
     _window(driver, width, 900)
     open_page(dash_duo, dash_app, "/")
@@ -224,6 +245,15 @@ def test_no_sideways_scrolling_and_the_nav_reaches_every_page(dash_duo, dash_app
             overflow[path] = scroll - client
         wait_for(lambda: driver.execute_script(_LEGEND_CLASHES) == [], 10,
                  f"legends clear of the mode bar on {path}")
+        outside = []
+
+        def inside():
+            outside[:] = driver.execute_script(_TEXT_OUTSIDE)
+            return not outside
+        try:
+            wait_for(inside, 10, f"every figure's text inside its figure on {path}")
+        except AssertionError:
+            raise AssertionError(f"figure text cut on {path} at {width} px: {outside}") from None
         if collapsed:  # following a link closes the menu
             assert not dash_duo.find_element("#vi-nav").is_displayed(), path
     assert overflow == {}

@@ -275,7 +275,8 @@ def make_theorem2_figure(result: ImportanceResult, *, height: int = 170) -> go.F
         fig.add_shape(type="line", x0=info, x1=info, y0=-0.5, y1=0.5, yref="y",
                       line=dict(color=EXACT_COLOR, width=3))
         fig.add_annotation(x=info, y=0.5, yref="y", text=f"I(X;Y) = {info:.4f} {units}",
-                           showarrow=False, yanchor="bottom", font=dict(size=12))
+                           showarrow=False, yanchor="bottom", xanchor="right",  # ends at
+                           font=dict(size=12))                  # its line, inside the figure
     base_layout(fig, height=height)
     fig.update_layout(barmode="stack", margin=dict(l=50, r=20, t=30, b=45))
     fig.update_xaxes(title_text=f"Sum of importances = {total:.4f} {units}",

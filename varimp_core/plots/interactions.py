@@ -156,7 +156,7 @@ def make_mosaic(result: Interactions, *, variables: Sequence[str] | None = None,
     fig.update_layout(barmode="stack", bargap=0, clickmode="event",  # plotly hides, rather
                       uniformtext=dict(mode="hide", minsize=_FONT),  # than shrinks, a tile's
                       legend=dict(title=dict(text="second: ")))      # text that overflows
-    fig.update_xaxes(title_text=f"variable at position 1 (column width = its share of the "
+    fig.update_xaxes(title_text=f"variable at position 1<br>(column width = its share of the "
                                 f"{result.n_pairs:,} observations)",
                      tickmode="array", tickvals=centres, tickangle=0, ticktext=[
                          fit_label(labels[r], widths[r] * MOSAIC_MIN_WIDTH - 4) for r in cols],

@@ -235,7 +235,8 @@ def _require_columns(df: pd.DataFrame, columns, source: str) -> None:
 def _setting_title(problem: str, task: str, depth: str) -> str:
     leaf = DEPTH_SETTINGS.get(depth)
     what = problem if problem != "strobl" else f"strobl, {task}"
-    return f"{what} \u2014 {depth}" + (f" (min leaf {leaf})" if leaf is not None else "")
+    # two lines: side by side, a panel is a third of a phone's width
+    return f"{what}<br>{depth}" + (f" (min leaf {leaf})" if leaf is not None else "")
 
 
 @user_text_safe
@@ -304,7 +305,7 @@ def make_auc_figure(study, *, paper: Mapping | None = None, height: int = 440) -
             paper_legend = False
         fig.add_hline(y=0.5, line=dict(color=_CHANCE_COLOR, width=1, dash="dot"), row=1, col=c)
     base_layout(fig, height=height)
-    fig.update_layout(showlegend=not paper_legend, margin=dict(t=50, b=40),
+    fig.update_layout(showlegend=not paper_legend, margin=dict(t=62, b=40),
                       legend=dict(orientation="h", yanchor="top", y=-0.22, x=0))
     fig.update_yaxes(range=[-0.02, 1.02], row=1, col=1,
                      title_text="AUC: relevant vs noisy features")

@@ -297,7 +297,7 @@ def make_selected_figure(selection, *, max_bars: int = MAX_SELECTED_BARS) -> go.
     fig.update_layout(bargap=0.2, title=dict(font=dict(size=14), y=0.99, yanchor="top"),
                       margin=dict(t=90, r=40),
                       legend=dict(orientation="h", y=1.0, yanchor="bottom", x=0,
-                                  title_text="\u2713 / outlined: truly relevant  "
-                                  if relevant is not None else ""))
+                                  title=dict(text="\u2713 / outlined: truly relevant"
+                                             if relevant is not None else "", side="top")))
     fig.update_xaxes(title_standoff=4)
     return fig
