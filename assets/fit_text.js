@@ -14,6 +14,25 @@
     return {r: r, over: Math.max(0, box.left - r.left) + Math.max(0, r.right - box.right)};
   }
 
+  // A one-line text still too long at the smallest size (a long column name in a legend)
+  // ends in an ellipsis; the whole text shows on hover.
+  function shorten(t, box) {
+    if (t.querySelector("tspan.line")) { return; }  // several lines: left as they are
+    const whole = t.textContent;
+    let text = whole;
+    while (text.length > 4) {
+      const o = overflow(t, box);
+      if (!o || o.over < 0.5) { break; }
+      text = text.slice(0, Math.max(4, Math.floor(text.length * (1 - o.over / o.r.width)) - 2));
+      t.textContent = text + "\u2026";
+    }
+    if (t.textContent !== whole) {
+      const title = document.createElementNS("http://www.w3.org/2000/svg", "title");
+      title.textContent = whole;
+      t.appendChild(title);
+    }
+  }
+
   function fit(gd) {
     const svg = gd.querySelector(".main-svg");
     if (!svg) { return; }
@@ -23,12 +42,13 @@
         const o = overflow(t, box);
         if (!o || o.over < 0.5) { return; }
         const size = parseFloat(window.getComputedStyle(t).fontSize);
-        if (!(size > SMALLEST)) { return; }
+        if (!(size > SMALLEST)) { break; }
         // centred text loses width on both sides, so a one-sided overflow needs twice the cut
         const centred = (t.getAttribute("text-anchor") || "") === "middle";
         const keep = Math.max(0.5, 1 - (centred ? 2 : 1) * o.over / o.r.width);
         t.style.fontSize = Math.max(SMALLEST, Math.floor(size * keep * 10) / 10) + "px";
       }
+      shorten(t, box);
     });
   }
 

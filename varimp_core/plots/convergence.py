@@ -46,7 +46,7 @@ def make_convergence_figure(curve: pd.DataFrame | None, *, label: str = "forest"
     T = curve["n_trees"]
     fig = go.Figure()
     hover = "T = %{x:,}<br>%{y:.3g} " + units + "<extra>%{fullData.name}</extra>"
-    fig.add_trace(go.Scatter(x=T, y=curve["l1"], mode="lines", name=f"{label}: sum over "
+    fig.add_trace(go.Scatter(x=T, y=curve["l1"], mode="lines", name=f"{label}:<br>sum over "
                              "variables of |sampled \u2212 exact|", line=dict(width=2.5),
                              hovertemplate=hover))
     fig.add_trace(go.Scatter(x=T, y=curve["max_abs"], mode="lines", name="largest |sampled "
@@ -58,7 +58,7 @@ def make_convergence_figure(curve: pd.DataFrame | None, *, label: str = "forest"
                              line=dict(color=EXACT_COLOR, width=1.5, dash="dash"),
                              hovertemplate=hover))
     base_layout(fig, height=height)
-    fig.update_layout(margin=dict(t=80))
+    fig.update_layout(margin=dict(t=95))   # the legend's first entry takes two lines
     fig.update_xaxes(type="log", title_text="Number of trees T (the first T of this forest)")
     fig.update_yaxes(type="log", title_text=f"|sampled \u2212 exact| ({units})")
     return fig

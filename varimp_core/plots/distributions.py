@@ -359,8 +359,7 @@ def make_sweep_figure(df: pd.DataFrame, parameter: str, log_x: bool = False, *,
     n_rows = 3 if has_stability else 2
     titles = ["mean importance \u00b1 standard deviation", "standard deviation over data sets"]
     if has_stability:
-        titles.append("rank stability (share of replicates ranking the variable<br>where "
-                      "its reference rank is)")
+        titles.append("rank stability (share of replicates<br>at the variable's reference rank)")
     fig = make_subplots(rows=n_rows, cols=1, shared_xaxes=True, vertical_spacing=0.09,
                         subplot_titles=titles)
     variables = list(dict.fromkeys(stats["variable"]))

@@ -139,7 +139,9 @@ def sweep_note(parameter: str, *, partial: bool = False, running: bool = False) 
     a partial result says it was cancelled, or (``running``) that more values are coming."""
     note = ("Dashed lines: exact values. Standard deviations are over the R data sets; for T, "
             "the dotted line falls as 1/\u221aT: the tree part of the variance (b/T in "
-            "Var = a + b/T, Sutera 2013 eq. 3.23) follows it, the data-set part a does not."
+            "Var = a + b/T, Sutera 2013 eq. 3.23) follows it, the data-set part a does not. "
+            "Rank stability is the share of replicates that rank a variable where the exact "
+            "values (or, without them, the means) rank it."
             if parameter == "n_estimators" else
             "Dashed lines: exact values. Standard deviations are over the R data sets; rank "
             "stability is the share of replicates that rank a variable where the exact values "

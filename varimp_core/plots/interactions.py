@@ -240,7 +240,7 @@ def make_partial_importance_figure(result: PartialImportance, *,
         title = f"{result.subset} ({result.n_observations:,} observations)"
     _layout(fig, title, height)
     fig.update_yaxes(autorange="reversed", title_text=None, type="category", automargin=True)
-    fig.update_xaxes(title_text=f"share of the observations' {where}", tickformat=".0%")
+    fig.update_xaxes(title_text=f"share of the observations'<br>{where}", tickformat=".0%")
     fig.update_layout(showlegend=False)
     return fig
 
