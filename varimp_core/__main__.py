@@ -183,8 +183,11 @@ def _relevance(args) -> str:
     res = relevance(data.table)
     if args.format == "json":
         d = res.to_dict()
-        return json.dumps({k: d[k] for k in ("variables", "relevance", "degree", "markov_boundary",
-                                             "minimal_boundary", "boundary_unique")})
+        out = {k: d[k] for k in ("variables", "relevance", "degree", "markov_boundary",
+                                 "minimal_boundary", "boundary_unique")}
+        if "test" in d:   # a sample: classes from G-tests, "undecided" possible
+            out["test"] = d["test"]
+        return json.dumps(out)
     if res.strictly_positive:
         note = ""
     elif res.boundary_unique:
@@ -192,8 +195,13 @@ def _relevance(args) -> str:
     else:
         note = (" (one minimal boundary of several: the distribution is not strictly "
                 "positive)")
-    return res.to_frame().to_string(index=False) + (
+    text = res.to_frame().to_string(index=False) + (
         f"\nMarkov boundary: {', '.join(res.minimal_boundary) or '(empty)'}" + note)
+    if res.test is not None:
+        text += (f"\nClasses from G-tests at level {res.test['level']:g} on N = "
+                 f"{res.test['n']:,.0f} rows ({res.test['correction']}); \"undecided\": "
+                 "a needed test has too few rows per cell.")
+    return text
 
 
 def _problems() -> str:

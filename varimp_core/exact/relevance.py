@@ -20,8 +20,46 @@ or may not be, and ``boundary_unique`` says which.  By Theorem 3 of Louppe et
 al. (2013), X is irrelevant iff its K=1 importance is 0.
 
 All tests use the subset-entropy table, so the cost is one look-up per term.
-Plug-in estimates from a sample are never exactly 0; ``tol`` sets the
-threshold (in bits) below which a conditional mutual information counts as 0.
+
+On an exact distribution (``table.exact``) a term counts as 0 at or below
+``tol`` (1e-9 bits by default: rounding only).  On a sample, plug-in estimates
+are never exactly 0, and a threshold calls noise relevant; there, unless a
+``tol`` is given, every term is a *G-test* of conditional independence
+(:func:`g_test`, issue 24):
+
+* :math:`G = 2N\\ln 2\\,\\hat I(X_m;Y \\mid X_B)` (:math:`\\hat I` the plug-in
+  estimate in bits, N the sample size), referred to :math:`\\chi^2_{df}` with
+  :math:`df = \\sum_b (r_b-1)(c_b-1)` over the non-empty strata b of
+  :math:`X_B`, :math:`r_b` and :math:`c_b` the levels of :math:`X_m` and Y
+  seen in stratum b (df = 0: G = 0 and p = 1);
+* a test is *adequate* when the average expected count of its table,
+  :math:`N / (r\\,c\\,S_B)`, is at least 5 (Cochran), with r and c the levels
+  of :math:`X_m` and Y seen in the sample and :math:`S_B` the non-empty strata
+  of :math:`X_B`; then also :math:`N \\ge 5\\,df`.  A test that is not adequate
+  is *sparse*: it is computed but never rejects;
+* the strong test (:math:`B = V^{-m}`) is corrected by Holm across the
+  variables whose strong test is adequate, at level ``alpha`` (0.05): the
+  family-wise error of the "strong" calls is at most alpha;
+* the weak tests (every :math:`B \\subsetneq V^{-m}`) are corrected by
+  Bonferroni across the adequate ones of each variable, at level alpha.
+
+Classes on a sample: ``"strong"`` (the strong test rejects); ``"weak"`` (the
+strong test is adequate and does not reject, a weak test rejects);
+``"irrelevant"`` (every test adequate, none rejects); ``"undecided"`` (no
+class is supported: a weak test rejects but the strong test is sparse, or
+nothing rejects and some test is sparse).  A sparse test never makes a
+variable strong.  The degree is the smallest :math:`|B|` of a rejected test.
+
+As N grows with the distribution fixed, every test becomes adequate (the
+cells are finite), a test of a positive conditional information rejects with
+probability tending to 1 (G grows like N while the corrected critical values
+stay fixed), and a test of a zero one rejects with probability at most its
+corrected level.  So the probability that the classes equal the exact classes
+tends to at least 1 - 2 alpha, and to 1 with a level that shrinks with N.
+Each irrelevant variable is called strong or weak with probability at most
+about 2 alpha (alpha for each family; in practice far less, Bonferroni being
+conservative).  The Markov boundary on a sample still uses the threshold
+:func:`default_tolerances`.  See ``docs/relevance-on-samples.md``.
 """
 
 from __future__ import annotations
@@ -34,9 +72,15 @@ from varimp_core.exact.information import SubsetEntropies, members, popcount, su
 from varimp_core.data.table import DiscreteTable
 
 __all__ = ["RelevanceResult", "relevance", "relevance_with_importances", "default_tolerances",
-           "CLASSES"]
+           "g_test", "CLASSES", "SAMPLE_CLASSES", "DEFAULT_ALPHA"]
 
 CLASSES = ("strong", "weak", "irrelevant")
+#: Classes on a sample (G-tests): :data:`CLASSES` and ``"undecided"``.
+SAMPLE_CLASSES = CLASSES + ("undecided",)
+#: Default level of the G-tests on a sample.
+DEFAULT_ALPHA = 0.05
+#: Least average expected count per cell of an adequate test (Cochran 1954).
+MIN_EXPECTED = 5.0
 
 
 @dataclass(frozen=True)
@@ -64,6 +108,13 @@ class RelevanceResult:
         blanket from which no variable can be removed, at threshold ``tol``),
         False when there are others; None when not known (a result stored
         before this field existed).
+    test : dict or None
+        None when the classes come from the threshold ``tol`` (exact
+        distributions, or a ``tol`` given).  On a sample classed by G-tests:
+        ``name`` ("G-test"), ``level``, ``correction``, ``df`` and ``sparse``
+        (the rules, in words), and per variable, for its strong test
+        (:math:`B = V^{-m}`): ``statistic`` (G), ``df_values``, ``p_value``
+        (uncorrected) and ``adequate``; ``n`` the sample size.
     """
 
     variables: tuple
@@ -74,10 +125,11 @@ class RelevanceResult:
     strictly_positive: bool
     tol: float
     boundary_unique: bool | None = None
+    test: dict | None = None
 
     def to_dict(self) -> dict:
         """The ``relevance --format json`` object of the command line."""
-        return {
+        d = {
             "variables": list(self.variables),
             "relevance": list(self.relevance),
             "degree": list(self.degree),
@@ -87,6 +139,9 @@ class RelevanceResult:
             "tol": self.tol,
             "boundary_unique": self.boundary_unique,
         }
+        if self.test is not None:   # a sample classed by G-tests
+            d["test"] = dict(self.test)
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "RelevanceResult":
@@ -98,7 +153,8 @@ class RelevanceResult:
                    minimal_boundary=tuple(d["minimal_boundary"]),
                    strictly_positive=bool(d["strictly_positive"]), tol=float(d["tol"]),
                    boundary_unique=None if d.get("boundary_unique") is None
-                   else bool(d["boundary_unique"]))
+                   else bool(d["boundary_unique"]),
+                   test=None if d.get("test") is None else dict(d["test"]))
 
     def to_frame(self):
         import pandas as pd
@@ -153,8 +209,151 @@ def default_tolerances(table: DiscreteTable) -> tuple[float, float]:
             float(min(MAX_DEFAULT_TOL, scale * boundary)))
 
 
+def _stratum_codes(table: DiscreteTable, mask: int) -> np.ndarray:
+    """Code 0 .. S-1 of each row's stratum of :math:`X_B` (B the bit mask)."""
+    cols = members(int(mask))
+    n = table.X.shape[0]
+    if not cols:
+        return np.zeros(n, dtype=np.int64)
+    sub = table.X[:, cols]
+    span = sub.max(axis=0).astype(float) + 1
+    if float(np.prod(span)) < 2.0 ** 62:
+        strides = np.concatenate([np.cumprod(span[::-1])[::-1][1:], [1]]).astype(np.int64)
+        return np.unique(sub @ strides, return_inverse=True)[1].ravel()
+    return np.unique(sub, axis=0, return_inverse=True)[1].ravel()
+
+
+def _levels_per_stratum(strata: np.ndarray, codes: np.ndarray, n_strata: int) -> np.ndarray:
+    """Number of distinct ``codes`` seen in each stratum (rows all have positive weight)."""
+    pairs = np.unique(strata * (int(codes.max()) + 1) + codes)
+    return np.bincount(pairs // (int(codes.max()) + 1), minlength=n_strata)
+
+
+def g_test(table: DiscreteTable, m: int, cond_mask: int, cmi_bits: float | None = None
+           ) -> dict:
+    """G-test of :math:`X_m \\perp Y \\mid X_B` on a sample (``table`` holds counts).
+
+    .. math::
+
+        G = 2N\\ln 2\\,\\hat I(X_m; Y \\mid X_B), \\qquad
+        df = \\sum_{b:\\,n_b > 0} (r_b - 1)(c_b - 1),
+
+    with :math:`\\hat I` the plug-in conditional mutual information in bits,
+    N the total weight, and :math:`r_b`, :math:`c_b` the levels of
+    :math:`X_m` and Y seen in stratum b of :math:`X_B`.  The p-value is
+    :math:`P(\\chi^2_{df} \\ge G)` (1 when df = 0, where G = 0 too).  The
+    test is adequate when the average expected count :math:`N/(r c S_B)` is
+    at least 5 (r, c: levels of :math:`X_m` and Y seen in the sample,
+    :math:`S_B` the non-empty strata of :math:`X_B`).
+
+    Parameters
+    ----------
+    table : DiscreteTable
+    m : int
+        The tested input.
+    cond_mask : int
+        Bit mask of B (without m).
+    cmi_bits : float, optional
+        :math:`\\hat I` if already known (else computed from the table).
+
+    Returns
+    -------
+    dict
+        ``statistic``, ``df``, ``p_value``, ``adequate``, ``cmi`` (bits),
+        ``n``, ``strata``, ``expected`` (the average expected count).
+    """
+    from scipy.stats import chi2
+
+    if cond_mask >> m & 1:
+        raise ValueError(f"The conditioning set must not contain the tested input {m}.")
+    n = float(table.total_weight)
+    if cmi_bits is None:
+        from varimp_core.exact.information import conditional_mutual_information
+        cmi_bits = conditional_mutual_information(table, m, members(int(cond_mask)))
+    cmi_bits = max(float(cmi_bits), 0.0)
+    strata = _stratum_codes(table, cond_mask)
+    n_strata = int(strata.max()) + 1 if strata.size else 0
+    xm, y = table.X[:, m], table.y
+    r_b = _levels_per_stratum(strata, xm, n_strata) if n_strata else np.zeros(0, int)
+    c_b = _levels_per_stratum(strata, y, n_strata) if n_strata else np.zeros(0, int)
+    df = int(np.sum((r_b - 1) * (c_b - 1)))
+    g = 2.0 * n * np.log(2.0) * cmi_bits
+    if df == 0:
+        g, pval = 0.0, 1.0   # one level of X_m or Y in every stratum: the plug-in is 0
+    else:
+        pval = float(chi2.sf(g, df))
+    cells = len(np.unique(xm)) * len(np.unique(y)) * n_strata if n_strata else 0
+    expected = n / cells if cells else 0.0
+    return {"statistic": float(g), "df": df, "p_value": pval,
+            "adequate": bool(cells and expected >= MIN_EXPECTED), "cmi": cmi_bits,
+            "n": n, "strata": n_strata, "expected": float(expected)}
+
+
+def _holm(pvals: list, alpha: float) -> list:
+    """Holm's step-down rejections of the non-None p-values at family-wise level alpha."""
+    idx = [i for i, q in enumerate(pvals) if q is not None]
+    order = sorted(idx, key=lambda i: pvals[i])
+    out = [False] * len(pvals)
+    for k, i in enumerate(order):
+        if pvals[i] > alpha / (len(order) - k):
+            break
+        out[i] = True
+    return out
+
+
+def _sample_classes(table: DiscreteTable, ent: SubsetEntropies, alpha: float
+                    ) -> tuple[list, list, dict]:
+    """Classes, degrees and the ``test`` record of :func:`relevance` on a sample."""
+    p = table.n_features
+    full = (1 << p) - 1
+    tests = {}   # (m, mask) -> g_test dict
+    for mask in range(1 << p):
+        for m in range(p):
+            if mask >> m & 1:
+                continue
+            tests[m, mask] = g_test(table, m, mask, float(ent.cmi(m, [mask])[0]))
+    strong_t = [tests[m, full & ~(1 << m)] for m in range(p)]
+    strong_rej = _holm([t["p_value"] if t["adequate"] else None for t in strong_t], alpha)
+    classes, degrees = [], []
+    for m in range(p):
+        bit = 1 << m
+        smaller = [(mask, tests[m, mask]) for mask in range(1 << p)
+                   if not mask & bit and mask != full & ~bit]
+        tried = [(mask, t) for mask, t in smaller if t["adequate"]]
+        level = alpha / len(tried) if tried else 0.0
+        rejected = [mask for mask, t in tried if t["p_value"] <= level]
+        sizes = [bin(mask).count("1") for mask in rejected]
+        if strong_rej[m]:
+            sizes.append(p - 1)
+        degrees.append(min(sizes) if sizes else None)
+        if strong_rej[m]:
+            classes.append("strong")
+        elif rejected:
+            classes.append("weak" if strong_t[m]["adequate"] else "undecided")
+        elif strong_t[m]["adequate"] and len(tried) == len(smaller):
+            classes.append("irrelevant")
+        else:
+            classes.append("undecided")
+    record = {
+        "name": "G-test", "level": float(alpha),
+        "correction": "Holm across variables (strong test, B = all other inputs); Bonferroni "
+                      "across the adequate smaller sets B of each variable (weak tests)",
+        "df": "sum over non-empty strata b of X_B of (r_b - 1)(c_b - 1), r_b and c_b the "
+              "levels of X_m and Y seen in b",
+        "sparse": f"a test is sparse (never rejects) when N / (r c S_B) < {MIN_EXPECTED:g}, "
+                  "r and c the levels of X_m and Y seen, S_B the non-empty strata of X_B",
+        "n": float(table.total_weight),
+        "statistic": [t["statistic"] for t in strong_t],
+        "df_values": [t["df"] for t in strong_t],
+        "p_value": [t["p_value"] for t in strong_t],
+        "adequate": [t["adequate"] for t in strong_t],
+    }
+    return classes, degrees, record
+
+
 def relevance(table: DiscreteTable, *, tol: float | None = None,
-              entropies: SubsetEntropies | None = None) -> RelevanceResult:
+              entropies: SubsetEntropies | None = None,
+              alpha: float = DEFAULT_ALPHA) -> RelevanceResult:
     """Classify every variable as strongly, weakly or not relevant.
 
     Parameters
@@ -169,18 +368,27 @@ def relevance(table: DiscreteTable, *, tol: float | None = None,
         0.05 bits; the boundary test then uses the bias of its own largest
         statistic, :math:`(|Y|-1)(\\prod_j c_j - 1)/(2N\\ln 2)`, capped alike
         (:func:`default_tolerances`). Heuristics; pass your own for real
-        analyses.
+        analyses.  On a sample without ``tol`` the classes come from G-tests
+        (module docstring) and the default thresholds serve the Markov
+        boundary only; a ``tol`` given on a sample restores the threshold
+        classes.
     entropies : SubsetEntropies, optional
+    alpha : float, default 0.05
+        Level of the G-tests on a sample (unused otherwise).
 
     Returns
     -------
     RelevanceResult
-        ``tol`` is the threshold of the terms.
+        ``tol`` is the threshold of the terms; ``test`` describes the G-tests
+        (None when the classes come from the threshold).
     """
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be a level between 0 and 1, got {alpha!r}.")
     if tol is not None and (not np.isfinite(tol) or tol < 0):
         raise ValueError(f"tol must be a non-negative number of bits, got {tol!r}.")
     ent = entropies if entropies is not None else subset_entropies(table)
     p = table.n_features
+    use_test = tol is None and not table.exact
     if tol is not None:
         boundary_tol = tol
     elif table.exact:
@@ -190,8 +398,10 @@ def relevance(table: DiscreteTable, *, tol: float | None = None,
     masks = np.arange(1 << p, dtype=np.int64)
     sizes = popcount(masks)
     full = (1 << p) - 1
-    classes, degrees = [], []
-    for m in range(p):
+    classes, degrees, record = [], [], None
+    if use_test:
+        classes, degrees, record = _sample_classes(table, ent, alpha)
+    for m in range(p if not use_test else 0):
         bit = 1 << m
         b = masks[(masks & bit) == 0]
         cmi = ent.cmi(m, b)
@@ -226,6 +436,7 @@ def relevance(table: DiscreteTable, *, tol: float | None = None,
         strictly_positive=bool(positive_dist),
         tol=float(tol),
         boundary_unique=bool(np.count_nonzero(boundaries) == 1),
+        test=record,
     )
 
 

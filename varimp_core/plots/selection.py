@@ -31,10 +31,12 @@ from varimp_core.plots.style import user_text_safe
 __all__ = ["make_relevance_figure", "make_pvalue_figure", "make_subspace_curves",
            "make_selected_figure", "CLASS_COLORS", "METHOD_COLORS", "MAX_SELECTED_BARS"]
 
-#: One colour per relevance class (Okabe-Ito: blue, orange, grey).
-CLASS_COLORS = {"strong": "#0072B2", "weak": "#E69F00", "irrelevant": "#999999"}
+#: One colour per relevance class (Okabe-Ito: blue, orange, grey; reddish purple for
+#: "undecided", a sample's class when a needed G-test has too few rows).
+CLASS_COLORS = {"strong": "#0072B2", "weak": "#E69F00", "irrelevant": "#999999",
+                "undecided": "#CC79A7"}
 _CLASS_LABELS = {"strong": "strongly relevant", "weak": "weakly relevant",
-                 "irrelevant": "irrelevant"}
+                 "irrelevant": "irrelevant", "undecided": "undecided (too few rows)"}
 #: RS and SRS colours (Okabe-Ito vermillion and bluish green).
 METHOD_COLORS = {"rs": "#D55E00", "srs": "#009E73"}
 _METHOD_NAMES = {"rs": "RS", "srs": "SRS"}
@@ -88,13 +90,14 @@ def make_relevance_figure(relevance_result, importances=None, *, units: str = "b
         heights = np.ones(len(variables))
     boundary = set(r.minimal_boundary)
     fig = go.Figure()
-    for cls in ("strong", "weak", "irrelevant"):
+    for cls in ("strong", "weak", "irrelevant", "undecided"):
         idx = [j for j, c in enumerate(r.relevance) if c == cls]
         if not idx:
             continue
         degrees = [r.degree[j] for j in idx]
         inside = [variables[j] in boundary for j in idx]
-        text = ["irrelevant" if d is None else f"d = {d}" for d in degrees]
+        text = [("undecided" if cls == "undecided" else "irrelevant") if d is None
+                else f"d = {d}" for d in degrees]
         fig.add_trace(go.Bar(
             x=[variables[j] for j in idx], y=_floats(heights[idx]), name=_CLASS_LABELS[cls],
             showlegend=True,

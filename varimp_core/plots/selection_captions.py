@@ -53,14 +53,23 @@ def relevance_sentences(r: RelevanceResult, *, exact: bool, n: int | None = None
     default_tol : bool
         ``r.tol`` is the core's default, not the user's.
     """
-    how = ("Exact: computed on the exact distribution, a conditional mutual information "
+    if r.test is not None:   # a sample classed by G-tests (issue 24)
+        t = r.test
+        how = (f"Plug-in estimate from a sample of N = {t['n']:,.0f} rows: each "
+               f"I(X; Y | B) = 0 is a G-test, G = 2 N ln 2 \u00d7 I in bits against "
+               f"chi-square, at level {t['level']:g} ({t['correction']}). A test with fewer "
+               "than 5 rows per cell on average never rejects, and a variable it leaves "
+               "open is \"undecided\".")
+    else:
+        how = None
+    how = how or ("Exact: computed on the exact distribution, a conditional mutual information "
            f"counts as zero at or below tol = {r.tol:.3g} bits (rounding only)." if exact
            else f"Plug-in estimate from a sample of N = {n:,} rows: a conditional mutual "
            f"information counts as zero at or below tol = {r.tol:.3g} bits"
            + (" (the core's default, the plug-in bias of the largest conditioning set, "
               "capped at 0.05 bits)." if default_tol else " (yours)."))
     by = {c: [v for v, k in zip(r.variables, r.relevance) if k == c]
-          for c in ("strong", "weak", "irrelevant")}
+          for c in ("strong", "weak", "irrelevant", "undecided")}
     mb = ("Markov boundary (unique, the input distribution is strictly positive): "
           + name_list(r.markov_boundary) + "." if r.markov_boundary is not None else
           "A minimal Markov boundary: " + name_list(r.minimal_boundary) + " (the input "
@@ -69,8 +78,10 @@ def relevance_sentences(r: RelevanceResult, *, exact: bool, n: int | None = None
               r.boundary_unique, ")."))
     return [how,
             f"Strongly relevant: {name_list(by['strong'])}; weakly relevant: "
-            f"{name_list(by['weak'])}; irrelevant: {name_list(by['irrelevant'])}. The degree d "
-            "is the size of the smallest set B with I(X; Y | B) > 0.", mb,
+            f"{name_list(by['weak'])}; irrelevant: {name_list(by['irrelevant'])}"
+            + (f"; undecided: {name_list(by['undecided'])}" if by["undecided"] else "")
+            + ". The degree d is the size of the smallest set B with I(X; Y | B) > 0"
+            + (" (a rejected test)." if r.test is not None else "."), mb,
             "Bars: each variable's importance in an infinite forest of totally randomized trees "
             "(K = 1, Eqn 3) on the same " + ("distribution" if exact else "sample")
             + "; it is zero exactly for the irrelevant variables (Louppe et al. 2013, "
