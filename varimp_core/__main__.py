@@ -63,7 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="draw each tree's rows with replacement (default: on for sklearn-rf, "
                           "off otherwise); --no-bootstrap grows every tree on all rows")
     imp.add_argument("--k-semantics", choices=("id3", "sklearn"), default="id3")
-    imp.add_argument("--criterion", choices=("entropy", "gini"), default="entropy")
+    imp.add_argument("--criterion", choices=("entropy", "gini", "squared_error"),
+                     default="entropy", help="squared_error: variance of a numeric target "
+                                             "(exact method)")
     imp.add_argument("--n-jobs", type=int, default=None, metavar="J",
                      help="processes growing the sampled forests' trees (-1: every core; "
                           "default: VARIMP_N_JOBS, else 1); the numbers do not depend on it")

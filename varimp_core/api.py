@@ -21,7 +21,8 @@ from varimp_core.data.table import DiscreteTable
 from varimp_core.exact.eqn3 import eqn3_importances
 from varimp_core.exact.lattice import MAX_LATTICE_CELLS, lattice_cost
 
-__all__ = ["METHODS", "load_data", "compute_importances", "default_method", "summarize"]
+__all__ = ["METHODS", "load_data", "compute_importances", "default_method", "summarize",
+           "numeric_target_table"]
 
 METHODS = ("exact", "forest", "sklearn-rf", "sklearn-et", "exact-rf", "exact-et")
 
@@ -104,6 +105,32 @@ def _eqn3_without_profile(table: DiscreteTable, problem) -> ImportanceResult:
                                               "formula": "eqn3"}})
 
 
+def numeric_target_table(data: PreparedData) -> DiscreteTable:
+    """The sample with Y's own numbers as classes (one per distinct value), inputs as coded.
+
+    For ``criterion="squared_error"``: the data layer bins a regression target into
+    quantile bins for the discrete methods (``data.table``); the variance needs Y
+    itself, kept in ``data.y``.
+
+    Raises
+    ------
+    ValueError
+        With a sentence, for a classification target or data without per-row values.
+    """
+    if data.task != "regression":
+        raise ValueError(f"criterion='squared_error' is the variance of a numeric target, and "
+                         f"{data.target!r} is a classification target; use 'entropy' or "
+                         "'gini'.")
+    if data.X_codes is None or data.y is None:
+        raise ValueError("criterion='squared_error' needs the sample's rows; this data has "
+                         "none (an exact distribution).")
+    values, codes = np.unique(np.asarray(data.y, dtype=float), return_inverse=True)
+    t = data.table
+    return DiscreteTable.from_codes(data.X_codes, codes.ravel(), variables=t.variables,
+                                    target=t.target, x_labels=t.x_labels,
+                                    y_labels=tuple(float(v) for v in values), exact=False)
+
+
 def compute_importances(data: PreparedData | DiscreteTable, *, method: str | None = None,
                         max_features: int = 1, max_depth: int | None = None,
                         n_estimators: int = 100, bootstrap: bool | None = None,
@@ -134,7 +161,10 @@ def compute_importances(data: PreparedData | DiscreteTable, *, method: str | Non
         Default False for ``forest`` and ``sklearn-et``, True for ``sklearn-rf``.
     k_semantics : {"id3", "sklearn"}, default="id3"
         Multiway methods only (scikit-learn forests always use "sklearn").
-    criterion : {"entropy", "gini"}, default="entropy"
+    criterion : {"entropy", "gini", "squared_error"}, default="entropy"
+        ``squared_error`` (``exact`` only): the variance of a numeric target,
+        not binned (:func:`numeric_target_table`), units "variance of Y";
+        refused with a sentence for a classification target.
     random_state : int, default=0
     n_samples : int, optional
         Bootstrap size of the multiway forest.
@@ -171,6 +201,12 @@ def compute_importances(data: PreparedData | DiscreteTable, *, method: str | Non
     if method not in METHODS:
         raise ValueError(f"Unknown method {method!r}; choose one of: {', '.join(METHODS)}.")
     problem = data.source if isinstance(data, PreparedData) else None
+    if criterion == "squared_error":
+        if method != "exact":
+            raise ValueError(f"criterion='squared_error' is available for the exact method "
+                             f"only, not {method!r}.")
+        if isinstance(data, PreparedData):
+            table = numeric_target_table(data)
     if method == "exact":
         if table.n_features > MAX_SUBSET_FEATURES:
             raise ValueError(

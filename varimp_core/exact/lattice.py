@@ -28,9 +28,12 @@ import numpy as np
 from varimp_core.exact.information import MAX_SUBSET_FEATURES, subset_marginals
 from varimp_core.data.table import DiscreteTable
 
-__all__ = ["NodeStats", "build_lattice", "CRITERIA", "MAX_LATTICE_CELLS"]
+__all__ = ["NodeStats", "build_lattice", "CRITERIA", "MAX_LATTICE_CELLS", "target_values"]
 
-CRITERIA = ("entropy", "gini")
+#: Impurities: Shannon entropy (bits), Gini index, and the variance of a numeric Y
+#: (``"squared_error"``, Louppe's thesis section 6: Eqn 3 and Theorems 3-5 hold with
+#: G(Y; X_m | B) = Var(Y | B) - Var(Y | B, X_m) in place of I(X_m; Y | B)).
+CRITERIA = ("entropy", "gini", "squared_error")
 #: Budget for the summed size of all node arrays (cells times candidates).
 MAX_LATTICE_CELLS = 60_000_000
 
@@ -72,11 +75,44 @@ def _xlogx(a: np.ndarray) -> np.ndarray:
     return out
 
 
-def _weighted_impurity(counts: np.ndarray, criterion: str) -> np.ndarray:
-    """p(t) i(t) from class weights along the last axis (weights are probabilities)."""
+def target_values(table: DiscreteTable) -> np.ndarray:
+    """The number each output code stands for (``y_labels`` as floats), for the variance.
+
+    Raises
+    ------
+    ValueError
+        When a label is not a number (a classification target).
+    """
+    try:
+        values = np.asarray([float(v) for v in table.y_labels], dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError("criterion='squared_error' needs a numeric target; this target's "
+                         "values are labels, not numbers: use 'entropy' or 'gini'.") from None
+    if values.shape[0] < table.n_classes or not np.all(np.isfinite(values)):
+        raise ValueError("criterion='squared_error' needs a finite number for every value of "
+                         "the target.")
+    return values
+
+
+def _weighted_impurity(counts: np.ndarray, criterion: str,
+                       values: np.ndarray | None = None) -> np.ndarray:
+    """p(t) i(t) from class weights along the last axis (weights are probabilities).
+
+    ``squared_error``: :math:`\sum_c w_c y_c^2 - (\sum_c w_c y_c)^2 / W`, i.e.
+    :math:`p(t)\,\mathrm{Var}(Y \mid t)` with ``values`` the :math:`y_c`; exactly 0
+    in a node holding one value.
+    """
     n = counts.sum(axis=-1)
     if criterion == "entropy":
         return _xlogx(n) - _xlogx(counts).sum(axis=-1)
+    if criterion == "squared_error":
+        s1 = counts @ values
+        s2 = counts @ (values * values)
+        out = np.zeros_like(n, dtype=float)
+        pos = n > 0
+        out[pos] = s2[pos] - s1[pos] ** 2 / n[pos]
+        out[(counts > 0).sum(axis=-1) <= 1] = 0.0
+        return np.maximum(out, 0.0)
     sq = (counts ** 2).sum(axis=-1)
     out = n.copy()
     pos = n > 0
@@ -103,7 +139,7 @@ def _parent_index(child_shape: tuple, pos: int) -> np.ndarray:
     return (idx // (child_shape[pos] * lo)) * lo + idx % lo
 
 
-def _dense_lattice(table, criterion, depth):
+def _dense_lattice(table, criterion, depth, values=None):
     p = table.n_features
     marg = subset_marginals(table, max_size=depth)
     imp_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
@@ -112,7 +148,8 @@ def _dense_lattice(table, criterion, depth):
         if mask not in imp_cache:
             t = marg[mask]
             counts = t.reshape(-1, t.shape[-1])
-            imp_cache[mask] = (_weighted_impurity(counts, criterion), counts.sum(axis=-1) > 0)
+            imp_cache[mask] = (_weighted_impurity(counts, criterion, values),
+                               counts.sum(axis=-1) > 0)
         return imp_cache[mask]
 
     out = {}
@@ -139,7 +176,7 @@ def _dense_lattice(table, criterion, depth):
     return out
 
 
-def _sparse_lattice(table, criterion, depth):
+def _sparse_lattice(table, criterion, depth, values=None):
     p = table.n_features
     levels = table.n_levels
     if float(np.prod(levels.astype(float))) * table.n_classes >= 2.0 ** 62:
@@ -163,12 +200,33 @@ def _sparse_lattice(table, criterion, depth):
     def class_counts(gid, n):
         return np.bincount(gid * ny + table.y, weights=w, minlength=n * ny).reshape(n, ny)
 
+    if criterion == "squared_error":   # three moments per node, not |Y| class weights
+        yv = values[table.y]
+
+        def node_stats(gid, n):
+            """(p(t) Var(Y|t), p(t), pure) of every group, from W, sum w y and sum w y^2."""
+            s0 = np.bincount(gid, weights=w, minlength=n)
+            s1 = np.bincount(gid, weights=w * yv, minlength=n)
+            s2 = np.bincount(gid, weights=w * yv * yv, minlength=n)
+            distinct = np.bincount(np.unique(gid * ny + table.y) // ny, minlength=n)
+            imp = np.zeros(n)
+            pos = s0 > 0
+            imp[pos] = s2[pos] - s1[pos] ** 2 / s0[pos]
+            pure = distinct <= 1
+            imp[pure] = 0.0
+            return np.maximum(imp, 0.0), s0, pure
+    else:
+        def node_stats(gid, n):
+            counts = class_counts(gid, n)
+            return (_weighted_impurity(counts, criterion), counts.sum(axis=-1),
+                    (counts > 0).sum(axis=-1) <= 1)
+
     out = {}
     for size in range(depth):
         for combo in combinations(range(p), size):
             mask = sum(1 << j for j in combo)
             gid, n = groups(mask)
-            counts = class_counts(gid, n)
+            node_imp, prob, pure = node_stats(gid, n)
             cands, imps, nonempty, parents = [], [], [], []
             for v in range(p):
                 if mask >> v & 1:
@@ -176,14 +234,13 @@ def _sparse_lattice(table, criterion, depth):
                 cg, cn = groups(mask | 1 << v)
                 par = np.zeros(cn, dtype=np.int64)
                 par[cg] = gid
-                child_counts = class_counts(cg, cn)
+                child_imp, child_prob, _ = node_stats(cg, cn)
                 cands.append(v)
-                imps.append(_weighted_impurity(child_counts, criterion))
+                imps.append(child_imp)
                 # a group only rows of weight 0 reach is an empty child, as in the dense lattice
-                nonempty.append(child_counts.sum(axis=-1) > 0)
+                nonempty.append(child_prob > 0)
                 parents.append(par)
-            out[mask] = _finish(mask, counts.sum(axis=-1), _weighted_impurity(counts, criterion),
-                                (counts > 0).sum(axis=-1) <= 1, cands, imps, nonempty, parents)
+            out[mask] = _finish(mask, prob, node_imp, pure, cands, imps, nonempty, parents)
         for m in [m for m in group if bin(m).count("1") <= size]:
             del group[m]
     return out
@@ -200,15 +257,19 @@ def lattice_cost(table: DiscreteTable, depth: int) -> tuple[float, float]:
 
 
 def build_lattice(table: DiscreteTable, *, criterion: str = "entropy",
-                  max_depth: int | None = None) -> dict[int, NodeStats]:
+                  max_depth: int | None = None,
+                  y_values: np.ndarray | None = None) -> dict[int, NodeStats]:
     """Statistics of every splittable node, keyed by the bit mask of its subset.
 
     Parameters
     ----------
     table : DiscreteTable
-    criterion : {"entropy", "gini"}
+    criterion : {"entropy", "gini", "squared_error"}
     max_depth : int, optional
         Only subsets of size < max_depth are splittable.
+    y_values : ndarray of shape (n_classes,), optional
+        ``squared_error`` only: the number each output code stands for (default
+        :func:`target_values`); each distinct value of Y is a class, nothing is binned.
 
     Raises
     ------
@@ -226,6 +287,9 @@ def build_lattice(table: DiscreteTable, *, criterion: str = "entropy",
     if table.n_rows == 0 or table.total_weight <= 0:
         raise ValueError("The table is empty: it has no rows with positive weight.")
     depth = p if max_depth is None else min(int(max_depth), p)
+    values = None
+    if criterion == "squared_error":
+        values = target_values(table) if y_values is None else np.asarray(y_values, float)
     dense, sparse = lattice_cost(table, depth)
     if min(dense, sparse) > MAX_LATTICE_CELLS:
         raise ValueError(
@@ -234,5 +298,5 @@ def build_lattice(table: DiscreteTable, *, criterion: str = "entropy",
             "variables or bins, or the sampled forest method."
         )
     if dense <= sparse:
-        return _dense_lattice(table, criterion, depth)
-    return _sparse_lattice(table, criterion, depth)
+        return _dense_lattice(table, criterion, depth, values)
+    return _sparse_lattice(table, criterion, depth, values)

@@ -19,6 +19,15 @@ node depends only on the conditional distribution there.  The recursion
 stops at pure nodes, at depth ``max_depth``, and when no variable remains.
 At K=1 and full depth it equals Eqn 3 of Louppe et al. (2013); Theorem 2
 (importances sum to :math:`I(X;Y)`) holds for every K at full depth.
+
+``criterion="squared_error"`` uses the variance of a numeric Y as impurity
+(Louppe's thesis, section 6): each distinct value of Y is a class of the
+lattice, nothing is binned, :math:`\Delta i` is
+:math:`\mathrm{Var}(Y \mid b) - E[\mathrm{Var}(Y \mid b, X_v) \mid b]`, and at
+full depth the importances sum to :math:`\mathrm{Var}(Y) - E\,\mathrm{Var}(Y \mid X)`
+(``information``), in units of the variance of Y.  The lattice runs on Y
+standardized (so ties between candidates are judged on one scale) and the
+importances are scaled back by :math:`\mathrm{Var}(Y)`.
 """
 
 from __future__ import annotations
@@ -26,14 +35,46 @@ from __future__ import annotations
 import numpy as np
 
 from varimp_core.exact.information import subset_entropies
-from varimp_core.exact.lattice import NodeStats, build_lattice
+from varimp_core.exact.lattice import NodeStats, build_lattice, target_values
 from varimp_core.result import ImportanceResult
 from varimp_core.exact.splitting import (TIE_TOLERANCE, validate_max_features, validate_semantics,
                                          win_probability_table)
 from varimp_core.data.table import DiscreteTable
 from varimp_core.exact.eqn3 import validate_max_depth
 
-__all__ = ["exact_importances", "exact_importances_path"]
+__all__ = ["exact_importances", "exact_importances_path", "explained_variance",
+           "VARIANCE_UNITS"]
+
+#: ``units`` of squared_error importances.
+VARIANCE_UNITS = "variance of Y"
+
+
+def _moments(table: DiscreteTable) -> tuple[float, float, np.ndarray]:
+    """Mean and variance of Y under the table's probabilities, and Y's values."""
+    values = target_values(table)
+    w = table.probabilities
+    yv = values[table.y]
+    mean = float(np.dot(w, yv))
+    var = float(np.dot(w, (yv - mean) ** 2))
+    return mean, var, values
+
+
+def explained_variance(table: DiscreteTable) -> float:
+    """:math:`\mathrm{Var}(Y) - E\,\mathrm{Var}(Y \mid X)` (plug-in on a sample).
+
+    The Theorem 2 analogue: what fully grown trees' variance importances sum to.
+    """
+    mean, var, values = _moments(table)
+    w = table.probabilities
+    z = values[table.y] - mean
+    _, cell = np.unique(table.X, axis=0, return_inverse=True)
+    cell = cell.ravel()
+    n = int(cell.max()) + 1
+    s0 = np.bincount(cell, weights=w, minlength=n)
+    s1 = np.bincount(cell, weights=w * z, minlength=n)
+    s2 = np.bincount(cell, weights=w * z * z, minlength=n)
+    within = float(np.sum(s2 - s1 ** 2 / s0))
+    return max(var - max(within, 0.0), 0.0)
 
 
 def _win_probabilities(node: NodeStats, active: np.ndarray, max_features: int,
@@ -122,7 +163,9 @@ def exact_importances_path(table: DiscreteTable, *, max_features=(1,), max_depth
         Depth limit D (None: fully grown). A sequence gives one result per
         (K, D) pair, K varying slowest.
     k_semantics : {"id3", "sklearn"}
-    criterion : {"entropy", "gini"}
+    criterion : {"entropy", "gini", "squared_error"}
+        ``squared_error``: the variance of Y (``table.y_labels`` are its
+        numbers, one class per distinct value), units "variance of Y".
     problem : str, optional
 
     Returns
@@ -136,12 +179,20 @@ def exact_importances_path(table: DiscreteTable, *, max_features=(1,), max_depth
     ks = [validate_max_features(k, p) for k in max_features]
     depths = list(max_depth) if isinstance(max_depth, (list, tuple)) else [max_depth]
     eff = [validate_max_depth(d, p) for d in depths]
-    lattice = build_lattice(table, criterion=criterion, max_depth=max(eff))
-    information = subset_entropies(table).information if criterion == "entropy" else None
+    scale, y_values = 1.0, None
+    if criterion == "squared_error":
+        mean, scale, values = _moments(table)
+        sd = np.sqrt(scale) if scale > 0 else 1.0
+        y_values = (values - mean) / sd
+        scale = sd * sd
+    lattice = build_lattice(table, criterion=criterion, max_depth=max(eff), y_values=y_values)
+    information = subset_entropies(table).information if criterion == "entropy" else (
+        explained_variance(table) if criterion == "squared_error" else None)
+    units = {"entropy": "bits", "squared_error": VARIANCE_UNITS}.get(criterion, "gini")
     out = []
     for k in ks:
         for d, d_eff in zip(depths, eff):
-            by_degree = _propagate(lattice, p, k, d_eff, k_semantics)
+            by_degree = _propagate(lattice, p, k, d_eff, k_semantics) * scale
             out.append(ImportanceResult(
                 variables=table.variables,
                 importances=by_degree.sum(axis=1),
@@ -151,7 +202,7 @@ def exact_importances_path(table: DiscreteTable, *, max_features=(1,), max_depth
                             "criterion": criterion},
                 problem=problem,
                 information=information,
-                units="bits" if criterion == "entropy" else "gini",
+                units=units,
                 exact=bool(table.exact),
             ))
     return out
@@ -174,7 +225,8 @@ def exact_importances(table: DiscreteTable, *, max_features: int = 1, max_depth=
         Depth limit D; None grows trees fully.
     k_semantics : {"id3", "sklearn"}, default="id3"
         How K draws its candidates; see :mod:`varimp_core.exact.splitting`.
-    criterion : {"entropy", "gini"}, default="entropy"
+    criterion : {"entropy", "gini", "squared_error"}, default="entropy"
+        ``squared_error``: variance of a numeric Y (see the module docstring).
     problem : str, optional
         Spec recorded in the result.
 
