@@ -98,8 +98,8 @@ def _weighted_impurity(counts: np.ndarray, criterion: str,
                        values: np.ndarray | None = None) -> np.ndarray:
     """p(t) i(t) from class weights along the last axis (weights are probabilities).
 
-    ``squared_error``: :math:`\sum_c w_c y_c^2 - (\sum_c w_c y_c)^2 / W`, i.e.
-    :math:`p(t)\,\mathrm{Var}(Y \mid t)` with ``values`` the :math:`y_c`; exactly 0
+    ``squared_error``: :math:`\\sum_c w_c y_c^2 - (\\sum_c w_c y_c)^2 / W`, i.e.
+    :math:`p(t)\\,\\mathrm{Var}(Y \\mid t)` with ``values`` the :math:`y_c`; exactly 0
     in a node holding one value.
     """
     n = counts.sum(axis=-1)

@@ -22,12 +22,12 @@ At K=1 and full depth it equals Eqn 3 of Louppe et al. (2013); Theorem 2
 
 ``criterion="squared_error"`` uses the variance of a numeric Y as impurity
 (Louppe's thesis, section 6): each distinct value of Y is a class of the
-lattice, nothing is binned, :math:`\Delta i` is
-:math:`\mathrm{Var}(Y \mid b) - E[\mathrm{Var}(Y \mid b, X_v) \mid b]`, and at
-full depth the importances sum to :math:`\mathrm{Var}(Y) - E\,\mathrm{Var}(Y \mid X)`
+lattice, nothing is binned, :math:`\\Delta i` is
+:math:`\\mathrm{Var}(Y \\mid b) - E[\\mathrm{Var}(Y \\mid b, X_v) \\mid b]`, and at
+full depth the importances sum to :math:`\\mathrm{Var}(Y) - E\\,\\mathrm{Var}(Y \\mid X)`
 (``information``), in units of the variance of Y.  The lattice runs on Y
 standardized (so ties between candidates are judged on one scale) and the
-importances are scaled back by :math:`\mathrm{Var}(Y)`.
+importances are scaled back by :math:`\\mathrm{Var}(Y)`.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def _moments(table: DiscreteTable) -> tuple[float, float, np.ndarray]:
 
 
 def explained_variance(table: DiscreteTable) -> float:
-    """:math:`\mathrm{Var}(Y) - E\,\mathrm{Var}(Y \mid X)` (plug-in on a sample).
+    """:math:`\\mathrm{Var}(Y) - E\\,\\mathrm{Var}(Y \\mid X)` (plug-in on a sample).
 
     The Theorem 2 analogue: what fully grown trees' variance importances sum to.
     """
