@@ -172,7 +172,9 @@ def _importances(args) -> str:
              + " ".join(f"{k}={v}" for k, v in result.parameters.items()),
              frame.to_string(index=False, float_format=lambda v: f"{v:.4f}"),
              f"sum = {result.total:.4f}"
-             + ("" if result.information is None else f"   I(X;Y) = {result.information:.4f}")]
+             + ("" if result.information is None else
+                f"   {'Var(Y) - E Var(Y|X)' if args.criterion == 'squared_error' else 'I(X;Y)'}"
+                f" = {result.information:.4f}")]
     if terms is not None:
         lines.append(terms.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     return "\n".join(lines)
