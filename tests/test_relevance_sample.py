@@ -128,3 +128,41 @@ def test_result_round_trips_and_the_cli_json_states_the_test(capsys):
     assert "Holm" in d["test"]["correction"] and "Bonferroni" in d["test"]["correction"]
     assert set(d["relevance"]) <= {"strong", "weak", "irrelevant", "undecided"}
     assert len(d["test"]["p_value"]) == 7
+
+
+def test_level_by_level_tests_equal_g_test_one_by_one():
+    """relevance() finds every (m, B) test level by level; each equals g_test called alone."""
+    from varimp_core.exact.information import subset_entropies
+    from varimp_core.exact.relevance import _all_tests
+
+    rng = np.random.default_rng(11)
+    n = 80
+    X = np.column_stack([rng.integers(0, 2, n), rng.integers(0, 3, n), rng.integers(0, 4, n)])
+    y = (X[:, 0] + (X[:, 1] == 2) + rng.integers(0, 2, n)) % 3
+    t = DiscreteTable.from_codes(X, y)
+    fast = _all_tests(t, subset_entropies(t))
+    assert len(fast) == 3 * 4
+    for (m, mask), got in fast.items():
+        one = g_test(t, m, mask)
+        for key in ("df", "adequate", "strata"):
+            assert got[key] == one[key], (m, mask, key)
+        assert got["statistic"] == pytest.approx(one["statistic"], abs=1e-9)
+        assert got["p_value"] == pytest.approx(one["p_value"], abs=1e-12)
+
+
+def test_many_inputs_cap_the_weak_tests_and_leave_irrelevance_undecided(monkeypatch):
+    """Beyond MAX_TESTS the weak tests stop at a subset size: relevance is still found, and
+    irrelevance (which needs every B) is left undecided, never asserted."""
+    import varimp_core.exact.relevance as rel
+
+    table = load_data(problem="xor:relevant=2,irrelevant=2", n_samples=4000,
+                      random_state=0).table
+    full = relevance(table)
+    assert full.relevance == ("strong", "strong", "irrelevant", "irrelevant")
+    assert full.test["max_subset_size"] is None
+    assert full.test["relevant"] == [True, True, False, False]
+    monkeypatch.setattr(rel, "MAX_TESTS", 4 + 4 * 3)   # |B| <= 1 only
+    capped = relevance(table)
+    assert capped.test["max_subset_size"] == 1
+    assert capped.relevance == ("strong", "strong", "undecided", "undecided")
+    assert capped.test["relevant"] == [True, True, None, None]

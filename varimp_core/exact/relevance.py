@@ -81,6 +81,10 @@ SAMPLE_CLASSES = CLASSES + ("undecided",)
 DEFAULT_ALPHA = 0.05
 #: Least average expected count per cell of an adequate test (Cochran 1954).
 MIN_EXPECTED = 5.0
+#: Most G-tests :func:`relevance` runs on a sample (about 0.3 ms each): beyond, the weak
+#: tests stop at the largest |B| that fits, and a variable none of them shows relevant is
+#: "undecided" (its irrelevance needs every B).
+MAX_TESTS = 50_000
 
 
 @dataclass(frozen=True)
@@ -114,7 +118,10 @@ class RelevanceResult:
         ``name`` ("G-test"), ``level``, ``correction``, ``df`` and ``sparse``
         (the rules, in words), and per variable, for its strong test
         (:math:`B = V^{-m}`): ``statistic`` (G), ``df_values``, ``p_value``
-        (uncorrected) and ``adequate``; ``n`` the sample size.
+        (uncorrected) and ``adequate``; ``relevant`` (True: some test rejects,
+        False: every test adequate and none rejects, None: not known); ``n`` the
+        sample size; ``max_subset_size`` (None, or the largest |B| of the weak
+        tests when the inputs are too many for all 2^(p-1), :data:`MAX_TESTS`).
     """
 
     variables: tuple
@@ -301,24 +308,93 @@ def _holm(pvals: list, alpha: float) -> list:
     return out
 
 
+def _refine(inv: np.ndarray, col: np.ndarray) -> tuple[np.ndarray, int]:
+    """Cells of (cells ``inv``, ``col``): each row's code, and their number."""
+    key = inv * (int(col.max()) + 1) + col
+    u, out = np.unique(key, return_inverse=True)
+    return out.ravel(), int(u.size)
+
+
+def _all_tests(table: DiscreteTable, ent: SubsetEntropies, max_size: int | None = None) -> dict:
+    """:func:`g_test` of every (m, B), B not containing m, keyed ``(m, mask)``
+    (only :math:`|B| \\le` ``max_size`` when given).
+
+    The same numbers as :func:`g_test`, found level by level: the strata of each B
+    are refined into those of :math:`B \\cup \\{m\\}` and of :math:`(X_B, Y)`, and
+    :math:`r_b`, :math:`c_b` are counts of the refined cells in each stratum.
+    """
+    from scipy.stats import chi2
+
+    p = table.n_features
+    n = float(table.total_weight)
+    X, y = table.X, table.y
+    r_all = [int(np.unique(X[:, m]).size) for m in range(p)]
+    c_all = int(np.unique(y).size)
+    keys, stats, dfs = [], [], []
+    level = {0: (np.zeros(table.n_rows, dtype=np.int64), 1)}
+    for _ in range(p if max_size is None else min(p, max_size + 1)):
+        nxt = {}
+        for mask, (inv_b, n_b) in level.items():
+            inv_by, n_by = _refine(inv_b, y)
+            par = np.zeros(n_by, dtype=np.int64)
+            par[inv_by] = inv_b
+            c_b = np.bincount(par, minlength=n_b)
+            for m in range(p):
+                if mask >> m & 1:
+                    continue
+                child = mask | 1 << m
+                if child not in nxt:
+                    nxt[child] = _refine(inv_b, X[:, m])
+                inv_c, n_c = nxt[child]
+                par = np.zeros(n_c, dtype=np.int64)
+                par[inv_c] = inv_b
+                r_b = np.bincount(par, minlength=n_b)
+                df = int(np.sum((r_b - 1) * (c_b - 1)))
+                g = 2.0 * n * np.log(2.0) * float(ent.cmi(m, [mask])[0]) if df else 0.0
+                cells = r_all[m] * c_all * n_b
+                keys.append((m, mask, n_b, cells))
+                stats.append(g)
+                dfs.append(df)
+        level = nxt
+    dfs_a = np.asarray(dfs, dtype=float)
+    pv = np.ones(len(dfs))
+    pos = dfs_a > 0
+    pv[pos] = chi2.sf(np.asarray(stats)[pos], dfs_a[pos])
+    out = {}
+    for (m, mask, n_b, cells), g, df, q in zip(keys, stats, dfs, pv):
+        expected = n / cells
+        out[m, mask] = {"statistic": float(g), "df": df, "p_value": float(q),
+                        "adequate": bool(expected >= MIN_EXPECTED), "strata": n_b,
+                        "expected": float(expected)}
+    return out
+
+
 def _sample_classes(table: DiscreteTable, ent: SubsetEntropies, alpha: float
                     ) -> tuple[list, list, dict]:
     """Classes, degrees and the ``test`` record of :func:`relevance` on a sample."""
+    from math import comb
+
     p = table.n_features
     full = (1 << p) - 1
-    tests = {}   # (m, mask) -> g_test dict
-    for mask in range(1 << p):
-        for m in range(p):
-            if mask >> m & 1:
-                continue
-            tests[m, mask] = g_test(table, m, mask, float(ent.cmi(m, [mask])[0]))
+    max_size, count = None, 0   # the largest |B| within MAX_TESTS, when not all fit
+    for k in range(p):
+        count += p * comb(p - 1, k)
+        if count > MAX_TESTS:
+            max_size = max(k - 1, 0)
+            break
+    tests = _all_tests(table, ent, max_size)   # (m, mask) -> the g_test numbers
+    for m in range(p):   # the strong tests, when beyond max_size
+        if (m, full & ~(1 << m)) not in tests:
+            tests[m, full & ~(1 << m)] = g_test(table, m, full & ~(1 << m),
+                                               float(ent.cmi(m, [full & ~(1 << m)])[0]))
     strong_t = [tests[m, full & ~(1 << m)] for m in range(p)]
     strong_rej = _holm([t["p_value"] if t["adequate"] else None for t in strong_t], alpha)
-    classes, degrees = [], []
+    classes, degrees, relevant = [], [], []
     for m in range(p):
         bit = 1 << m
+        n_smaller = (1 << (p - 1)) - 1   # every B strictly inside V^{-m}
         smaller = [(mask, tests[m, mask]) for mask in range(1 << p)
-                   if not mask & bit and mask != full & ~bit]
+                   if not mask & bit and mask != full & ~bit and (m, mask) in tests]
         tried = [(mask, t) for mask, t in smaller if t["adequate"]]
         level = alpha / len(tried) if tried else 0.0
         rejected = [mask for mask, t in tried if t["p_value"] <= level]
@@ -326,11 +402,13 @@ def _sample_classes(table: DiscreteTable, ent: SubsetEntropies, alpha: float
         if strong_rej[m]:
             sizes.append(p - 1)
         degrees.append(min(sizes) if sizes else None)
+        relevant.append(True if sizes else False if (strong_t[m]["adequate"]
+                                                       and len(tried) == n_smaller) else None)
         if strong_rej[m]:
             classes.append("strong")
         elif rejected:
             classes.append("weak" if strong_t[m]["adequate"] else "undecided")
-        elif strong_t[m]["adequate"] and len(tried) == len(smaller):
+        elif strong_t[m]["adequate"] and len(tried) == n_smaller:
             classes.append("irrelevant")
         else:
             classes.append("undecided")
@@ -347,6 +425,8 @@ def _sample_classes(table: DiscreteTable, ent: SubsetEntropies, alpha: float
         "df_values": [t["df"] for t in strong_t],
         "p_value": [t["p_value"] for t in strong_t],
         "adequate": [t["adequate"] for t in strong_t],
+        "relevant": relevant,
+        "max_subset_size": max_size,
     }
     return classes, degrees, record
 
