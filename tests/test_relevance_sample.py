@@ -166,3 +166,17 @@ def test_many_inputs_cap_the_weak_tests_and_leave_irrelevance_undecided(monkeypa
     assert capped.test["max_subset_size"] == 1
     assert capped.relevance == ("strong", "strong", "undecided", "undecided")
     assert capped.test["relevant"] == [True, True, None, None]
+
+
+def test_figure_and_sentences_show_undecided_variables():
+    from varimp_core.plots.selection import make_relevance_figure
+    from varimp_core.plots.selection_captions import relevance_sentences
+
+    r = relevance(load_data(problem="led", n_samples=300, random_state=0).table)
+    assert set(r.relevance) == {"undecided"}
+    fig = make_relevance_figure(r)
+    assert [t.meta for t in fig.data] == ["class-undecided"]
+    assert list(fig.data[0].x) == list(r.variables)
+    how, classes = relevance_sentences(r, exact=False, n=300)[:2]
+    assert "G-test" in how and "0.05" in how and "Holm" in how
+    assert "undecided: X1" in classes and "are relevant: a test rejects" in classes

@@ -41,6 +41,18 @@ def relevance_table_frame(r: RelevanceResult) -> pd.DataFrame:
         columns=["variable", "relevance", "degree", "in_markov_boundary"])
 
 
+def _known_relevant(r: RelevanceResult) -> str:
+    """Undecided variables a G-test still showed relevant (strong or weak unknown)."""
+    if r.test is None or not r.test.get("relevant"):
+        return ""
+    shown = [v for v, c, k in zip(r.variables, r.relevance, r.test["relevant"])
+             if c == "undecided" and k]
+    return (f" (of the undecided, {name_list(shown)} "
+            + ("is" if len(shown) == 1 else "are")
+            + " relevant: a test rejects, but too few rows tell strong from weak)"
+            if shown else "")
+
+
 def relevance_sentences(r: RelevanceResult, *, exact: bool, n: int | None = None,
                         default_tol: bool = True) -> list[str]:
     """How the classes were found, the classes, the Markov boundary and what the bars are.
@@ -80,6 +92,7 @@ def relevance_sentences(r: RelevanceResult, *, exact: bool, n: int | None = None
             f"Strongly relevant: {name_list(by['strong'])}; weakly relevant: "
             f"{name_list(by['weak'])}; irrelevant: {name_list(by['irrelevant'])}"
             + (f"; undecided: {name_list(by['undecided'])}" if by["undecided"] else "")
+            + _known_relevant(r)
             + ". The degree d is the size of the smallest set B with I(X; Y | B) > 0"
             + (" (a rejected test)." if r.test is not None else "."), mb,
             "Bars: each variable's importance in an infinite forest of totally randomized trees "
