@@ -1,4 +1,4 @@
-"""Relevance classes on a sample: G-tests with a level, a correction and a sparse rule (issue 24)."""
+"""Relevance classes on a sample: G-tests, a level, a correction and a sparse rule (issue 24)."""
 
 import json
 import math

@@ -274,7 +274,8 @@ def make_theorem2_figure(result: ImportanceResult, *, height: int = 170) -> go.F
         top = max(total, info)
         fig.add_shape(type="line", x0=info, x1=info, y0=-0.5, y1=0.5, yref="y",
                       line=dict(color=EXACT_COLOR, width=3))
-        fig.add_annotation(x=info, y=0.5, yref="y", text=f"I(X;Y) = {info:.4f} {units}",
+        name = "Var(Y) \u2212 E Var(Y|X)" if units == "variance of Y" else "I(X;Y)"
+        fig.add_annotation(x=info, y=0.5, yref="y", text=f"{name} = {info:.4f} {units}",
                            showarrow=False, yanchor="bottom", xanchor="right",  # ends at
                            font=dict(size=12))                  # its line, inside the figure
     base_layout(fig, height=height)
