@@ -231,3 +231,30 @@ def test_diabetes_sample_runs_exactly_without_binning_y():
     full = compute_importances(data, method="exact", criterion="squared_error")
     y = np.asarray(data.y, float)
     assert full.total <= y.var() + 1e-6 and full.total == pytest.approx(full.information)
+
+
+@pytest.mark.parametrize("seed,p", [(30, 3), (31, 4)])
+def test_eqn3_with_variance_equals_the_recursion_at_k1_every_depth(seed, p):
+    """Theorem 1 and Proposition 6 with G in place of I: the closed form (subset variances,
+    Shapley weights 1/(C_p^k (p-k))) equals the K = 1 id3 recursion at every depth, and its
+    terms are the oracle's conditional variance decreases."""
+    from varimp_core.exact.eqn3 import eqn3_importances
+
+    table, rows = _random_case(seed, p, exact=True)
+    for d in [None] + list(range(1, p)):
+        closed = eqn3_importances(table, max_depth=d, criterion="squared_error")
+        rec = exact_importances(table, max_features=1, max_depth=d, criterion="squared_error")
+        np.testing.assert_allclose(closed.by_degree, rec.by_degree, atol=1e-12, rtol=0)
+        assert closed.units == "variance of Y"
+    # the closed form from the oracle's own conditional variances
+    def ev(cols):
+        cells = defaultdict(list)
+        for r in rows:
+            cells[tuple(r[0][c] for c in cols)].append(r)
+        total = sum(w for _, _, w in rows)
+        return sum(sum(w for _, _, w in c) / total * _var(c) for c in cells.values())
+    want = [sum(1 / (math.comb(p, len(b)) * (p - len(b))) * (ev(b) - ev(b + (m,)))
+                for k in range(p) for b in itertools.combinations(
+                    [j for j in range(p) if j != m], k)) for m in range(p)]
+    np.testing.assert_allclose(eqn3_importances(table, criterion="squared_error").importances,
+                               want, atol=1e-12)

@@ -24,7 +24,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from varimp_core.exact.information import SubsetEntropies, members, popcount, subset_entropies
+from varimp_core.exact.information import (SubsetEntropies, members, popcount, subset_entropies,
+                                           subset_variances)
 from varimp_core.result import ImportanceResult
 from varimp_core.data.table import DiscreteTable
 
@@ -72,7 +73,7 @@ def _degree_matrix(ent: SubsetEntropies, depth: int) -> np.ndarray:
 
 def eqn3_importances(table: DiscreteTable, *, max_depth: int | None = None,
                      entropies: SubsetEntropies | None = None,
-                     problem: str | None = None) -> ImportanceResult:
+                     problem: str | None = None, criterion: str = "entropy") -> ImportanceResult:
     """Asymptotic MDI importances of totally randomized trees (K=1), by Eqn 3.
 
     Parameters
@@ -86,6 +87,11 @@ def eqn3_importances(table: DiscreteTable, *, max_depth: int | None = None,
         Reuse a precomputed entropy table.
     problem : str, optional
         Problem spec recorded in the result.
+    criterion : {"entropy", "squared_error"}, default="entropy"
+        ``squared_error``: the variance of a numeric Y (``table.y_labels``), with
+        :math:`G(Y;X_m \\mid B) = \\mathrm{Var}(Y \\mid B) - \\mathrm{Var}(Y \\mid B, X_m)`
+        in place of :math:`I(X_m;Y \\mid B)` (Louppe's thesis, section 6;
+        :func:`~varimp_core.exact.information.subset_variances`); units "variance of Y".
 
     Returns
     -------
@@ -105,18 +111,24 @@ def eqn3_importances(table: DiscreteTable, *, max_depth: int | None = None,
     importances in forests of randomized trees. NIPS 2013, Eqn 3, Thm 1, Prop 6.
     """
     depth = validate_max_depth(max_depth, table.n_features)
-    ent = entropies if entropies is not None else subset_entropies(table)
+    if criterion not in ("entropy", "squared_error"):
+        raise ValueError(f"Eqn 3 is computed for criterion 'entropy' or 'squared_error', "
+                         f"not {criterion!r}.")
+    if entropies is None:
+        entropies = subset_entropies(table) if criterion == "entropy" else \
+            subset_variances(table)
+    ent = entropies
     by_degree = _degree_matrix(ent, depth)
     return ImportanceResult(
         variables=table.variables,
         importances=by_degree.sum(axis=1),
         by_degree=by_degree,
         method="eqn3",
-        parameters={"max_features": 1, "max_depth": max_depth, "criterion": "entropy",
+        parameters={"max_features": 1, "max_depth": max_depth, "criterion": criterion,
                     "k_semantics": "id3"},
         problem=problem,
         information=ent.information,
-        units="bits",
+        units="bits" if criterion == "entropy" else "variance of Y",
         exact=bool(table.exact),
     )
 
