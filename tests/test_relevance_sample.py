@@ -180,3 +180,15 @@ def test_figure_and_sentences_show_undecided_variables():
     how, classes = relevance_sentences(r, exact=False, n=300)[:2]
     assert "G-test" in how and "0.05" in how and "Holm" in how
     assert "undecided: X1" in classes and "are relevant: a test rejects" in classes
+
+
+def test_cli_alpha_and_tol(capsys):
+    args = ["relevance", "--problem", "xor:relevant=2,irrelevant=1", "--n-samples", "2000",
+            "--format", "json"]
+    main(args + ["--alpha", "0.01"])
+    d = json.loads(capsys.readouterr().out)
+    assert d["test"]["level"] == 0.01 and d["relevance"] == ["strong", "strong", "irrelevant"]
+    main(args + ["--tol", "0.01"])
+    assert "test" not in json.loads(capsys.readouterr().out)   # the threshold, as before
+    assert main(args + ["--alpha", "2"]) == 2
+    assert "alpha must be a level" in capsys.readouterr().err

@@ -75,6 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
     rel = sub.add_parser("relevance", help="relevance classes, degrees, Markov boundary")
     _source_args(rel)
     rel.add_argument("--format", choices=("json", "table"), default="table")
+    rel.add_argument("--alpha", type=float, default=0.05, metavar="A",
+                     help="level of the G-tests on a sample (default 0.05)")
+    rel.add_argument("--tol", type=float, default=None, metavar="BITS",
+                     help="a threshold in bits instead of the G-tests on a sample")
     sub.add_parser("problems", help="list built-in problems and their options")
     srv = sub.add_parser("serve", help="serve the dashboard (gunicorn; --dev: Dash's server)")
     srv.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; "
@@ -184,7 +188,7 @@ def _relevance(args) -> str:
     from varimp_core.exact.relevance import relevance
 
     data = _load(args)
-    res = relevance(data.table)
+    res = relevance(data.table, tol=args.tol, alpha=args.alpha)
     if args.format == "json":
         d = res.to_dict()
         out = {k: d[k] for k in ("variables", "relevance", "degree", "markov_boundary",
