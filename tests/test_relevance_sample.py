@@ -192,3 +192,21 @@ def test_cli_alpha_and_tol(capsys):
     assert "test" not in json.loads(capsys.readouterr().out)   # the threshold, as before
     assert main(args + ["--alpha", "2"]) == 2
     assert "alpha must be a level" in capsys.readouterr().err
+
+
+def test_sampled_copies_are_weak_and_noisy_led_converges():
+    """X2 a copy of X1, Y = X1: given the copy, X1 is constant in every stratum (df = 0, no
+    evidence against independence), so both are weak, as in the exact table; LED with 10 %
+    noise (every segment strongly relevant) needs more rows: undecided at 2,000, exact at
+    20,000."""
+    rng = np.random.default_rng(8)
+    x1, x3 = rng.integers(0, 2, 2000), rng.integers(0, 2, 2000)
+    t = DiscreteTable.from_codes(np.column_stack([x1, x1, x3]), x1)
+    r = relevance(t)
+    assert r.relevance == ("weak", "weak", "irrelevant") and r.degree == (0, 0, None)
+    assert r.test["df_values"][:2] == [0, 0]
+    exact = _exact("led:noise=0.1").relevance
+    assert set(relevance(load_data(problem="led:noise=0.1", n_samples=2000,
+                                   random_state=0).table).relevance) == {"undecided"}
+    assert relevance(load_data(problem="led:noise=0.1", n_samples=20_000,
+                               random_state=0).table).relevance == exact
