@@ -389,12 +389,14 @@ def _sample_classes(table: DiscreteTable, ent: SubsetEntropies, alpha: float
                                                float(ent.cmi(m, [full & ~(1 << m)])[0]))
     strong_t = [tests[m, full & ~(1 << m)] for m in range(p)]
     strong_rej = _holm([t["p_value"] if t["adequate"] else None for t in strong_t], alpha)
+    by_var = [[] for _ in range(p)]   # (mask, test) of every B strictly inside V^{-m}
+    for (m, mask), t in tests.items():
+        if mask != full & ~(1 << m):
+            by_var[m].append((mask, t))
     classes, degrees, relevant = [], [], []
     for m in range(p):
-        bit = 1 << m
         n_smaller = (1 << (p - 1)) - 1   # every B strictly inside V^{-m}
-        smaller = [(mask, tests[m, mask]) for mask in range(1 << p)
-                   if not mask & bit and mask != full & ~bit and (m, mask) in tests]
+        smaller = by_var[m]
         tried = [(mask, t) for mask, t in smaller if t["adequate"]]
         level = alpha / len(tried) if tried else 0.0
         rejected = [mask for mask, t in tried if t["p_value"] <= level]
