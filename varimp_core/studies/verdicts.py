@@ -30,13 +30,15 @@ exceeds :data:`EXACT_TOLERANCE`, never undecided.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
 from varimp_core.api import METHODS, compute_importances, default_method
 from varimp_core.data.leaks import find_leaks
+from varimp_core.data.prepare import PreparedData
+from varimp_core.data.table import DiscreteTable
 from varimp_core.studies.montecarlo_jobs import as_prepared
 from varimp_core.studies.nulls import permutation_null
 from varimp_core.studies.replicates import check_int
@@ -55,6 +57,9 @@ PROCEDURE_NAME = "permutation maxT (Westfall-Young)"
 EXACT_PROCEDURE_NAME = "exact value (population)"
 STATISTIC = ("t_j = (obs_j - mean_j) / sd_j, mean and sd over the observed and the R "
              "label-permutation values of variable j")
+LEAK_STEP = ("leaks (find_leaks) are tested first with every input; when all are relevant "
+             "they are set aside and the other inputs tested again without them (serial "
+             "gatekeeping, each family at the full level)")
 
 
 def maxt_adjusted(observed, null) -> tuple[np.ndarray, np.ndarray]:
@@ -154,6 +159,9 @@ class VerdictResult:
         True for an exact distribution (no test).
     n_samples : int or None
     units : str
+    set_aside : tuple of str
+        Leak columns set aside: the other inputs' numbers (importance, null, p-value) are
+        those of the same method on the table without them.
     cancelled : bool
     elapsed : float
     """
@@ -173,6 +181,7 @@ class VerdictResult:
     exact: bool = False
     n_samples: int | None = None
     units: str = "bits"
+    set_aside: tuple[str, ...] = ()
     cancelled: bool = False
     elapsed: float = 0.0
 
@@ -276,16 +285,16 @@ def importance_verdicts(data, *, method: str | None = None, max_features: int = 
     if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
         raise ValueError(f"alpha must be a number between 0 and 1, not {alpha!r}.")
     R = check_int("n_permutations", n_permutations, 1)
-    settings = dict(max_features=max_features, max_depth=max_depth, n_estimators=n_estimators,
-                    bootstrap=bootstrap, k_semantics=k_semantics, criterion=criterion)
-    observed = compute_importances(d, method=method, random_state=random_state,
-                                   min_samples_leaf=min_samples_leaf, **settings)
-    obs = np.asarray(observed.importances, dtype=float)
-    p = obs.size
-    parameters = {**settings, "min_samples_leaf": min_samples_leaf,
-                  "random_state": random_state}
+    settings = dict(method=method, max_features=max_features, max_depth=max_depth,
+                    n_estimators=n_estimators, bootstrap=bootstrap, k_semantics=k_semantics,
+                    criterion=criterion, min_samples_leaf=min_samples_leaf)
+    parameters = {k: v for k, v in settings.items() if k != "method"}
+    parameters["random_state"] = random_state
     warnings = tuple(find_leaks(d, random_state=random_state)) if leaks else ()
     if d.table.exact:
+        observed = compute_importances(d, random_state=random_state, **settings)
+        obs = np.asarray(observed.importances, dtype=float)
+        p = obs.size
         relevant = obs > EXACT_TOLERANCE
         return VerdictResult(
             variables=tuple(d.variables), importances=obs, null_mean=np.zeros(p),
@@ -299,21 +308,36 @@ def importance_verdicts(data, *, method: str | None = None, max_features: int = 
                                "undecided", "method": method},
             warnings=warnings, method=method, parameters=parameters, exact=True,
             n_samples=None, units=observed.units, elapsed=time.perf_counter() - t0)
-    null = permutation_null(d, n_permutations=R, method=method,
-                            min_samples_leaf=min_samples_leaf, random_state=random_state,
-                            n_jobs=n_jobs, progress=progress, should_stop=should_stop,
-                            **settings)
-    done = null.n_permutations
-    p_adj, stats = maxt_adjusted(obs, null.null)
-    null_mean = null.null.mean(axis=0) if done else np.full(p, np.nan)
-    null_sd = null.null.std(axis=0, ddof=1) if done > 1 else np.full(p, np.nan)
+    run = dict(settings, n_permutations=R, random_state=random_state, n_jobs=n_jobs,
+               progress=progress, should_stop=should_stop)
+    full = _maxt_test(d, **run)
+    obs, null_mean, null_sd, stats, p_adj = (a.copy() for a in full[:5])
+    done, units, cancelled = full[5], full[6], full[7]
+    variables = tuple(d.variables)
+    p = obs.size
+    leak_names = [w["column"] for w in warnings]
+    leak_cols = [variables.index(c) for c in leak_names]
+    set_aside: tuple[str, ...] = ()
+    if leak_cols and len(leak_cols) < p and done and bool(np.all(p_adj[leak_cols] <= alpha)):
+        # Serial gatekeeping: the leaks, rejected in the full family, are set aside and the
+        # others tested again without them (a leak absorbs Y's impurity and masks them).
+        others = [j for j in range(p) if j not in leak_cols]
+        red = _maxt_test(_drop_inputs(d, leak_names), **run)
+        for a, b in zip((obs, null_mean, null_sd, stats, p_adj), red[:5]):
+            a[others] = b
+        done = min(done, red[5])
+        cancelled = cancelled or red[7]
+        set_aside = tuple(leak_names)
     powerless = done + 1 < 1.0 / alpha
     per_cell, sparse = sparse_variables(d)
+    without = (f" (tested without the leak column{'s' if len(set_aside) > 1 else ''} "
+               f"{', '.join(map(repr, set_aside))})") if set_aside else ""
     verdicts, reasons = [], []
     for j in range(p):
+        note = without if set_aside and variables[j] not in set_aside else ""
         if done and p_adj[j] <= alpha:
             verdicts.append("relevant")
-            reasons.append(f"adjusted p = {p_adj[j]:.3g} <= {alpha:g}")
+            reasons.append(f"adjusted p = {p_adj[j]:.3g} <= {alpha:g}{note}")
         elif powerless:
             verdicts.append("undecided")
             reasons.append(f"R + 1 = {done + 1} < 1/alpha: no p-value can reach {alpha:g}")
@@ -323,13 +347,52 @@ def importance_verdicts(data, *, method: str | None = None, max_features: int = 
                            f"{MIN_CELL_ROWS}")
         else:
             verdicts.append("chance")
-            reasons.append(f"adjusted p = {p_adj[j]:.3g} > {alpha:g}")
+            reasons.append(f"adjusted p = {p_adj[j]:.3g} > {alpha:g}{note}")
+    procedure = {"name": PROCEDURE_NAME, "level": float(alpha), "n_permutations": done,
+                 "statistic": STATISTIC, "undecided": _undecided_rule(alpha),
+                 "method": method, "leaks": LEAK_STEP, "set_aside": list(set_aside)}
     return VerdictResult(
-        variables=tuple(d.variables), importances=obs, null_mean=null_mean, null_sd=null_sd,
+        variables=variables, importances=obs, null_mean=null_mean, null_sd=null_sd,
         statistics=stats, p_adjusted=p_adj, verdicts=tuple(verdicts), reasons=tuple(reasons),
-        procedure={"name": PROCEDURE_NAME, "level": float(alpha), "n_permutations": done,
-                   "statistic": STATISTIC, "undecided": _undecided_rule(alpha),
-                   "method": method},
-        warnings=warnings, method=method, parameters=parameters, exact=False,
-        n_samples=int(round(d.table.total_weight)), units=observed.units,
-        cancelled=bool(null.cancelled), elapsed=time.perf_counter() - t0)
+        procedure=procedure, warnings=warnings, method=method, parameters=parameters,
+        exact=False, n_samples=int(round(d.table.total_weight)), units=units,
+        set_aside=set_aside, cancelled=bool(cancelled), elapsed=time.perf_counter() - t0)
+
+
+def _maxt_test(d: PreparedData, *, method, n_permutations, random_state, min_samples_leaf,
+               n_jobs, progress, should_stop, **settings):
+    """Observed values, null mean and sd, t, adjusted p, R done, units, cancelled."""
+    observed = compute_importances(d, method=method, random_state=random_state,
+                                   min_samples_leaf=min_samples_leaf, **settings)
+    obs = np.asarray(observed.importances, dtype=float)
+    p = obs.size
+    null = permutation_null(d, n_permutations=n_permutations, method=method,
+                            min_samples_leaf=min_samples_leaf, random_state=random_state,
+                            n_jobs=n_jobs, progress=progress, should_stop=should_stop,
+                            **settings)
+    done = null.n_permutations
+    p_adj, stats = maxt_adjusted(obs, null.null)
+    null_mean = null.null.mean(axis=0) if done else np.full(p, np.nan)
+    null_sd = null.null.std(axis=0, ddof=1) if done > 1 else np.full(p, np.nan)
+    return obs, null_mean, null_sd, stats, p_adj, done, observed.units, bool(null.cancelled)
+
+
+def _drop_inputs(d: PreparedData, names) -> PreparedData:
+    """``d`` without the inputs ``names`` (rows unchanged)."""
+    keep = [j for j, v in enumerate(d.variables) if v not in set(names)]
+    t = d.table
+    variables = tuple(d.variables[j] for j in keep)
+    x_labels = tuple(t.x_labels[j] for j in keep) if t.x_labels else ()
+    X_codes = None
+    if d.X_codes is not None and d.y_codes is not None:
+        X_codes = d.X_codes[:, keep]
+        table = DiscreteTable.from_codes(X_codes, d.y_codes, variables=variables,
+                                         target=t.target, x_labels=x_labels,
+                                         y_labels=t.y_labels, exact=False)
+    else:
+        table = DiscreteTable(t.X[:, keep], t.y, t.weight, variables, t.target, x_labels,
+                              t.y_labels, exact=t.exact).compressed()
+    return replace(d, table=table, variables=variables,
+                   X_numeric=None if d.X_numeric is None else d.X_numeric[:, keep],
+                   X_codes=X_codes, kinds={v: d.kinds[v] for v in variables if v in d.kinds},
+                   bin_edges={v: e for v, e in d.bin_edges.items() if v in variables})
