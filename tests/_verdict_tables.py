@@ -14,13 +14,13 @@ IRRELEVANT = ("branch", "weekday", "z")
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
 
-def known_truth(seed: int, n: int = 640, task: str = "classification") -> pd.DataFrame:
+def known_truth(seed: int, n: int = 480, task: str = "classification") -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     x1, x2, z = rng.normal(size=n), rng.normal(size=n), rng.normal(size=n)
     shop = rng.integers(0, 32, n)
     effect = np.where(np.arange(32) < 16, 1.5, -1.5)        # shops s00-s15 up, s16-s31 down
     a, b = rng.integers(0, 2, n), rng.integers(0, 2, n)
-    score = 1.5 * (x1 + x2) + effect[shop] + 3.0 * ((a ^ b) - 0.5)
+    score = x1 + x2 + effect[shop] + 3.0 * ((a ^ b) - 0.5)
     if task == "classification":
         y = (score + 0.5 * rng.normal(size=n) > 0).astype(int)
         leak = np.where(rng.random(n) < 0.97, y, 1 - y)
