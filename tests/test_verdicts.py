@@ -79,45 +79,54 @@ def _check_truth(v, relevant=RELEVANT, irrelevant=IRRELEVANT):
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_exact_on_a_sample_gets_every_verdict_right(seed):
-    """Classification, exact K = 1 importances on 640 rows: the relevant numeric columns, the
-    32-level relevant category, the XOR pair, the near-copy and the leak are relevant; the
-    32-level irrelevant category, the weekday and the numeric noise are at chance."""
+    """Classification, exact K = 1 importances (depth 3) on 480 rows: the relevant numeric
+    columns, the 32-level relevant category, the XOR pair, the near-copy and the leak are
+    relevant; the 32-level irrelevant category, the weekday and the numeric noise are at
+    chance."""
     data = vc.load_data(data=known_truth(seed), target="y")
-    v = importance_verdicts(data, method="exact", n_permutations=19, random_state=seed)
+    v = importance_verdicts(data, method="exact", max_depth=3, n_permutations=19,
+                            random_state=seed)
     _check_truth(v)
     assert [w["column"] for w in v.warnings] == ["leak"] and v.set_aside == ("leak",)
     assert v.procedure["name"] == PROCEDURE_NAME and v.procedure["level"] == ALPHA
-    assert v.procedure["n_permutations"] == 19
+    assert v.procedure["n_permutations"] == 19 and v.procedure["set_aside"] == ["leak"]
     # the plug-in values of the irrelevant columns are positive (biased); above chance is not
     for c in IRRELEVANT:
         j = v.variables.index(c)
         assert v.importances[j] > 0 and v.above_chance[j] < v.importances[j]
 
 
-def test_multiway_forest_calls_the_interaction_pair_relevant():
-    """The multiway forest (K = 1, depth 4): a and b are each independent of y, jointly
-    relevant; every relevant column is found, no irrelevant one is."""
-    data = vc.load_data(data=known_truth(0), target="y")
-    v = importance_verdicts(data, method="forest", max_depth=4, n_estimators=50,
-                            n_permutations=19, random_state=0)
-    _check_truth(v)
-
-
-def test_sklearn_extra_trees_on_a_numeric_target():
-    """Regression (variance impurity, numeric y): the relevant columns are found and the
-    irrelevant ones are at chance; the 97% copy of y is the one leak."""
-    data = vc.load_data(data=known_truth(2, task="regression"), target="y")
-    assert data.task == "regression"
+@pytest.mark.parametrize("seed, task", [(0, "classification"), (2, "regression")])
+def test_sklearn_extra_trees(seed, task):
+    """scikit-learn's extra-trees (depth 5): entropy on classes, variance on a numeric y."""
+    data = vc.load_data(data=known_truth(seed, task=task), target="y")
+    assert data.task == task
     v = importance_verdicts(data, method="sklearn-et", max_depth=5, n_estimators=40,
-                            n_permutations=19, random_state=0)
+                            n_permutations=19, random_state=seed)
     _check_truth(v)
     assert [w["column"] for w in v.warnings] == ["leak"]
 
 
-def test_exact_on_a_numeric_target():
-    data = vc.load_data(data=known_truth(3, task="regression"), target="y")
-    v = importance_verdicts(data, method="exact", n_permutations=19, random_state=3)
-    _check_truth(v)
+def _xor_table(seed, n=400):
+    """y = a XOR b with 10% label noise: a and b are each independent of y (for either value
+    of a, a XOR b is 0 or 1 with probability 1/2), jointly they carry 1 - H(0.1) bits."""
+    rng = np.random.default_rng(seed)
+    a, b = rng.integers(0, 2, n), rng.integers(0, 2, n)
+    y = np.where(rng.random(n) < 0.9, a ^ b, 1 - (a ^ b))
+    return pd.DataFrame({"a": a, "b": b, "weekday": rng.integers(0, 7, n),
+                         "branch": [f"b{v:02d}" for v in rng.integers(0, 32, n)], "y": y})
+
+
+@pytest.mark.parametrize("method, options", [
+    ("forest", {"max_depth": 2, "n_estimators": 50}),
+    ("sklearn-et", {"max_depth": 3, "n_estimators": 30}),
+    ("exact", {}),
+])
+def test_the_forests_call_an_interaction_pair_relevant(method, options):
+    data = vc.load_data(data=_xor_table(6), target="y")
+    v = importance_verdicts(data, method=method, n_permutations=19, random_state=0, **options)
+    assert v.verdict_map() == {"a": "relevant", "b": "relevant", "weekday": "chance",
+                               "branch": "chance"}, v.to_frame().to_string()
 
 
 def test_false_positive_rate_on_pure_noise():
