@@ -21,6 +21,11 @@ one procedure (``docs/verdicts.md``):
    ``"undecided"`` when the test cannot decide on these rows (R + 1 < 1/alpha,
    or fewer than :data:`MIN_CELL_ROWS` rows per (level x class) cell on average,
    Cochran's rule, one class for a numeric target), else ``"chance"``.
+5. **Leaks.**  The columns :func:`~varimp_core.data.leaks.find_leaks` flags are tested
+   first with every input; when all are relevant they are set aside and the other inputs
+   tested again without them (a leak takes nearly all of Y's impurity and masks the
+   others).  Testing the second family only when the first is wholly rejected (serial
+   gatekeeping) keeps the family-wise error rate at alpha.
 
 An exact distribution (a built-in problem without ``n_samples``) is a
 population: no test, the verdict is ``"relevant"`` iff the method's value
