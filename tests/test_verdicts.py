@@ -77,7 +77,7 @@ def _check_truth(v, relevant=RELEVANT, irrelevant=IRRELEVANT):
     assert not wrong, (wrong, v.to_frame().to_string())
 
 
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [0])
 def test_exact_on_a_sample_gets_every_verdict_right(seed):
     """Classification, exact K = 1 importances (depth 3) on 480 rows: the relevant numeric
     columns, the 32-level relevant category, the XOR pair, the near-copy and the leak are
