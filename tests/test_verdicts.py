@@ -206,3 +206,19 @@ def test_a_discrete_table_and_bad_arguments():
         importance_verdicts(t, alpha=1.5)
     with pytest.raises(ValueError, match="method"):
         importance_verdicts(t, method="nope")
+
+
+@pytest.mark.parametrize("method", ["exact-rf", "exact-et"])
+def test_the_exact_binary_methods_permute_the_target_they_read(method):
+    """exact-rf/-et read the numeric rows (X_numeric, y), not the table: their null must
+    permute that y. Permuted, a (y with 10% flipped) loses its information, so its null
+    values fall below the observed one; b (independent) stays at chance."""
+    rng = np.random.default_rng(0)
+    n = 60
+    a, b = rng.integers(0, 2, n), rng.integers(0, 3, n)
+    y = np.where(rng.random(n) < 0.9, a, 1 - a)
+    data = vc.load_data(data=pd.DataFrame({"a": a, "b": b, "y": y}), target="y")
+    null = vc.permutation_null(data, n_permutations=19, method=method)
+    assert np.all(null.null[:, 0] < null.observed[0])
+    v = importance_verdicts(data, method=method, n_permutations=19)
+    assert v.verdict_map() == {"a": "relevant", "b": "chance"}
