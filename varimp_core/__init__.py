@@ -14,7 +14,9 @@ module of a subpackage and imported here unchanged:
 * :mod:`varimp_core.local` -- local importance, interactions and partial
   dependence, also of a forest assessed on held-out rows;
 * :mod:`varimp_core.studies` -- Monte Carlo replicates, permutation nulls,
-  the chance levels of importances on a sample (:func:`chance_levels`),
+  the chance levels of importances on a sample (:func:`chance_levels`), one
+  verdict per variable (:func:`importance_verdicts`: relevant, chance or
+  undecided, by a permutation maxT test) and leaks (:func:`find_leaks`),
   Li et al.'s protocol and random-subspace selection (RS/SRS);
 * :mod:`varimp_core.plots` -- figure builders that draw these results.
 
@@ -45,6 +47,7 @@ __version__ = "0.1.0"
 
 from varimp_core.api import METHODS, compute_importances, default_method, load_data, summarize
 from varimp_core.data.csvfile import DataError
+from varimp_core.data.leaks import find_leaks
 from varimp_core.data.prepare import PreparedData
 from varimp_core.data.table import DiscreteTable
 from varimp_core.exact.eqn3 import eqn3_importances
@@ -78,6 +81,7 @@ from varimp_core.studies.noisy_protocol import StudyResult, mdi_bias_curves, noi
 from varimp_core.studies.nulls import PermutationNull, permutation_null, plugin_bias_overlay
 from varimp_core.studies.rs_srs import SubspaceComparison, compare_subspace_methods
 from varimp_core.studies.selection import SubspaceSelection, madelon_curves, subspace_selection
+from varimp_core.studies.verdicts import VerdictResult, importance_verdicts
 
 __all__ = [
     # entry points and data
@@ -101,6 +105,7 @@ __all__ = [
     "monte_carlo", "sweep", "sweep_statistics", "MonteCarloResult",
     "permutation_null", "plugin_bias_overlay", "PermutationNull",
     "chance_levels", "ChanceLevels",
+    "importance_verdicts", "VerdictResult", "find_leaks",
     "fit_null_distributions", "DistributionFit",
     "importance_distribution", "ImportanceDistribution",
     "noisy_feature_auc", "mdi_bias_curves", "StudyResult",

@@ -72,6 +72,12 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--terms", action="store_true",
                      help="list every Eqn 3 term (exact method, K=1)")
     imp.add_argument("--format", choices=_FORMATS, default="table")
+    imp.add_argument("--n-permutations", type=int, default=99, metavar="R",
+                     help="label permutations of the verdicts (JSON on a sample; default 99)")
+    imp.add_argument("--alpha", type=float, default=0.05, metavar="A",
+                     help="family-wise error rate of the 'relevant' verdicts (default 0.05)")
+    imp.add_argument("--no-verdicts", action="store_true",
+                     help="leave out the verdicts, procedure and warnings of the JSON output")
     rel = sub.add_parser("relevance", help="relevance classes, degrees, Markov boundary")
     _source_args(rel)
     rel.add_argument("--format", choices=("json", "table"), default="table")
@@ -160,6 +166,8 @@ def _importances(args) -> str:
                              "exact": d["exact"], "problem": d["problem"]}
         out["excluded"] = [{"column": c, "reason": why} for c, why in data.excluded]
         out["missing"] = dict(data.missing)
+        if not args.no_verdicts and not data.table.exact:
+            out.update(_verdicts(args, data, method))
         if terms is not None:
             out["terms"] = [{"variable": r.variable, "conditioning": list(r.conditioning),
                              "degree": int(r.degree), "weight": float(r.weight),
@@ -182,6 +190,26 @@ def _importances(args) -> str:
     if terms is not None:
         lines.append(terms.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     return "\n".join(lines)
+
+
+def _verdicts(args, data, method) -> dict:
+    """``verdicts``, ``procedure``, ``warnings`` (and the numbers behind them) on a sample."""
+    from varimp_core.studies.verdicts import importance_verdicts
+
+    if args.n_permutations < 1:
+        raise ValueError(f"--n-permutations must be at least 1, not {args.n_permutations}")
+    if not 0 < args.alpha < 1:
+        raise ValueError(f"--alpha must be between 0 and 1, not {args.alpha}")
+    v = importance_verdicts(
+        data, method=method, max_features=args.max_features, max_depth=args.max_depth,
+        n_estimators=100 if args.n_estimators is None else args.n_estimators,
+        bootstrap=args.bootstrap, k_semantics=args.k_semantics, criterion=args.criterion,
+        n_permutations=args.n_permutations, alpha=args.alpha, random_state=args.random_state,
+        n_jobs=_n_jobs(args.n_jobs) or 1)
+    finite = lambda a: [float(x) if x == x else None for x in a]   # NaN as null
+    return {"verdicts": v.verdict_map(), "procedure": dict(v.procedure),
+            "warnings": [dict(w) for w in v.warnings],
+            "above_chance": finite(v.above_chance), "p_adjusted": finite(v.p_adjusted)}
 
 
 def _relevance(args) -> str:

@@ -351,7 +351,9 @@ def permutation_null(data, *, n_permutations: int = 100, method: str = "forest",
                        check_int("max_features", max_features, 1),
                        check_int("max_depth", max_depth, 1, allow_none=True), bootstrap,
                        k_semantics, criterion, check_int("min_samples_leaf", min_samples_leaf, 1))
-    if method.startswith("sklearn") and d.X_numeric is not None:
+    # scikit-learn and its exact limits (exact-rf, exact-et) read X_numeric and y, not the table
+    if (method.startswith("sklearn") or method in ("exact-rf", "exact-et")) \
+            and d.X_numeric is not None:
         X = y = None
     else:
         X, y = d.table.expand()
