@@ -6,13 +6,14 @@ import dash
 from dash import (ALL, Input, Output, State, callback, clientside_callback, ctx, dcc, html,
                   no_update)
 
-from pages._ui import controls as ui
-from pages._ui import datasource, jobs, limits, state
-from pages._ui import dataviews as draw
-from pages._ui.datachoice import DataChoice
-from pages._ui.page_frame import page_frame, register_data_label
-from pages._ui.params import Context
-from pages._ui.view import JobView
+from pages._framework import controls as ui
+from pages._framework import datasource, state
+from pages._server import jobs, limits
+from pages import dataviews as draw
+from pages._framework.datachoice import DataChoice
+from pages._framework.page_frame import page_frame, register_data_label
+from pages._framework.params import Context
+from pages._framework.view import JobView
 
 dash.register_page(__name__, path="/data", name="Data", order=0, title="varimp \u2014 Data")
 

@@ -5,15 +5,17 @@ from __future__ import annotations
 import dash
 from dash import Input, Output, State, callback, dash_table, dcc, html, no_update
 
-from pages._ui import cache, jobs, limits, results, state
-from pages._ui import controls as ui
-from pages._ui import decomposition_render as draw
-from pages._ui.common import placeholder_figure
-from pages._ui.datachoice import DataChoice
-from pages._ui.page_frame import (download_button, download_note, figure_config, page_frame,
+from pages._server import cache, jobs, limits
+
+from pages._framework import results, state
+from pages._framework import controls as ui
+from pages import decomposition_render as draw
+from pages._framework.common import placeholder_figure
+from pages._framework.datachoice import DataChoice
+from pages._framework.page_frame import (download_button, download_note, figure_config, page_frame,
                                   table_style)
-from pages._ui.params import Context, Param, ParamSet
-from pages._ui.view import JobView, context_for
+from pages._framework.params import Context, Param, ParamSet
+from pages._framework.view import JobView, context_for
 from varimp_core.exact.eqn3 import conditional_terms
 from varimp_core.serialize import to_jsonable
 from varimp_core.plots.decomposition import pair_height

@@ -7,15 +7,15 @@ from dataclasses import dataclass
 import dash
 from dash import dcc, html, no_update
 
-from pages._ui import controls as ui
-from pages._ui import dependence_render as draw
-from pages._ui import local_forest as forest
-from pages._ui import state
-from pages._ui.common import placeholder_figure
-from pages._ui.page_frame import (download_button, download_note, figure_config, page_frame,
+from pages._framework import controls as ui
+from pages import dependence_render as draw
+from pages._framework import local_forest as forest
+from pages._framework import state
+from pages._framework.common import placeholder_figure
+from pages._framework.page_frame import (download_button, download_note, figure_config, page_frame,
                                    register_csv_downloads)
-from pages._ui.params import Context, Param, ParamSet, sentence
-from pages._ui.view import JobView
+from pages._framework.params import Context, Param, ParamSet, sentence
+from pages._framework.view import JobView
 from varimp_core.local.heldout import heldout_partial_dependences
 
 dash.register_page(__name__, path="/dependence", name="Dependence", order=6,
@@ -141,7 +141,7 @@ def page_query(store, settings, shown) -> str:
 
 
 def initial_state(query, vi_data=None) -> dict:
-    """:func:`pages._ui.local_forest.start`, the data's ``variables``, the link's ``query``.
+    """:func:`pages._framework.local_forest.start`, the data's ``variables``, the link's ``query``.
 
     ``feature`` defaults to the first input; unknown variables and unusable
     percentiles in the link are dropped with a note.

@@ -5,14 +5,14 @@ from __future__ import annotations
 import dash
 from dash import Input, Output, State, callback, dash_table, html, no_update
 
-from pages._ui import controls as ui
-from pages._ui import distributions_study as draw
-from pages._ui import state, studies
-from varimp_core.studies import fanout
-from pages._ui.datachoice import DataChoice
-from pages._ui.page_frame import page_frame, table_style
-from pages._ui.params import Context, Param, ParamSet, seed_param
-from pages._ui.view import JobView, context_for
+from pages._framework import controls as ui
+from pages import distributions_study as draw
+from pages._framework import state, studies
+from pages._server import fanout
+from pages._framework.datachoice import DataChoice
+from pages._framework.page_frame import page_frame, table_style
+from pages._framework.params import Context, Param, ParamSet, seed_param
+from pages._framework.view import JobView, context_for
 from varimp_core.csvtext import csv_filename
 from varimp_core.serialize import to_jsonable
 from varimp_core.studies.distributions import (MAX_FITTED, check_sweep, check_tree_budget,

@@ -5,14 +5,15 @@ from __future__ import annotations
 import dash
 from dash import Input, Output, State, callback, dash_table, dcc, html, no_update
 
-from pages._ui import controls as ui
-from pages._ui import importances_render as draw
-from pages._ui import jobs, limits, results, state
-from pages._ui.datachoice import DataChoice
-from pages._ui.page_frame import (download_button, download_note, figure_config, page_frame,
+from pages._framework import controls as ui
+from pages import importances_render as draw
+from pages._server import jobs, limits
+from pages._framework import results, state
+from pages._framework.datachoice import DataChoice
+from pages._framework.page_frame import (download_button, download_note, figure_config, page_frame,
                                   table_style)
-from pages._ui.params import Context, Param, ParamSet
-from pages._ui.view import JobView, context_for
+from pages._framework.params import Context, Param, ParamSet
+from pages._framework.view import JobView, context_for
 from varimp_core.exact.binary import BINARY_METHODS
 from varimp_core.studies import convergence
 from varimp_core.studies.chance import chance_levels

@@ -5,15 +5,16 @@ from __future__ import annotations
 import dash
 from dash import Input, Output, callback, ctx, dash_table, dcc, html, no_update
 
-from pages._ui import controls as ui
-from pages._ui import interactions_render as draw
-from pages._ui import local_forest as forest
-from pages._ui import jobs, state
-from pages._ui.common import placeholder_figure
-from pages._ui.page_frame import (download_button, download_note, figure_config, page_frame,
+from pages._framework import controls as ui
+from pages import interactions_render as draw
+from pages._framework import local_forest as forest
+from pages._server import jobs
+from pages._framework import state
+from pages._framework.common import placeholder_figure
+from pages._framework.page_frame import (download_button, download_note, figure_config, page_frame,
                                    register_csv_downloads, table_style)
-from pages._ui.params import Context, Param, ParamSet
-from pages._ui.view import JobView
+from pages._framework.params import Context, Param, ParamSet
+from pages._framework.view import JobView
 
 dash.register_page(__name__, path="/interactions", name="Interactions", order=5,
                    title="varimp \u2014 Interactions")

@@ -1,6 +1,6 @@
 """Masking page: importances against K or depth, irrelevant variables, a noisy copy.
 
-The page builds its own exact tables from its controls (:mod:`pages._ui.masking_study`), or
+The page builds its own exact tables from its controls (:mod:`pages.masking_study`), or
 takes an uploaded table, and gets every K or depth at once from :mod:`varimp_core.studies.masking`.
 """
 
@@ -11,13 +11,14 @@ from typing import Mapping
 import dash
 from dash import Input, Output, State, callback, dcc, html, no_update
 
-from pages._ui import controls as ui
-from pages._ui import limits, state
-from pages._ui import masking_study as study
-from pages._ui.masking_study import NO_COPY, UPLOAD, build_table, problem_context
-from pages._ui.page_frame import page_frame
-from pages._ui.params import Context, Param, ParamSet, seed_param
-from pages._ui.view import JobView
+from pages._framework import controls as ui
+from pages._server import limits
+from pages._framework import state
+from pages import masking_study as study
+from pages.masking_study import NO_COPY, UPLOAD, build_table, problem_context
+from pages._framework.page_frame import page_frame
+from pages._framework.params import Context, Param, ParamSet, seed_param
+from pages._framework.view import JobView
 from varimp_core.plots.masking import masking_figures, masking_lines
 from varimp_core.serialize import from_jsonable, to_jsonable
 from varimp_core.studies.masking import (BINARY_CHOICES, MaskingCurves, masking_curves,
@@ -29,7 +30,7 @@ dash.register_page(__name__, path="/masking", name="Masking", order=3,
 
 PREFIX = "masking"
 DATA = "masking-data"  # the store of the session's data choice (an upload is offered)
-MAX_TREES = 2000  # the page's cap; VARIMP_MAX_TREES may lower it (pages._ui.limits)
+MAX_TREES = 2000  # the page's cap; VARIMP_MAX_TREES may lower it (pages._server.limits)
 
 
 class MaskingParams(ParamSet):

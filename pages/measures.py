@@ -6,15 +6,17 @@ from __future__ import annotations
 import dash
 from dash import dash_table, dcc, html
 
-from pages._ui import jobs, limits, state, studies
-from pages._ui import controls as ui
-from pages._ui import measures_views as views
-from pages._ui.common import placeholder_figure
-from pages._ui.datachoice import DataChoice
-from pages._ui.page_frame import (download_button, download_note, figure_config, page_frame,
+from pages._server import jobs, limits
+
+from pages._framework import state, studies
+from pages._framework import controls as ui
+from pages import measures_views as views
+from pages._framework.common import placeholder_figure
+from pages._framework.datachoice import DataChoice
+from pages._framework.page_frame import (download_button, download_note, figure_config, page_frame,
                                   table_style)
-from pages._ui.params import Param, ParamSet, seed_param
-from pages._ui.view import JobView, context_for, warm
+from pages._framework.params import Param, ParamSet, seed_param
+from pages._framework.view import JobView, context_for, warm
 from varimp_core.measures.suite import DEFAULT_MEASURES, MEASURES
 from varimp_core.plots.measures import measure_label
 
@@ -22,7 +24,7 @@ dash.register_page(__name__, path="/measures", name="Measures", order=4,
                    title="varimp \u2014 Measures")
 
 PREFIX = "meas"
-#: The page's own caps; the server's limits (:mod:`pages._ui.limits`) may lower them.
+#: The page's own caps; the server's limits (:mod:`pages._server.limits`) may lower them.
 MAX_TREES_UI, MAX_REPS, STUDY_MAX_TREES, BIAS_MAX_TREES, BIAS_MAX_REPS = 2000, 40, 500, 1000, 20
 
 

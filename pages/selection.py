@@ -5,13 +5,13 @@ from __future__ import annotations
 import dash
 from dash import Input, dash_table, html
 
-from pages._ui import controls as ui
-from pages._ui import datasource, state, studies
-from pages._ui import selection_study as study
-from pages._ui.datachoice import DataChoice
-from pages._ui.page_frame import page_frame, table_style
-from pages._ui.params import Context, Param, ParamSet, seed_param
-from pages._ui.view import JobView, warm
+from pages._framework import controls as ui
+from pages._framework import datasource, state, studies
+from pages import selection_study as study
+from pages._framework.datachoice import DataChoice
+from pages._framework.page_frame import page_frame, table_style
+from pages._framework.params import Context, Param, ParamSet, seed_param
+from pages._framework.view import JobView, warm
 from varimp_core.csvtext import csv_filename
 from varimp_core.plots.selection_captions import RS_NOTE
 from varimp_core.studies.nulls import permutation_null

@@ -39,7 +39,7 @@ def problem_settings(logic, build, problem: str, **controls):
 
 def store_csv(text: str, name: str) -> dict:
     """Upload CSV ``text`` as the Data page does; the page's ``info`` about it."""
-    from pages._ui import datasource
+    from pages._framework import datasource
 
     return datasource.store_upload(
         "data:text/csv;base64," + base64.b64encode(text.encode()).decode(), name)
@@ -47,7 +47,7 @@ def store_csv(text: str, name: str) -> dict:
 
 def upload_csv(text: str, name: str = "table.csv", target: str = "y") -> dict:
     """Upload CSV ``text``; the data parameters that choose it (target ``target``)."""
-    from pages._ui import datasource
+    from pages._framework import datasource
 
     info = store_csv(text, name)
     return datasource.canonical_params({"source": "upload", "upload": info["key"],
@@ -56,7 +56,8 @@ def upload_csv(text: str, name: str = "table.csv", target: str = "y") -> dict:
 
 def upload_frame(df, name: str, target: str = "y") -> dict:
     """Store a DataFrame as an upload named ``name``; the data parameters that choose it."""
-    from pages._ui import cache, datasource
+    from pages._server import cache
+    from pages._framework import datasource
 
     key = cache.put_table(df)
     return datasource.canonical_params({"source": "upload", "upload": key, "file": name,

@@ -18,8 +18,12 @@ from varimp_core.data.prepare import DataError
 from varimp_core.exact.information import output_entropy
 from varimp_core.problems.registry import get_problem, list_problems
 
-from pages._ui import cache, controls, datasource, dataviews, jobs, state
-from pages._ui.params import Context
+from pages._server import cache, jobs
+
+from pages._framework import controls, datasource, state
+
+from pages import dataviews
+from pages._framework.params import Context
 
 
 # -- the app -----------------------------------------------------------------------

@@ -16,7 +16,9 @@ from dash.testing.wait import until
 
 from varimp_core.problems.registry import get_problem
 
-from pages._ui import datasource, dataviews
+from pages._framework import datasource
+
+from pages import dataviews
 
 XOR3 = "xor:relevant=2,irrelevant=1"
 

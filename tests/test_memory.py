@@ -25,7 +25,9 @@ import pandas as pd
 import psutil
 import pytest
 
-from pages._ui import dataviews, datasource
+from pages import dataviews
+
+from pages._framework import datasource
 
 UPLOADS = 50
 WARM_UP = 5

@@ -20,10 +20,10 @@ from varimp_core.exact.recursion import exact_importances
 from varimp_core.problems.registry import get_problem
 from varimp_core.exact.eqn3 import conditional_terms, eqn3_importances
 
-from pages._ui import decomposition_render as draw
-from pages._ui.datachoice import DataChoice
-from pages._ui.jobs import Progress
-from pages._ui.params import Context, ParamErrors
+from pages import decomposition_render as draw
+from pages._framework.datachoice import DataChoice
+from pages._server.jobs import Progress
+from pages._framework.params import Context, ParamErrors
 
 
 @pytest.fixture(scope="module")
@@ -220,7 +220,7 @@ def test_downloads_come_from_the_cache(page):
 def test_the_importances_cache_is_shared_with_the_importances_page(page, app_module):
     """Decomposition's K = 3 is the Importances page's exact result for the same K."""
     import pages.importances as importances
-    from pages._ui import results
+    from pages._framework import results
 
     data = _data()
     settings = importances.PARAMS.settings({"method": "exact", "max_features": 3,

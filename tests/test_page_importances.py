@@ -21,10 +21,10 @@ from varimp_core.problems.registry import get_problem
 from varimp_core.result import ImportanceResult
 from varimp_core.exact.eqn3 import eqn3_importances
 
-from pages._ui import importances_render as draw
-from pages._ui.datachoice import DataChoice
-from pages._ui.jobs import Progress
-from pages._ui.params import Context, ParamErrors
+from pages import importances_render as draw
+from pages._framework.datachoice import DataChoice
+from pages._server.jobs import Progress
+from pages._framework.params import Context, ParamErrors
 
 LED = {"problem": "led"}
 XOR3 = get_problem("xor:relevant=2,irrelevant=1").spec  # canonical: "xor:irrelevant=1"
@@ -531,7 +531,7 @@ def test_leaving_the_page_mid_job_ends_the_job(dash_duo, dash_app):
 def test_a_job_nobody_polls_stops_at_its_next_progress_report(monkeypatch):
     """The heartbeat: a closed tab stops polling, and the job stops (no page-leave event).
     On Redis too, where the heartbeat is a key aged by Redis's clock."""
-    from pages._ui import job_signals
+    from pages._server import job_signals
 
     monkeypatch.setenv("VARIMP_HEARTBEAT_TIMEOUT", "0.2")
     job_signals.start_job("test-heartbeat-job")
@@ -561,7 +561,7 @@ def test_waiting_on_another_jobs_result_says_so(page, monkeypatch):
     """While another job holds the lock of the same result, the cache reports progress with an
     unknown total (``progress(0, None)``); the page said nothing and crashed on it ("Something
     went wrong") when a cancelled job had left its lock behind."""
-    from pages._ui import results
+    from pages._framework import results
 
     real = results.cached_importances
 

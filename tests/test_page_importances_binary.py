@@ -19,10 +19,10 @@ from varimp_core.result import ImportanceResult
 from varimp_core.studies.convergence import (binary_limit, convergence_curve,
                                              convergence_note)
 
-from pages._ui import importances_render as draw
-from pages._ui.datachoice import DataChoice
-from pages._ui.jobs import Progress
-from pages._ui.params import Context
+from pages import importances_render as draw
+from pages._framework.datachoice import DataChoice
+from pages._server.jobs import Progress
+from pages._framework.params import Context
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +88,7 @@ def test_marker_over_scikit_learn_is_its_binary_limit(page, small, method, limit
     np.testing.assert_allclose([r["exact"] for r in out["rows"]], exact.importances)
     assert "the value this forest converges to" in out["note"]
     # The marker is the page's own exact-rf/et result: one cache entry for both.
-    from pages._ui import results
+    from pages._framework import results
 
     cached = results.peek_importances(data.as_dict, {"method": limit, "max_features": 1,
                                                      "max_depth": None,
@@ -160,7 +160,7 @@ def test_convergence_curve_by_hand():
 
 def test_too_many_nodes_is_refused_before_any_work(page, monkeypatch):
     """Iris (150 rows, 4 continuous inputs): exact-et would need millions of nodes."""
-    from pages._ui import results
+    from pages._framework import results
 
     def no_work(*args, **kwargs):
         raise AssertionError("the exact recursion was started")

@@ -3,7 +3,7 @@
 Replicate r is seeded by the r-th child of ``SeedSequence(random_state)``, so a
 study's numbers do not depend on how its replicates are split into chunks or
 processes (joblib), or which machine runs them (a ``mapper``, e.g. Celery
-workers: see :mod:`varimp_core.studies.fanout`).  Progress is reported per chunk and a
+workers, which the dashboard supplies).  Progress is reported per chunk and a
 ``should_stop()`` callable is checked between chunks; a stopped run returns the
 replicates done.
 """

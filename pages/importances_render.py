@@ -19,9 +19,9 @@ from varimp_core.result import ImportanceResult
 from varimp_core.studies.chance import ChanceLevels
 from varimp_core.studies.convergence import convergence_curve, convergence_note
 
-from . import datasource
+from pages._framework import datasource
 
-from .results import SAMPLED
+from pages._framework.results import SAMPLED
 
 
 def theorem2_text(result: ImportanceResult, information: float | None = None) -> str:

@@ -7,7 +7,7 @@ thesis, every built-in problem, and the session's own table
 cached once per settings (:func:`cached_study`), so a control that only
 changes the drawing (histograms or violins, which method's selection) never
 grows a forest again; a study that Cancel stopped is drawn but not kept.
-Downloads serve a :class:`pages._ui.view.JobView`'s cache only
+Downloads serve a :class:`pages._framework.view.JobView`'s cache only
 (:meth:`JobView.register_downloads`); a page declares its data once
 (:func:`stores`, :func:`problem_field` of the declared :data:`PROBLEM` and
 :func:`register_data`, which also keeps the header and the URL); figures and
@@ -25,13 +25,15 @@ from dash import Input, Output, State, callback, dcc, html, no_update
 from varimp_core.problems.registry import get_problem
 from varimp_core.studies.replicates import scaled_replicates, scaled_sentence, scaled_trees
 
-from . import cache, datasource, jobs
-from .common import placeholder_figure
-from .controls import problem_choices
-from .datachoice import DataChoice
-from .page_frame import figure_config, register_data_label
-from .params import Context, Param, ParamSet, sentence
-from .view import context_for
+from pages._server import cache, jobs
+
+from pages._framework import datasource
+from pages._framework.common import placeholder_figure
+from pages._framework.controls import problem_choices
+from pages._framework.datachoice import DataChoice
+from pages._framework.page_frame import figure_config, register_data_label
+from pages._framework.params import Context, Param, ParamSet, sentence
+from pages._framework.view import context_for
 
 #: The forests a study grows (labels as the pages show them).
 METHOD_OPTIONS = [("forest", "ours: multiway totally randomized trees"),

@@ -1,7 +1,7 @@
 """One job pattern for every page: cached result, else a background job, then draw.
 
 A page describes each computed view once, as a :class:`JobView`: its
-parameters (a :class:`pages._ui.params.ParamSet`), a ``compute(settings,
+parameters (a :class:`pages._framework.params.ParamSet`), a ``compute(settings,
 data, progress)`` that calls the core and returns a JSON-able result, and a
 ``render(result, settings, data)`` that turns the result into the values of
 the view's outputs.  :meth:`JobView.register` wires it the same way for
@@ -16,7 +16,7 @@ every page:
    anything), computes, caches the result and draws it;
 3. a job whose inputs change is replaced by the new one, and a job whose page
    is left (the app's ``vi-url`` path changes) or whose page stops polling
-   (the tab was closed) is stopped (:mod:`pages._ui.jobs`).
+   (the tab was closed) is stopped (:mod:`pages._server.jobs`).
 
 A failure is a sentence in the view's error box; the previous view stays.
 Views with ``partial=True`` stop cooperatively on Cancel: ``compute`` asks
@@ -38,10 +38,10 @@ from dash import (Input, Output, State, callback, clientside_callback, ctx, dcc,
                   no_update, set_props)
 from plotly.utils import PlotlyJSONEncoder
 
-from . import cache, jobs
-from .job_signals import clear_stop, request_stop
-from .datachoice import DataChoice
-from .params import Context, ParamSet
+from pages._server import cache, jobs
+from pages._server.job_signals import clear_stop, request_stop
+from pages._framework.datachoice import DataChoice
+from pages._framework.params import Context, ParamSet
 
 _HIDDEN = "vi-hidden"
 

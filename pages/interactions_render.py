@@ -1,7 +1,7 @@
 """What the Interactions page shows: figures, sentences, the tile table and the CSV exports.
 
 Every figure is drawn from the cached local importance
-(:func:`pages._ui.local_forest.load_local`) by :mod:`varimp_core.plots.interactions`,
+(:func:`pages._framework.local_forest.load_local`) by :mod:`varimp_core.plots.interactions`,
 which is cheap.  The Interactions page (:mod:`pages.interactions`) is its only user.
 """
 
@@ -21,9 +21,9 @@ from varimp_core.plots.interactions import (make_importance_over_labels, make_mo
 from dash import no_update
 
 
-from .common import frame_table, placeholder_figure
-from .local_forest import FOREST_NAMES, load_local
-from .params import sentence
+from pages._framework.common import frame_table, placeholder_figure
+from pages._framework.local_forest import FOREST_NAMES, load_local
+from pages._framework.params import sentence
 
 #: The page's figures, each with a message line that replaces it when it does not apply.
 PARTS = ("mosaic", "vii", "partial", "over")

@@ -50,7 +50,7 @@ SECURITY_HEADERS = {
 CSP = ("default-src 'self'; script-src 'self' {}; style-src 'self' 'unsafe-inline'; "
        "img-src 'self' data: blob:; frame-ancestors 'self'")
 REQUEST_ID_HEADER = "X-Request-ID"
-#: Cookie naming a browser for the per-browser job cap (pages._ui.jobs): 128 random bits and
+#: Cookie naming a browser for the per-browser job cap (pages._server.jobs): 128 random bits and
 #: the server's signature of them, so a value the client made up names no browser.
 CLIENT_COOKIE = "varimp_client"
 #: A client's request id is used only when it matches this (else a new one is made).

@@ -1,7 +1,7 @@
 """The Data page's companion: its settings to data parameters, its summary, its form.
 
 Plain functions tests call without the app; every number comes from the core
-through :mod:`pages._ui.datasource`.
+through :mod:`pages._framework.datasource`.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from dash import html
 from varimp_core.data.prepare import DataError
 from varimp_core.problems.registry import get_problem, spec_from_options
 
-from . import datasource
-from .controls import option_values, preview_table
-from .params import Context, ParamSet, sentence
+from pages._framework import datasource
+from pages._framework.controls import option_values, preview_table
+from pages._framework.params import Context, ParamSet, sentence
 
 #: The Data page's controls: the data parameters that have one (ids ``data-<key>``).
 CONTROLS = ParamSet("data", [datasource.DATA_PARAMS.by_name[n] for n in (

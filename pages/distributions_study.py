@@ -30,12 +30,14 @@ from varimp_core.studies.montecarlo import (SWEEP_PARAMETERS, parameter_label,
 from varimp_core.studies.nulls import PermutationNull
 from varimp_core.studies.replicates import partial_note
 
-from . import limits, studies
-from .common import frame_table, placeholder_figure
-from .datachoice import DataChoice
-from .studies import generator, is_exact
+from pages._server import limits
 
-#: The server limit (:mod:`pages._ui.limits`, read on every call) of each cap.
+from pages._framework import studies
+from pages._framework.common import frame_table, placeholder_figure
+from pages._framework.datachoice import DataChoice
+from pages._framework.studies import generator, is_exact
+
+#: The server limit (:mod:`pages._server.limits`, read on every call) of each cap.
 CAPS = {"R": "replicates", "T": "mc_trees", "N": "mc_samples", "total": "mc_total_trees",
         "values": "sweep_values"}
 

@@ -11,7 +11,7 @@
    finished (:func:`~varimp_core.studies.noisy_protocol.combine_runs`), each run
    cached on its own.
 
-Each ``compute_*`` is a :class:`pages._ui.view.JobView`'s ``compute``: it stops
+Each ``compute_*`` is a :class:`pages._framework.view.JobView`'s ``compute``: it stops
 between its cached pieces when Cancel asks (the result is then ``partial``),
 and with ``compute=False`` it only reads the cache (a download).  Figures come
 from :mod:`varimp_core.plots.measures`; the units of the importances come from
@@ -43,9 +43,11 @@ from varimp_core.result import ImportanceResult
 from varimp_core.studies.noisy_protocol import (StudyResult, combine_runs, mdi_bias_curves,
                                                 noisy_feature_auc, paper_auc)
 
-from . import cache, datasource, limits, results
-from .common import frame_table
-from .params import Param
+from pages._server import cache, limits
+
+from pages._framework import datasource, results
+from pages._framework.common import frame_table
+from pages._framework.params import Param
 
 #: "mtry" of Li et al. (2019), section 4, for the noisy-feature protocol.
 STUDY_MAX_FEATURES = 10
@@ -121,7 +123,7 @@ def compute_forest(settings: Mapping[str, Any], data, progress, *,
         The page's forest settings (scikit-learn's names, ``measures``, ``criterion``).
     data : DataChoice
         An exact distribution is sampled (:func:`rows_params`).
-    progress : pages._ui.jobs.Progress
+    progress : pages._server.jobs.Progress
     compute : bool, default=True
         False only reads the cache.
 

@@ -10,7 +10,7 @@ against Sequential Random Subspace
 data or on the page's data.  An RS/SRS study is a set of independent (seed,
 method) runs: :func:`rs_run` is registered as the fan-out task
 :data:`RS_TASK`, so with ``REDIS_URL`` set the runs spread over the Celery
-workers (:mod:`varimp_core.studies.fanout`), with the numbers of a local run.  The
+workers (:mod:`pages._server.fanout`), with the numbers of a local run.  The
 Selection page (:mod:`pages.selection`) is this module's only user.
 """
 
@@ -36,10 +36,12 @@ from varimp_core.studies.rs_srs import (RUN_OPTIONS, SubspaceComparison, check_s
                                         study_source)
 from varimp_core.studies.selection import SplitData, curve_statistics, madelon_split
 
-from varimp_core.studies import fanout
+from pages._server import fanout
 
-from . import datasource, limits, studies
-from .common import placeholder_figure
+from pages._framework import datasource, studies
+
+from pages._server import limits
+from pages._framework.common import placeholder_figure
 
 #: Name of the fan-out task computing one (seed, method) run of an RS/SRS study.
 RS_TASK = "varimp.selection_run"

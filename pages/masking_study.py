@@ -25,11 +25,11 @@ from varimp_core.studies.masking_copy import (UPLOAD, masking_data, masking_spec
                                               split_masking_spec)
 
 
-from .controls import card
-from . import limits
-from .datachoice import DataChoice
-from .page_frame import download_button, download_note, figure_config, table_style
-from .params import Context, sentence
+from pages._framework.controls import card
+from pages._server import limits
+from pages._framework.datachoice import DataChoice
+from pages._framework.page_frame import download_button, download_note, figure_config, table_style
+from pages._framework.params import Context, sentence
 
 PRESETS = [("led", "LED \u2014 7 segments (Table 2)"),
            ("led:noise=0.1", "LED \u2014 segments flipped with probability 0.1"),

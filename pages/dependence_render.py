@@ -26,9 +26,9 @@ from dash import html, no_update
 
 from varimp_core.csvtext import csv_filename as common_csv_filename, safe_csv
 
-from .common import placeholder_figure
-from .local_forest import FOREST_NAMES, cached_entry, load_local
-from .params import sentence
+from pages._framework.common import placeholder_figure
+from pages._framework.local_forest import FOREST_NAMES, cached_entry, load_local
+from pages._framework.params import sentence
 
 ALL_CLASSES = "all"
 #: Rows averaged by a partial dependence (a seeded subset of the assessed rows beyond it).
