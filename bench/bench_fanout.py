@@ -81,9 +81,11 @@ class Cluster:
 
 
 def selection(cluster: Cluster, trees: int):
-    from pages import selection_study as study
     from pages._framework.datachoice import DataChoice
     from pages._server import fanout
+    from tests._pages import page_module
+
+    study = page_module("selection")  # a page module imports once the app exists
 
     settings = study.rs_study(dict(source="480", subspace_size=50, alpha=0.5, max_features=None,
                                    n_estimators=trees, min_sampled=5, beta=0.95, n_seeds=2,
@@ -118,9 +120,11 @@ def one_against_two(cluster: Cluster, name: str, run) -> None:
 
 def kill_and_restart(cluster: Cluster, trees: int) -> None:
     """The Selection study with this process helping; worker b killed mid-run, restarted."""
-    from pages import selection_study as study
     from pages._framework.datachoice import DataChoice
     from pages._server import fanout
+    from tests._pages import page_module
+
+    study = page_module("selection")  # a page module imports once the app exists
 
     cluster.consume("b", True)
     settings = study.rs_study(dict(source="480", subspace_size=50, alpha=0.5, max_features=None,

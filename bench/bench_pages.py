@@ -11,7 +11,7 @@ The upload is built here, seeded, shaped like an analyst's file: an identifier
 column (``customer_id``), a date column (``signup_date``), four text
 categories, 53 numeric measurements with about 3 % missing values each, and a
 binary target ``churned`` that depends on five of them.  It goes through the
-Data page's own preparation (:func:`pages.dataviews.apply_choice`: the
+Data page's own preparation (:func:`pages.data.apply_choice`: the
 upload's default roles, so the identifier is excluded and the date expanded).
 
 Each page is driven as its background job would drive it: its layout is built
@@ -87,8 +87,7 @@ def fair_csv() -> str:
 
 def prepare(which: str) -> dict:
     """The session's data (``vi-data``) for ``"upload"`` or ``"fair"``, as the Data page makes it."""
-    from pages import dataviews
-    from tests._pages import store_csv
+    from tests._pages import page_module, store_csv
 
     if which == "fair":
         text, target = fair_csv(), "affairs"
@@ -97,7 +96,7 @@ def prepare(which: str) -> dict:
         analyst_table().to_csv(buf, index=False)
         text, target = buf.getvalue(), "churned"
     info = store_csv(text, f"{which}.csv")
-    out = dataviews.apply_choice({"source": "upload", "upload": info, "target": target})
+    out = page_module("data").apply_choice({"source": "upload", "upload": info, "target": target})
     if not out["ok"]:
         raise SystemExit(out["error"])
     return out["store"]

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["query_dict", "registered_page", "store_csv", "upload_csv", "upload_frame",
-           "problem_settings", "constant_column_frame", "FORMULA_CSV"]
+           "problem_settings", "constant_column_frame", "FORMULA_CSV", "page_module"]
 
 #: A small uploaded table whose column names a spreadsheet would run as formulas.
 FORMULA_CSV = ("=cmd|' /C calc'!A0,@x,y\n"
@@ -85,3 +85,16 @@ def penguins_like(n: int = 240) -> pd.DataFrame:
     bill[:24] = np.nan
     y = ((island == "Biscoe") | (np.nan_to_num(bill) > 40)).astype(int)
     return pd.DataFrame({"island": island, "bill": bill, "y": y})
+
+
+def page_module(name: str):
+    """The page module ``pages.<name>`` (e.g. ``"importances"``), after the app.
+
+    Dash refuses ``register_page`` before its app exists and loads every page when the app
+    is built, so a test reaches a page's plain functions through the app's own module.
+    """
+    import importlib
+
+    import app  # noqa: F401  (builds the app, which loads every page)
+
+    return importlib.import_module(f"pages.{name}")

@@ -1,6 +1,6 @@
 """RS/SRS runs fanned out as a Celery task group (the task the Selection page registers).
 
-The Selection page's companion registers :func:`selection_study.rs_run` as the
+The Selection page registers :func:`pages.selection.rs_run` as the
 fan-out task ``varimp.selection_run`` (:func:`pages._server.fanout.register`);
 the fan-out knows only that name.  First a fake mapper that runs the JSON
 tasks itself, then the real task group on an in-process Celery app (in-memory
@@ -18,11 +18,13 @@ from types import SimpleNamespace
 
 import pytest
 
+from _pages import page_module
 from pages._server import jobs
 from pages._server import fanout
-from pages import selection_study as study
 from pages._framework.datachoice import DataChoice
 from varimp_core.studies.rs_srs import SubspaceComparison
+
+study = page_module("selection")
 
 DATA = DataChoice.from_page({"problem": "led"})[0]
 

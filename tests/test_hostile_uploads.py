@@ -31,13 +31,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from _pages import page_module
 from varimp_core.data.prepare import DataError, prepare_table, read_csv_bytes
 from varimp_core.result import ImportanceResult
 
 from _servers import post_and_poll
 from hostile.make_corpus import CATEGORIES, generate, label, upload_limit
 from pages._framework import datasource
-from pages import importances_render as logic
+
+logic = page_module("importances")
 
 UPDATE = "/_dash-update-component"
 UNCHANGED = " Your current data is unchanged."

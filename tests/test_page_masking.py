@@ -14,16 +14,18 @@ import pytest
 from _browser import open_link_with_note, open_page, set_number, url_query, visit, wait_for
 from _pages import query_dict as _query
 from _pages import registered_page
+from _pages import page_module
 from _tables import TABLE2, TABLE2_EQN3
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
-from pages import masking_study as study
 from pages._framework.datachoice import DataChoice
 from pages._server.jobs import Progress, failure_message
 from pages._framework.params import Context
 from varimp_core.serialize import from_jsonable
 from varimp_core.studies.masking import MaskingCurves
+
+study = page_module("masking")
 
 EQN3_X1 = 0.412   # Louppe et al. (2013), Table 2, Eqn 3 column (truncated)
 

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 from _browser import full_traces, open_page, set_number, visit, wait_for_trace
 from _pages import upload_csv
+from _pages import page_module
 import dash
 from dash.testing.wait import until
 
@@ -25,10 +26,11 @@ from varimp_core.studies.noisy_protocol import (LI2019_TABLE1, StudyResult, mdi_
                                                 noisy_feature_auc, summarise)
 
 from varimp_core import csvtext
-from pages import measures_views as views
 from pages._framework.datachoice import DataChoice
 from pages._server.jobs import Progress
 from pages._framework.params import Context, ParamErrors
+
+views = page_module("measures")
 
 LED = {"problem": "led"}
 

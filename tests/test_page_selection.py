@@ -9,12 +9,12 @@ from _browser import image_format, open_link_with_note, open_page, set_number, u
 from _browser import traces_by_meta as _traces
 from _pages import query_dict as _query
 from _pages import registered_page, store_csv, upload_csv
+from _pages import page_module
 
 from pages._framework import datasource
 
 from pages._server import jobs
 from pages._framework.page_frame import data_label
-from pages import selection_study as study
 from pages._framework.datachoice import DataChoice
 from varimp_core.problems.registry import get_problem
 from pages._framework.params import Context
@@ -23,6 +23,8 @@ from varimp_core.studies.nulls import permutation_null
 from varimp_core.exact.relevance import relevance
 from varimp_core.studies.rs_srs import SubspaceComparison
 from varimp_core.studies.selection import madelon_curves
+
+study = page_module("selection")
 
 XOR = "xor:irrelevant=2"
 

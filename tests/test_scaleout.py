@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _pages import page_module
 from _servers import (BIN, ROOT, DashCallbackClient, Processes, die_with_parent, free_port,
                       job_ended, job_status, serves_health, start_redis, wait)
 LOST_AFTER = 3  # seconds without a heartbeat before a job counts as lost (workers' setting)
@@ -206,7 +207,7 @@ def test_fanned_out_monte_carlo_is_identical_on_one_and_two_workers(cluster):
 
 
 def _rs_study(**kw):
-    from pages import selection_study as study
+    study = page_module("selection")
     from pages._framework.datachoice import DataChoice
 
     settings = dict(source="480", subspace_size=50, alpha=0.5, max_features=None,
@@ -235,7 +236,7 @@ class _Progress:
 def test_fanned_out_selection_study_is_identical_on_one_and_two_workers(
         cluster, monkeypatch, tmp_path):
     from pages._server import fanout
-    from pages import selection_study as study
+    study = page_module("selection")
 
     cluster.ensure_worker("a")
     cluster.ensure_worker("b")
@@ -295,7 +296,7 @@ def _assert_cluster_result_is_a_local_run(cluster, monkeypatch, n_estimators: in
     """The study the cluster cached in Redis equals the same study run in this process."""
     from pages._server import cache
     from pages._framework import studies
-    from pages import selection_study as study
+    study = page_module("selection")
 
     settings = _rs_study(n_estimators=n_estimators)
     monkeypatch.setenv("VARIMP_CACHE_URL", cluster.url)  # the cluster's store: Redis
