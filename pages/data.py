@@ -19,7 +19,7 @@ from pages._framework.controls import option_values, preview_table
 from pages._framework.datachoice import DataChoice
 from pages._framework.page_frame import page_frame, register_data_label
 from pages._framework.params import Context, ParamSet, sentence
-from pages._framework.view import JobView
+from pages._framework.view import JobView, job_panel
 from pages._server import jobs, limits
 from varimp_core.data.prepare import DataError
 from varimp_core.problems.registry import get_problem, spec_from_options
@@ -268,7 +268,7 @@ def layout(vi_data=None, **query):
                 className="vi-upload", className_reject="vi-upload vi-upload-reject"),
             **{"data-max-bytes": str(limit), "data-note-id": "data-upload-note"}),
         html.P(limits.upload_rule(), className="vi-help"),
-        html.Div(id="data-upload-note", className="vi-hidden"), jobs.job_panel(UPLOAD),
+        html.Div(id="data-upload-note", className="vi-hidden"), job_panel(UPLOAD),
         f["target"], f["task"], f["numeric"], f["exclude"], f["missing"], f["dates"],
         id="data-upload-card", className="" if is_upload else "vi-hidden")
     fieldset = html.Fieldset(id="data-fieldset", className="vi-fieldset", children=[

@@ -23,7 +23,7 @@ from pages._framework.common import frame_table, placeholder_figure
 from pages._framework.datachoice import DataChoice
 from pages._framework.page_frame import page_frame, table_style
 from pages._framework.params import Context, Param, ParamSet, seed_param
-from pages._framework.studies import generator, is_exact
+from pages._framework.studies import generator, is_exact, partial_note
 from pages._framework.view import JobView, context_for
 from pages._server import fanout, limits
 from varimp_core.csvtext import csv_filename, safe_csv
@@ -42,7 +42,6 @@ from varimp_core.studies.montecarlo import (SWEEP_PARAMETERS, default_sweep_valu
                                             parameter_label, parse_sweep_values, sweep,
                                             sweep_statistics)
 from varimp_core.studies.nulls import PermutationNull
-from varimp_core.studies.replicates import partial_note
 
 dash.register_page(__name__, path="/distributions", name="Distributions", order=7,
                    title="varimp \u2014 Distributions")
@@ -175,7 +174,11 @@ def render_sweep(out: Mapping[str, Any], *_, **__) -> tuple:
     values = [float(v) for v in out["values"]]
     log_x = parameter in ("n_estimators", "n_samples") and min(values) > 0 and \
         max(values) / min(values) >= 10
-    note = sweep_note(parameter, partial=bool(out.get("partial")), running=bool(out.get("running")))
+    note = sweep_note(parameter)
+    if out.get("running"):
+        note = "Partial result: the first values so far; more are coming. " + note
+    elif out.get("partial"):
+        note = "Partial result (cancelled). " + note
     return make_sweep_figure(stats, parameter, log_x=log_x), note
 
 

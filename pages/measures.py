@@ -47,8 +47,10 @@ from varimp_core.measures.suite import (DEFAULT_MEASURES, MEASURES, NEEDS_OOB, O
                                         check_measure_inputs, measures_frame, measures_or_refusals)
 from varimp_core.plots.measures import (make_auc_figure, make_bias_curves, make_measures_figure,
                                         measure_label, scale_values)
-from varimp_core.plots.measures_captions import (auc_caption, auc_table_frame, bias_caption,
-                                                 forest_caption, forest_warning, measure_names)
+from varimp_core.plots.measures_captions import auc_caption as study_auc_caption
+from varimp_core.plots.measures_captions import bias_caption as study_bias_caption
+from varimp_core.plots.measures_captions import (auc_table_frame, forest_caption, forest_warning,
+                                                 measure_names)
 from varimp_core.problems.registry import get_problem
 from varimp_core.result import ImportanceResult
 from varimp_core.studies.noisy_protocol import (StudyResult, combine_runs, mdi_bias_curves,
@@ -211,9 +213,15 @@ def measures_note(view: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
 
 
 def measures_warning(view: Mapping[str, Any]) -> str:
-    """A sentence about measures left out or not finished (:func:`forest_warning`)."""
-    return forest_warning(skipped=view["skipped"], refused=view.get("refused", ()),
-                          missing=view["missing"], running=bool(view.get("running")))
+    """A sentence about measures left out (:func:`forest_warning`) or not finished: not
+    computed before Cancel, or (``running``) not computed yet while the job goes on."""
+    out = [forest_warning(skipped=view["skipped"], refused=view.get("refused", ()))]
+    missing, running = view["missing"], bool(view.get("running"))
+    if missing:
+        out.append(f"{'Still computing' if running else 'Cancelled before'} "
+                   f"{measure_names(missing)}{'' if running else ' finished'}: the figure "
+                   "and the table show the measures that did.")
+    return " ".join(t for t in out if t)
 
 
 def _with_exact(view: Mapping[str, Any], name: str) -> dict:
@@ -305,6 +313,36 @@ def _finished(out: Mapping[str, Any], cancelled: str) -> StudyResult:
     if not out["done"]:
         raise ValueError(cancelled)
     return StudyResult.from_dict(out["study"])
+
+
+def cancelled_caption(text: str, *, done: int, total: int, what: str,
+                      running: bool = False) -> str:
+    """``text``, after how far a cancelled (or a still ``running``) study got (``done`` of
+    ``total`` ``what``)."""
+    if done < total:
+        head = "So far" if running else "Cancelled after"
+        text = f"{head} {done} of {total} {what}{'; more are coming' if running else ''}. " + text
+    return text
+
+
+def auc_caption(problem: str, *, n_estimators: int, max_features: int, n_repeats: int,
+                done: int, total: int, running: bool = False) -> str:
+    """What the AUC study is (:func:`~varimp_core.plots.measures_captions.auc_caption`) and
+    how far its job got."""
+    return cancelled_caption(study_auc_caption(problem, n_estimators=n_estimators,
+                                               max_features=max_features, n_repeats=n_repeats),
+                             done=done, total=total, running=running,
+                             what="runs: the table and the plot show those")
+
+
+def bias_caption(*, n_samples: int, n_estimators: int, n_repeats: int, done: int,
+                 total: int, running: bool = False) -> str:
+    """What the MDI bias curves show
+    (:func:`~varimp_core.plots.measures_captions.bias_caption`) and how far their job got."""
+    return cancelled_caption(study_bias_caption(n_samples=n_samples, n_estimators=n_estimators,
+                                                n_repeats=n_repeats),
+                             done=done, total=total, running=running,
+                             what="forests: the curves show those")
 
 
 def render_auc(out: Mapping[str, Any], settings: Mapping[str, Any], data=None) -> tuple:

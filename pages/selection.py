@@ -29,6 +29,7 @@ from pages._framework.common import placeholder_figure
 from pages._framework.datachoice import DataChoice
 from pages._framework.page_frame import page_frame, table_style
 from pages._framework.params import Context, Param, ParamSet, seed_param
+from pages._framework.studies import partial_note
 from pages._framework.view import JobView, warm
 from pages._server import fanout, limits
 from varimp_core.csvtext import csv_filename, safe_csv
@@ -40,7 +41,6 @@ from varimp_core.plots.selection_captions import (RS_NOTE, null_sentences, pvalu
                                                   rs_data_words, rs_sentences, selected_sentence)
 from varimp_core.problems.registry import get_problem
 from varimp_core.studies.nulls import PermutationNull, permutation_null
-from varimp_core.studies.replicates import partial_note
 from varimp_core.studies.rs_srs import (RUN_OPTIONS, SOURCES, SubspaceComparison, check_study,
                                         compare_subspace_methods, random_split, selection_run,
                                         study_source)
@@ -172,6 +172,9 @@ def render_null(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) 
     null_text = null_sentences(pn, n_estimators=settings["n_estimators"], n_rows=out.get("n"),
                                method=settings["method"], drawn_seed=settings["random_state"]
                                if out["n_samples"] is not None else None)
+    if not R:  # drawn while the first permutation grows
+        null_text = [null_text[0] + " The permutations of the target are running: the null's "
+                     "95 % quantile and the p-values come with the first of them."]
     note = partial_note(R, settings["n_permutations"], "permutations",
                         running=bool(out.get("running"))) if out["partial"] else ""
     return (rel_figure, [html.P(t) for t in rel_text], rows, make_pvalue_figure(pn),

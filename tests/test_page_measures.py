@@ -20,7 +20,7 @@ from dash.testing.wait import until
 from varimp_core.api import compute_importances, load_data
 from varimp_core.measures.suite import compute_measures
 from varimp_core.plots.measures import measure_label
-from varimp_core.plots.measures_captions import auc_caption, auc_table_frame
+from varimp_core.plots.measures_captions import auc_table_frame
 from varimp_core.result import ImportanceResult
 from varimp_core.studies.noisy_protocol import (LI2019_TABLE1, StudyResult, mdi_bias_curves,
                                                 noisy_feature_auc, summarise)
@@ -31,6 +31,7 @@ from pages._server.jobs import Progress
 from pages._framework.params import Context, ParamErrors
 
 views = page_module("measures")
+auc_caption = views.auc_caption  # the study's caption and how far its job got
 
 LED = {"problem": "led"}
 

@@ -91,7 +91,7 @@ def test_the_distributions_page_streams_and_its_final_result_equals_a_plain_run(
     progress = jobs.Progress(None, sink=drawn.append)
     settings = page.RUN.settings(controls, page.context_for(data))
     progress.render = lambda result: page.VIEW.draw(result, settings, data, {})
-    n = page.draw.replicate_rows(settings, data)
+    n = page.replicate_rows(settings, data)
     out = page.run_study({k: v for k, v in settings.items() if k != "view"}, data, n, progress)
     assert drawn, "a partial result was drawn while the run went on"
     figure, *_, note, shown = drawn[0]
@@ -233,7 +233,8 @@ def test_the_page_draws_a_first_partial_result_before_the_run_completes(dash_duo
     (100_000, 60, 20),   # 2 < 20: never fewer than 20
 ])
 def test_local_forest_trees_scale_as_declared(rows, inputs, expected):
-    from varimp_core.studies.replicates import LOCAL_TREE_WORK, scaled_trees
+    from pages._framework.studies import scaled_trees
+    from varimp_core.studies.replicates import LOCAL_TREE_WORK
 
     assert LOCAL_TREE_WORK == 12_000_000
     trees, sentence = scaled_trees(100, rows, inputs)

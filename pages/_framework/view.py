@@ -56,6 +56,30 @@ def context_for(data: DataChoice | None, store: Any = None) -> Context:
     return Context(p=None if data is None else data.n_features())
 
 
+def job_panel(prefix: str) -> html.Div:
+    """Progress bar, progress message, Cancel button and status line of a page.
+
+    The bar and Cancel button show only while the job runs (CSS class
+    ``vi-job-running``); the status line stays, for "Done in 1.2 s" or an error
+    sentence.
+    """
+    ids = jobs.job_ids(prefix)
+    return html.Div(
+        id=ids["panel"],
+        className="vi-job",
+        children=[
+            html.Div(className="vi-job-live", children=[
+                html.Progress(id=ids["progress"], max="1", className="vi-job-bar"),
+                html.Span(id=ids["message"], className="vi-job-message"),
+                html.Button("Cancel", id=ids["cancel"], n_clicks=0, disabled=True,
+                            className="vi-button vi-button-secondary vi-job-cancel"),
+            ]),
+            html.Div(id=ids["status"], className="vi-job-status", role="status",
+                     **{"aria-live": "polite"}),
+        ],
+    )
+
+
 class JobView:
     """One computed view of a page (see the module docstring).
 
@@ -135,7 +159,7 @@ class JobView:
     def status(self) -> list:
         """The view's error box and job panel (progress bar, Cancel, status line)."""
         return [html.Div(id=f"{self.prefix}-error", className=_HIDDEN),
-                jobs.job_panel(self.prefix)]
+                job_panel(self.prefix)]
 
     # -- plain functions (tests call them) ---------------------------------------------
     def key(self, data: DataChoice, settings: Mapping[str, Any], extra: Mapping[str, Any]

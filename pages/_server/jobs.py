@@ -2,8 +2,8 @@
 
 Work that can take more than about a second runs as a Dash background
 callback.  Pages never wire one by hand: a :class:`pages._framework.view.JobView`
-registers it with :func:`background_options`, shows :func:`job_panel`
-(progress bar, Cancel, status line), reports through :class:`Progress` and
+registers it with :func:`background_options`, shows its panel (:func:`pages._framework.view.job_panel`:
+progress bar, Cancel, status line), reports through :class:`Progress` and
 words failures with :func:`error_message` and :func:`failure_message`.
 
 The app's manager comes from :func:`make_manager`: ``DiskcacheManager`` by
@@ -31,7 +31,7 @@ import secrets
 import time
 from typing import Any, Callable, Iterable
 
-from dash import CeleryManager, DiskcacheManager, Input, Output, clientside_callback, html
+from dash import CeleryManager, DiskcacheManager, Input, Output, clientside_callback
 
 from pages._server import fanout
 
@@ -59,30 +59,6 @@ def job_ids(prefix: str) -> dict[str, str]:
     }
 
 
-def job_panel(prefix: str) -> html.Div:
-    """Progress bar, progress message, Cancel button and status line of a page.
-
-    The bar and Cancel button show only while the job runs (CSS class
-    ``vi-job-running``); the status line stays, for "Done in 1.2 s" or an error
-    sentence.
-    """
-    ids = job_ids(prefix)
-    return html.Div(
-        id=ids["panel"],
-        className="vi-job",
-        children=[
-            html.Div(className="vi-job-live", children=[
-                html.Progress(id=ids["progress"], max="1", className="vi-job-bar"),
-                html.Span(id=ids["message"], className="vi-job-message"),
-                html.Button("Cancel", id=ids["cancel"], n_clicks=0, disabled=True,
-                            className="vi-button vi-button-secondary vi-job-cancel"),
-            ]),
-            html.Div(id=ids["status"], className="vi-job-status", role="status",
-                     **{"aria-live": "polite"}),
-        ],
-    )
-
-
 def background_options(
     prefix: str, *, disable: Iterable[str] = (), interval: int = 400, manager=None
 ) -> dict[str, Any]:
@@ -91,7 +67,7 @@ def background_options(
     Parameters
     ----------
     prefix : str
-        The page prefix used with :func:`job_panel`.
+        The page prefix (the ids of :func:`job_ids`).
     disable : iterable of str, default=()
         Ids of controls whose ``disabled`` is True while the job runs.
     interval : int, default=400
