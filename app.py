@@ -4,8 +4,8 @@ Production: ``gunicorn app:server`` (see the Makefile and Dockerfile).  With
 ``REDIS_URL`` set, background jobs go to Celery workers started with
 ``celery -A app:celery_app worker`` (``docker-compose.yml`` runs the web
 server, a worker and Redis).  ``VARIMP_DEBUG=1`` turns Dash's debug mode on
-(only with ``python app.py``; see :mod:`pages._ui.hygiene`).  Per-request limits
-come from the environment (:mod:`pages._ui.limits`).
+(only with ``python app.py``; see :mod:`pages._server.hygiene`).  Per-request limits
+come from the environment (:mod:`pages._server.limits`).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import dash
 from dash import ALL, ClientsideFunction, Dash, Input, Output, State, dcc, html, no_update
 from flask import redirect, request
 
-from pages._ui import hygiene, jobs
-from pages._ui.datasource import DATA_PARAMS, link_session_data, max_request_bytes
-from pages._ui.limits import max_upload_bytes
+from pages._server import hygiene, jobs
+from pages._framework.datasource import DATA_PARAMS, link_session_data, max_request_bytes
+from pages._server.limits import max_upload_bytes
 
 background_manager, celery_app = jobs.make_manager()
 

@@ -49,7 +49,7 @@ class Cluster:
         env.update(OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
         self.procs = Processes(tmp, env)
         self.url = self.procs.env["REDIS_URL"] = start_redis(self.procs)
-        from pages._ui import celery_jobs
+        from pages._server import celery_jobs
 
         self.celery = celery_jobs.make_celery_app(self.url, default=False)
         for name in "ab":
@@ -81,9 +81,11 @@ class Cluster:
 
 
 def selection(cluster: Cluster, trees: int):
-    from pages._ui import selection_study as study
-    from pages._ui.datachoice import DataChoice
-    from varimp_core.studies import fanout
+    from pages._framework.datachoice import DataChoice
+    from pages._server import fanout
+    from tests._pages import page_module
+
+    study = page_module("selection")  # a page module imports once the app exists
 
     settings = study.rs_study(dict(source="480", subspace_size=50, alpha=0.5, max_features=None,
                                    n_estimators=trees, min_sampled=5, beta=0.95, n_seeds=2,
@@ -94,7 +96,7 @@ def selection(cluster: Cluster, trees: int):
 
 
 def distributions(cluster: Cluster, replicates: int):
-    from varimp_core.studies import fanout
+    from pages._server import fanout
     from varimp_core.studies.montecarlo import monte_carlo
 
     mapper = fanout.replicate_mapper(cluster.celery, local=False, timeout=600)
@@ -118,9 +120,11 @@ def one_against_two(cluster: Cluster, name: str, run) -> None:
 
 def kill_and_restart(cluster: Cluster, trees: int) -> None:
     """The Selection study with this process helping; worker b killed mid-run, restarted."""
-    from pages._ui import selection_study as study
-    from pages._ui.datachoice import DataChoice
-    from varimp_core.studies import fanout
+    from pages._framework.datachoice import DataChoice
+    from pages._server import fanout
+    from tests._pages import page_module
+
+    study = page_module("selection")  # a page module imports once the app exists
 
     cluster.consume("b", True)
     settings = study.rs_study(dict(source="480", subspace_size=50, alpha=0.5, max_features=None,

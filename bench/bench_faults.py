@@ -92,7 +92,7 @@ def start_worker(env: dict, tmp: str) -> subprocess.Popen:
 
 
 def long_job_values(seed: int) -> dict:
-    from pages._ui.datachoice import DataChoice
+    from pages._framework.datachoice import DataChoice
 
     data = DataChoice.from_page({"problem": "xor:irrelevant=8", "sampling": "sample",
                                  "n": "20000"})[0]

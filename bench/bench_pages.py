@@ -11,13 +11,13 @@ The upload is built here, seeded, shaped like an analyst's file: an identifier
 column (``customer_id``), a date column (``signup_date``), four text
 categories, 53 numeric measurements with about 3 % missing values each, and a
 binary target ``churned`` that depends on five of them.  It goes through the
-Data page's own preparation (:func:`pages._ui.dataviews.apply_choice`: the
+Data page's own preparation (:func:`pages.data.apply_choice`: the
 upload's default roles, so the identifier is excluded and the date expanded).
 
 Each page is driven as its background job would drive it: its layout is built
 for the session's data (so the controls hold the page's defaults), and every
-:class:`pages._ui.view.JobView` of the page runs ``view.run`` with those values
-and a recording :class:`pages._ui.jobs.Progress`.  "First" is the time from
+:class:`pages._framework.view.JobView` of the page runs ``view.run`` with those values
+and a recording :class:`pages._server.jobs.Progress`.  "First" is the time from
 the layout until the first result a page can draw: a partial result the job
 publishes (:meth:`Progress.publish`) or, without one, its full result; "full"
 is until the job ends.  Each page starts from the cache as the Data page left
@@ -87,8 +87,7 @@ def fair_csv() -> str:
 
 def prepare(which: str) -> dict:
     """The session's data (``vi-data``) for ``"upload"`` or ``"fair"``, as the Data page makes it."""
-    from pages._ui import dataviews
-    from tests._pages import store_csv
+    from tests._pages import page_module, store_csv
 
     if which == "fair":
         text, target = fair_csv(), "affairs"
@@ -97,7 +96,7 @@ def prepare(which: str) -> dict:
         analyst_table().to_csv(buf, index=False)
         text, target = buf.getvalue(), "churned"
     info = store_csv(text, f"{which}.csv")
-    out = dataviews.apply_choice({"source": "upload", "upload": info, "target": target})
+    out = page_module("data").apply_choice({"source": "upload", "upload": info, "target": target})
     if not out["ok"]:
         raise SystemExit(out["error"])
     return out["store"]
@@ -129,7 +128,7 @@ class Recorder:
     """A job's progress that notes when the first drawable result came (see the docstring)."""
 
     def __init__(self, started: float):
-        from pages._ui import jobs
+        from pages._server import jobs
 
         self.inner = jobs.Progress(None, timeout=3600)
         self.started, self.first = started, None
@@ -155,7 +154,7 @@ class Recorder:
 
 
 def views_of(module) -> list:
-    from pages._ui.view import JobView
+    from pages._framework.view import JobView
 
     views = [v for v in vars(module).values() if isinstance(v, JobView)]
     return [v for i, v in enumerate(views) if v not in views[:i]]  # a loop variable repeats one
@@ -198,7 +197,7 @@ def main(argv=None) -> int:
     ap.add_argument("--json")
     args = ap.parse_args(argv)
     import app  # noqa: F401  (registers every page and its callbacks)
-    from pages._ui import cache
+    from pages._server import cache
 
     table = []
     for which in ([args.only] if args.only else ["upload", "fair"]):

@@ -1,31 +1,189 @@
-"""Data page: choose a built-in problem or upload a CSV; see its summary and first rows."""
+"""Data page: choose a built-in problem or upload a CSV; see its summary and first rows.
+
+The page turns its settings into data parameters and shows the summary and the form.
+Tests reach its plain functions through ``tests/_pages.page_module``; every number comes
+from the core through :mod:`pages._framework.datasource`.
+"""
 
 from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
 
 import dash
 from dash import (ALL, Input, Output, State, callback, clientside_callback, ctx, dcc, html,
                   no_update)
 
-from pages._ui import controls as ui
-from pages._ui import datasource, jobs, limits, state
-from pages._ui import dataviews as draw
-from pages._ui.datachoice import DataChoice
-from pages._ui.page_frame import page_frame, register_data_label
-from pages._ui.params import Context
-from pages._ui.view import JobView
+from pages._framework import controls as ui
+from pages._framework import datasource, state
+from pages._framework.controls import option_values, preview_table
+from pages._framework.datachoice import DataChoice
+from pages._framework.page_frame import page_frame, register_data_label
+from pages._framework.params import Context, ParamSet, sentence
+from pages._framework.view import JobView, job_panel
+from pages._server import jobs, limits
+from varimp_core.data.prepare import DataError
+from varimp_core.problems.registry import get_problem, spec_from_options
 
 dash.register_page(__name__, path="/data", name="Data", order=0, title="varimp \u2014 Data")
 
 PREFIX = "data"
 UPLOAD = "data-upload"  # the upload's job panel
-PARAMS = draw.CONTROLS
+
+
+CONTROLS = ParamSet("data", [datasource.DATA_PARAMS.by_name[n] for n in (
+    "source", "problem", "sampling", "n", "seed", "bins", "target", "task", "numeric",
+    "exclude", "missing", "dates")])
+
+#: What the page says, in place of a summary, while the upload source has no file yet.
+NO_FILE_YET = "Drop a CSV file on the upload area (or click it) to see its summary here."
+
+
+def data_params(settings: Mapping[str, Any], options: Sequence[Any] = (),
+                option_ids: Sequence[dict] = (), upload: Mapping[str, Any] | None = None
+                ) -> dict | None:
+    """Canonical data parameters from the page's validated settings, or None (no file yet).
+
+    Raises
+    ------
+    ValueError
+        With a sentence, for an invalid problem option.
+    """
+    s = {**datasource.DATA_PARAMS.defaults(), **settings}
+    if s["source"] == "upload":
+        if not isinstance(upload, Mapping) or not upload.get("key"):
+            return None
+        return datasource.canonical_params({
+            "source": "upload", "upload": upload["key"], "file": upload.get("file"),
+            **{k: s[k] for k in ("target", "task", "numeric", "exclude", "missing", "dates",
+                                 "bins")}})
+    name = s["problem"].split(":")[0]
+    spec = spec_from_options(name, option_values(name, option_ids, options))
+    return datasource.canonical_params({
+        "source": "problem", "problem": spec, "sampling": s["sampling"], "n": s["n"],
+        "seed": s["seed"], "bins": s["bins"]})
+
+
+def compute(settings, data, progress, options=(), option_ids=(), upload=None) -> dict:
+    """The view of the chosen data: ``store`` (the session's ``vi-data``) and ``view``.
+
+    ``{"waiting": True}`` while the upload source has no file yet.
+    """
+    progress(text="Preparing the data\u2026")
+    params = data_params(settings, options or (), option_ids or (), upload)
+    if params is None:
+        return {"waiting": True}
+    try:  # both read one cached view of the data
+        return {"store": datasource.session_data(params), "view": datasource.data_view(params)}
+    except DataError as exc:
+        raise ValueError(sentence(exc)) from None
+
+
+def apply_choice(controls: Mapping[str, Any]) -> dict:
+    """Everything the page shows for a set of control values (as the page's job computes it).
+
+    Returns
+    -------
+    out : dict
+        ``ok``: bool; when True also ``params``, ``query`` (URL query string),
+        ``store`` (the ``vi-data`` value) and ``view`` (from
+        :func:`datasource.data_view`); when False ``error``, one sentence.
+    """
+    values = {n: controls.get(n, CONTROLS.by_name[n].default) for n in CONTROLS.names}
+    try:
+        settings = CONTROLS.settings(values, Context())
+        out = compute(settings, None, lambda **_: None, controls.get("opt_values", ()),
+                      controls.get("opt_ids", ()), controls.get("upload"))
+        if out.get("waiting"):
+            raise ValueError("Upload a CSV file first, or switch back to a built-in problem.")
+    except ValueError as exc:
+        return {"ok": False, "error": sentence(exc)}
+    store = out["store"]
+    return {"ok": True, "params": store["params"], "query": store["query"], "store": store,
+            "view": out["view"]}
+
+
+def problem_form(spec: str, sampling: str | None = None) -> dict:
+    """State of the problem controls for a spec.
+
+    Returns
+    -------
+    form : dict
+        ``sampling_options`` (exact disabled when there is no exact
+        distribution), ``sampling`` (the value to show), ``show_n`` (False when
+        exact or when the spec has its own ``samples`` option), ``show_seed``,
+        ``n_placeholder`` and ``description``.
+    """
+    problem = get_problem(spec)
+    if not problem.has_exact:
+        sampling = "sample"
+    elif sampling not in ("exact", "sample"):
+        sampling = "exact"
+    exact_label = "Exact distribution" if problem.has_exact else "Exact distribution (not available)"
+    own_size = "samples" in problem.options
+    return {
+        "sampling_options": [
+            {"label": exact_label, "value": "exact", "disabled": not problem.has_exact},
+            {"label": "Sample", "value": "sample"},
+        ],
+        "sampling": sampling,
+        "show_n": sampling == "sample" and not own_size,
+        "show_seed": sampling == "sample",
+        "n_placeholder": f"{problem.default_samples:,}",
+        "description": problem.description,
+    }
+
+
+def _fmt_int(v) -> str:
+    return "\u2014" if v is None else f"{v:,}"
+
+
+def summary_block(summary: Mapping[str, Any]) -> html.Div:
+    """The summary card's content: p, N, classes, H(Y), distinct rows, exactness."""
+    exact = summary["exact"]
+    classes = "regression" if summary["classes"] is None else f"{summary['classes']:,}"
+    h_label = "H(Y), binned" if summary.get("y_binned") else "H(Y)"
+    h = "\u2014" if summary["H_Y"] is None else f"{summary['H_Y']:.4f} bits"
+
+    def stat(label, value, key):
+        return html.Div([html.Dt(label), html.Dd(value, id=f"data-summary-{key}")],
+                        className="vi-stat")
+
+    badge = (html.Span("Exact distribution", className="vi-badge vi-badge-exact") if exact
+             else html.Span("Plug-in estimate from a sample", className="vi-badge vi-badge-plugin"))
+    kinds = f"{summary['n_discrete']:,} discrete, {summary['n_numeric']:,} numeric (binned)"
+    return html.Div([
+        html.Dl([
+            stat("Inputs p", f"{summary['p']:,}", "p"),
+            stat("Samples N", "exact" if exact else _fmt_int(summary["N"]), "n"),
+            stat("Classes", classes, "classes"),
+            stat(h_label, h, "hy"),
+            stat("Distinct rows", _fmt_int(summary["distinct_rows"]), "rows"),
+        ], className="vi-summary"),
+        html.P([badge, " ",
+                html.Span(f"Target {summary['target']} ({summary['task']}); inputs: {kinds}.",
+                          className="vi-muted")],
+               className="vi-description", id="data-summary-exact",
+               **{"data-exact": "1" if exact else "0"}),
+        html.P(summary.get("description") or "", className="vi-description"),
+    ])
+
+
+def columns_block(rows: Sequence[Mapping[str, Any]]) -> html.Div:
+    """An upload's columns as the core reads them: role, type, missing values, reason."""
+    keys = ("column", "role", "type", "missing", "reason")
+    return html.Div(preview_table({"columns": ["Column", "Role", "Type", "Missing", "Why"],
+                                   "rows": [[r[k] or "" for k in keys] for r in rows or ()]})
+                    if rows else "", id="data-columns")
+
+
+PARAMS = CONTROLS
 OPTIONS = {"type": "data-opt", "problem": ALL, "key": ALL}
 
 
 def url(settings, data, options=(), option_ids=(), upload=None) -> str:
     """The data query of the controls (the URL is left alone while an option is invalid)."""
     try:
-        params = draw.data_params(settings, options or (), option_ids or (), upload)
+        params = data_params(settings, options or (), option_ids or (), upload)
     except ValueError:
         return no_update
     return no_update if params is None else datasource.data_query(params)
@@ -33,11 +191,11 @@ def url(settings, data, options=(), option_ids=(), upload=None) -> str:
 
 def render(out, settings, data, **extra):
     if out.get("waiting"):
-        return no_update, html.P(draw.NO_FILE_YET, className="vi-help"), no_update
+        return no_update, html.P(NO_FILE_YET, className="vi-help"), no_update
     view = out["view"]
     notes = [html.P(n, className="vi-help") for n in view["notes"]]
-    return (out["store"], [draw.summary_block(view["summary"]), *notes,
-                           draw.columns_block(view.get("columns"))],
+    return (out["store"], [summary_block(view["summary"]), *notes,
+                           columns_block(view.get("columns"))],
             ui.preview_table(view["preview"]))
 
 
@@ -47,7 +205,7 @@ def no_file_yet(settings, data, upload=None, **extra):
         isinstance(upload, dict) and upload.get("key")) else None
 
 
-VIEW = JobView(PREFIX, PARAMS, compute=draw.compute, render=render, data_store=None,
+VIEW = JobView(PREFIX, PARAMS, compute=compute, render=render, data_store=None,
                outputs=[("data-choice", "data"), ("data-summary", "children"),
                         ("data-preview", "children")],
                extra=[("options", Input(OPTIONS, "value")), ("option_ids", State(OPTIONS, "id")),
@@ -68,7 +226,7 @@ def layout(vi_data=None, **query):
         params = datasource.canonical_params({**params, "source": "upload", "upload": None})
     is_upload = params["source"] == "upload"
     spec = params["problem"] if not is_upload else datasource.DEFAULT_PROBLEM
-    form = draw.problem_form(spec, params.get("sampling"))
+    form = problem_form(spec, params.get("sampling"))
     upload = datasource.upload_columns(params.get("upload")) if is_upload else None
     if is_upload and upload is None and not choose_file:
         notes.append("The uploaded table of this link is no longer on the server; "
@@ -110,7 +268,7 @@ def layout(vi_data=None, **query):
                 className="vi-upload", className_reject="vi-upload vi-upload-reject"),
             **{"data-max-bytes": str(limit), "data-note-id": "data-upload-note"}),
         html.P(limits.upload_rule(), className="vi-help"),
-        html.Div(id="data-upload-note", className="vi-hidden"), jobs.job_panel(UPLOAD),
+        html.Div(id="data-upload-note", className="vi-hidden"), job_panel(UPLOAD),
         f["target"], f["task"], f["numeric"], f["exclude"], f["missing"], f["dates"],
         id="data-upload-card", className="" if is_upload else "vi-hidden")
     fieldset = html.Fieldset(id="data-fieldset", className="vi-fieldset", children=[
@@ -163,7 +321,7 @@ clientside_callback(
           prevent_initial_call=True)
 def show_problem_form(name, sampling):
     """The problem's option fields (when the problem changed) and its sampling fields."""
-    form = draw.problem_form(name, sampling)
+    form = problem_form(name, sampling)
     fields = ui.problem_option_fields(PREFIX, name) if ctx.triggered_id == "data-problem" \
         else no_update
     return (fields, form["description"], form["sampling_options"],

@@ -1,22 +1,41 @@
-"""Dependence page: Friedman's partial dependence with ICE, and Ciss's dependence over responses."""
+"""Dependence page: Friedman's partial dependence with ICE, and Ciss's dependence over responses.
+
+What the Dependence page shows: its figures and CSV exports, from the cached results.
+
+Two different answers to "how do the predictions depend on this input?":
+Friedman's partial dependence with ICE lines (the forest is asked about rows
+whose input is *set* to each grid value, and the answers are averaged), and
+Ciss's dependence over responses (the observed values of the input against the
+forest's predictions, where the input is locally important; nothing is set or
+averaged).  Figures come from :mod:`varimp_core.plots.dependence`.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any, Mapping
 
 import dash
+import pandas as pd
 from dash import dcc, html, no_update
 
-from pages._ui import controls as ui
-from pages._ui import dependence_render as draw
-from pages._ui import local_forest as forest
-from pages._ui import state
-from pages._ui.common import placeholder_figure
-from pages._ui.page_frame import (download_button, download_note, figure_config, page_frame,
-                                   register_csv_downloads)
-from pages._ui.params import Context, Param, ParamSet, sentence
-from pages._ui.view import JobView
+from pages._framework import controls as ui
+from pages._framework import local_forest as forest
+from pages._framework import state
+from pages._framework.common import placeholder_figure
+from pages._framework.local_forest import FOREST_NAMES, cached_entry, load_local
+from pages._framework.page_frame import (download_button, download_note, figure_config, page_frame,
+                                         register_csv_downloads)
+from pages._framework.params import Context, Param, ParamSet, sentence
+from pages._framework.view import JobView
+from varimp_core.csvtext import csv_filename as common_csv_filename
+from varimp_core.csvtext import safe_csv
 from varimp_core.local.heldout import heldout_partial_dependences
+from varimp_core.local.partial_dependence import PartialDependence
+from varimp_core.local.response_dependence import dependence_frame, dependence_over_responses
+from varimp_core.plots.dependence import (make_dependence_over_responses, make_pd2_figure,
+                                          make_pd_figure)
+from varimp_core.plots.style import variable_color
 
 dash.register_page(__name__, path="/dependence", name="Dependence", order=6,
                    title="varimp \u2014 Dependence")
@@ -60,6 +79,172 @@ def _variables(ctx: Context) -> list:
     return [(v, v) for v in ctx.extra.get("variables", ())]
 
 
+ALL_CLASSES = "all"
+#: Rows averaged by a partial dependence (a seeded subset of the assessed rows beyond it).
+MAX_PD_ROWS = 1000
+#: Grid points per axis of a 2-D partial dependence (the cost grows with the square).
+MAX_GRID_2D = 20
+#: The positions choice of the dependence over responses, as the core reads it.
+POSITIONS = {"1": 1, "12": [1, 2], "all": "all"}
+#: What the page draws: ``dep-<name>``'s property, in the order of :func:`outputs`.
+OUTPUTS = [("pd", "figure"), ("pd", "style"), ("pd-b", "figure"), ("pd-b", "style"),
+           ("pd-b-wrap", "className"), ("pd2", "figure"), ("pd2-card", "className"),
+           ("dor", "figure"), ("dor-b", "figure"), ("dor-b-wrap", "className"),
+           ("messages", "children"), ("messages", "className"), ("summary", "children"),
+           ("label", "options"), ("label", "value"), ("label-field", "className")]
+
+
+def features(settings: Mapping[str, Any]) -> list[str]:
+    """The variable, and the second one when chosen."""
+    return [settings["feature"]] + ([settings["feature2"]] if settings["feature2"] else [])
+
+
+def class_options(classes) -> list[dict]:
+    """Class choices for the partial dependence: every class, or all of them side by side."""
+    if not classes:
+        return []
+    return [{"label": "All classes (one panel each)", "value": ALL_CLASSES}] + [
+        {"label": f"Class {c}", "value": c} for c in classes]
+
+
+def default_class(classes, label) -> str | None:
+    """``label`` when valid; else the positive class of a binary target, or all classes."""
+    if not classes:
+        return None
+    if label == ALL_CLASSES or label in classes:
+        return label
+    return classes[-1] if len(classes) == 2 else ALL_CLASSES
+
+
+def _over_responses(local, rows, feature: str, positions: str):
+    """Ciss's dependence over responses of ``feature``, its observations as data rows."""
+    r = dependence_over_responses(local, feature, positions=POSITIONS[positions])
+    return replace(r, observation=rows[r.observation])
+
+
+def draw(store: Mapping[str, Any], label=None, positions="all") -> dict:
+    """Figures of a computed store.
+
+    ``label`` is the class whose partial dependence is drawn (or
+    :data:`ALL_CLASSES`); ``positions`` (a key of :data:`POSITIONS`) those at
+    which a variable must stand for an observation to enter the dependence over
+    responses.
+
+    Returns
+    -------
+    out : dict
+        ``pd`` and ``dor`` (lists of figures, one per variable), ``pd_heights``
+        (pixels each PD figure needs: more rows of panels for many classes), ``pd2``
+        (figure or None), ``messages`` (sentences about parts that could not
+        be drawn), ``label`` (the class shown).
+    """
+    result = cached_entry(store["result"])
+    asked, label = label, default_class(store["classes"], label)
+    out: dict[str, Any] = {"pd2": None, "messages": [], "label": label}
+    if store["classes"] and asked not in (None, label):  # a link's class, or a former data's
+        out["messages"].append(
+            f"Class {asked!r} is not a class of this target (its classes: "
+            f"{', '.join(map(str, store['classes']))}); showing "
+            f"{'all classes' if label == ALL_CLASSES else f'class {label}'} instead.")
+    outputs = None if label in (None, ALL_CLASSES) else label
+    variables = list(store["variables"])
+
+    def color(f):
+        return variable_color(variables.index(f)) if f in variables else None
+
+    def figure(make):
+        try:
+            return make()
+        except ValueError as exc:
+            out["messages"].append(sentence(exc))
+            return placeholder_figure(sentence(exc))
+
+    pds = [PartialDependence.from_dict(r) for r in result["pd"]]
+    ticks = {f: dict(map(tuple, v["ticks"])) for f, v in store.get("labels", {}).items()}
+    out["pd"] = [figure(lambda: make_pd_figure(r, outputs=outputs, color=color(r.features[0]),
+                                               value_ticks=ticks.get(r.features[0])))
+                 for r in pds]
+    if result["pair"] is not None:
+        pair = PartialDependence.from_dict(result["pair"])
+        out["pd2"] = figure(lambda: make_pd2_figure(pair, output=outputs))
+    local, rows = load_local(store["local"])
+    out["dor"] = [figure(lambda: make_dependence_over_responses(
+        _over_responses(local, rows, f, positions), classes=local.classes, color=color(f),
+        value_labels=ticks.get(f)))
+        for f in features(store["settings"])]
+    out["pd_heights"] = [int(fig.layout.height or 420) for fig in out["pd"]]
+    for fig in [*out["pd"], *out["dor"], *([] if out["pd2"] is None else [out["pd2"]])]:
+        fig.update_layout(height=None)  # the page sizes the graphs
+    return out
+
+
+def notes(store: Mapping[str, Any]) -> list[str]:
+    """Sentences on what the partial dependences leave out, to stay fast."""
+    s, out = store["settings"], []
+    if store["n"] > store["n_pd"]:
+        out.append(f"Partial dependences average over {MAX_PD_ROWS:,} of the {store['n']:,} "
+                   "rows assessed (a seeded subset), to stay fast.")
+    if s["feature2"] and s["grid_resolution"] > MAX_GRID_2D:
+        out.append(f"The 2-D partial dependence uses {MAX_GRID_2D} grid points per variable "
+                   "(its cost grows with the square of the grid).")
+    return out
+
+
+def summary_sentence(store: Mapping[str, Any]) -> str:
+    """The forest and the rows the partial dependences average over."""
+    s, rows = store["settings"], "held-out" if store["settings"]["rows"] == "test" else "training"
+    return (f"{FOREST_NAMES[s['forest']].capitalize()} of {s['n_estimators']:,} "
+            f"tree{'s' if s['n_estimators'] != 1 else ''}; partial dependence averaged over "
+            f"{store['n_pd']:,} {rows} rows.")
+
+
+def outputs(store: Mapping[str, Any] | None, shown: Mapping[str, Any]) -> list:
+    """The values of :data:`OUTPUTS` for a computed store (None: the job failed).
+
+    ``shown`` holds the view's ``label`` and ``positions`` (:func:`draw`); the class
+    control is left alone when it already shows the class drawn.
+    """
+    if not store:  # the first job failed: its sentence is above
+        empty = placeholder_figure("No figure for these settings; see the message above.")
+        return [empty, no_update, empty, no_update, "vi-hidden", empty, "vi-card vi-hidden",
+                empty, empty, "vi-hidden", [], "vi-hidden", ""] + [no_update] * 3
+    out = draw(store, shown["label"], shown["positions"])
+    two, empty = len(out["pd"]) > 1, placeholder_figure("")
+    messages = [html.P(m) for m in dict.fromkeys(out["messages"] + notes(store))]
+    heights = [{"height": f"{h}px"} for h in out["pd_heights"]]
+    return [out["pd"][0], heights[0], out["pd"][1] if two else empty,
+            heights[1] if two else no_update, "" if two else "vi-hidden",
+            empty if out["pd2"] is None else out["pd2"],
+            "vi-card vi-hidden" if out["pd2"] is None else "vi-card",
+            out["dor"][0], out["dor"][1] if two else empty, "" if two else "vi-hidden",
+            messages, "vi-notes" if messages else "vi-hidden", summary_sentence(store),
+            class_options(store["classes"]),
+            no_update if out["label"] == shown["label"] else out["label"],
+            "vi-field" if store["classes"] else "vi-field vi-hidden"]
+
+
+def pd_csv(store: Mapping[str, Any]) -> str:
+    """CSV of the partial dependences drawn (averages; 1-D and 2-D rows stacked)."""
+    result = cached_entry(store["result"])
+    frames = [PartialDependence.from_dict(d).to_frame()
+              for d in result["pd"] + ([result["pair"]] if result["pair"] else [])]
+    return safe_csv(pd.concat(frames, ignore_index=True))
+
+
+def dor_csv(store: Mapping[str, Any], positions="all") -> str:
+    """CSV of the dependence over responses: one row per (variable, observation) drawn."""
+    local, rows = load_local(store["local"])
+    names = {f: dict(map(tuple, v["names"])) for f, v in store.get("labels", {}).items()}
+    return safe_csv(dependence_frame(local, features(store["settings"]), rows=rows,
+                                     positions=POSITIONS[positions], value_names=names))
+
+
+def csv_filename(store: Mapping[str, Any], what: str) -> str:
+    """``varimp-dependence-<data>-<variables>-<what>.csv`` with only safe characters."""
+    return common_csv_filename("dependence", store["data"], *features(store["settings"]),
+                                     what)
+
+
 #: What the job computes on: the forest, the variables and the grid.
 PARAMS = ParamSet(PREFIX, [
     *forest.forest_params(forest.SKLEARN_KINDS),
@@ -70,7 +255,7 @@ PARAMS = ParamSet(PREFIX, [
                    choices=lambda c: [(NONE, "none"), *_variables(c)],
                    help="A second variable adds its own curves and the 2-D partial dependence."),
     Param("grid_resolution", "Grid resolution", default=30, key="grid", low=2, high=MAX_GRID,
-          help=f"Grid points per variable (at most {draw.MAX_GRID_2D} per axis in 2-D); "
+          help=f"Grid points per variable (at most {MAX_GRID_2D} per axis in 2-D); "
                "fewer when the variable has fewer distinct values."),
     Percentiles("percentiles", "Percentiles of the grid", "float", [0.05, 0.95],
                 help="The grid spans these percentiles of the variable's values."),
@@ -89,20 +274,20 @@ DISPLAY = ParamSet(PREFIX, [
 def compute(settings, data, progress) -> dict:
     """Fit, count local importance (cached) and compute the partial dependences.
 
-    They average over at most ``draw.MAX_PD_ROWS`` assessed rows, a pair over at most
-    ``draw.MAX_GRID_2D`` grid points per axis (:func:`heldout_partial_dependences`).
+    They average over at most ``MAX_PD_ROWS`` assessed rows, a pair over at most
+    ``MAX_GRID_2D`` grid points per axis (:func:`heldout_partial_dependences`).
     """
     load = forest.make_forest_loader(data, settings, progress)
     out = forest.local_view(data, settings, load, progress)
-    features = draw.features(settings)
-    for f in features:
+    chosen = features(settings)
+    for f in chosen:
         if f not in out["variables"]:
             raise ValueError(f"This data has no input {f!r}; choose one of its variables.")
     if settings["feature2"] == settings["feature"]:
         raise ValueError("Choose two different variables for the 2-D partial dependence "
                          "(or no second variable).")
-    fitted, n = load(), min(out["n"], draw.MAX_PD_ROWS)
-    todo = [*features, " and ".join(features)] if len(features) == 2 else features
+    fitted, n = load(), min(out["n"], MAX_PD_ROWS)
+    todo = [*chosen, " and ".join(chosen)] if len(chosen) == 2 else chosen
 
     def report(done, total):
         progress(done, total, "" if done == total else
@@ -110,11 +295,11 @@ def compute(settings, data, progress) -> dict:
 
     report(0, len(todo))
     pds = [r.to_dict() for r in heldout_partial_dependences(
-        fitted["prepared"], fitted["estimator"], fitted["assessed"], features,
+        fitted["prepared"], fitted["estimator"], fitted["assessed"], chosen,
         grid_resolution=settings["grid_resolution"], percentiles=settings["percentiles"],
-        max_ice_lines=settings["max_ice_lines"], max_grid_2d=draw.MAX_GRID_2D,
-        max_rows=draw.MAX_PD_ROWS, random_state=settings["random_state"], progress=report)]
-    return {**out, "pd": pds[:len(features)], "pair": pds[2] if len(pds) == 3 else None,
+        max_ice_lines=settings["max_ice_lines"], max_grid_2d=MAX_GRID_2D,
+        max_rows=MAX_PD_ROWS, random_state=settings["random_state"], progress=report)]
+    return {**out, "pd": pds[:len(chosen)], "pair": pds[2] if len(pds) == 3 else None,
             "n_pd": n}
 
 
@@ -141,7 +326,7 @@ def page_query(store, settings, shown) -> str:
 
 
 def initial_state(query, vi_data=None) -> dict:
-    """:func:`pages._ui.local_forest.start`, the data's ``variables``, the link's ``query``.
+    """:func:`pages._framework.local_forest.start`, the data's ``variables``, the link's ``query``.
 
     ``feature`` defaults to the first input; unknown variables and unusable
     percentiles in the link are dropped with a note.
@@ -229,14 +414,14 @@ def layout(vi_data=None, **query):
         ])
 
 
-forest.register_view(PREFIX, PARAMS, DISPLAY, page_query, draw.OUTPUTS, draw.outputs,
+forest.register_view(PREFIX, PARAMS, DISPLAY, page_query, OUTPUTS, outputs,
                      lambda message: [no_update] * 10 + [message, "vi-error"] + [no_update] * 4)
 
 
 register_csv_downloads(PREFIX, {
     f"{PREFIX}-download-pd": lambda store, positions: (
-        draw.pd_csv(store), draw.csv_filename(store, "partial-dependence")),
+        pd_csv(store), csv_filename(store, "partial-dependence")),
     f"{PREFIX}-download-dor": lambda store, positions: (
-        draw.dor_csv(store, DISPLAY.by_name["positions"].parse(positions, Context())),
-        draw.csv_filename(store, "dependence-over-responses")),
+        dor_csv(store, DISPLAY.by_name["positions"].parse(positions, Context())),
+        csv_filename(store, "dependence-over-responses")),
 }, view=DISPLAY.id("positions"))

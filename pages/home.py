@@ -5,8 +5,8 @@ from __future__ import annotations
 import dash
 from dash import dcc, html
 
-from pages._ui import controls as ui
-from varimp_core.lessons import TEACH
+from pages._framework import controls as ui
+from pages._framework.lessons import TEACH
 
 dash.register_page(__name__, path="/", name="Home", order=-1, title="varimp")
 

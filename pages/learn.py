@@ -5,8 +5,8 @@ from __future__ import annotations
 import dash
 from dash import dcc, html
 
-from pages._ui import controls as ui
-from varimp_core.lessons import FORMULAS, PRESETS
+from pages._framework import controls as ui
+from pages._framework.lessons import FORMULAS, PRESETS
 
 dash.register_page(__name__, path="/learn", name="Learn", order=9, title="varimp \u2014 Learn")
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["query_dict", "registered_page", "store_csv", "upload_csv", "upload_frame",
-           "problem_settings", "constant_column_frame", "FORMULA_CSV"]
+           "problem_settings", "constant_column_frame", "FORMULA_CSV", "page_module"]
 
 #: A small uploaded table whose column names a spreadsheet would run as formulas.
 FORMULA_CSV = ("=cmd|' /C calc'!A0,@x,y\n"
@@ -39,7 +39,7 @@ def problem_settings(logic, build, problem: str, **controls):
 
 def store_csv(text: str, name: str) -> dict:
     """Upload CSV ``text`` as the Data page does; the page's ``info`` about it."""
-    from pages._ui import datasource
+    from pages._framework import datasource
 
     return datasource.store_upload(
         "data:text/csv;base64," + base64.b64encode(text.encode()).decode(), name)
@@ -47,7 +47,7 @@ def store_csv(text: str, name: str) -> dict:
 
 def upload_csv(text: str, name: str = "table.csv", target: str = "y") -> dict:
     """Upload CSV ``text``; the data parameters that choose it (target ``target``)."""
-    from pages._ui import datasource
+    from pages._framework import datasource
 
     info = store_csv(text, name)
     return datasource.canonical_params({"source": "upload", "upload": info["key"],
@@ -56,7 +56,8 @@ def upload_csv(text: str, name: str = "table.csv", target: str = "y") -> dict:
 
 def upload_frame(df, name: str, target: str = "y") -> dict:
     """Store a DataFrame as an upload named ``name``; the data parameters that choose it."""
-    from pages._ui import cache, datasource
+    from pages._server import cache
+    from pages._framework import datasource
 
     key = cache.put_table(df)
     return datasource.canonical_params({"source": "upload", "upload": key, "file": name,
@@ -84,3 +85,16 @@ def penguins_like(n: int = 240) -> pd.DataFrame:
     bill[:24] = np.nan
     y = ((island == "Biscoe") | (np.nan_to_num(bill) > 40)).astype(int)
     return pd.DataFrame({"island": island, "bill": bill, "y": y})
+
+
+def page_module(name: str):
+    """The page module ``pages.<name>`` (e.g. ``"importances"``), after the app.
+
+    Dash refuses ``register_page`` before its app exists and loads every page when the app
+    is built, so a test reaches a page's plain functions through the app's own module.
+    """
+    import importlib
+
+    import app  # noqa: F401  (builds the app, which loads every page)
+
+    return importlib.import_module(f"pages.{name}")

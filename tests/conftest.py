@@ -193,7 +193,7 @@ def redis_url(tmp_path_factory):
 
 @pytest.fixture(params=["diskcache", "redis"])
 def cache_backend(request, monkeypatch):
-    """Runs a test on each store of ``pages._ui.cache``: diskcache, then Redis (emptied)."""
+    """Runs a test on each store of ``pages._server.cache``: diskcache, then Redis (emptied)."""
     if request.param == "redis":
         import redis
 

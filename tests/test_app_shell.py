@@ -14,12 +14,18 @@ from _browser import open_page, set_number, visit
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _pages import page_module
 from varimp_core.data.prepare import DataError
 from varimp_core.exact.information import output_entropy
 from varimp_core.problems.registry import get_problem, list_problems
 
-from pages._ui import cache, controls, datasource, dataviews, jobs, state
-from pages._ui.params import Context
+from pages._server import cache, jobs
+
+from pages._framework import controls, datasource, state
+
+from pages._framework.params import Context
+
+data_page = page_module("data")
 
 
 # -- the app -----------------------------------------------------------------------
@@ -181,7 +187,7 @@ def test_result_cache_round_trips_importance_results():
 @pytest.mark.parametrize("name", ["led", "xor", "sym", "strobl", "iris", "diabetes"])
 def test_summary_matches_the_problem(name):
     problem = get_problem(name)
-    out = dataviews.apply_choice({"source": "problem", "problem": name})
+    out = data_page.apply_choice({"source": "problem", "problem": name})
     assert out["ok"], out.get("error")
     s = out["view"]["summary"]
     assert s["p"] == len(problem.variables)
@@ -196,7 +202,7 @@ def test_summary_matches_the_problem(name):
 
 
 def test_bad_option_value_gives_a_sentence():
-    out = dataviews.apply_choice({"source": "problem", "problem": "led",
+    out = data_page.apply_choice({"source": "problem", "problem": "led",
                                   "opt_ids": [{"type": "data-opt", "problem": "led",
                                                "key": "noise"}],
                                   "opt_values": [0.9]})
@@ -205,7 +211,7 @@ def test_bad_option_value_gives_a_sentence():
 
 
 def test_stale_options_of_another_problem_are_ignored():
-    out = dataviews.apply_choice({"source": "problem", "problem": "xor",
+    out = data_page.apply_choice({"source": "problem", "problem": "xor",
                                   "opt_ids": [{"type": "data-opt", "problem": "led",
                                                "key": "copies"}],
                                   "opt_values": ["X5:2"]})
@@ -219,17 +225,17 @@ def test_uploaded_table_flows_to_the_summary():
     info = datasource.store_upload(contents, "../t.csv")
     assert info["file"] == "t.csv" and info["target"] == "y"
     assert info["numeric"] == ["b"]
-    out = dataviews.apply_choice({"source": "upload", "upload": info, "target": "y",
+    out = data_page.apply_choice({"source": "upload", "upload": info, "target": "y",
                                   "numeric": info["numeric"]})
     assert out["ok"], out.get("error")
     s = out["view"]["summary"]
     assert (s["p"], s["N"], s["classes"], s["exact"]) == (3, 120, 2, False)
-    bad = dataviews.apply_choice({"source": "upload", "upload": info, "target": "nope"})
+    bad = data_page.apply_choice({"source": "upload", "upload": info, "target": "nope"})
     assert not bad["ok"] and "nope" in bad["error"]
 
 
 def test_missing_upload_is_a_sentence():
-    out = dataviews.apply_choice({"source": "upload", "upload": {"key": "f" * 64}})
+    out = data_page.apply_choice({"source": "upload", "upload": {"key": "f" * 64}})
     assert not out["ok"] and "upload the file again" in out["error"]
 
 
@@ -332,14 +338,14 @@ def test_upload_in_the_browser(dash_duo, dash_app, tmp_path):
 
 def test_data_controls_out_of_range_are_sentences():
     """N = 0, a negative seed and 1 bin are sentences beside their controls, never defaults."""
-    values = {**dataviews.CONTROLS.defaults(), "sampling": "sample", "n": 0, "seed": -5,
+    values = {**data_page.CONTROLS.defaults(), "sampling": "sample", "n": 0, "seed": -5,
               "bins": 1}
-    _, errors = dataviews.CONTROLS.validate(values, Context())
+    _, errors = data_page.CONTROLS.validate(values, Context())
     assert errors == {
         "n": "The sample size N must be a whole number from 1 to 1,000,000, not 0.",
         "seed": "The seed must be a whole number from 0 to 4,294,967,295, not -5.",
         "bins": "The number of bins must be a whole number from 2 to 50, not 1."}
-    out = dataviews.apply_choice({"source": "problem", "problem": "led", "sampling": "sample",
+    out = data_page.apply_choice({"source": "problem", "problem": "led", "sampling": "sample",
                                   "n": 10**8})
     assert not out["ok"] and out["error"].startswith("The sample size N must be")
 

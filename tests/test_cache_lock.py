@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from pages._ui import cache
-from varimp_core import store
+from pages._server import cache
+from pages._server import store
 
 pytestmark = pytest.mark.usefixtures("cache_backend")
 

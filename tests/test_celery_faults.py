@@ -97,7 +97,7 @@ def cluster(request):
 
 
 def _values(trees: int, seed: int, problem: str = "xor:irrelevant=8", n: int = 20000) -> dict:
-    from pages._ui.datachoice import DataChoice
+    from pages._framework.datachoice import DataChoice
 
     data = DataChoice.from_page({"problem": problem, "sampling": "sample", "n": str(n)})[0]
     controls = {"method": "forest", "max_features": 1, "max_depth": None, "criterion": "entropy",
@@ -215,7 +215,7 @@ def test_after_a_redis_restart_a_restarted_web_worker_still_runs_jobs(cluster):
 def test_an_expired_or_unknown_job_handle_ends_in_a_sentence(cluster):
     """A signed handle whose task Redis no longer knows (its result expired, or Redis lost
     it): Dash would poll a PENDING task for ever."""
-    from pages._ui import celery_jobs, jobs
+    from pages._server import celery_jobs, jobs
 
     manager = jobs._CeleryManager(celery_jobs.make_celery_app(cluster.url, default=False))
     answer = manager.get_result("e" * 64, "0f0f0f0f-0000-4000-8000-000000000000")
@@ -253,9 +253,9 @@ def test_a_job_over_a_limit_gets_the_diskcache_sentence_under_celery(
 def test_a_fanned_out_piece_over_the_memory_limit_is_a_memory_error_for_the_caller():
     """A piece is a task of its own (it gets the memory guard too); its MemoryError reaches
     the job as one, so the page says the memory sentence, not 'Something went wrong'."""
-    from varimp_core.studies import fanout
+    from pages._server import fanout
 
-    from pages._ui import guards
+    from pages._server import guards
 
     failed = {"exc_type": "MemoryError", "exc_message": [], "exc_module": "builtins"}
     error = fanout.piece_failure("replicate", 3, failed)

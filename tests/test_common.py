@@ -1,6 +1,8 @@
 """Shared page helpers: failure sentences, studies kept only when they finished."""
 
-from pages._ui import cache, jobs, studies
+from pages._server import cache, jobs
+
+from pages._framework import studies
 
 
 def test_failure_message_adds_what_still_shows():

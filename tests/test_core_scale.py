@@ -1,5 +1,5 @@
 """The core takes any size the memory allows: 10^6 rows x 8 columns through the public API
-(issue #16).  The upload caps are the server's (``pages/_ui/limits.py``), not the core's."""
+(issue #16).  The upload caps are the server's (``pages/_server/limits.py``), not the core's."""
 
 from __future__ import annotations
 

@@ -369,7 +369,7 @@ def test_prepared_data_keeps_per_sample_codes_in_step_with_its_rows():
 def test_a_refused_problem_link_is_refused_from_the_cache_the_second_time(monkeypatch):
     """Issue #17: a link whose problem is refused was sampled again on every request (2 s of
     a web worker each time); the refusal is now kept with the data views."""
-    from pages._ui import datasource
+    from pages._framework import datasource
     from varimp_core.data.prepare import DataError
 
     calls = []

@@ -14,9 +14,13 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from dash.testing.wait import until
 
+from _pages import page_module
 from varimp_core.problems.registry import get_problem
 
-from pages._ui import datasource, dataviews
+from pages._framework import datasource
+
+data_page = page_module("data")
+
 
 XOR3 = "xor:relevant=2,irrelevant=1"
 
@@ -24,7 +28,7 @@ XOR3 = "xor:relevant=2,irrelevant=1"
 # -- the store a link writes ----------------------------------------------------------------
 def test_a_link_writes_what_the_data_page_writes():
     problem = get_problem(XOR3)
-    page = dataviews.apply_choice({"source": "problem", "problem": "xor",
+    page = data_page.apply_choice({"source": "problem", "problem": "xor",
                                    "opt_ids": [{"type": "data-opt", "problem": "xor",
                                                 "key": "irrelevant"}],
                                    "opt_values": [1]})
@@ -38,7 +42,7 @@ def test_an_uploaded_table_link_writes_what_the_data_page_writes():
     csv = "a,b,y\n" + "\n".join(f"{i % 3},{i % 4},{(i % 3 + i % 4) % 2}" for i in range(50))
     info = datasource.store_upload(
         "data:text/csv;base64," + base64.b64encode(csv.encode()).decode(), "t.csv")
-    page = dataviews.apply_choice({"source": "upload", "upload": info, "target": "y",
+    page = data_page.apply_choice({"source": "upload", "upload": info, "target": "y",
                                    "numeric": info["numeric"]})
     assert page["ok"], page.get("error")
     store = datasource.link_session_data("?" + page["query"] + "&method=exact")

@@ -18,7 +18,7 @@ from dash.testing.wait import until
 
 from _browser import open_page, url_query, wait_for
 from _pages import upload_frame
-from pages._ui.datachoice import DataChoice
+from pages._framework.datachoice import DataChoice
 
 
 def _upload(dash_duo, dash_app, path, target_shown: str) -> None:

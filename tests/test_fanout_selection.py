@@ -1,7 +1,7 @@
 """RS/SRS runs fanned out as a Celery task group (the task the Selection page registers).
 
-The Selection page's companion registers :func:`selection_study.rs_run` as the
-fan-out task ``varimp.selection_run`` (:func:`varimp_core.studies.fanout.register`);
+The Selection page registers :func:`pages.selection.rs_run` as the
+fan-out task ``varimp.selection_run`` (:func:`pages._server.fanout.register`);
 the fan-out knows only that name.  First a fake mapper that runs the JSON
 tasks itself, then the real task group on an in-process Celery app (in-memory
 broker and result store) with one worker thread (solo pool): same numbers as
@@ -18,11 +18,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from pages._ui import jobs
-from varimp_core.studies import fanout
-from pages._ui import selection_study as study
-from pages._ui.datachoice import DataChoice
+from _pages import page_module
+from pages._server import jobs
+from pages._server import fanout
+from pages._framework.datachoice import DataChoice
 from varimp_core.studies.rs_srs import SubspaceComparison
+
+study = page_module("selection")
 
 DATA = DataChoice.from_page({"problem": "led"})[0]
 
@@ -67,7 +69,7 @@ def _runs(settings):
 
 def test_the_page_registers_its_run_and_the_fan_out_knows_only_the_name():
     assert fanout.TASKS[study.RS_TASK] is study.rs_run
-    from pages._ui import celery_jobs
+    from pages._server import celery_jobs
 
     source = open(fanout.__file__).read() + open(celery_jobs.__file__).read()
     assert "selection" not in source.replace("varimp.selection_run", "")

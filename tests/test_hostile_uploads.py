@@ -31,13 +31,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from _pages import page_module
 from varimp_core.data.prepare import DataError, prepare_table, read_csv_bytes
 from varimp_core.result import ImportanceResult
 
 from _servers import post_and_poll
 from hostile.make_corpus import CATEGORIES, generate, label, upload_limit
-from pages._ui import datasource
-from pages._ui import importances_render as logic
+from pages._framework import datasource
+
+logic = page_module("importances")
 
 UPDATE = "/_dash-update-component"
 UNCHANGED = " Your current data is unchanged."
@@ -130,7 +132,7 @@ def test_corpus_is_large_and_covers_every_category(corpus):
 
 # -- (a) the parser ----------------------------------------------------------------------
 def test_parser_refuses_with_sentences_and_never_crashes(corpus):
-    from pages._ui import limits
+    from pages._server import limits
 
     server = dict(max_bytes=upload_limit(), max_cells=limits.max_cells(),
                   max_columns=limits.max_columns(), max_name_length=limits.MAX_NAME_LENGTH)
@@ -529,8 +531,8 @@ def test_uploaded_formula_names_are_neutralised_in_the_export(http_results):
         data = datasource.canonical_params({"source": "upload", "upload": info["key"],
                                             "file": info["file"], "target": "y"})
         import pages.importances as page
-        from pages._ui.datachoice import DataChoice
-        from pages._ui.jobs import Progress
+        from pages._framework.datachoice import DataChoice
+        from pages._server.jobs import Progress
 
         settings = {"method": "exact", "max_features": 1, "max_depth": None,
                     "k_semantics": "id3"}
@@ -581,7 +583,7 @@ def test_files_the_corpus_found_refused_are_read(content):
 
 def test_wide_files_and_long_names_are_refused_early(monkeypatch):
     # The server's limits, passed in as the upload handler passes them.
-    from pages._ui import limits
+    from pages._server import limits
 
     server = dict(max_columns=limits.max_columns(), max_name_length=limits.MAX_NAME_LENGTH)
     header = ",".join(f"c{j}" for j in range(100_000)).encode()

@@ -6,7 +6,7 @@
 * security headers on every response; ``X-Request-ID`` accepted when safe,
   otherwise generated, and echoed;
 * no ``pickle``/``eval``/``exec``/``yaml.load`` in our own source;
-* the limits of :mod:`pages._ui.limits` follow the environment, are shown on
+* the limits of :mod:`pages._server.limits` follow the environment, are shown on
   the pages before a click, and refuse what is over them with a sentence;
 * a background job stops at ``VARIMP_JOB_TIMEOUT`` (through Dash's real
   Diskcache manager), fails with a sentence past ``VARIMP_MAX_MEMORY_MB``, and
@@ -31,8 +31,8 @@ import numpy as np
 import pytest
 from _servers import ROOT, DashCallbackClient
 
-from pages._ui import cache, guards, hygiene, jobs, limits
-from varimp_core import store
+from pages._server import cache, guards, hygiene, jobs, limits
+from pages._server import store
 
 _INLINE = re.compile(r"<script(?![^>]*\bsrc=)(?![^>]*application/json)[^>]*>(.*?)</script>", re.S)
 
@@ -119,7 +119,7 @@ def test_dash_environment_variables_cannot_turn_dev_tools_on():
 _FAILING_APP = r'''
 import json, sys
 from dash import Dash, Input, Output, html
-from pages._ui import hygiene
+from pages._server import hygiene
 
 app = Dash(__name__)
 app.layout = html.Div([html.Button("go", id="go"), html.Div(id="out")])
@@ -306,7 +306,7 @@ def test_limits_follow_the_environment_at_call_time(monkeypatch):
 def test_a_sampled_problem_is_capped_by_the_server_not_the_core(monkeypatch):
     """The core draws any size (issue 16); the server refuses a spec past its cell limit
     before drawing: madelon's default has 20 relevant inputs + 480 probes + Y = 501 columns."""
-    from pages._ui import datasource
+    from pages._framework import datasource
     from varimp_core.data.prepare import DataError
 
     monkeypatch.setenv("VARIMP_MAX_SAMPLE_CELLS", "1000")
@@ -322,7 +322,7 @@ def test_a_sampled_problem_is_capped_by_the_server_not_the_core(monkeypatch):
 def test_upload_limits_agree_with_the_core(monkeypatch):
     import pandas as pd
 
-    from pages._ui import datasource
+    from pages._framework import datasource
     from varimp_core.data.prepare import DataError, prepare_table
 
     monkeypatch.setenv("VARIMP_MAX_UPLOAD_BYTES", str(3 << 20))
@@ -370,10 +370,10 @@ def test_over_a_limit_is_refused_with_a_sentence(dash_app, five_thousand_trees):
     import pages.importances as imp
     import pages.masking as masking
     import pages.measures as meas
-    from pages._ui import datasource
-    from pages._ui.datachoice import DataChoice
-    from pages._ui.jobs import Progress
-    from pages._ui.params import Context
+    from pages._framework import datasource
+    from pages._framework.datachoice import DataChoice
+    from pages._server.jobs import Progress
+    from pages._framework.params import Context
 
     controls = {"method": "forest", "max_features": 1, "max_depth": None, "criterion": "entropy",
                 "k_semantics": "id3",
@@ -474,7 +474,7 @@ def test_job_process_memory_limit_is_a_sentence():
 
 def test_background_job_stops_at_the_time_limit_through_dash(app_module, monkeypatch):
     """The real Importances callback on the app's Diskcache manager, with a 1 s limit."""
-    from pages._ui.datachoice import DataChoice
+    from pages._framework.datachoice import DataChoice
 
     monkeypatch.setenv("VARIMP_JOB_TIMEOUT", "1")
     client = DashCallbackClient.over_flask(app_module.server.test_client(), "imp-graph.figure",
@@ -494,7 +494,7 @@ def test_background_job_stops_at_the_time_limit_through_dash(app_module, monkeyp
     assert "imp-graph" not in last["response"]  # the figure keeps what it showed
     # Nothing was cached for these settings: the timeout is not a result.
     import pages.importances as page
-    from pages._ui.params import Context
+    from pages._framework.params import Context
 
     settings = page.PARAMS.settings(controls, Context(p=10))
     assert page.VIEW.cached(data, settings) is None

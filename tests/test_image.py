@@ -87,7 +87,7 @@ def _as_user(image):
 
 def _exact_xor_importances(base: str) -> dict:
     """The Importances page's background callback over HTTP, as dash-renderer drives it."""
-    from pages._ui.datachoice import DataChoice
+    from pages._framework.datachoice import DataChoice
 
     client = DashCallbackClient.over_http(base, "imp-graph.figure", "/importances")
     data = DataChoice.from_page({"problem": "xor:relevant=2,irrelevant=1"})[0]

@@ -20,9 +20,9 @@ from _browser import open_page, wait_for
 from _servers import ROOT, free_port
 
 from varimp_core import compute_importances, load_data
-from varimp_core.lessons import PRESETS, TEACH
+from pages._framework.lessons import PRESETS, TEACH
 
-from pages._ui.page_frame import figure_config
+from pages._framework.page_frame import figure_config
 
 PAGE_PATHS = ("/", "/data", "/importances", "/decomposition", "/masking", "/measures",
               "/distributions", "/selection", "/dependence", "/interactions", "/learn")
@@ -187,7 +187,7 @@ def test_home_demo_link_renders_its_page(dash_duo, dash_app, index):
 def test_every_built_in_problem_link_renders_the_data_page(dash_duo, dash_app):
     """"Explore the built-in problems": each link opens the Data page on its problem, with
     its summary drawn and no error, no note about the link and no console error."""
-    from pages._ui import controls as ui
+    from pages._framework import controls as ui
 
     problems = [o["value"] for o in ui.problem_choices()]
     assert {"led", "xor", "sym", "iris"} <= set(problems)

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from pages._ui import cache, guards, jobs
+from pages._server import cache, guards, jobs
 
 
 @pytest.fixture
@@ -35,7 +35,7 @@ def _importances_job(trees: int, seed: int, n: int = 5000, problem: str = "xor:i
                      instance: str = "test") -> dict:
     """What the Importances page's plain callback writes to its miss store: a forest job of
     ``trees`` trees on a sample of ``n`` rows of ``problem``."""
-    from pages._ui.datachoice import DataChoice
+    from pages._framework.datachoice import DataChoice
 
     data = DataChoice.from_page({"problem": problem, "sampling": "sample", "n": str(n)})[0]
     controls = {"method": "forest", "max_features": 1, "max_depth": None, "criterion": "entropy",
@@ -135,7 +135,7 @@ def test_a_celery_task_gets_the_memory_guard_and_its_process_gets_it_back(monkey
     import resource
     from types import SimpleNamespace
 
-    from pages._ui import celery_jobs
+    from pages._server import celery_jobs
 
     monkeypatch.setenv("VARIMP_MAX_MEMORY_MB", "150")
     sent = {}
@@ -206,7 +206,7 @@ def test_made_up_client_cookies_do_not_lift_the_job_cap(app_module, monkeypatch)
 
     from _servers import DashCallbackClient
 
-    from pages._ui.hygiene import CLIENT_COOKIE
+    from pages._server.hygiene import CLIENT_COOKIE
 
     monkeypatch.setenv("VARIMP_MAX_JOBS_PER_CLIENT", "1")
     monkeypatch.setenv("VARIMP_JOB_TIMEOUT", "8")  # the long job ends by itself

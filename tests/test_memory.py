@@ -2,7 +2,7 @@
 
 Each upload is a different CSV of about 1 MB, sent through the server-side
 path of the Data page: ``datasource.store_upload`` (``receive_upload``), then
-``dataviews.apply_choice`` with the controls the page sets after an upload
+``data_page.apply_choice`` with the controls the page sets after an upload
 (``apply_data``: summary, preview, session store).  The resident set size
 (psutil) is read after a warm-up of 5 uploads and after the last one.
 
@@ -25,7 +25,10 @@ import pandas as pd
 import psutil
 import pytest
 
-from pages._ui import dataviews, datasource
+from _pages import page_module
+from pages._framework import datasource
+
+data_page = page_module("data")
 
 UPLOADS = 50
 WARM_UP = 5
@@ -52,7 +55,7 @@ def _upload(i: int) -> dict:
     raw, name = _csv(i)
     contents = "data:text/csv;base64," + base64.b64encode(raw).decode()
     info = datasource.store_upload(contents, name)           # the page's receive_upload
-    out = dataviews.apply_choice(dict(                       # the page's apply_data
+    out = data_page.apply_choice(dict(                       # the page's apply_data
         source="upload", problem=datasource.DEFAULT_PROBLEM, opt_ids=[], opt_values=[],
         sampling="exact", n=None, seed=0, bins=5, upload=info, target=info["target"],
         task="auto", numeric=info["numeric"] or []))

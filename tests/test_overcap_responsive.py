@@ -40,7 +40,7 @@ def _controls(trees: int) -> dict:
 
 
 def _store() -> dict:
-    from pages._ui.datachoice import DataChoice
+    from pages._framework.datachoice import DataChoice
 
     return DataChoice.from_page({"problem": "xor:irrelevant=8", "sampling": "sample",
                                  "n": "20000"})[0].to_store()

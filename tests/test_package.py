@@ -73,7 +73,7 @@ def test_the_wheel_holds_the_core_the_dashboard_and_the_command(installed):
     files = {n for n in names if ".dist-info/" not in n}
     assert files == _checkout_files()  # every file of the core and the dashboard, nothing else
     assert {"app.py", "assets/varimp.css", "assets/varimp.js", "pages/importances.py",
-            "pages/_ui/limits.py", "varimp_core/exact/eqn3.py"} <= files
+            "pages/_server/limits.py", "varimp_core/exact/eqn3.py"} <= files
     assert "varimp = varimp_core.__main__:main" in entry
 
 

@@ -16,14 +16,16 @@ from oracle import cmi
 from _browser import open_page, set_number
 from dash.testing.wait import until
 
+from _pages import page_module
 from varimp_core.exact.recursion import exact_importances
 from varimp_core.problems.registry import get_problem
 from varimp_core.exact.eqn3 import conditional_terms, eqn3_importances
 
-from pages._ui import decomposition_render as draw
-from pages._ui.datachoice import DataChoice
-from pages._ui.jobs import Progress
-from pages._ui.params import Context, ParamErrors
+from pages._framework.datachoice import DataChoice
+from pages._server.jobs import Progress
+from pages._framework.params import Context, ParamErrors
+
+draw = page_module("decomposition")
 
 
 @pytest.fixture(scope="module")
@@ -124,7 +126,7 @@ def test_view_is_eqn3_and_exact_k(page, led_table):
     np.testing.assert_allclose(view["k"].by_degree,
                                exact_importances(led_table, max_features=3).by_degree,
                                atol=1e-12)
-    out = draw.render(view, settings)
+    out = draw.render_view(view, settings)
     left, right = out["figure"].data
     np.testing.assert_allclose(np.asarray(left.z, float), view["k1"].by_degree)
     np.testing.assert_allclose(np.asarray(right.z, float), view["k"].by_degree)
@@ -145,7 +147,7 @@ def test_depth_gives_proposition_6_totals(page, led_table):
     # Proposition 6: the first q = 2 terms of Eqn 3.
     np.testing.assert_allclose(view["k1_depth"].importances,
                                view["k1"].by_degree[:, :2].sum(axis=1), atol=1e-12)
-    out = draw.render(view, settings)
+    out = draw.render_view(view, settings)
     assert len(out["figure"].data) == 4  # kept and cut cells in both panels
     ids = [c["id"] for c in out["columns"]]
     assert ids == ["variable", "k1", "k1_depth", "k", "k_depth"]
@@ -155,7 +157,7 @@ def test_depth_gives_proposition_6_totals(page, led_table):
 
 def test_depth2_demo_says_each_sum_once(page):
     """The Learn page's pruning demo (K = 1, depth 2): one sum per depth, no repeated K = 1."""
-    out = draw.render(_view(page, _settings(1, 2)), _settings(1, 2))
+    out = draw.render_view(_view(page, _settings(1, 2)), _settings(1, 2))
     rows = rows_of(get_problem("led").exact_table())
     # Proposition 6 by hand: the degree 0 and 1 terms of Eqn 3, each weighted 1/(C(7,k)(7-k)).
     pruned = sum(cmi(rows, m, b) / (math.comb(7, k) * (7 - k)) for m in range(7)
@@ -165,7 +167,7 @@ def test_depth2_demo_says_each_sum_once(page):
                               f"{math.log2(10):.4f} bits (Theorem 2); at depth 2 only the degrees "
                               f"k < 2 count (Proposition 6): K = 1 {pruned:.4f} bits.")
     assert [c["id"] for c in out["columns"]] == ["variable", "k1", "k1_depth"]
-    out = draw.render(_view(page, _settings(3)), _settings(3))
+    out = draw.render_view(_view(page, _settings(3)), _settings(3))
     assert out["summary"].startswith(f"Sums: K = 1 {math.log2(10):.4f} bits, K = 3 "
                                      f"{math.log2(10):.4f} bits;")
 
@@ -220,7 +222,7 @@ def test_downloads_come_from_the_cache(page):
 def test_the_importances_cache_is_shared_with_the_importances_page(page, app_module):
     """Decomposition's K = 3 is the Importances page's exact result for the same K."""
     import pages.importances as importances
-    from pages._ui import results
+    from pages._framework import results
 
     data = _data()
     settings = importances.PARAMS.settings({"method": "exact", "max_features": 3,
@@ -246,7 +248,7 @@ def test_no_split_by_degree_shows_the_importances_and_a_sentence(page, monkeypat
     out = page.compute(settings, data, Progress(None), cell)
     view = draw.view_from_dict(out)
     assert view["k"].by_degree is None and view["k1"].by_degree is not None
-    shown = draw.render(view, settings)
+    shown = draw.render_view(view, settings)
     assert shown["figure"] is None and shown["summary"].startswith(draw.NO_SPLIT)
     np.testing.assert_allclose([r["k"] for r in shown["rows"][:-1]], view["k"].importances)
     assert shown["rows"][-1]["k"] == pytest.approx(1.0)           # Theorem 2: I(X;Y) = 1 bit

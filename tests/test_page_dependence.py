@@ -10,16 +10,18 @@ from _browser import figure as _figure
 from _browser import open_page, set_number, url_query, visit, wait_for
 from _pages import query_dict as _query
 from _pages import constant_column_frame, registered_page, upload_frame
+from _pages import page_module
 
-from pages._ui import datasource
-from pages._ui import dependence_render as draw
-from pages._ui import local_forest as forest
-from pages._ui.datachoice import DataChoice
-from pages._ui.params import Context
+from pages._framework import datasource
+from pages._framework import local_forest as forest
+from pages._framework.datachoice import DataChoice
+from pages._framework.params import Context
 from varimp_core.local.heldout import split_rows
 from varimp_core.local.response_dependence import dependence_over_responses
 from varimp_core.local.partial_dependence import PartialDependence, partial_dependence
 from varimp_core.local.importance import fit_uniform_forest
+
+draw = page_module("dependence")
 
 XOR = DataChoice.from_params({"source": "problem", "problem": "xor:irrelevant=3",
                               "sampling": "sample", "n": 500, "seed": 0, "bins": 5})
@@ -299,7 +301,7 @@ def test_a_result_whose_forest_the_cache_evicted_is_computed_again(page):
     """The cached view names the local-importance entry it was drawn from; when the cache
     has evicted that entry (and the drawn copy), a visit must not keep failing on the stale
     result: the plain callback forgets it and starts the job instead."""
-    from pages._ui import cache
+    from pages._server import cache
 
     controls = _controls(random_state=11)
     result, settings, data = page.VIEW.run(controls, XOR.to_store())
@@ -313,11 +315,12 @@ def test_a_result_whose_forest_the_cache_evicted_is_computed_again(page):
 
 def test_a_download_with_nothing_to_send_says_why(page):
     """A CSV click before any figure, or after the cache lost the result, gets a sentence."""
-    from pages._ui import cache, dependence_render
-    from pages._ui.page_frame import csv_download
+    from pages._server import cache
+    dependence_page = page_module("dependence")
+    from pages._framework.page_frame import csv_download
 
     def make(store, _):
-        return dependence_render.pd_csv(store), "pd.csv"
+        return dependence_page.pd_csv(store), "pd.csv"
 
     sent, note = csv_download(make, None, None)
     assert sent is dash.no_update and note.startswith("Nothing to download yet")

@@ -14,17 +14,21 @@ from _browser import (image_format, open_link_with_note, open_page, set_number, 
 from _pages import FORMULA_CSV
 from _pages import query_dict as _query
 from _pages import registered_page, store_csv, upload_csv
+from _pages import page_module
 
-from pages._ui import datasource, job_signals, jobs
-from pages._ui import distributions_study as draw
-from pages._ui.datachoice import DataChoice
-from pages._ui.page_frame import data_label
-from pages._ui.params import Context
+from pages._framework import datasource
+
+from pages._server import job_signals, jobs
+from pages._framework.datachoice import DataChoice
+from pages._framework.page_frame import data_label
+from pages._framework.params import Context
 from varimp_core.studies.distributions import ImportanceDistribution
 from varimp_core.studies.montecarlo import monte_carlo, sweep
 from varimp_core.studies.nulls import permutation_null
 from varimp_core.studies.montecarlo import sweep_statistics
 from varimp_core.serialize import from_jsonable
+
+draw = page_module("distributions")
 
 XOR = "xor:irrelevant=2"            # Sutera (2013): 2 relevant and 2 irrelevant bits
 

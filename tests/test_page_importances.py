@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from _browser import full_traces, open_page, set_number, wait_for_trace
 from _pages import FORMULA_CSV, upload_csv
+from _pages import page_module
 from dash.testing.wait import until
 
 from varimp_core.api import compute_importances, load_data
@@ -21,10 +22,11 @@ from varimp_core.problems.registry import get_problem
 from varimp_core.result import ImportanceResult
 from varimp_core.exact.eqn3 import eqn3_importances
 
-from pages._ui import importances_render as draw
-from pages._ui.datachoice import DataChoice
-from pages._ui.jobs import Progress
-from pages._ui.params import Context, ParamErrors
+from pages._framework.datachoice import DataChoice
+from pages._server.jobs import Progress
+from pages._framework.params import Context, ParamErrors
+
+draw = page_module("importances")
 
 LED = {"problem": "led"}
 XOR3 = get_problem("xor:relevant=2,irrelevant=1").spec  # canonical: "xor:irrelevant=1"
@@ -203,7 +205,7 @@ def test_sampled_view_carries_the_exact_reference(page):
     np.testing.assert_allclose(view["result"].importances, forest.importances, atol=1e-12)
     exact = exact_importances(data.table, max_features=2)
     np.testing.assert_allclose(view["exact"].importances, exact.importances, atol=1e-12)
-    out = draw.render(view)
+    out = draw.render_view(view)
     np.testing.assert_allclose(out["figure"].data[0].y, forest.importances, atol=1e-12)
     np.testing.assert_allclose(out["figure"].data[-1].y, exact.importances, atol=1e-12)
     rows = out["rows"]
@@ -220,12 +222,12 @@ def test_whiskers_are_standard_errors_unless_the_per_tree_spread_is_asked(page):
                  bootstrap=["on"], random_state=1)
     per_tree = view["result"].per_tree
     se = per_tree.std(axis=0, ddof=1) / math.sqrt(40)
-    out = draw.render(view)
+    out = draw.render_view(view)
     bars = out["figure"].data[0]
     assert [t.type for t in out["figure"].data] == ["bar", "scatter"]
     np.testing.assert_allclose(bars.error_y.array, se, rtol=1e-12)
     assert "whiskers \u00b11 standard error" in bars.name and "boxes" not in out["note"]
-    spread = draw.render(view, "trees")
+    spread = draw.render_view(view, "trees")
     box = spread["figure"].data[1]
     assert box.type == "box" and "per-tree spread (T = 40)" in box.name
     np.testing.assert_allclose(box.upperfence, per_tree.max(axis=0))
@@ -282,7 +284,7 @@ def test_a_sample_gets_chance_levels_and_p_values(page):
     # LED: every segment is relevant, and 300 rows leave them far above chance
     np.testing.assert_allclose(chance.observed, eqn3_importances(data.table).importances)
     assert chance.n_permutations == 99 and (chance.p_values == 1 / 100).all()
-    out = draw.render(view)
+    out = draw.render_view(view)
     np.testing.assert_allclose(out["figure"].data[-2].y, chance.analytic)
     np.testing.assert_allclose([r["p_value"] for r in out["rows"]], chance.p_values)
     assert {"chance", "null_high", "p_value"} <= {c["id"] for c in out["columns"]}
@@ -314,7 +316,7 @@ def test_an_irrelevant_many_level_column_is_at_chance(page):
     assert chance.p_values[1] > 0.05 and chance.p_values[0] < 0.05
     assert abs(chance.observed[1] / chance.analytic[1] - 1) < 3 * math.sqrt(2 / 14)
     assert chance.observed[0] > chance.band[1][0] and chance.observed[0] > chance.analytic[0]
-    assert "Not distinguishable from chance: clinic." in draw.render(view)["note"]
+    assert "Not distinguishable from chance: clinic." in draw.render_view(view)["note"]
 
 
 @pytest.mark.browser
@@ -531,7 +533,7 @@ def test_leaving_the_page_mid_job_ends_the_job(dash_duo, dash_app):
 def test_a_job_nobody_polls_stops_at_its_next_progress_report(monkeypatch):
     """The heartbeat: a closed tab stops polling, and the job stops (no page-leave event).
     On Redis too, where the heartbeat is a key aged by Redis's clock."""
-    from pages._ui import job_signals
+    from pages._server import job_signals
 
     monkeypatch.setenv("VARIMP_HEARTBEAT_TIMEOUT", "0.2")
     job_signals.start_job("test-heartbeat-job")
@@ -561,7 +563,7 @@ def test_waiting_on_another_jobs_result_says_so(page, monkeypatch):
     """While another job holds the lock of the same result, the cache reports progress with an
     unknown total (``progress(0, None)``); the page said nothing and crashed on it ("Something
     went wrong") when a cancelled job had left its lock behind."""
-    from pages._ui import results
+    from pages._framework import results
 
     real = results.cached_importances
 

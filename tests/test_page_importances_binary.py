@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from _browser import open_page, wait_for_trace
 from _pages import upload_frame
+from _pages import page_module
 
 from varimp_core.api import compute_importances, load_data
 from varimp_core.exact.binary import binary_inputs, estimate_binary_nodes
@@ -19,10 +20,11 @@ from varimp_core.result import ImportanceResult
 from varimp_core.studies.convergence import (binary_limit, convergence_curve,
                                              convergence_note)
 
-from pages._ui import importances_render as draw
-from pages._ui.datachoice import DataChoice
-from pages._ui.jobs import Progress
-from pages._ui.params import Context
+from pages._framework.datachoice import DataChoice
+from pages._server.jobs import Progress
+from pages._framework.params import Context
+
+draw = page_module("importances")
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +67,7 @@ def test_exact_binary_view_is_the_core_value(page, small, method, k, criterion):
     core = compute_importances(prepared, method=method, max_features=k, criterion=criterion)
     np.testing.assert_allclose(view["result"].importances, core.importances, atol=1e-15)
     assert view["result"].method == method and view["exact"] is None
-    out = draw.render(view)
+    out = draw.render_view(view)
     np.testing.assert_allclose(out["figure"].data[0].y, core.importances, atol=1e-15)
     assert "binary splits" in out["note"]
     if criterion == "entropy":
@@ -81,14 +83,14 @@ def test_marker_over_scikit_learn_is_its_binary_limit(page, small, method, limit
                  bootstrap=bootstrap, random_state=2)
     exact = compute_importances(prepared, method=limit, max_features=1)
     assert view["exact"].method == limit
-    out = draw.render(view)
+    out = draw.render_view(view)
     diamonds = out["figure"].data[-1]
     assert diamonds.marker.symbol == "diamond"
     np.testing.assert_allclose(diamonds.y, exact.importances, atol=1e-15)
     np.testing.assert_allclose([r["exact"] for r in out["rows"]], exact.importances)
     assert "the value this forest converges to" in out["note"]
     # The marker is the page's own exact-rf/et result: one cache entry for both.
-    from pages._ui import results
+    from pages._framework import results
 
     cached = results.peek_importances(data.as_dict, {"method": limit, "max_features": 1,
                                                      "max_depth": None,
@@ -103,7 +105,7 @@ def test_bootstrap_keeps_the_multiway_reference_and_no_curve(page, small):
     view = _view(page, data, method="sklearn-rf", max_features=1, n_estimators=20,
                  bootstrap=["on"])
     assert view["exact"].method == "exact"
-    out = draw.render(view)
+    out = draw.render_view(view)
     assert "multiway diamonds" in out["note"]
     assert "turn Bootstrap off" in out["convergence"].layout.annotations[0].text
 
@@ -116,7 +118,7 @@ def test_curve_last_point_is_the_forest_against_exact(page, small):
     result, exact = view["result"], view["exact"]
     assert exact.method == "exact-et" and result.per_tree.shape == (80, 2)
     gap = np.abs(result.per_tree.mean(axis=0) - exact.importances)
-    fig = draw.render(view)["convergence"]
+    fig = draw.render_view(view)["convergence"]
     l1, largest, ref = fig.data
     assert l1.x[-1] == 80 and len(l1.x) == 80
     assert l1.y[-1] == pytest.approx(gap.sum(), abs=1e-14)
@@ -160,7 +162,7 @@ def test_convergence_curve_by_hand():
 
 def test_too_many_nodes_is_refused_before_any_work(page, monkeypatch):
     """Iris (150 rows, 4 continuous inputs): exact-et would need millions of nodes."""
-    from pages._ui import results
+    from pages._framework import results
 
     def no_work(*args, **kwargs):
         raise AssertionError("the exact recursion was started")

@@ -9,16 +9,18 @@ from _browser import figure as _figure
 from _browser import open_page, set_number, url_query, visit, wait_for
 from _pages import query_dict as _query
 from _pages import constant_column_frame, registered_page, upload_frame
+from _pages import page_module
 
-from pages._ui import datasource
-from pages._ui import interactions_render as draw
-from pages._ui import local_forest as forest
-from pages._ui.datachoice import DataChoice
-from pages._ui.jobs import Progress
-from pages._ui.params import Context
+from pages._framework import datasource
+from pages._framework import local_forest as forest
+from pages._framework.datachoice import DataChoice
+from pages._server.jobs import Progress
+from pages._framework.params import Context
 from varimp_core.local.heldout import split_rows
 from varimp_core.local.interactions import interactions, partial_importance
 from varimp_core.local.importance import fit_uniform_forest, local_importance
+
+draw = page_module("interactions")
 
 XOR = DataChoice.from_params({"source": "problem", "problem": "xor:irrelevant=3",
                               "sampling": "sample", "n": 500, "seed": 0, "bins": 5})

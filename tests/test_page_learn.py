@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from _browser import open_page, visit, wait_for
 
-from pages._ui import datasource
+from pages._framework import datasource
 
 
 def _walk(component):
@@ -38,8 +38,8 @@ def _links(kind: str) -> list[str]:
 
 def _framework(param_set):
     """Keys and notes of a page on the framework: the data keys and its ParamSet."""
-    from pages._ui.datachoice import DataChoice
-    from pages._ui.params import Context
+    from pages._framework.datachoice import DataChoice
+    from pages._framework.params import Context
 
     def check(query):
         data, notes = DataChoice.from_page(query)

@@ -14,16 +14,18 @@ import pytest
 from _browser import open_link_with_note, open_page, set_number, url_query, visit, wait_for
 from _pages import query_dict as _query
 from _pages import registered_page
+from _pages import page_module
 from _tables import TABLE2, TABLE2_EQN3
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
-from pages._ui import masking_study as study
-from pages._ui.datachoice import DataChoice
-from pages._ui.jobs import Progress, failure_message
-from pages._ui.params import Context
+from pages._framework.datachoice import DataChoice
+from pages._server.jobs import Progress, failure_message
+from pages._framework.params import Context
 from varimp_core.serialize import from_jsonable
 from varimp_core.studies.masking import MaskingCurves
+
+study = page_module("masking")
 
 EQN3_X1 = 0.412   # Louppe et al. (2013), Table 2, Eqn 3 column (truncated)
 
@@ -361,7 +363,7 @@ def test_over_budget_settings_show_a_sentence(dash_duo, dash_app):
 def test_table2_preset_lands_on_the_table(dash_duo, dash_app):
     """The home page's Table 2 demo opens the Masking page scrolled to the table (below
     three figures), under the sticky header, and the table is drawn there."""
-    from varimp_core.lessons import TEACH
+    from pages._framework.lessons import TEACH
 
     (href,) = [h for title, _, h in TEACH if title.startswith("Table 2")]
     assert href == "/masking?problem=led#table2"

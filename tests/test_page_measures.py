@@ -13,22 +13,25 @@ import pandas as pd
 import pytest
 from _browser import full_traces, open_page, set_number, visit, wait_for_trace
 from _pages import upload_csv
+from _pages import page_module
 import dash
 from dash.testing.wait import until
 
 from varimp_core.api import compute_importances, load_data
 from varimp_core.measures.suite import compute_measures
 from varimp_core.plots.measures import measure_label
-from varimp_core.plots.measures_captions import auc_caption, auc_table_frame
+from varimp_core.plots.measures_captions import auc_table_frame
 from varimp_core.result import ImportanceResult
 from varimp_core.studies.noisy_protocol import (LI2019_TABLE1, StudyResult, mdi_bias_curves,
                                                 noisy_feature_auc, summarise)
 
 from varimp_core import csvtext
-from pages._ui import measures_views as views
-from pages._ui.datachoice import DataChoice
-from pages._ui.jobs import Progress
-from pages._ui.params import Context, ParamErrors
+from pages._framework.datachoice import DataChoice
+from pages._server.jobs import Progress
+from pages._framework.params import Context, ParamErrors
+
+views = page_module("measures")
+auc_caption = views.auc_caption  # the study's caption and how far its job got
 
 LED = {"problem": "led"}
 
@@ -675,8 +678,8 @@ def test_the_default_studies_are_warmed_at_start_unless_switched_off(page, monke
     first visit reads them from the cache; the tests switch it off (VARIMP_WARM=0).  Warming
     looks for each run's own result: one the cache evicted is computed again at the next
     start (no lasting "warmed" flag outlives the results)."""
-    from pages._ui import cache
-    from pages._ui.view import warm
+    from pages._server import cache
+    from pages._framework.view import warm
 
     assert page.WARMING is None and warm("anything", []) is None
     monkeypatch.setenv("VARIMP_WARM", "1")
@@ -716,7 +719,7 @@ def test_a_first_visit_after_warming_draws_every_view_from_the_cache(page):
     """After the start's warming work (the page's own runs, its real default settings), the
     plain callback of each of the three views, given the values a first visit's controls
     hold, is a cache hit: it draws and starts no job."""
-    from pages._ui.view import warm_now
+    from pages._framework.view import warm_now
 
     assert [view for view, _, _ in page.WARM_RUNS] == [page.AUC_VIEW, page.BIAS_VIEW,
                                                        page.FOREST_VIEW]

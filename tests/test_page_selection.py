@@ -9,18 +9,22 @@ from _browser import image_format, open_link_with_note, open_page, set_number, u
 from _browser import traces_by_meta as _traces
 from _pages import query_dict as _query
 from _pages import registered_page, store_csv, upload_csv
+from _pages import page_module
 
-from pages._ui import datasource, jobs
-from pages._ui.page_frame import data_label
-from pages._ui import selection_study as study
-from pages._ui.datachoice import DataChoice
+from pages._framework import datasource
+
+from pages._server import jobs
+from pages._framework.page_frame import data_label
+from pages._framework.datachoice import DataChoice
 from varimp_core.problems.registry import get_problem
-from pages._ui.params import Context
+from pages._framework.params import Context
 from varimp_core.api import compute_importances
 from varimp_core.studies.nulls import permutation_null
 from varimp_core.exact.relevance import relevance
 from varimp_core.studies.rs_srs import SubspaceComparison
 from varimp_core.studies.selection import madelon_curves
+
+study = page_module("selection")
 
 XOR = "xor:irrelevant=2"
 
@@ -407,7 +411,7 @@ def test_the_default_rs_study_is_warmed_for_every_data(page, monkeypatch):
     """The default RS/SRS study runs on Madelon whatever the session's data, so the server's
     start computes it (issue 12: a first result within 5 s); a first visit with an upload
     reads it from the cache and grows no tree."""
-    from pages._ui.view import warm_now
+    from pages._framework.view import warm_now
 
     assert page.WARMING is None  # the tests switch warming off (VARIMP_WARM=0)
     [(view, values, _)] = page.WARM_RUNS

@@ -19,11 +19,12 @@ import pytest
 
 from varimp_core.data.prepare import DataError
 from varimp_core.data.tablejson import table_to_json
-from varimp_core.retention import admit
+from pages._server.retention import admit
 
 from _servers import post_and_poll, upload_body
-from pages._ui import cache, datasource
-from pages._ui.hygiene import client_id
+from pages._server import cache
+from pages._framework import datasource
+from pages._server.hygiene import client_id
 
 CSV_A = "x,z,y\n" + "".join(f"{i % 3},{i % 5},{i % 2}\n" for i in range(60))
 CSV_B = "x,z,y\n" + "".join(f"{i % 4},{i % 7},{i % 2}\n" for i in range(60))

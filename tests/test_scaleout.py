@@ -5,7 +5,7 @@ The test starts everything itself, on loopback only: Debian's ``redis-server``
 app:server`` with 2 workers and Celery workers ``celery -A app:celery_app
 worker``, all with ``REDIS_URL`` set.  The web server and each worker have a
 ``VARIMP_CACHE_DIR`` of their own, as on separate machines: Redis is the only
-state they share (uploads and results too, :mod:`varimp_core.store`).
+state they share (uploads and results too, :mod:`pages._server.store`).
 Each process runs in its own process group, which the fixtures' finalizers
 kill.  Jobs go through Dash's background callback HTTP protocol
 (``/_dash-update-component``: a first POST returns signed ``cacheKey`` and
@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _pages import page_module
 from _servers import (BIN, ROOT, DashCallbackClient, Processes, die_with_parent, free_port,
                       job_ended, job_status, serves_health, start_redis, wait)
 LOST_AFTER = 3  # seconds without a heartbeat before a job counts as lost (workers' setting)
@@ -83,7 +84,7 @@ def cluster(request):
 
 class _Cluster:
     def __init__(self, procs: _Processes, url: str, base: str):
-        from pages._ui import celery_jobs
+        from pages._server import celery_jobs
 
         self.procs, self.url, self.base = procs, url, base
         # This process only sends tasks; the app stays out of fanout's default.
@@ -129,7 +130,7 @@ def _client(cluster, output_part: str) -> DashCallbackClient:
 
 
 def _importances_values(trees: int, seed: int, method: str = "forest") -> dict:
-    from pages._ui.datachoice import DataChoice
+    from pages._framework.datachoice import DataChoice
 
     data = DataChoice.from_page({"problem": "xor:irrelevant=8", "sampling": "sample",
                                  "n": "20000"})[0]
@@ -164,7 +165,7 @@ def _on_both_workers(cluster, run, task: str) -> None:
 
 # -- tests ---------------------------------------------------------------------------
 def test_fanned_out_monte_carlo_is_identical_on_one_and_two_workers(cluster):
-    from varimp_core.studies import fanout
+    from pages._server import fanout
     from varimp_core.studies.montecarlo import monte_carlo
 
     cluster.ensure_worker("a")
@@ -206,8 +207,8 @@ def test_fanned_out_monte_carlo_is_identical_on_one_and_two_workers(cluster):
 
 
 def _rs_study(**kw):
-    from pages._ui import selection_study as study
-    from pages._ui.datachoice import DataChoice
+    study = page_module("selection")
+    from pages._framework.datachoice import DataChoice
 
     settings = dict(source="480", subspace_size=50, alpha=0.5, max_features=None,
                     n_estimators=150, min_sampled=5, beta=0.95, n_seeds=2, show="srs")
@@ -234,8 +235,8 @@ class _Progress:
 
 def test_fanned_out_selection_study_is_identical_on_one_and_two_workers(
         cluster, monkeypatch, tmp_path):
-    from varimp_core.studies import fanout
-    from pages._ui import selection_study as study
+    from pages._server import fanout
+    study = page_module("selection")
 
     cluster.ensure_worker("a")
     cluster.ensure_worker("b")
@@ -280,7 +281,7 @@ def test_fanned_out_selection_study_is_identical_on_one_and_two_workers(
 def _selection_job(cluster, n_estimators: int, instance: str):
     """A client of the Selection page's RS/SRS job over gunicorn, and what the page's plain
     callback writes to the miss store on a cache miss (Madelon 480, 2 seeds, SRS)."""
-    from pages._ui.datachoice import DataChoice
+    from pages._framework.datachoice import DataChoice
 
     store = DataChoice.from_page({})[0].to_store()
     controls = {"source": "480", "subspace_size": 50, "alpha": 0.5, "max_features": None,
@@ -293,8 +294,9 @@ def _selection_job(cluster, n_estimators: int, instance: str):
 
 def _assert_cluster_result_is_a_local_run(cluster, monkeypatch, n_estimators: int) -> None:
     """The study the cluster cached in Redis equals the same study run in this process."""
-    from pages._ui import cache, studies
-    from pages._ui import selection_study as study
+    from pages._server import cache
+    from pages._framework import studies
+    study = page_module("selection")
 
     settings = _rs_study(n_estimators=n_estimators)
     monkeypatch.setenv("VARIMP_CACHE_URL", cluster.url)  # the cluster's store: Redis

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 from _servers import Processes, start_redis
 
-from pages._ui import cache, job_signals
-from varimp_core import store
+from pages._server import cache, job_signals
+from pages._server import store
 
 
 def test_every_key_the_server_writes_to_redis_expires(redis_url, monkeypatch):

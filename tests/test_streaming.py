@@ -80,8 +80,8 @@ def test_a_floor_past_the_limit_refuses_the_exact_binary_forest_without_probing(
 
 def test_the_distributions_page_streams_and_its_final_result_equals_a_plain_run(app_module):
     import pages.distributions as page
-    from pages._ui import jobs
-    from pages._ui.datachoice import DataChoice
+    from pages._server import jobs
+    from pages._framework.datachoice import DataChoice
 
     data = DataChoice.from_page({"problem": XOR22})[0]
     controls = dict(mode="samples", n_replicates=12, n_samples=200, n_estimators=5,
@@ -91,7 +91,7 @@ def test_the_distributions_page_streams_and_its_final_result_equals_a_plain_run(
     progress = jobs.Progress(None, sink=drawn.append)
     settings = page.RUN.settings(controls, page.context_for(data))
     progress.render = lambda result: page.VIEW.draw(result, settings, data, {})
-    n = page.draw.replicate_rows(settings, data)
+    n = page.replicate_rows(settings, data)
     out = page.run_study({k: v for k, v in settings.items() if k != "view"}, data, n, progress)
     assert drawn, "a partial result was drawn while the run went on"
     figure, *_, note, shown = drawn[0]
@@ -187,13 +187,13 @@ def test_scikit_learn_forests_grown_in_chunks_are_the_forest_of_one_fit(method, 
 
 def test_the_importances_page_draws_the_trees_so_far(app_module):
     import pages.importances as page
-    from pages._ui import jobs
+    from pages._server import jobs
     from tests._pages import upload_frame
 
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"a": rng.normal(size=300), "b": rng.normal(size=300)})
     frame["y"] = (frame["a"] > 0).astype(int)
-    from pages._ui.datachoice import DataChoice
+    from pages._framework.datachoice import DataChoice
 
     data = DataChoice.from_params(upload_frame(frame, "t.csv"))
     values = {**page.PARAMS.defaults(), "method": "sklearn-et", "n_estimators": 30}
@@ -233,7 +233,8 @@ def test_the_page_draws_a_first_partial_result_before_the_run_completes(dash_duo
     (100_000, 60, 20),   # 2 < 20: never fewer than 20
 ])
 def test_local_forest_trees_scale_as_declared(rows, inputs, expected):
-    from varimp_core.studies.replicates import LOCAL_TREE_WORK, scaled_trees
+    from pages._framework.studies import scaled_trees
+    from varimp_core.studies.replicates import LOCAL_TREE_WORK
 
     assert LOCAL_TREE_WORK == 12_000_000
     trees, sentence = scaled_trees(100, rows, inputs)

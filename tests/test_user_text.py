@@ -31,9 +31,9 @@ from varimp_core.plots.measures import make_measures_figure
 from varimp_core.studies.convergence import convergence_curve
 from varimp_core.plots.style import plain_text
 
-from pages._ui.datachoice import DataChoice
-from pages._ui.jobs import Progress
-from pages._ui.params import Context
+from pages._framework.datachoice import DataChoice
+from pages._server.jobs import Progress
+from pages._framework.params import Context
 
 LINK = '<a href="https://evil.example/x">{}</a>'
 ANCHOR = re.compile(r"<\s*/?\s*a[\s>]", re.IGNORECASE)
@@ -109,7 +109,7 @@ def test_a_figure_note_is_wrapped_to_fit_the_figure():
     both edges of its figure.  Every line is at most NOTE_WIDTH characters and the words are
     the note's words, in order."""
     from varimp_core.plots.style import NOTE_WIDTH, empty_figure
-    from pages._ui.common import placeholder_figure
+    from pages._framework.common import placeholder_figure
 
     note = ("This curve needs a sampled forest and the exact value it converges to; choose a "
             "sampled method on data where the exact value can be afforded.")

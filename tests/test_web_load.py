@@ -91,7 +91,7 @@ def test_page_state_from_the_routing_callback(server):
 
 
 def test_job_result_keys_are_per_request():
-    from pages._ui import jobs
+    from pages._server import jobs
 
     manager, _ = jobs.make_manager()
     args = ["exact", 2, None]

@@ -18,7 +18,9 @@ module of a subpackage and imported here unchanged:
   verdict per variable (:func:`importance_verdicts`: relevant, chance or
   undecided, by a permutation maxT test) and leaks (:func:`find_leaks`),
   Li et al.'s protocol and random-subspace selection (RS/SRS);
-* :mod:`varimp_core.plots` -- figure builders that draw these results.
+* :mod:`varimp_core.plots` -- figure builders that draw these results
+  (``result -> go.Figure``) and the tables their captions read; imported on first
+  use of ``varimp_core.plots``, so the science imports no plotting library.
 
 Every result type has ``to_dict()`` (plain JSON types) and ``from_dict()``.
 
@@ -49,7 +51,9 @@ from varimp_core.api import METHODS, compute_importances, default_method, load_d
 from varimp_core.data.csvfile import DataError
 from varimp_core.data.leaks import find_leaks
 from varimp_core.data.prepare import PreparedData
+from varimp_core.data.summary import describe
 from varimp_core.data.table import DiscreteTable
+from varimp_core.data.tablejson import table_from_json, table_to_json
 from varimp_core.exact.eqn3 import eqn3_importances
 from varimp_core.exact.recursion import exact_importances
 from varimp_core.exact.relevance import RelevanceResult, relevance
@@ -76,6 +80,8 @@ from varimp_core.studies.chance import ChanceLevels, chance_levels
 from varimp_core.studies.convergence import convergence_curve
 from varimp_core.studies.distributions import ImportanceDistribution, importance_distribution
 from varimp_core.studies.fits import DistributionFit, fit_null_distributions
+from varimp_core.studies.masking import MaskingCurves, masking_curves
+from varimp_core.studies.masking_report import importance_table
 from varimp_core.studies.montecarlo import MonteCarloResult, monte_carlo, sweep, sweep_statistics
 from varimp_core.studies.noisy_protocol import StudyResult, mdi_bias_curves, noisy_feature_auc
 from varimp_core.studies.nulls import PermutationNull, permutation_null, plugin_bias_overlay
@@ -87,6 +93,7 @@ __all__ = [
     # entry points and data
     "load_data", "compute_importances", "default_method", "summarize", "METHODS",
     "PreparedData", "DiscreteTable", "DataError", "Problem", "get_problem", "list_problems",
+    "describe", "table_to_json", "table_from_json",
     # exact importances and relevance
     "exact_importances", "eqn3_importances", "relevance", "RelevanceResult",
     # forests
@@ -111,7 +118,17 @@ __all__ = [
     "noisy_feature_auc", "mdi_bias_curves", "StudyResult",
     "subspace_selection", "madelon_curves", "SubspaceSelection",
     "compare_subspace_methods", "SubspaceComparison", "convergence_curve",
+    "masking_curves", "MaskingCurves", "importance_table",
     # results
     "ImportanceResult",
     "__version__",
 ]
+
+
+def __getattr__(name: str):
+    """``varimp_core.plots``, imported on first use (PEP 562): plotly only for who draws."""
+    if name == "plots":
+        import varimp_core.plots as plots
+
+        return plots
+    raise AttributeError(f"module 'varimp_core' has no attribute {name!r}")

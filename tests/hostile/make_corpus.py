@@ -4,7 +4,7 @@ Every file is generated (seeded), never stored: the test suite writes the
 corpus into a temporary folder once per session.  Each file name starts with
 its category (``<category>__<nnn>-<variant>.<ext>``); :func:`label` reads it
 back.  The size-limit files are sized from the limit the core reads at call
-time (``VARIMP_MAX_UPLOAD_BYTES``, else the server's default in ``pages._ui.limits``).
+time (``VARIMP_MAX_UPLOAD_BYTES``, else the server's default in ``pages._server.limits``).
 
 Usage::
 
@@ -45,7 +45,7 @@ CATEGORIES = (
 
 def upload_limit() -> int:
     """The server's upload size limit in bytes, read now (not at import)."""
-    from pages._ui.limits import max_upload_bytes
+    from pages._server.limits import max_upload_bytes
 
     return max_upload_bytes()
 

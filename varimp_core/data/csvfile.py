@@ -220,7 +220,7 @@ def read_csv_bytes(content: bytes, *, max_bytes: int | None = None,
         values as missing.
     max_bytes, max_cells, max_columns, max_name_length : int, default=None
         Limits of the caller (a shared server passes its own, see
-        ``pages/_ui/limits.py``): bytes of the file, cells (rows x columns),
+        ``pages/_server/limits.py``): bytes of the file, cells (rows x columns),
         columns, characters of a column name.  None: no limit; the core itself
         refuses no size.
 

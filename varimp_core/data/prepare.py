@@ -303,7 +303,7 @@ def prepare_table(df, target, *, max_levels=20, bins=5, kinds=None, task=None,
         text, boolean, categorical or has at most ``max_levels`` values.
     max_cells : int, default=None
         Largest accepted ``n_rows * n_columns`` (a server's limit, passed in by
-        ``pages/_ui/limits.py``); None: no limit.
+        ``pages/_server/limits.py``); None: no limit.
     source : str, default="dataframe"
         Recorded in the result, e.g. ``"upload:data.csv"``.
     missing : {"category", "drop", "refuse"}, default="category"

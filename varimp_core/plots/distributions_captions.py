@@ -134,21 +134,17 @@ def _study_sentences(dist: ImportanceDistribution, *, data_name: str, method: st
     return sentences
 
 
-def sweep_note(parameter: str, *, partial: bool = False, running: bool = False) -> str:
-    """What the lines of a sweep figure are (for T: Var = a + b/T, Sutera 2013 eq. 3.23);
-    a partial result says it was cancelled, or (``running``) that more values are coming."""
+def sweep_note(parameter: str) -> str:
+    """What the lines of a sweep figure are (for T: Var = a + b/T, Sutera 2013 eq. 3.23)."""
     stability = ("rank stability is the share of replicates that rank a variable where the "
                  "exact values (or, without them, the means) rank it.")
-    note = ("Dashed lines: exact values. Standard deviations are over the R data sets; for T, "
+    return ("Dashed lines: exact values. Standard deviations are over the R data sets; for T, "
             "the dotted line falls as 1/\u221aT: the tree part of the variance (b/T in "
             "Var = a + b/T, Sutera 2013 eq. 3.23) follows it, the data-set part a does not. "
             + stability[0].upper() + stability[1:]
             if parameter == "n_estimators" else
             "Dashed lines: exact values. Standard deviations are over the R data sets; "
             + stability)
-    if running:
-        return "Partial result: the first values so far; more are coming. " + note
-    return "Partial result (cancelled). " + note if partial else note
 
 
 def distribution_csv_frame(dist: ImportanceDistribution, what: str) -> pd.DataFrame:

@@ -3,8 +3,8 @@
 Pure functions of the core's results, like the figures: the caption and the
 warning of several measures of one forest side by side, the table and caption
 of the noisy-feature AUC protocol (Li et al. 2019, Table 1), and the caption of
-the MDI bias curves (Li et al. 2019, Figs 1-3).  A study stopped early is
-described by ``done`` of ``total`` pieces.
+the MDI bias curves (Li et al. 2019, Figs 1-3).  How far a study stopped early got is
+for its caller to say (the dashboard's Measures page does).
 
 >>> measure_names(["mdi_oob", "naive_oob"])
 'MDI-oob and naive-oob'
@@ -23,7 +23,7 @@ from varimp_core.result import ImportanceResult
 from varimp_core.studies.noisy_protocol import paper_auc
 
 __all__ = ["measure_names", "forest_caption", "forest_warning", "auc_table_frame",
-           "auc_caption", "bias_caption", "cancelled_caption"]
+           "auc_caption", "bias_caption"]
 
 
 def measure_names(measures: Sequence[str]) -> str:
@@ -70,14 +70,12 @@ def forest_caption(results: Mapping[str, ImportanceResult], exact: ImportanceRes
     return " ".join([*notes, *out])
 
 
-def forest_warning(*, skipped: Sequence[str] = (), refused: Sequence[str] = (),
-                   missing: Sequence[str] = (), running: bool = False) -> str:
-    """A sentence about measures left out, or not finished ("" when none).
+def forest_warning(*, skipped: Sequence[str] = (), refused: Sequence[str] = ()) -> str:
+    """A sentence about measures left out ("" when none).
 
     ``skipped``: out-of-bag measures of a forest grown without the bootstrap;
     ``refused``: MDI-oob undefined on an entropy forest
-    (:func:`varimp_core.measures.suite.measures_or_refusals`); ``missing``:
-    not computed before Cancel (``running``: not computed yet, the job goes on).
+    (:func:`varimp_core.measures.suite.measures_or_refusals`).
     """
     out = []
     if skipped:
@@ -89,10 +87,6 @@ def forest_warning(*, skipped: Sequence[str] = (), refused: Sequence[str] = (),
                    "\u2212\u221e here (out-of-bag rows reach nodes whose in-bag rows have none "
                    "of their class); choose the Gini impurity, for which Li et al. (2019) "
                    "define it.")
-    if missing:
-        out.append(f"{'Still computing' if running else 'Cancelled before'} "
-                   f"{measure_names(missing)}{'' if running else ' finished'}: the figure "
-                   "and the table show the measures that did.")
     return " ".join(out)
 
 
@@ -117,19 +111,8 @@ def auc_table_frame(summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(list(rows.values()))
 
 
-def cancelled_caption(text: str, *, done: int, total: int, what: str,
-                      running: bool = False) -> str:
-    """``text``, after how far a cancelled (or a still ``running``) study got (``done`` of
-    ``total`` ``what``)."""
-    if done < total:
-        head = "So far" if running else "Cancelled after"
-        text = f"{head} {done} of {total} {what}{'; more are coming' if running else ''}. " + text
-    return text
-
-
-def auc_caption(problem: str, *, n_estimators: int, max_features: int, n_repeats: int,
-                done: int, total: int, running: bool = False) -> str:
-    """What the AUC study is, how it differs from the paper's run, and how far it got.
+def auc_caption(problem: str, *, n_estimators: int, max_features: int, n_repeats: int) -> str:
+    """What the AUC study is and how it differs from the paper's run.
 
     AUC 1: every relevant feature ranks above every noisy one (Li et al. 2019,
     section 4).
@@ -145,12 +128,10 @@ def auc_caption(problem: str, *, n_estimators: int, max_features: int, n_repeats
                  "MDA is the held-out permutation importance; they report no out-of-bag MDA).")
     else:
         text += " The paper has no madelon numbers (its second data set, ChIP, is not here)."
-    return cancelled_caption(text, done=done, total=total, running=running,
-                             what="runs: the table and the plot show those")
+    return text
 
 
-def bias_caption(*, n_samples: int, n_estimators: int, n_repeats: int, done: int,
-                 total: int, running: bool = False) -> str:
+def bias_caption(*, n_samples: int, n_estimators: int, n_repeats: int) -> str:
     """What the MDI bias curves show (Li et al. 2019, section 4, first simulation)."""
     text = (f"N = {n_samples} rows: X1 ~ N(0, 1), X2 a fair bit, X3, X4, X5 with 4, "
             "10 and 20 equally likely categories; P(Y = 1) = (1 + X2)/3, so only X2 is "
@@ -159,5 +140,4 @@ def bias_caption(*, n_samples: int, n_estimators: int, n_repeats: int, done: int
             "depth; Fig. 3: MDI-oob keeps them near 0.")
     if n_repeats > 1:
         text += f" Mean over {n_repeats} data sets, with one standard error."
-    return cancelled_caption(text, done=done, total=total, running=running,
-                             what="forests: the curves show those")
+    return text

@@ -104,13 +104,15 @@ def relevance_sentences(r: RelevanceResult, *, exact: bool, n: int | None = None
 
 def null_sentences(pn: PermutationNull, *, n_estimators: int, method: str,
                    n_rows: int | None = None, drawn_seed: int | None = None) -> list[str]:
-    """What the permutation null is, which variables beat it, and its smallest p-value 1/(R+1)."""
+    """What the permutation null is, which variables beat it, and its smallest p-value 1/(R+1).
+
+    Without any permutation yet (``pn.n_permutations == 0``) only the observed importances
+    are described.
+    """
     R = pn.n_permutations
     rows = f"{n_rows:,} rows" if n_rows else "the data"
-    if not R:  # drawn while the first permutation grows
-        return [f"Observed importances of {n_estimators:,} K = 1 trees ({method}) on {rows}. "
-                "The permutations of the target are running: the null's 95 % quantile and "
-                "the p-values come with the first of them."]
+    if not R:
+        return [f"Observed importances of {n_estimators:,} K = 1 trees ({method}) on {rows}."]
     return [
         f"{R:,} permutations of the target; on each, {n_estimators:,} K = 1 trees "
         f"({method}) on {rows}" + (f" drawn from the exact distribution (seed {drawn_seed})"

@@ -3,7 +3,7 @@
 Replicate r is seeded by the r-th child of ``SeedSequence(random_state)``, so a
 study's numbers do not depend on how its replicates are split into chunks or
 processes (joblib), or which machine runs them (a ``mapper``, e.g. Celery
-workers: see :mod:`varimp_core.studies.fanout`).  Progress is reported per chunk and a
+workers, which the dashboard supplies).  Progress is reported per chunk and a
 ``should_stop()`` callable is checked between chunks; a stopped run returns the
 replicates done.
 """
@@ -17,8 +17,8 @@ import numpy as np
 
 from varimp_core.data.table import DiscreteTable
 
-__all__ = ["run_replicates", "flip_input", "scaled_replicates", "scaled_sentence", "partial_note",
-           "scaled_trees"]
+__all__ = ["run_replicates", "flip_input", "scaled_replicates", "DEFAULT_TREE_ROWS",
+           "LOCAL_TREE_WORK"]
 
 #: Trees times rows a study's default run grows, R x T x N: about a minute of one loaded
 #: core with the multiway forest; a larger table gets fewer replicates by default.
@@ -53,64 +53,10 @@ def scaled_replicates(default: int, n_rows: int | None, n_estimators: int, *,
     return int(min(default, max(low, budget // (int(n_rows) * max(1, int(n_estimators))))))
 
 
-def scaled_sentence(n_replicates: int, what: str, n_rows: int | None, n_estimators: int,
-                    control: str = "R") -> str:
-    """What a study page says under its controls about R (:func:`scaled_replicates`).
-
-    Examples
-    --------
-    >>> print(scaled_sentence(20, "replicates", 10_000, 50))
-    Scaled to your data: 20 replicates of 10,000 rows and 50 trees by default (R × T × N ≤ 10,000,000); add more with R above. The figures fill in as they arrive.
-    """
-    if not n_rows:
-        return f"The figures fill in as the {what} arrive."
-    return (f"Scaled to your data: {n_replicates:,} {what} of {n_rows:,} rows and "
-            f"{n_estimators:,} trees by default (R × T × N ≤ "
-            f"{DEFAULT_TREE_ROWS:,}); add more with {control} above. The figures fill in as "
-            "they arrive.")
-
-
 #: Trees times rows times inputs a local-importance forest grows by default (Dependence,
 #: Interactions: K = p, every input is tried at every node).
 LOCAL_TREE_WORK = 12_000_000
 
-
-def scaled_trees(default: int, n_rows: int | None, n_features: int | None) -> tuple[int, str]:
-    r"""The default number of trees T of a local-importance forest on ``n_rows`` x ``n_features``
-    data, and the sentence that says so ("" when nothing was scaled).
-
-    :math:`T = \min(T_0, \max(20, \lfloor B / (N p) \rfloor))` with
-    :math:`B` = :data:`LOCAL_TREE_WORK` (:func:`scaled_replicates`): 10,000 rows and 60
-    inputs get 20 trees, 6,366 rows and 8 inputs keep 100.
-
-    Examples
-    --------
-    >>> scaled_trees(100, 10_000, 60)[0], scaled_trees(100, 6_366, 8)
-    (20, (100, ''))
-    """
-    if not n_rows or not n_features:
-        return int(default), ""
-    trees = scaled_replicates(default, n_rows * n_features, 1, budget=LOCAL_TREE_WORK, low=20)
-    if trees == default:
-        return trees, ""
-    return trees, (f"Scaled to your data: {trees:,} trees by default for {n_rows:,} rows and "
-                   f"{n_features:,} inputs (trees \u00d7 rows \u00d7 inputs \u2264 "
-                   f"{LOCAL_TREE_WORK:,}); add more with Trees above.")
-
-
-def partial_note(done: int, total: int, what: str, *, running: bool) -> str:
-    """The note over a partial result: drawn while the run goes on, or cancelled.
-
-    Examples
-    --------
-    >>> partial_note(4, 20, "replicates", running=True)
-    'Partial result: 4 of 20 replicates so far; more are coming.'
-    >>> partial_note(4, 20, "replicates", running=False)
-    'Partial result: cancelled after 4 of 20 replicates.'
-    """
-    if running:
-        return f"Partial result: {done:,} of {total:,} {what} so far; more are coming."
-    return f"Partial result: cancelled after {done:,} of {total:,} {what}."
 
 # -- engine --------------------------------------------------------------------
 def check_int(name, value, low, allow_none=False):

@@ -1,24 +1,24 @@
 """Background jobs with a progress bar, a Cancel button and disabled controls.
 
 Work that can take more than about a second runs as a Dash background
-callback.  Pages never wire one by hand: a :class:`pages._ui.view.JobView`
-registers it with :func:`background_options`, shows :func:`job_panel`
-(progress bar, Cancel, status line), reports through :class:`Progress` and
+callback.  Pages never wire one by hand: a :class:`pages._framework.view.JobView`
+registers it with :func:`background_options`, shows its panel (:func:`pages._framework.view.job_panel`:
+progress bar, Cancel, status line), reports through :class:`Progress` and
 words failures with :func:`error_message` and :func:`failure_message`.
 
 The app's manager comes from :func:`make_manager`: ``DiskcacheManager`` by
 default, ``CeleryManager`` with Redis when ``REDIS_URL`` is set (then run a
-worker: ``celery -A app:celery_app worker``; see :mod:`pages._ui.celery_jobs`
-for jobs whose worker is gone, :mod:`varimp_core.studies.fanout` for Monte Carlo
+worker: ``celery -A app:celery_app worker``; see :mod:`pages._server.celery_jobs`
+for jobs whose worker is gone, :mod:`pages._server.fanout` for Monte Carlo
 studies spread over every worker).
 
-Limits (:mod:`pages._ui.limits`): a job runs at most ``VARIMP_JOB_TIMEOUT``
+Limits (:mod:`pages._server.limits`): a job runs at most ``VARIMP_JOB_TIMEOUT``
 seconds.  :class:`Progress` raises :class:`JobTimeout` at the first progress
 report past the limit; a job process of the Diskcache manager also gets an
 alarm at the limit and at most ``VARIMP_MAX_MEMORY_MB`` more memory
-(:mod:`pages._ui.guards`).  :func:`error_message` turns both into sentences.
+(:mod:`pages._server.guards`).  :func:`error_message` turns both into sentences.
 Cancel kills the job's process and its children; a cache lock it held is
-freed by the next caller (:func:`pages._ui.cache.get_or_compute`).
+freed by the next caller (:func:`pages._server.cache.get_or_compute`).
 """
 
 from __future__ import annotations
@@ -31,16 +31,16 @@ import secrets
 import time
 from typing import Any, Callable, Iterable
 
-from dash import CeleryManager, DiskcacheManager, Input, Output, clientside_callback, html
+from dash import CeleryManager, DiskcacheManager, Input, Output, clientside_callback
 
-from varimp_core.studies import fanout
+from pages._server import fanout
 
-from . import cache, celery_jobs, guards, limits
-from .hygiene import client_id
-from .job_signals import (JobAbandoned, check_heartbeat, forget_old_beats, mark_polled,
+from pages._server import cache, celery_jobs, guards, limits
+from pages._server.hygiene import client_id
+from pages._server.job_signals import (JobAbandoned, check_heartbeat, forget_old_beats, mark_polled,
                           start_job, stop_requested)
-from .cache import SQLiteGuarded, cache_dir, fork_guard
-from .guards import JobTimeout
+from pages._server.cache import SQLiteGuarded, cache_dir, fork_guard
+from pages._server.guards import JobTimeout
 
 log = logging.getLogger(__name__)
 
@@ -59,30 +59,6 @@ def job_ids(prefix: str) -> dict[str, str]:
     }
 
 
-def job_panel(prefix: str) -> html.Div:
-    """Progress bar, progress message, Cancel button and status line of a page.
-
-    The bar and Cancel button show only while the job runs (CSS class
-    ``vi-job-running``); the status line stays, for "Done in 1.2 s" or an error
-    sentence.
-    """
-    ids = job_ids(prefix)
-    return html.Div(
-        id=ids["panel"],
-        className="vi-job",
-        children=[
-            html.Div(className="vi-job-live", children=[
-                html.Progress(id=ids["progress"], max="1", className="vi-job-bar"),
-                html.Span(id=ids["message"], className="vi-job-message"),
-                html.Button("Cancel", id=ids["cancel"], n_clicks=0, disabled=True,
-                            className="vi-button vi-button-secondary vi-job-cancel"),
-            ]),
-            html.Div(id=ids["status"], className="vi-job-status", role="status",
-                     **{"aria-live": "polite"}),
-        ],
-    )
-
-
 def background_options(
     prefix: str, *, disable: Iterable[str] = (), interval: int = 400, manager=None
 ) -> dict[str, Any]:
@@ -91,7 +67,7 @@ def background_options(
     Parameters
     ----------
     prefix : str
-        The page prefix used with :func:`job_panel`.
+        The page prefix (the ids of :func:`job_ids`).
     disable : iterable of str, default=()
         Ids of controls whose ``disabled`` is True while the job runs.
     interval : int, default=400
@@ -189,7 +165,7 @@ class Progress:
         Seconds between two forwarded updates.
     timeout : float, default=None
         Wall-time limit in seconds; None reads ``VARIMP_JOB_TIMEOUT``
-        (:func:`pages._ui.limits.job_timeout`).
+        (:func:`pages._server.limits.job_timeout`).
     """
 
     def __init__(self, set_progress: Callable | None, *, min_interval: float = 0.2,
@@ -237,7 +213,7 @@ class Progress:
 
     def publish(self, result, every: float = 1.5) -> None:
         """Draw ``result``, a partial result, while the job goes on: ``sink(render(result))``
-        (set by :class:`pages._ui.view.JobView`), the first at once, then one per ``every`` s.
+        (set by :class:`pages._framework.view.JobView`), the first at once, then one per ``every`` s.
         A partial result that cannot be drawn yet (a ValueError) is skipped."""
         now = time.monotonic()
         if self.sink is None or self.render is None or now - self._published < every:
@@ -298,7 +274,7 @@ def failure_message(exc: BaseException, shown: bool = False, what: str = "The fi
 
 def count_message(done, total, what: str) -> str:
     """``"1,200 of 5,000 trees"``; while ``total`` is None (the same result is being computed
-    by another job, :func:`pages._ui.cache.get_or_compute`) a sentence that says so."""
+    by another job, :func:`pages._server.cache.get_or_compute`) a sentence that says so."""
     if total is None:
         return "Waiting for the same computation, started by another request\u2026"
     return f"{int(done):,} of {int(total):,} {what}"
@@ -438,7 +414,7 @@ class _KeyPerRequest:
 class _DiskcacheManager(_KeyPerRequest, DiskcacheManager):
     """``DiskcacheManager`` with per-request keys that does not wait on other workers' jobs.
 
-    Its jobs run under the time and memory limits (:class:`pages._ui.guards.GuardedJob`).
+    Its jobs run under the time and memory limits (:class:`pages._server.guards.GuardedJob`).
     """
 
     def call_job_fn(self, key, job_fn, args, context):
@@ -518,7 +494,7 @@ class _CeleryManager(_KeyPerRequest, CeleryManager):
 
     Dash would poll forever a job whose worker is gone (its task stays "started"),
     and answer "no update" for one whose pool process was killed; here the poll
-    returns a sentence (:func:`pages._ui.celery_jobs.lost_sentence`).  A request
+    returns a sentence (:func:`pages._server.celery_jobs.lost_sentence`).  A request
     that cannot reach Redis answers a sentence too, never HTTP 500.  Cancelling a
     job also revokes the Monte Carlo chunks it fanned out.
     """

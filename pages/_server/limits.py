@@ -19,10 +19,10 @@ trees on this server.") and their checks, and the Data page lists them all
     Seconds one background job may run; default 600.
 ``VARIMP_UPLOAD_TTL``, ``VARIMP_RESULT_TTL``, ``VARIMP_MAX_CLIENT_UPLOAD_BYTES``
     Seconds an upload (24 h) and a result (7 days) are kept; bytes of parsed tables
-    one browser may keep at once (256 MiB).  See :func:`pages._ui.cache.put_table`.
+    one browser may keep at once (256 MiB).  See :func:`pages._server.cache.put_table`.
 
 The core refuses no size (a notebook reads any table): the server passes the upload
-limits in (``read_csv_bytes``, ``prepare_table``); the pages and :mod:`pages._ui.jobs`
+limits in (``read_csv_bytes``, ``prepare_table``); the pages and :mod:`pages._server.jobs`
 enforce the others.  A value that is not a positive whole number means the default.
 """
 

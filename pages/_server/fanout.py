@@ -8,7 +8,7 @@ them:
 
 .. code-block:: python
 
-    from varimp_core.studies import fanout
+    from pages._server import fanout
     from varimp_core.studies.montecarlo import monte_carlo
 
     result = monte_carlo(spec, n_replicates=500, progress=progress,

@@ -24,11 +24,13 @@ from varimp_core.local.heldout import (LOCAL_FORESTS, TEST_SHARE, fit_local_fore
 from varimp_core.local.importance import LocalImportance
 from varimp_core.problems.registry import get_problem
 
-from . import cache, datasource, jobs, limits, studies
-from . import controls as ui
-from .datachoice import DataChoice
-from .params import Context, Param, ParamSet, seed_param
-from .view import context_for
+from pages._server import cache, jobs, limits
+
+from pages._framework import datasource, studies
+from pages._framework import controls as ui
+from pages._framework.datachoice import DataChoice
+from pages._framework.params import Context, Param, ParamSet, seed_param
+from pages._framework.view import context_for
 
 #: Forests the Interactions page fits; the scikit-learn ones also serve partial dependence.
 SKLEARN_KINDS = LOCAL_FORESTS

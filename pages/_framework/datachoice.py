@@ -3,7 +3,7 @@
 A :class:`DataChoice` names the data of a view: a built-in problem (its spec,
 exact or sampled, N, seed) or an uploaded table (its key, file name, target,
 task, numeric columns), and the binning.  It travels in the URL (the Data
-page's query keys, :data:`pages._ui.datasource.DATA_PARAMS`) and in each
+page's query keys, :data:`pages._framework.datasource.DATA_PARAMS`) and in each
 page's ``{prefix}-data`` store, which holds :meth:`DataChoice.to_store`; the
 server parses that store again with :meth:`DataChoice.from_store` before any
 work (a browser can send anything).  :meth:`DataChoice.label` is what the
@@ -19,12 +19,12 @@ from typing import Any, Mapping
 from varimp_core.data.prepare import DataError
 from varimp_core.problems.registry import get_problem
 
-from . import datasource
+from pages._framework import datasource
 
 
 @dataclass(frozen=True)
 class DataChoice:
-    """Canonical data parameters (see :func:`pages._ui.datasource.canonical_params`).
+    """Canonical data parameters (see :func:`pages._framework.datasource.canonical_params`).
 
     Build it with :meth:`from_page` (a page's URL, else the session's choice)
     or :meth:`from_store`; never from a dict the browser sent without parsing.

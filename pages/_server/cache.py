@@ -8,7 +8,7 @@ Only text is stored: tables as JSON (:func:`varimp_core.data.tablejson.table_to_
 as JSON (``ImportanceResult.to_dict()``).  Nothing read back from the cache is
 ever unpickled, so a value that came from a user cannot run code.
 
-The store (:mod:`varimp_core.store`): with ``REDIS_URL`` set (or ``VARIMP_CACHE_URL``,
+The store (:mod:`pages._server.store`): with ``REDIS_URL`` set (or ``VARIMP_CACHE_URL``,
 a Redis of its own), Redis, which the web server and every Celery worker reach, so no
 disk is shared; else a ``diskcache`` in ``VARIMP_CACHE_DIR`` (default: a private folder
 under the system temp dir) bounded by ``VARIMP_CACHE_BYTES`` (default 1 GiB, least
@@ -18,7 +18,7 @@ seconds; each browser's uploads are held to a quota (:func:`put_table`, :mod:`li
 
 Examples
 --------
->>> from pages._ui import cache
+>>> from pages._server import cache
 >>> key = cache.key_for("exact", {"problem": "led", "K": 1})
 >>> cache.get_or_compute(key, lambda: {"answer": 42})
 {'answer': 42}
@@ -36,11 +36,11 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from varimp_core import store
+from pages._server import store
 from varimp_core.data.tablejson import table_from_json, table_to_json
-from varimp_core.store import key_for
+from pages._server.store import key_for
 
-from . import limits
+from pages._server import limits
 
 # One open store per directory (or URL) and process (no user data).  Keyed by pid too: a
 # background job forked from a web worker must open its own handle, never use the parent's
@@ -145,7 +145,7 @@ def get_or_compute(key: str, fn: Callable[[], Any], *, expire: float | None = No
                    on_wait: Callable[[], None] | None = None) -> Any:
     """Return the cached value for ``key``, computing and storing it on a miss, once.
 
-    :func:`varimp_core.store.compute_once` on this process's store; ``expire`` is
+    :func:`pages._server.store.compute_once` on this process's store; ``expire`` is
     ``VARIMP_RESULT_TTL`` when None.  A job passes its progress report as ``on_wait``,
     which raises when the job's page was left while another process computes.
     """
@@ -172,7 +172,7 @@ def put_table(df: pd.DataFrame, client: str = "-") -> str:
 
     The text is stored once per content, under its hash (which opens nothing), and
     counts once against ``client``'s quota (``VARIMP_MAX_CLIENT_UPLOAD_BYTES``): over it,
-    a ``DataError`` with a sentence (:func:`varimp_core.store.put_upload`).
+    a ``DataError`` with a sentence (:func:`pages._server.store.put_upload`).
     """
     return store.put_upload(get_cache(), table_to_json(df), client,
                             quota=limits.value("client_upload_bytes"),

@@ -13,7 +13,7 @@ server stores them once.  A new table of :math:`s` bytes with content hash
 
 with :math:`H(t)` the hashes whose expiry time is later than now, :math:`t`.
 
-The web layer does the storing (``pages._ui.cache``); this module only decides
+The web layer does the storing (``pages._server.cache``); this module only decides
 and words the answer, with no I/O.
 """
 

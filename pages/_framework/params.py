@@ -262,6 +262,29 @@ def _parse_bool(raw: Any, what: str) -> bool:
     raise ValueError(f"{what} must be 1 or 0, not {raw!r}.")
 
 
+@dataclass(frozen=True)
+class Ticks(Param):
+    """A ``list`` parameter shown as a checklist, holding at least one of its ``choices`` (``empty`` says so), in
+    their order, whatever order a link gives (``measures=ranger&measures=mdi``)."""
+
+    kind: str = "list"
+    empty: str = ""
+
+    def parse(self, raw, ctx):
+        allowed = [o["value"] for o in self.options(ctx)]
+        chosen = {x.strip().lower() for x in super().parse(raw, ctx) or ()} - {""}
+        unknown = sorted(chosen - set(allowed))
+        if unknown:
+            raise ValueError(f"{unknown[0]!r} is unknown; use {', '.join(allowed)}")
+        if not chosen:
+            raise ValueError(self.empty)
+        return [v for v in allowed if v in chosen]
+
+    def component(self, cid, value, ctx):  # the framework's checklist, one tick per line
+        return dcc.Checklist(id=cid, options=self.options(ctx), value=list(value),
+                             className="vi-check", labelStyle={"display": "flex"})
+
+
 class ParamErrors(ValueError):
     """Some controls hold values that cannot be used: one sentence per parameter name."""
 

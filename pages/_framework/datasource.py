@@ -21,13 +21,13 @@ from varimp_core.data.prepare import (DataError, decode_upload, default_roles, p
                                       prepare_table, read_csv_bytes)
 from varimp_core.data.columns import DATE_CHOICES, MISSING_CHOICES, number_columns
 from varimp_core.data.summary import column_table, data_label, describe, preview
-from varimp_core.retention import expired_text
+from pages._server.retention import expired_text
 from varimp_core.problems.registry import get_problem
 
-from . import cache
-from .hygiene import client_id
-from .limits import MAX_NAME_LENGTH, max_cells, max_columns, max_upload_bytes, value
-from .params import Context, Param, ParamSet
+from pages._server import cache
+from pages._server.hygiene import client_id
+from pages._server.limits import MAX_NAME_LENGTH, max_cells, max_columns, max_upload_bytes, value
+from pages._framework.params import Context, Param, ParamSet
 
 DEFAULT_PROBLEM = "led"
 PREVIEW_ROWS = 20

@@ -25,7 +25,7 @@ once, and a waiter gives up waiting after ``lock_expire``.
 Uploads (:func:`put_upload`): the table's text is stored once per content hash
 ``table:<sha256>``, opened through a key of 256 random bits ``upload:<key>``
 (a content hash opens nothing), and counted once against the uploading
-browser's quota (:func:`varimp_core.retention.admit`).
+browser's quota (:func:`pages._server.retention.admit`).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from typing import Any, Callable, Iterator, Protocol
 import numpy as np
 
 from varimp_core import __version__ as core_version
-from varimp_core.retention import admit
+from pages._server.retention import admit
 
 __all__ = ["Store", "RedisStore", "key_for", "json_default", "compute_once", "holder",
            "holder_is_gone", "put_upload", "upload_text"]
@@ -271,7 +271,7 @@ def put_upload(store: Store, text: str, client: str, *, quota: int, ttl: float,
 
     The text is stored once per content, under its hash, and counts once against
     ``client``'s quota of ``quota`` bytes: over it, a ``DataError`` with a sentence
-    (:func:`varimp_core.retention.admit`), and nothing is stored.
+    (:func:`pages._server.retention.admit`), and nothing is stored.
     """
     data = text.encode("utf-8")
     digest, key = hashlib.sha256(data).hexdigest(), secrets.token_hex(32)

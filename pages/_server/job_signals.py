@@ -2,13 +2,13 @@
 
 Every poll of a background job's progress (the page still shows it) marks the
 job as wanted (a file's modification time) (:func:`mark_polled`, called by the managers in
-:mod:`pages._ui.jobs`).  The job's own process or Celery task knows its key
+:mod:`pages._server.jobs`).  The job's own process or Celery task knows its key
 (:func:`start_job`) and, at each progress report, :func:`check_heartbeat`
 raises :class:`JobAbandoned` when no poll came for
 ``VARIMP_HEARTBEAT_TIMEOUT`` seconds (the tab was closed).  Cooperative
 Cancel is a flag per page view and job that the job reads between chunks.
 Both live in the shared cache, so they work with Diskcache and Celery; with a Redis
-cache (:func:`pages._ui.cache.is_shared`) the heartbeat is a Redis key too, aged by
+cache (:func:`pages._server.cache.is_shared`) the heartbeat is a Redis key too, aged by
 Redis's clock, so a worker on another machine reads it.
 """
 
@@ -19,8 +19,8 @@ import logging
 import os
 import time
 
-from .cache import cache_dir, get_cache, is_shared, key_for
-from .limits import env_seconds
+from pages._server.cache import cache_dir, get_cache, is_shared, key_for
+from pages._server.limits import env_seconds
 
 log = logging.getLogger(__name__)
 

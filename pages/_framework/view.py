@@ -1,7 +1,7 @@
 """One job pattern for every page: cached result, else a background job, then draw.
 
 A page describes each computed view once, as a :class:`JobView`: its
-parameters (a :class:`pages._ui.params.ParamSet`), a ``compute(settings,
+parameters (a :class:`pages._framework.params.ParamSet`), a ``compute(settings,
 data, progress)`` that calls the core and returns a JSON-able result, and a
 ``render(result, settings, data)`` that turns the result into the values of
 the view's outputs.  :meth:`JobView.register` wires it the same way for
@@ -16,7 +16,7 @@ every page:
    anything), computes, caches the result and draws it;
 3. a job whose inputs change is replaced by the new one, and a job whose page
    is left (the app's ``vi-url`` path changes) or whose page stops polling
-   (the tab was closed) is stopped (:mod:`pages._ui.jobs`).
+   (the tab was closed) is stopped (:mod:`pages._server.jobs`).
 
 A failure is a sentence in the view's error box; the previous view stays.
 Views with ``partial=True`` stop cooperatively on Cancel: ``compute`` asks
@@ -38,10 +38,10 @@ from dash import (Input, Output, State, callback, clientside_callback, ctx, dcc,
                   no_update, set_props)
 from plotly.utils import PlotlyJSONEncoder
 
-from . import cache, jobs
-from .job_signals import clear_stop, request_stop
-from .datachoice import DataChoice
-from .params import Context, ParamSet
+from pages._server import cache, jobs
+from pages._server.job_signals import clear_stop, request_stop
+from pages._framework.datachoice import DataChoice
+from pages._framework.params import Context, ParamSet
 
 _HIDDEN = "vi-hidden"
 
@@ -54,6 +54,30 @@ def context_for(data: DataChoice | None, store: Any = None) -> Context:
     for the callers' convenience and not read).
     """
     return Context(p=None if data is None else data.n_features())
+
+
+def job_panel(prefix: str) -> html.Div:
+    """Progress bar, progress message, Cancel button and status line of a page.
+
+    The bar and Cancel button show only while the job runs (CSS class
+    ``vi-job-running``); the status line stays, for "Done in 1.2 s" or an error
+    sentence.
+    """
+    ids = jobs.job_ids(prefix)
+    return html.Div(
+        id=ids["panel"],
+        className="vi-job",
+        children=[
+            html.Div(className="vi-job-live", children=[
+                html.Progress(id=ids["progress"], max="1", className="vi-job-bar"),
+                html.Span(id=ids["message"], className="vi-job-message"),
+                html.Button("Cancel", id=ids["cancel"], n_clicks=0, disabled=True,
+                            className="vi-button vi-button-secondary vi-job-cancel"),
+            ]),
+            html.Div(id=ids["status"], className="vi-job-status", role="status",
+                     **{"aria-live": "polite"}),
+        ],
+    )
 
 
 class JobView:
@@ -135,7 +159,7 @@ class JobView:
     def status(self) -> list:
         """The view's error box and job panel (progress bar, Cancel, status line)."""
         return [html.Div(id=f"{self.prefix}-error", className=_HIDDEN),
-                jobs.job_panel(self.prefix)]
+                job_panel(self.prefix)]
 
     # -- plain functions (tests call them) ---------------------------------------------
     def key(self, data: DataChoice, settings: Mapping[str, Any], extra: Mapping[str, Any]

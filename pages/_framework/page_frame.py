@@ -18,9 +18,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 
-from . import state
-from .datachoice import DataChoice
-from .params import sentence
+from pages._framework import state
+from pages._framework.datachoice import DataChoice
+from pages._framework.params import sentence
 
 
 def page_frame(prefix: str, *, title: str, lead, controls, content: Sequence, status: Sequence,
@@ -35,7 +35,7 @@ def page_frame(prefix: str, *, title: str, lead, controls, content: Sequence, st
     :meth:`DataChoice.to_store`).  ``query`` adds the URL's store
     ``{prefix}-query``, ``download`` the page's ``dcc.Download`` ``{prefix}-download``.
     The content column starts with the notes about the link (``{prefix}-link-notes``),
-    then ``status`` (a :class:`pages._ui.view.JobView`'s error box and job panel), then
+    then ``status`` (a :class:`pages._framework.view.JobView`'s error box and job panel), then
     ``content``.
     """
     label = data.label() if data_label is None and data is not None else data_label

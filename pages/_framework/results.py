@@ -14,7 +14,9 @@ from typing import Any, Callable, Mapping
 from varimp_core.api import compute_importances
 from varimp_core.result import ImportanceResult
 
-from . import cache, datasource, limits
+from pages._server import cache, limits
+
+from pages._framework import datasource
 
 SAMPLED = ("forest", "sklearn-rf", "sklearn-et")
 

@@ -1,6 +1,6 @@
 """Background jobs on Celery workers: the Celery app, worker heartbeats, lost jobs.
 
-With ``REDIS_URL`` set, :func:`pages._ui.jobs.make_manager` runs background
+With ``REDIS_URL`` set, :func:`pages._server.jobs.make_manager` runs background
 callbacks on Celery workers (``celery -A app:celery_app worker``; importing
 ``app`` imports every page, so the workers know every page's callbacks).
 
@@ -13,7 +13,7 @@ expires the key, so no clocks are compared across machines.  A poll that finds
 no result and either no key or a failed task (a pool process killed, as by the
 OOM killer) ends the job with a sentence on the page; so does a poll that
 cannot reach Redis (:func:`store_errors`).  Every task runs under the memory
-limit (:func:`varimp_core.process_limits.lift_memory_limit_later`) and the time limits.
+limit (:func:`pages._server.process_limits.lift_memory_limit_later`) and the time limits.
 
 Messages are JSON only (``task_serializer``, ``accept_content``): nothing a
 worker receives is unpickled.
@@ -24,10 +24,10 @@ from __future__ import annotations
 import logging
 import threading
 
-from varimp_core.process_limits import lift_memory_limit_later
+from pages._server.process_limits import lift_memory_limit_later
 
-from . import guards, limits
-from .job_signals import start_job
+from pages._server import guards, limits
+from pages._server.job_signals import start_job
 
 log = logging.getLogger(__name__)
 
@@ -65,13 +65,13 @@ def make_celery_app(url: str, *, default: bool = True):
     """The Celery app on Redis ``url``: JSON messages, started-state tracking, heartbeats.
 
     Also registers the Monte Carlo chunk task and the tasks pages registered
-    (:mod:`varimp_core.studies.fanout`); with ``default``, ``fanout.replicate_mapper()``
+    (:mod:`pages._server.fanout`); with ``default``, ``fanout.replicate_mapper()``
     and ``fanout.task_mapper(name)`` send them through this app.
     """
     from celery import Celery
     from celery.signals import task_postrun, task_prerun
 
-    from varimp_core.studies import fanout
+    from pages._server import fanout
 
     app = Celery("varimp", broker=url, backend=url)
     app.conf.update(

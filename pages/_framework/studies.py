@@ -7,7 +7,7 @@ thesis, every built-in problem, and the session's own table
 cached once per settings (:func:`cached_study`), so a control that only
 changes the drawing (histograms or violins, which method's selection) never
 grows a forest again; a study that Cancel stopped is drawn but not kept.
-Downloads serve a :class:`pages._ui.view.JobView`'s cache only
+Downloads serve a :class:`pages._framework.view.JobView`'s cache only
 (:meth:`JobView.register_downloads`); a page declares its data once
 (:func:`stores`, :func:`problem_field` of the declared :data:`PROBLEM` and
 :func:`register_data`, which also keeps the header and the URL); figures and
@@ -23,15 +23,18 @@ from typing import Any, Callable, Sequence
 from dash import Input, Output, State, callback, dcc, html, no_update
 
 from varimp_core.problems.registry import get_problem
-from varimp_core.studies.replicates import scaled_replicates, scaled_sentence, scaled_trees
+from varimp_core.studies.replicates import (DEFAULT_TREE_ROWS, LOCAL_TREE_WORK,
+                                           scaled_replicates)
 
-from . import cache, datasource, jobs
-from .common import placeholder_figure
-from .controls import problem_choices
-from .datachoice import DataChoice
-from .page_frame import figure_config, register_data_label
-from .params import Context, Param, ParamSet, sentence
-from .view import context_for
+from pages._server import cache, jobs
+
+from pages._framework import datasource
+from pages._framework.common import placeholder_figure
+from pages._framework.controls import problem_choices
+from pages._framework.datachoice import DataChoice
+from pages._framework.page_frame import figure_config, register_data_label
+from pages._framework.params import Context, Param, ParamSet, sentence
+from pages._framework.view import context_for
 
 #: The forests a study grows (labels as the pages show them).
 METHOD_OPTIONS = [("forest", "ours: multiway totally randomized trees"),
@@ -44,6 +47,62 @@ PRESETS = (
     ("led", "LED \u2014 7 segments (Louppe et al. 2013)"),
     ("led:irrelevant=3", "LED + 3 irrelevant bits"),
 )
+
+
+# -- what a study page says about its defaults and its partial results ----------------------
+def scaled_sentence(n_replicates: int, what: str, n_rows: int | None, n_estimators: int,
+                    control: str = "R") -> str:
+    """What a study page says under its controls about R (:func:`scaled_replicates`).
+
+    Examples
+    --------
+    >>> print(scaled_sentence(20, "replicates", 10_000, 50))
+    Scaled to your data: 20 replicates of 10,000 rows and 50 trees by default (R × T × N ≤ 10,000,000); add more with R above. The figures fill in as they arrive.
+    """
+    if not n_rows:
+        return f"The figures fill in as the {what} arrive."
+    return (f"Scaled to your data: {n_replicates:,} {what} of {n_rows:,} rows and "
+            f"{n_estimators:,} trees by default (R × T × N ≤ "
+            f"{DEFAULT_TREE_ROWS:,}); add more with {control} above. The figures fill in as "
+            "they arrive.")
+
+
+def scaled_trees(default: int, n_rows: int | None, n_features: int | None) -> tuple[int, str]:
+    r"""The default number of trees T of a local-importance forest on ``n_rows`` x ``n_features``
+    data, and the sentence that says so ("" when nothing was scaled).
+
+    :math:`T = \min(T_0, \max(20, \lfloor B / (N p) \rfloor))` with
+    :math:`B` = :data:`LOCAL_TREE_WORK` (:func:`~varimp_core.studies.replicates.scaled_replicates`): 10,000 rows and 60
+    inputs get 20 trees, 6,366 rows and 8 inputs keep 100.
+
+    Examples
+    --------
+    >>> scaled_trees(100, 10_000, 60)[0], scaled_trees(100, 6_366, 8)
+    (20, (100, ''))
+    """
+    if not n_rows or not n_features:
+        return int(default), ""
+    trees = scaled_replicates(default, n_rows * n_features, 1, budget=LOCAL_TREE_WORK, low=20)
+    if trees == default:
+        return trees, ""
+    return trees, (f"Scaled to your data: {trees:,} trees by default for {n_rows:,} rows and "
+                   f"{n_features:,} inputs (trees \u00d7 rows \u00d7 inputs \u2264 "
+                   f"{LOCAL_TREE_WORK:,}); add more with Trees above.")
+
+
+def partial_note(done: int, total: int, what: str, *, running: bool) -> str:
+    """The note over a partial result: drawn while the run goes on, or cancelled.
+
+    Examples
+    --------
+    >>> partial_note(4, 20, "replicates", running=True)
+    'Partial result: 4 of 20 replicates so far; more are coming.'
+    >>> partial_note(4, 20, "replicates", running=False)
+    'Partial result: cancelled after 4 of 20 replicates.'
+    """
+    if running:
+        return f"Partial result: {done:,} of {total:,} {what} so far; more are coming."
+    return f"Partial result: cancelled after {done:,} of {total:,} {what}."
 
 
 def problem_options(base: DataChoice) -> list[dict]:

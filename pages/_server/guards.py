@@ -1,11 +1,11 @@
 """Time and memory guards of background jobs (``VARIMP_JOB_TIMEOUT``, ``VARIMP_MAX_MEMORY_MB``).
 
-:class:`JobTimeout` is raised by :class:`pages._ui.jobs.Progress` at the first
+:class:`JobTimeout` is raised by :class:`pages._server.jobs.Progress` at the first
 progress report past the time limit, and by the alarm :class:`GuardedJob`
-sets in a job's own process (:func:`varimp_core.process_limits.time_limit`, for
+sets in a job's own process (:func:`pages._server.process_limits.time_limit`, for
 work that reports no progress).  In that
 process :class:`GuardedJob` also caps the address space
-(:func:`varimp_core.process_limits.limit_memory`),
+(:func:`pages._server.process_limits.limit_memory`),
 so an allocation past the memory limit raises ``MemoryError`` there instead of
 exhausting the server.  :func:`limit_sentence` says what happened in a
 sentence for the page.
@@ -18,9 +18,9 @@ import logging
 import signal
 from typing import Callable
 
-from varimp_core.process_limits import JobTimeout, limit_memory, time_limit
+from pages._server.process_limits import JobTimeout, limit_memory, time_limit
 
-from . import limits
+from pages._server import limits
 
 log = logging.getLogger(__name__)
 __all__ = ["GRACE", "GuardedJob", "JobTimeout", "limit_sentence"]

@@ -1,8 +1,8 @@
 """Page state in the URL: each page mirrors its settings into the address bar.
 
 Every page keeps what a user chose in its URL so a copied link reproduces the
-view.  The parameters themselves are declared once in :mod:`pages._ui.params`
-(a page's) and :data:`pages._ui.datasource.DATA_PARAMS` (the data choice); a
+view.  The parameters themselves are declared once in :mod:`pages._framework.params`
+(a page's) and :data:`pages._framework.datasource.DATA_PARAMS` (the data choice); a
 page writes the query of its settings to its ``{prefix}-query`` store
 (:func:`query_store`), and the clientside callback that
 :func:`register_url_sync` registers writes it to the address bar with

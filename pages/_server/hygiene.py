@@ -12,7 +12,8 @@
   response's ``X-Request-ID`` and added to every log line
   (:class:`RequestIdFilter`, :data:`request_id`);
 * ``VARIMP_SECRET_KEY`` becomes Flask's ``secret_key``, with which Dash signs
-  background-job handles: it survives restarts of Redis and of workers;
+  background-job handles: it survives restarts of Redis and of workers; it also signs
+  the :data:`CLIENT_COOKIE` that names a browser (``itsdangerous``, as Flask's sessions);
 * an unhandled error answers HTTP 500 with one plain sentence
   (:data:`SERVER_ERROR`), never a traceback; Flask logs it at ERROR with its
   traceback and the request id.
@@ -24,7 +25,6 @@ checked against :data:`SAFE_REQUEST_ID` before it is used or logged.
 from __future__ import annotations
 
 import hashlib
-import hmac
 import logging
 import os
 import re
@@ -50,7 +50,7 @@ SECURITY_HEADERS = {
 CSP = ("default-src 'self'; script-src 'self' {}; style-src 'self' 'unsafe-inline'; "
        "img-src 'self' data: blob:; frame-ancestors 'self'")
 REQUEST_ID_HEADER = "X-Request-ID"
-#: Cookie naming a browser for the per-browser job cap (pages._ui.jobs): 128 random bits and
+#: Cookie naming a browser for the per-browser job cap (pages._server.jobs): 128 random bits and
 #: the server's signature of them, so a value the client made up names no browser.
 CLIENT_COOKIE = "varimp_client"
 #: A client's request id is used only when it matches this (else a new one is made).
@@ -135,19 +135,54 @@ def _client_of_request(_context) -> str:
     return client_id()
 
 
-def _signature(token: str) -> str:
-    """HMAC-SHA256 of ``token`` under the key Dash signs job handles with (VARIMP_SECRET_KEY)."""
-    from dash import get_app
+#: Key of the random secret that signs :data:`CLIENT_COOKIE` values when no
+#: ``VARIMP_SECRET_KEY`` is set: kept in the shared cache, so every worker reads the same one.
+CLIENT_SECRET_KEY = "varimp-client-secret"
 
-    key = get_app()._get_signing_secret()  # pylint: disable=protected-access
-    return hmac.new(key, token.encode(), hashlib.sha256).hexdigest()[:32]
+
+def _signature_digest(data: bytes = b""):
+    """BLAKE2b with a 24-byte digest: a signature of 32 URL-safe characters."""
+    return hashlib.blake2b(data, digest_size=24)
+
+
+def _client_signer():
+    """The :class:`itsdangerous.Signer` of :data:`CLIENT_COOKIE` values.
+
+    Its key is Flask's ``secret_key`` (``VARIMP_SECRET_KEY``), else a random secret shared
+    through the cache (:data:`CLIENT_SECRET_KEY`, made once by whichever process asks
+    first); its salt keeps these signatures apart from any other use of the key.
+    """
+    from flask import current_app
+    from itsdangerous import Signer
+
+    from pages._server import cache
+
+    key = current_app.secret_key
+    if not key:
+        key = current_app.config.get("VARIMP_CLIENT_SECRET")
+    if not key:
+        store = cache.get_cache()
+        store.add(CLIENT_SECRET_KEY, secrets.token_hex(32), retry=True)
+        key = current_app.config["VARIMP_CLIENT_SECRET"] = (
+            store.get(CLIENT_SECRET_KEY, retry=True) or secrets.token_hex(32))
+    return Signer(key, salt="varimp-client", digest_method=_signature_digest)
+
+
+def _signed_cookie(token: str) -> str:
+    """The :data:`CLIENT_COOKIE` value of ``token``: ``token.signature``."""
+    return _client_signer().sign(token).decode()
 
 
 def _signed_token(cookie: str) -> str | None:
     """The token of a :data:`CLIENT_COOKIE` value ``token.signature``; None if not ours."""
-    token, _, mac = cookie.partition(".")
-    return token if mac and hmac.compare_digest(mac.encode(), _signature(token).encode()) \
-        else None
+    from itsdangerous import BadSignature
+
+    if not cookie:
+        return None
+    try:
+        return _client_signer().unsign(cookie).decode()
+    except BadSignature:
+        return None
 
 
 def _new_request_id() -> str:
@@ -245,7 +280,7 @@ def install_server(server) -> None:
             response.headers.setdefault(name, value)
         if _signed_token(request.cookies.get(CLIENT_COOKIE, "")) is None:
             token = secrets.token_hex(16)
-            response.set_cookie(CLIENT_COOKIE, f"{token}.{_signature(token)}", httponly=True,
+            response.set_cookie(CLIENT_COOKIE, _signed_cookie(token), httponly=True,
                                 samesite="Lax")
         return response
 
