@@ -375,6 +375,25 @@ def plugin_bias(n_levels_x, n_classes: int, n_samples) -> np.ndarray:
     return (n_classes - 1) * (nx - 1) / (2.0 * n * _LN2)
 
 
+def target_values(table: DiscreteTable) -> np.ndarray:
+    """The number each output code stands for (``y_labels`` as floats), for the variance.
+
+    Raises
+    ------
+    ValueError
+        When a label is not a number (a classification target).
+    """
+    try:
+        values = np.asarray([float(v) for v in table.y_labels], dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError("criterion='squared_error' needs a numeric target; this target's "
+                         "values are labels, not numbers: use 'entropy' or 'gini'.") from None
+    if values.shape[0] < table.n_classes or not np.all(np.isfinite(values)):
+        raise ValueError("criterion='squared_error' needs a finite number for every value of "
+                         "the target.")
+    return values
+
+
 def subset_variances(table: DiscreteTable, values=None) -> SubsetEntropies:
     """:math:`E\\,\\mathrm{Var}(Y \\mid X_S)` for all :math:`2^p` subsets, as a
     :class:`SubsetEntropies` with ``hx = 0`` and ``hxy[mask]`` the expected variance.
@@ -391,8 +410,6 @@ def subset_variances(table: DiscreteTable, values=None) -> SubsetEntropies:
     values : ndarray of shape (n_classes,), optional
         The number each output code stands for; default ``table.y_labels`` as floats.
     """
-    from varimp_core.exact.lattice import target_values
-
     p = table.n_features
     if p > MAX_SUBSET_FEATURES:
         raise ValueError(f"Subset variances enumerate all 2**p subsets; p = {p} is more than "

@@ -25,7 +25,7 @@ from itertools import combinations
 
 import numpy as np
 
-from varimp_core.exact.information import MAX_SUBSET_FEATURES, subset_marginals
+from varimp_core.exact.information import MAX_SUBSET_FEATURES, subset_marginals, target_values
 from varimp_core.data.table import DiscreteTable
 
 __all__ = ["NodeStats", "build_lattice", "CRITERIA", "MAX_LATTICE_CELLS", "target_values"]
@@ -75,23 +75,6 @@ def _xlogx(a: np.ndarray) -> np.ndarray:
     return out
 
 
-def target_values(table: DiscreteTable) -> np.ndarray:
-    """The number each output code stands for (``y_labels`` as floats), for the variance.
-
-    Raises
-    ------
-    ValueError
-        When a label is not a number (a classification target).
-    """
-    try:
-        values = np.asarray([float(v) for v in table.y_labels], dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError("criterion='squared_error' needs a numeric target; this target's "
-                         "values are labels, not numbers: use 'entropy' or 'gini'.") from None
-    if values.shape[0] < table.n_classes or not np.all(np.isfinite(values)):
-        raise ValueError("criterion='squared_error' needs a finite number for every value of "
-                         "the target.")
-    return values
 
 
 def _weighted_impurity(counts: np.ndarray, criterion: str,

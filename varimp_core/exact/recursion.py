@@ -35,7 +35,8 @@ from __future__ import annotations
 import numpy as np
 
 from varimp_core.exact.information import subset_entropies
-from varimp_core.exact.lattice import NodeStats, build_lattice, target_values
+from varimp_core.exact.information import target_values
+from varimp_core.exact.lattice import NodeStats, build_lattice
 from varimp_core.result import ImportanceResult
 from varimp_core.exact.splitting import (TIE_TOLERANCE, validate_max_features, validate_semantics,
                                          win_probability_table)
