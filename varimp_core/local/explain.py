@@ -300,3 +300,201 @@ def sklearn_treeshap(estimator, X, *, variables=None) -> Contributions:
         method="treeshap", standard_errors=None,
         parameters={"estimator": type(estimator).__name__,
                     "feature_perturbation": "tree_path_dependent", "shap": shap.__version__})
+
+
+# -- varimp's multiway forest -----------------------------------------------------------
+class _ExplainRouter:
+    """Rows routed through the multiway trees of one chunk as they grow (see
+    :class:`varimp_core.local.multiway._Router` for the protocol).
+
+    Each (tree, row) entry carries the impurity and class distribution of the node it came
+    from and that node's split variable; on arriving at a child it credits the variable with
+    :math:`i(t) - i(t_x)` (local MDI, per tree, for the spread) and
+    :math:`\\mu(t_x) - \\mu(t)` (Saabas).  A row whose value has no branch stops at the node.
+    """
+
+    def __init__(self, Q, n_levels, criterion, n_classes):
+        self.Q, self.n_levels, self.criterion, self.ny = Q, n_levels, criterion, n_classes
+        m, p = Q.shape
+        self.p = p
+        self.sums = [np.zeros((m, p)), np.zeros((m, p)), np.zeros((m, p, n_classes)),
+                     np.zeros((m, n_classes)), np.zeros((m, n_classes)), np.zeros(m),
+                     np.zeros(1)]           # mdi, mdi^2, saabas, bias, proba, leaf imp, root imp
+
+    def fresh(self):
+        return _ExplainRouter(self.Q, self.n_levels, self.criterion, self.ny)
+
+    def gathered(self):
+        return self.sums
+
+    def add(self, gathered):
+        for a, b in zip(self.sums, gathered):
+            a += b
+
+    def start(self, n_trees):
+        m = self.Q.shape[0]
+        self.row = np.tile(np.arange(m), n_trees)
+        self.tree = np.repeat(np.arange(n_trees), m)
+        self.node = self.tree.copy()
+        self.pend_var = np.full(self.row.size, -1, dtype=np.intp)
+        self.pend_imp = np.zeros(self.row.size)
+        self.pend_mu = np.zeros((self.row.size, self.ny))
+        self.acc = np.zeros((n_trees, m, self.p))
+        self.first = True
+        self.closed = False
+
+    def _stats(self, counts):
+        total = counts.sum(axis=-1, keepdims=True)
+        return impurity_of_counts(counts, self.criterion), counts / np.where(total > 0, total, 1.0)
+
+    def _credit(self, sel, var, imp_from, imp_to, mu_from, mu_to):
+        np.add.at(self.acc, (self.tree[sel], self.row[sel], var), imp_from - imp_to)
+        np.add.at(self.sums[2], (self.row[sel], var), mu_to - mu_from)
+
+    def _finish(self, done, counts):
+        imp, mu = self._stats(counts)
+        rows = self.row[done]
+        np.add.at(self.sums[4], rows, mu)
+        np.add.at(self.sums[5], rows, imp)
+        keep = ~done
+        for name in ("row", "tree", "node", "pend_var", "pend_imp", "pend_mu"):
+            setattr(self, name, getattr(self, name)[keep])
+
+    def _close(self):
+        if self.closed:
+            return
+        self.closed = True
+        self.sums[0] += self.acc.sum(axis=0)
+        self.sums[1] += (self.acc ** 2).sum(axis=0)
+
+    def leaves(self, splittable, node_counts):
+        imp, mu = self._stats(node_counts[self.node])
+        if self.first:
+            np.add.at(self.sums[3], self.row, mu)
+            self.sums[6] += imp[self.row == 0].sum() if self.row.size else 0.0
+            self.first = False
+        sel = self.pend_var >= 0
+        self._credit(sel, self.pend_var[sel], self.pend_imp[sel], imp[sel], self.pend_mu[sel],
+                     mu[sel])
+        self.pend_var[:] = -1
+        self._finish(~splittable[self.node], node_counts[self.node[~splittable[self.node]]])
+        if self.row.size == 0:
+            self._close()
+
+    def _values(self, chosen):
+        var = chosen[self.node]
+        x = self.Q[self.row, var]
+        return var, x, x < self.n_levels[var]
+
+    def descend(self, chosen, uniq, cmax, node_counts):
+        var, x, seen = self._values(chosen)
+        key = self.node * cmax + np.where(seen, x, 0)
+        pos = np.minimum(np.searchsorted(uniq, key), max(uniq.size - 1, 0))
+        child = seen & (uniq[pos] == key) if uniq.size else np.zeros(key.size, dtype=bool)
+        imp, mu = self._stats(node_counts[self.node])
+        self.pend_var, self.pend_imp, self.pend_mu = np.where(child, var, -1), imp, mu
+        self._finish(~child, node_counts[self.node[~child]])
+        self.node = pos[child]
+        if self.row.size == 0:
+            self._close()
+
+    def last(self, chosen, slot, pair_counts, node_counts):
+        var, x, seen = self._values(chosen)
+        n = self.node
+        child = pair_counts[n, slot[n], np.where(seen, x, 0)]
+        has = seen & (child.sum(axis=1) > 0)
+        imp, mu = self._stats(node_counts[n])
+        cimp, cmu = self._stats(child)
+        self._credit(has, var[has], imp[has], cimp[has], mu[has], cmu[has])
+        self._finish(np.ones(n.size, dtype=bool), np.where(has[:, None], child, node_counts[n]))
+        self._close()
+
+
+def _route_multiway(table, X, *, n_estimators, max_features, max_depth, bootstrap, k_semantics,
+                    criterion, random_state, n_samples, n_jobs):
+    from varimp_core.data.table import DiscreteTable
+    from varimp_core.forests.multiway import grow_forest_routed
+    from varimp_core.local.multiway import _check_rows
+
+    if not isinstance(table, DiscreteTable):
+        raise ValueError(f"Expected a DiscreteTable, got {type(table).__name__}.")
+    Q = _check_rows(X, table)
+    router = _ExplainRouter(Q, table.n_levels, criterion, table.n_classes)
+    result = grow_forest_routed(table, router, n_estimators=n_estimators,
+                                max_features=max_features, max_depth=max_depth,
+                                bootstrap=bootstrap, k_semantics=k_semantics,
+                                criterion=criterion, random_state=random_state,
+                                n_samples=n_samples, n_jobs=n_jobs)
+    return Q, router.sums, result
+
+
+def multiway_local_mdi(table, X=None, *, n_estimators: int = 100, max_features: int = 1,
+                       max_depth=None, bootstrap: bool = False, k_semantics: str = "id3",
+                       criterion: str = "entropy", random_state=0, n_samples=None,
+                       n_jobs=None) -> LocalMDI:
+    """Local MDI of rows for the forest :func:`~varimp_core.forests.multiway.grow_forest` grows.
+
+    The same trees are grown again (same seeds; routing draws nothing) and the rows are
+    sent down them as they grow; each node on a row's path credits its split variable
+    with :math:`i(t) - i(t_x)` (bits for entropy, Gini units for gini).  A row whose
+    value has no branch at a node stops there.
+
+    Parameters
+    ----------
+    table : DiscreteTable
+        Learning rows, as for ``grow_forest``.
+    X : array-like of int, optional
+        Rows to explain as codes; default the table's rows, with ``weight`` their
+        probabilities, so that without the bootstrap the weighted mean of ``values``
+        is ``global_importances`` (the forest's MDI).
+    n_estimators, max_features, max_depth, bootstrap, k_semantics, criterion, random_state, n_samples, n_jobs
+        As in ``grow_forest``.
+
+    Returns
+    -------
+    LocalMDI
+        ``method="forest"``, with standard errors over trees.  The exact limit of
+        ``T -> infinity`` (without bootstrap) is
+        :func:`~varimp_core.local.local_mdi.exact_local_mdi`.
+    """
+    Q, sums, result = _route_multiway(
+        table, X, n_estimators=n_estimators, max_features=max_features, max_depth=max_depth,
+        bootstrap=bootstrap, k_semantics=k_semantics, criterion=criterion,
+        random_state=random_state, n_samples=n_samples, n_jobs=n_jobs)
+    T = int(n_estimators)
+    mean = sums[0] / T
+    var = np.maximum(sums[1] / T - mean ** 2, 0.0) * (T / (T - 1)) if T > 1 \
+        else np.full(mean.shape, np.nan)
+    weight = table.probabilities if X is None else np.ones(Q.shape[0])
+    return LocalMDI(
+        variables=tuple(table.variables), X=Q, weight=weight, values=mean,
+        global_importances=result.importances, method="forest", units=result.units,
+        root_impurity=float(sums[6][0]) / T, leaf_impurity=sums[5] / T,
+        standard_errors=np.sqrt(var / T), parameters=dict(result.parameters))
+
+
+def multiway_saabas(table, X=None, *, n_estimators: int = 100, max_features: int = 1,
+                    max_depth=None, bootstrap: bool = False, k_semantics: str = "id3",
+                    criterion: str = "entropy", random_state=0, n_samples=None,
+                    n_jobs=None) -> Contributions:
+    """Saabas contributions of rows for varimp's multiway forest (class probabilities).
+
+    Same trees and routing as :func:`multiway_local_mdi`; each node on the path credits its
+    split variable with :math:`\\mu(t_x) - \\mu(t)`, the change of the class
+    distribution.  TreeSHAP is not available for this forest: it keeps no trees
+    (they are grown level by level and discarded), and shap reads stored trees.
+
+    Returns
+    -------
+    Contributions
+        ``method="saabas"``, ``outputs`` the table's class labels, no standard errors.
+    """
+    Q, sums, result = _route_multiway(
+        table, X, n_estimators=n_estimators, max_features=max_features, max_depth=max_depth,
+        bootstrap=bootstrap, k_semantics=k_semantics, criterion=criterion,
+        random_state=random_state, n_samples=n_samples, n_jobs=n_jobs)
+    T = int(n_estimators)
+    return Contributions(
+        variables=tuple(table.variables), X=Q, outputs=tuple(table.y_labels),
+        bias=sums[3] / T, values=sums[2] / T, prediction=sums[4] / T, method="saabas",
+        standard_errors=None, parameters={"estimator": "multiway forest", **result.parameters})
