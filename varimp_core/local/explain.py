@@ -498,3 +498,156 @@ def multiway_saabas(table, X=None, *, n_estimators: int = 100, max_features: int
         variables=tuple(table.variables), X=Q, outputs=tuple(table.y_labels),
         bias=sums[3] / T, values=sums[2] / T, prediction=sums[4] / T, method="saabas",
         standard_errors=None, parameters={"estimator": "multiway forest", **result.parameters})
+
+
+# -- one row, four answers ----------------------------------------------------------------
+@dataclass(frozen=True)
+class RowExplanation:
+    """Local MDI, Saabas, TreeSHAP and Ciss (2015) of one row, side by side.
+
+    They answer different questions:
+
+    * ``local_mdi`` -- the *information about Y* the trees extract on the row's path,
+      :math:`i(\\mathrm{root}) - i(\\mathrm{leaf}(x))` (bits, Gini or variance units), split
+      between the variables (Sutera et al. 2021); it sums to ``local_mdi_total``.
+    * ``saabas`` -- the *predicted probability* of ``output`` (or predicted value) minus
+      ``saabas_bias`` (the root's prediction), split along the path (treeinterpreter).
+    * ``treeshap`` -- the same predicted probability minus ``treeshap_bias`` (shap's
+      expected value), split as Shapley values (Lundberg et al. 2020); NaN when the
+      forest is varimp's multiway forest (``notes`` says why).
+    * ``ciss`` -- the share of trees whose leaf for the row sits right below a split on the
+      variable: the *first position* of Ciss (2015), a count, not an amount.
+
+    Parameters
+    ----------
+    variables : tuple of str
+    x : ndarray of shape (n_features,)
+        The row.
+    output : object
+        The class whose probability Saabas and TreeSHAP explain (or ``"value"``).
+    prediction : float
+        The forest's predicted probability of ``output`` (or value).
+    local_mdi, local_mdi_se, saabas, treeshap, ciss : ndarray of shape (n_features,)
+    local_mdi_total : float
+    units : str
+        Units of ``local_mdi``.
+    saabas_bias, treeshap_bias : float
+    method : str
+        ``"sklearn-rf"``, ``"sklearn-et"`` or ``"forest"`` (multiway).
+    notes : dict
+        Sentences about what is missing or how it was computed.
+    """
+
+    variables: tuple[str, ...]
+    x: np.ndarray
+    output: object
+    prediction: float
+    local_mdi: np.ndarray
+    local_mdi_se: np.ndarray
+    local_mdi_total: float
+    units: str
+    saabas: np.ndarray
+    saabas_bias: float
+    treeshap: np.ndarray
+    treeshap_bias: float
+    ciss: np.ndarray
+    method: str
+    notes: dict = field(default_factory=dict)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per variable: ``local_mdi``, ``local_mdi_se``, ``saabas``, ``treeshap``, ``ciss``."""
+        return pd.DataFrame({"variable": list(self.variables), "x": self.x,
+                             "local_mdi": self.local_mdi, "local_mdi_se": self.local_mdi_se,
+                             "saabas": self.saabas, "treeshap": self.treeshap,
+                             "ciss": self.ciss})
+
+    def to_dict(self) -> dict:
+        """Plain JSON types (see :mod:`varimp_core.serialize`)."""
+        return dataclass_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "RowExplanation":
+        """The RowExplanation that :meth:`to_dict` wrote."""
+        return dataclass_from_dict(cls, d)
+
+
+def _pick_row(X, row):
+    if hasattr(X, "iloc"):
+        n = len(X)
+        sub = lambda i: X.iloc[[i]]          # noqa: E731
+    else:
+        Xa = np.asarray(X)
+        if Xa.ndim != 2:
+            raise ValueError(f"X has shape {Xa.shape}: it must be 2-D.")
+        n = Xa.shape[0]
+        sub = lambda i: Xa[[i]]              # noqa: E731
+    if isinstance(row, bool) or not isinstance(row, (int, np.integer)) or not -n <= row < n:
+        raise ValueError(f"row={row!r} is not a row of X (it has {n} rows).")
+    return sub(int(row) % n)
+
+
+def explain_row(model, X, row: int = 0, *, output=None, variables=None,
+                **forest_options) -> RowExplanation:
+    """Local MDI, Saabas, TreeSHAP and Ciss (2015) of one row, in one result.
+
+    Parameters
+    ----------
+    model : fitted scikit-learn forest, or DiscreteTable
+        A ``RandomForest*`` / ``ExtraTrees*`` (TreeSHAP by shap), or the learning table
+        of varimp's multiway forest (grown with ``forest_options``, as in
+        :func:`~varimp_core.forests.multiway.grow_forest`; no TreeSHAP).
+    X : array-like of shape (n_rows, n_features)
+        Rows (codes for a DiscreteTable); ``X[row]`` is explained.
+    row : int, default=0
+    output : class label, optional
+        The class whose probability Saabas and TreeSHAP explain; default the row's
+        most probable class.
+    variables : sequence of str, optional
+    **forest_options
+        Multiway forest only: ``n_estimators``, ``max_features``, ``max_depth``,
+        ``bootstrap``, ``k_semantics``, ``criterion``, ``random_state``.
+
+    Returns
+    -------
+    RowExplanation
+    """
+    from varimp_core.data.table import DiscreteTable
+
+    x1 = _pick_row(X, row)
+    notes = {}
+    if isinstance(model, DiscreteTable):
+        from varimp_core.local.multiway import forest_local_importance
+
+        opts = {"n_estimators": 100, "max_features": 1, "max_depth": None, "bootstrap": False,
+                "k_semantics": "id3", "criterion": "entropy", "random_state": 0}
+        unknown = set(forest_options) - set(opts)
+        if unknown:
+            raise ValueError(f"Unknown multiway forest options: {', '.join(sorted(unknown))}.")
+        opts.update(forest_options)
+        lm = multiway_local_mdi(model, x1, **opts)
+        sa = multiway_saabas(model, x1, **opts)
+        ciss = forest_local_importance(model, x1, **{k: opts[k] for k in opts})
+        k = sa.output_index(output)
+        ts, ts_bias = np.full(model.n_features, np.nan), float("nan")
+        notes["treeshap"] = ("TreeSHAP is not available for varimp's multiway forest: it keeps "
+                             "no trees for shap to read; use a scikit-learn forest.")
+        method, names = "forest", tuple(model.variables)
+    else:
+        if forest_options:
+            raise ValueError("forest_options apply to the multiway forest only; fit the "
+                             "scikit-learn forest with them instead.")
+        lm = sklearn_local_mdi(model, x1, variables=variables)
+        sa = sklearn_saabas(model, x1, variables=variables)
+        sh = sklearn_treeshap(model, x1, variables=variables)
+        ciss = local_importance(model, x1, variables=variables)
+        k = sa.output_index(output)
+        ts, ts_bias = sh.values[0, :, k], float(sh.bias[0, k])
+        method, names = lm.method, lm.variables
+    notes["ciss"] = "share of trees whose leaf for the row is right below a split on the variable"
+    return RowExplanation(
+        variables=tuple(names), x=np.asarray(lm.X[0], dtype=float), output=sa.outputs[k],
+        prediction=float(sa.prediction[0, k]), local_mdi=lm.values[0],
+        local_mdi_se=lm.standard_errors[0], local_mdi_total=float(lm.totals[0]),
+        units=lm.units, saabas=sa.values[0, :, k], saabas_bias=float(sa.bias[0, k]),
+        treeshap=np.asarray(ts, dtype=float), treeshap_bias=ts_bias,
+        ciss=np.asarray(ciss.frequencies[0], dtype=float), method=method, notes=notes)
