@@ -3,7 +3,8 @@
 Four answers to "which inputs matter for this row", which explain different things:
 
 * **local MDI** (Sutera et al. 2021; :func:`sklearn_local_mdi`,
-  :func:`multiway_local_mdi`, exact: :func:`~varimp_core.local.local_mdi.exact_local_mdi`)
+  :func:`multiway_local_mdi`, exact: :func:`~varimp_core.local.local_mdi.exact_local_mdi`
+  and :func:`~varimp_core.local.local_binary.exact_binary_local_mdi`)
   splits the *information about Y* the trees extract along the row's path,
   :math:`i(\\mathrm{root}) - i(\\mathrm{leaf}(x))`, between the variables: the
   impurity decrease :math:`i(t) - i(t_x)` of each node on the path goes to its
@@ -170,6 +171,9 @@ def sklearn_local_mdi(estimator, X, *, variables=None, weight=None) -> LocalMDI:
     _check_single_output(estimator)
     _, X32, Xa, variables = _prepare_X(estimator, X, variables)
     n, p = Xa.shape
+    w = np.ones(n) if weight is None else np.asarray(weight, dtype=float).ravel()
+    if w.shape != (n,):
+        raise ValueError(f"weight has {w.size} entries but X has {n} rows.")
     total = np.zeros((n, p))
     total_sq = np.zeros((n, p))
     leaf = np.zeros(n)
@@ -190,19 +194,16 @@ def sklearn_local_mdi(estimator, X, *, variables=None, weight=None) -> LocalMDI:
         total_sq += local * local
         leaf += imp[tree.apply(X32, check_input=False)]
         root += imp[0]
-        w = t.weighted_n_node_samples
+        wn = t.weighted_n_node_samples
         l, r = left[internal], right[internal]
         glob += np.bincount(t.feature[internal].astype(np.intp),
-                            weights=(w[internal] * imp[internal] - w[l] * imp[l] - w[r] * imp[r])
-                            / w[0], minlength=p)
+                            weights=(wn[internal] * imp[internal] - wn[l] * imp[l]
+                                     - wn[r] * imp[r]) / wn[0], minlength=p)
     T = len(trees)
     mean = total / T
     var = np.maximum(total_sq / T - mean * mean, 0.0) * (T / (T - 1)) if T > 1 \
         else np.full((n, p), np.nan)
     criterion = getattr(estimator, "criterion", getattr(trees[0], "criterion", "gini"))
-    w = np.ones(n) if weight is None else np.asarray(weight, dtype=float).ravel()
-    if w.shape != (n,):
-        raise ValueError(f"weight has {w.size} entries but X has {n} rows.")
     return LocalMDI(
         variables=tuple(variables), X=Xa, weight=w, values=mean, global_importances=glob / T,
         method=_method_of(estimator), units=_UNITS.get(criterion, str(criterion)),
@@ -457,20 +458,29 @@ def multiway_local_mdi(table, X=None, *, n_estimators: int = 100, max_features: 
         ``T -> infinity`` (without bootstrap) is
         :func:`~varimp_core.local.local_mdi.exact_local_mdi`.
     """
-    Q, sums, result = _route_multiway(
+    return _multiway_results(table, X, *_route_multiway(
         table, X, n_estimators=n_estimators, max_features=max_features, max_depth=max_depth,
         bootstrap=bootstrap, k_semantics=k_semantics, criterion=criterion,
-        random_state=random_state, n_samples=n_samples, n_jobs=n_jobs)
-    T = int(n_estimators)
+        random_state=random_state, n_samples=n_samples, n_jobs=n_jobs))[0]
+
+
+def _multiway_results(table, X, Q, sums, result):
+    """(LocalMDI, Saabas Contributions) from what one routing of the rows gathered."""
+    T = int(result.parameters["n_estimators"])
     mean = sums[0] / T
     var = np.maximum(sums[1] / T - mean ** 2, 0.0) * (T / (T - 1)) if T > 1 \
         else np.full(mean.shape, np.nan)
     weight = table.probabilities if X is None else np.ones(Q.shape[0])
-    return LocalMDI(
+    local = LocalMDI(
         variables=tuple(table.variables), X=Q, weight=weight, values=mean,
         global_importances=result.importances, method="forest", units=result.units,
         root_impurity=float(sums[6][0]) / T, leaf_impurity=sums[5] / T,
         standard_errors=np.sqrt(var / T), parameters=dict(result.parameters))
+    saabas = Contributions(
+        variables=tuple(table.variables), X=Q, outputs=tuple(table.y_labels),
+        bias=sums[3] / T, values=sums[2] / T, prediction=sums[4] / T, method="saabas",
+        standard_errors=None, parameters={"estimator": "multiway forest", **result.parameters})
+    return local, saabas
 
 
 def multiway_saabas(table, X=None, *, n_estimators: int = 100, max_features: int = 1,
@@ -489,15 +499,10 @@ def multiway_saabas(table, X=None, *, n_estimators: int = 100, max_features: int
     Contributions
         ``method="saabas"``, ``outputs`` the table's class labels, no standard errors.
     """
-    Q, sums, result = _route_multiway(
+    return _multiway_results(table, X, *_route_multiway(
         table, X, n_estimators=n_estimators, max_features=max_features, max_depth=max_depth,
         bootstrap=bootstrap, k_semantics=k_semantics, criterion=criterion,
-        random_state=random_state, n_samples=n_samples, n_jobs=n_jobs)
-    T = int(n_estimators)
-    return Contributions(
-        variables=tuple(table.variables), X=Q, outputs=tuple(table.y_labels),
-        bias=sums[3] / T, values=sums[2] / T, prediction=sums[4] / T, method="saabas",
-        standard_errors=None, parameters={"estimator": "multiway forest", **result.parameters})
+        random_state=random_state, n_samples=n_samples, n_jobs=n_jobs))[1]
 
 
 # -- one row, four answers ----------------------------------------------------------------
@@ -624,8 +629,8 @@ def explain_row(model, X, row: int = 0, *, output=None, variables=None,
         if unknown:
             raise ValueError(f"Unknown multiway forest options: {', '.join(sorted(unknown))}.")
         opts.update(forest_options)
-        lm = multiway_local_mdi(model, x1, **opts)
-        sa = multiway_saabas(model, x1, **opts)
+        lm, sa = _multiway_results(model, x1, *_route_multiway(
+            model, x1, n_samples=None, n_jobs=None, **opts))     # one routing for both
         ciss = forest_local_importance(model, x1, **{k: opts[k] for k in opts})
         k = sa.output_index(output)
         ts, ts_bias = np.full(model.n_features, np.nan), float("nan")
