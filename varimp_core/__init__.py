@@ -66,6 +66,11 @@ from varimp_core.local.interactions import (ImportanceOverLabels, Interactions, 
                                             importance_over_labels, interaction_importance,
                                             interactions, partial_importance)
 from varimp_core.local.multiway import forest_local_importance
+from varimp_core.local.explain import (Contributions, RowExplanation, explain_row,
+                                       multiway_local_mdi, multiway_saabas, sklearn_local_mdi,
+                                       sklearn_saabas, sklearn_treeshap)
+from varimp_core.local.local_binary import exact_binary_local_mdi
+from varimp_core.local.local_mdi import LocalMDI, exact_local_mdi
 from varimp_core.local.partial_dependence import (PartialDependence, PartialDependenceSet,
                                                   partial_dependence, partial_dependences)
 from varimp_core.local.response_dependence import (DependenceOverResponses,
@@ -122,6 +127,10 @@ __all__ = [
     # results
     "ImportanceResult",
     "__version__",
+    # local MDI (Sutera et al. 2021), Saabas, TreeSHAP and one row's comparison
+    "exact_local_mdi", "exact_binary_local_mdi", "sklearn_local_mdi", "multiway_local_mdi", "LocalMDI",
+    "sklearn_saabas", "multiway_saabas", "sklearn_treeshap", "Contributions",
+    "explain_row", "RowExplanation",
 ]
 
 
