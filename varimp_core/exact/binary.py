@@ -93,7 +93,7 @@ _NAMES = {"exact-rf": "RandomForest", "exact-et": "Extra-Trees"}
 class _Prepared:
     """Distinct (x, y) rows of the training table with sample counts and weights."""
 
-    def __init__(self, X, y, sample_weight, criterion):
+    def __init__(self, X, y, sample_weight, criterion, names=None):
         if criterion not in _CRITERIA:
             raise ValueError(f"criterion must be 'entropy' or 'gini', got {criterion!r}.")
         try:
@@ -105,13 +105,21 @@ class _Prepared:
             raise ValueError(f"X has shape {Xa.shape}: it must be 2-D with at least one row "
                              "and one column.")
         if not np.all(np.isfinite(Xa)):
-            raise ValueError("X contains NaN or infinite values: drop or impute them first.")
+            raise ValueError(_missing_sentence(
+                Xa, names if names is not None else
+                _column_names(X, Xa.shape[1]) if Xa.ndim == 2 else None))
         ya = np.asarray(y)
         if ya.ndim == 2 and ya.shape[1] == 1:
             ya = ya[:, 0]
         if ya.ndim != 1 or ya.shape[0] != Xa.shape[0]:
             raise ValueError(f"y has shape {ya.shape}: it must be 1-D with one class label per "
                              f"row of X ({Xa.shape[0]} rows).")
+        if _target_missing(ya).any():
+            n_miss = int(_target_missing(ya).sum())
+            raise ValueError(
+                f"y has {n_miss:,} missing value{'s' if n_miss != 1 else ''} (NaN or None); "
+                "scikit-learn refuses a missing target, so drop those rows first (loading a "
+                "table does: rows without a target are left out).")
         if sample_weight is None:
             w = np.ones(Xa.shape[0])
         else:
@@ -160,6 +168,48 @@ class _Prepared:
         self.n_classes = classes.size
         self.total_weight = float(self.weight.sum())
         self.n_distinct = [v.size for v in values]
+
+
+def _column_names(X, p):
+    """Names of X's columns (a DataFrame's, else x1, x2, ...)."""
+    if hasattr(X, "columns") and len(X.columns) == p:
+        return [str(c) for c in X.columns]
+    return [f"x{i + 1}" for i in range(p)]
+
+
+def _missing_sentence(Xa, names=None) -> str:
+    """Why the exact binary forests refuse a table with NaN or infinite inputs, naming columns."""
+    p = Xa.shape[1] if Xa.ndim == 2 else 1
+    names = list(names) if names is not None and len(names) == p else \
+        [f"x{i + 1}" for i in range(p)]
+    A = Xa.reshape(-1, p)
+    nan_cols = [names[j] for j in range(p) if np.isnan(A[:, j]).any()]
+    inf_cols = [names[j] for j in range(p) if np.isinf(A[:, j]).any()]
+    parts = []
+    if nan_cols:
+        which = ", ".join(repr(c) for c in nan_cols)
+        parts.append(
+            f"Input column{'s' if len(nan_cols) > 1 else ''} {which} "
+            f"{'have' if len(nan_cols) > 1 else 'has'} missing values (NaN); scikit-learn's "
+            "forests split them natively (the missing rows go to the better side, or to a "
+            "random side in Extra-Trees), which the exact binary forests do not model, so "
+            "they refuse rather than compute a stand-in that disagrees with the library: "
+            "drop or impute those rows or columns, or use sklearn-rf or sklearn-et")
+    if inf_cols:
+        which = ", ".join(repr(c) for c in inf_cols)
+        parts.append(f"Input column{'s' if len(inf_cols) > 1 else ''} {which} "
+                     f"{'hold' if len(inf_cols) > 1 else 'holds'} infinite values, which "
+                     "scikit-learn refuses: drop or clip them")
+    return ". ".join(parts) + "."
+
+
+def _target_missing(ya) -> np.ndarray:
+    """Which entries of a label array are missing (NaN or None)."""
+    if ya.dtype.kind == "f":
+        return np.isnan(ya)
+    if ya.dtype.kind == "O":
+        return np.array([v is None or (isinstance(v, float) and v != v) for v in ya], bool)
+    return np.zeros(ya.shape, bool)
 
 
 def _wimp(c, criterion):
@@ -706,7 +756,7 @@ def _refusal(d: _Prepared, method, est, max_nodes) -> str | None:
 
 def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=None,
                                min_samples_leaf=1, criterion="entropy", sample_weight=None,
-                               n_cols=None, max_nodes=MAX_BINARY_NODES):
+                               n_cols=None, max_nodes=MAX_BINARY_NODES, variables=None):
     """Expected unnormalised MDI of one random binary tree, by feature and node depth.
 
     Parameters
@@ -722,6 +772,8 @@ def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=Non
         Number of depth columns (default p); deeper nodes fold into the last.
     max_nodes : int
         Stop with a sentence past this many distinct split nodes.
+    variables : sequence of str, optional
+        Column names for the sentences (default: a DataFrame's, else x1, x2, ...).
 
     Returns
     -------
@@ -732,7 +784,7 @@ def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=Non
         ``n_nodes`` (distinct split nodes), ``information`` (plug-in, criterion units).
     """
     _check_method(method)
-    d = _Prepared(X, y, sample_weight, criterion)
+    d = _Prepared(X, y, sample_weight, criterion, names=variables)
     p = d.n_features
     K = validate_max_features(max_features, p)
     max_depth = check_int("max_depth", max_depth, low=1, allow_none=True)
@@ -765,7 +817,10 @@ def binary_inputs(data):
             raise ValueError("The exact binary forests handle classification targets only; "
                              "use sklearn-rf or sklearn-et for a numeric target.")
         if data.X_numeric is not None:
-            return data.X_numeric, data.y, None
+            X = data.native_X()         # missing numbers as NaN, as scikit-learn gets them
+            if not np.all(np.isfinite(X)):
+                raise ValueError(_missing_sentence(X, data.variables))
+            return X, data.y, None
         table = data.table
     elif isinstance(data, DiscreteTable):
         table = data
@@ -785,7 +840,8 @@ def exact_binary_importances(X, y, *, method, max_features=None, max_depth=None,
     """
     prof, info = exact_binary_depth_profile(
         X, y, method=method, max_features=max_features, max_depth=max_depth,
-        min_samples_leaf=min_samples_leaf, criterion=criterion, sample_weight=sample_weight)
+        min_samples_leaf=min_samples_leaf, criterion=criterion, sample_weight=sample_weight,
+        variables=variables)
     p = prof.shape[0]
     if variables is None:
         variables = [str(c) for c in X.columns] if hasattr(X, "columns") else \
