@@ -125,3 +125,36 @@ def test_readme_synopsis_names_the_binary_methods_and_the_leaf_flag():
     synopsis = text[text.index("python -m varimp_core importances"):]
     synopsis = synopsis[:synopsis.index("python -m varimp_core relevance")]
     assert "exact-rf|exact-et" in synopsis and "[--min-samples-leaf L]" in synopsis
+
+
+def test_exact_rf_refuses_a_large_table_before_the_work_with_the_count():
+    """Issue #26 item 4: N = 3,000, p = 2 worked 36 s before refusing; now it counts first."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 2)).round(3)
+    y = (X.sum(axis=1) + rng.normal(size=3000) > 0).astype(int)
+    t = time.perf_counter()
+    with pytest.raises(ValueError, match=r"\(exact-rf\) needs more than 300,000 distinct nodes "
+                                         r"on these 3,000 rows and 2 inputs: counting them "
+                                         r"level by level found 3\d\d,\d\d\d before any was "
+                                         r"solved") as info:
+        exact_rf_importances(X, y, max_features=1)
+    took = time.perf_counter() - t
+    assert took < 40, took     # 6-17 s on 2 cores shared by 5 (load 5-9); the recursion took 76-130 s
+    # at K = p the same table is one tree up to ties: it runs
+    r = exact_rf_importances(X, y, max_features=2)
+    assert r.parameters["n_nodes"] < 2 * 3000
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_level_count_is_the_recursions_own_count(seed):
+    from varimp_core.exact.binary import _count_rf_nodes, _Prepared, exact_binary_depth_profile
+    rng = np.random.default_rng(seed)
+    N, p, K = [(50, 3, 1), (150, 3, 2), (200, 2, 1), (60, 4, 2)][seed]
+    X = rng.normal(size=(N, p)).round(2)
+    y = rng.integers(0, 2 + seed % 2, size=N)
+    L = 1 + 2 * (seed % 2)
+    crit = ("entropy", "gini")[seed % 2]
+    _, info = exact_binary_depth_profile(X, y, method="exact-rf", max_features=K,
+                                         min_samples_leaf=L, criterion=crit)
+    d = _Prepared(X, y, None, crit)
+    assert _count_rf_nodes(d, K, None, L, 10 ** 9) == info["n_nodes"]

@@ -413,6 +413,8 @@ class _Solver:
             self.vals[f, :v.size] = v
         self.draw = _draw_weights(p, p, max_features)
         self.n_split_nodes = 0
+        self.n_found = 0            # distinct nodes found when the recursion stopped early
+        self._next_check = 0
         # keys: (lo, hi) of each feature as one pair index, and the horizon, in mixed radix
         pairs = [c * (c + 1) // 2 for c in d.n_distinct]
         self.radix = pairs + [U + 1]
@@ -574,7 +576,31 @@ class _Solver:
                     if slot[1] > max(100_000, 4 * slot[2]):   # merge repeats to bound memory
                         merged = _merge(slot[0], nc)
                         slot[:] = [[merged], merged[0].shape[0], merged[0].shape[0]]
+                self._check_found(pending)
         return total / self.d.total_weight
+
+    def _check_found(self, pending):
+        """Stop as soon as the distinct nodes found (solved or waiting) pass ``max_nodes``.
+
+        Every node waiting in ``pending`` will be solved, so solved plus waiting
+        distinct nodes is a lower bound on the final count: past the limit the
+        answer is a refusal, and it is given now rather than after the larger
+        nodes are solved one by one.  Counted with repeats first (free); only
+        when that passes the limit are the waiting keys merged to count them
+        distinct, and not again until the count with repeats has doubled.
+        """
+        found = self.n_split_nodes + sum(slot[1] for slot in pending.values())
+        if found <= max(self.max_nodes, self._next_check):
+            return
+        for slot in pending.values():
+            if slot[1] > slot[2] or len(slot[0]) > 1:
+                merged = _merge(slot[0], self.n_cols)
+                slot[:] = [[merged], merged[0].shape[0], merged[0].shape[0]]
+        distinct = self.n_split_nodes + sum(slot[1] for slot in pending.values())
+        if distinct > self.max_nodes:
+            self.n_found = distinct
+            raise self._too_many()
+        self._next_check = 2 * max(found, self.max_nodes)
 
 
 def _merge(parts, nc):
@@ -631,8 +657,11 @@ def estimate_binary_nodes(X, y, *, method="exact-et", max_features=None, max_dep
     beforehand; for it the estimate is :math:`\\min(2N\\,p^{\\,p-K}, \\text{ET
     estimate})`, a guide only.  Both methods refuse before any work when this
     estimate passes ``MAX_BINARY_NODES`` (:func:`binary_refusal_sentence`);
-    since the ``exact-rf`` figure is a guide, its recursion also stops with a
-    sentence past that many nodes whatever the estimate said.
+    since the ``exact-rf`` figure is a guide (25 times too low at N = 3,000, p = 2),
+    ``exact-rf`` then counts its distinct nodes level by level before solving any
+    (:func:`_count_rf_nodes`: each node scored once, without the win law) wherever
+    the bound on all boxes passes the limit, and refuses with that count as soon as
+    it passes; its recursion also stops with a sentence past that many nodes.
 
     Parameters
     ----------
@@ -738,9 +767,204 @@ def binary_refusal_sentence(X, y, *, method, max_features=None, max_depth=None,
         max_depth = check_int("max_depth", max_depth, low=1, allow_none=True)
         L = check_int("min_samples_leaf", min_samples_leaf, low=1)
         est = _estimate(d, method, K, max_depth, L, n_probes, enough=max_nodes)
+        refusal = _refusal(d, method, est, max_nodes)
+        if refusal is None and method == "exact-rf" and _rf_may_be_too_big(d, max_depth,
+                                                                             max_nodes):
+            refusal = _counted_refusal(d, K, max_depth, L, max_nodes)
     except ValueError as exc:
         return str(exc)
-    return _refusal(d, method, est, max_nodes)
+    return refusal
+
+
+def _count_rf_nodes(d: _Prepared, K, max_depth, L, max_nodes):
+    """Distinct split nodes of ``exact-rf``'s recursion, counted level by level before the work.
+
+    Breadth first from the root, each node a set of distinct rows (a batch of
+    nodes is one array of (node, row) entries).  Per node and feature the best
+    gap is found as the recursion finds it (the lowest of the gaps within the
+    tie tolerance of the best score, ``-inf`` when no gap leaves
+    ``min_samples_leaf`` samples a side); feature j's split is a possible
+    choice when at most :math:`m - h_{\\min}` non-constant features score
+    strictly better, :math:`h_{\\min} = \\max(1, K - (p - m))` the fewest
+    non-constant features scikit-learn evaluates.  Children are told apart by
+    a 64-bit hash of their rows; those that split further form the next
+    level.  Counting stops as soon as ``max_nodes`` is passed.  This is the
+    recursion's own count without a depth limit (with one, the recursion
+    keys nodes by their depth room too, so it is a lower bound), at the cost
+    of scoring each distinct node once without the win law or the boxes.
+
+    Returns
+    -------
+    int
+        The count, or the first count past ``max_nodes``.
+    """
+    U, p = d.ranks.shape
+    C = d.n_classes
+    onehot = np.zeros((U, C))
+    onehot[np.arange(U), d.y] = d.weight
+    h = np.random.default_rng(2 ** 31 - 1).integers(0, 2 ** 62, size=U, dtype=np.int64)
+    h = h.view(np.uint64)
+    cmax = max(d.n_distinct) + 1
+    tol_scale = _TIE
+    whole = d.criterion == "entropy" and np.all(d.weight == np.round(d.weight))
+    if whole:       # whole-number weights: W log2 W from a table, no logarithm per gap
+        top = int(round(d.total_weight)) + 1
+        xs = np.arange(top, dtype=float)
+        table = np.where(xs > 0, xs * np.log2(np.where(xs > 0, xs, 1.0)), 0.0)
+
+    def wimp(c):
+        if not whole:
+            return _wimp(c, d.criterion)
+        ci = np.rint(c).astype(np.int64)
+        out = table[ci[:, 0]]
+        W = ci[:, 0].copy()
+        for k in range(1, C):
+            out += table[ci[:, k]]
+            W += ci[:, k]
+        return table[W] - out
+
+    def splits(rows_seg, seg, n_seg):
+        """Per node (n_seg, p): best score, its split position, and the sort of each feature."""
+        score = np.full((n_seg, p), -np.inf)
+        nonconst = np.zeros((n_seg, p), bool)
+        cut = np.zeros((n_seg, p), dtype=np.int64)
+        orders = []
+        starts = np.searchsorted(seg, np.arange(n_seg))                 # seg is sorted
+        W = np.add.reduceat(d.weight[rows_seg], starts) if rows_seg.size else np.zeros(0)
+        for f in range(p):
+            rf = d.ranks[rows_seg, f]
+            o = np.argsort(seg * cmax + rf, kind="stable")
+            orders.append(o)
+            r, sg = rf[o], seg[o]
+            cw = np.cumsum(onehot[rows_seg[o]], axis=0)
+            cc = np.cumsum(d.count[rows_seg[o]])
+            base_w = np.where(starts[:, None] > 0, cw[np.maximum(starts - 1, 0)], 0.0)
+            base_c = np.where(starts > 0, cc[np.maximum(starts - 1, 0)], 0.0)
+            ends = np.append(starts[1:], sg.size) - 1
+            tot = cw[ends] - base_w
+            totc = cc[ends] - base_c
+            i = np.flatnonzero((sg[:-1] == sg[1:]) & (r[:-1] != r[1:]))
+            if i.size == 0:
+                orders[-1] = (o, i, np.zeros(0))
+                continue
+            s_i = sg[i]
+            nonconst[s_i, f] = True
+            left = cw[i] - base_w[s_i]
+            lc = cc[i] - base_c[s_i]
+            G = wimp(tot[s_i]) - wimp(left) - wimp(tot[s_i] - left)
+            ok = (lc >= L) & (totc[s_i] - lc >= L)
+            G = np.where(ok, G, -np.inf)
+            best = np.full(n_seg, -np.inf)
+            np.maximum.at(best, s_i, G)
+            tol = tol_scale * W
+            good = np.isfinite(G) & (G >= best[s_i] - tol[s_i])
+            first = np.full(n_seg, np.iinfo(np.int64).max)
+            np.minimum.at(first, s_i[good], i[good])
+            has = np.isfinite(best)
+            score[has, f] = best[has]
+            cut[has, f] = first[has]
+            orders[-1] = (o, i, G)
+        return score, nonconst, cut, orders, W
+
+    def _kids(rows_seg, seg, n_seg):
+        """Rows, kid index (sorted) and hash of the splittable children of a chunk of nodes."""
+        score, nonconst, cut, orders, W = splits(rows_seg, seg, n_seg)
+        m = nonconst.sum(axis=1)
+        hmin = np.maximum(1, K - (p - m))
+        tol = _TIE * W
+        better = (score[:, None, :] > score[:, :, None] + tol[:, None, None]).sum(axis=2)
+        win = np.isfinite(score) & (hmin[:, None] <= m[:, None] - better)
+        kid_rows, kid_seg, n_kids = [], [], 0
+        for f in range(p):
+            nodes = np.flatnonzero(win[:, f])
+            if nodes.size == 0:
+                continue
+            o = orders[f][0]
+            sg = seg[o]
+            sel = np.flatnonzero(win[sg, f])
+            side = (sel > cut[sg[sel], f]).astype(np.int64)          # 0 left, 1 right
+            rank_of = np.full(n_seg, -1)
+            rank_of[nodes] = np.arange(nodes.size)
+            kid_rows.append(rows_seg[o][sel])
+            kid_seg.append(n_kids + 2 * rank_of[sg[sel]] + side)
+            n_kids += 2 * nodes.size
+        if not n_kids:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.uint64)
+        kr = np.concatenate(kid_rows)
+        ks = np.concatenate(kid_seg)
+        o = np.argsort(ks, kind="stable")
+        kr, ks = kr[o], ks[o]
+        hs = np.zeros(n_kids, dtype=np.uint64)
+        np.add.at(hs, ks, h[kr])
+        smp = np.bincount(ks, weights=d.count[kr], minlength=n_kids)
+        ymin = np.full(n_kids, np.iinfo(np.int64).max)
+        ymax = np.full(n_kids, -1)
+        np.minimum.at(ymin, ks, d.y[kr])
+        np.maximum.at(ymax, ks, d.y[kr])
+        splittable = (ymax > ymin) & (smp >= max(2, 2 * L))
+        # drop the kids that will not split, renumbering the others
+        keep = splittable[ks]
+        renum = np.cumsum(splittable) - 1
+        return kr[keep], renum[ks[keep]], hs[splittable]
+
+    root_split = d.count.sum() >= max(2, 2 * L) and np.unique(d.y).size > 1
+    if not root_split or (max_depth is not None and max_depth < 1):
+        return 0
+    seen = np.zeros(0, dtype=np.uint64)             # sorted hashes of the nodes found
+    count, depth = 1, 0
+    frontier = (np.arange(U), np.zeros(U, dtype=np.int64), 1)   # rows, node of each, nodes
+    while frontier[2] and (max_depth is None or depth + 1 < max_depth):
+        rows_all, seg_all, n_all = frontier
+        bounds = np.searchsorted(seg_all, np.arange(0, n_all + 1))
+        nxt_rows, nxt_seg, n_next = [], [], 0
+        for a in range(0, n_all, 2048):             # a chunk of nodes: stop as soon as past
+            b = min(n_all, a + 2048)
+            rows_seg = rows_all[bounds[a]:bounds[b]]
+            seg = seg_all[bounds[a]:bounds[b]] - a
+            kr, ks, hs = _kids(rows_seg, seg, b - a)
+            if hs.size == 0:
+                continue
+            uh, first = np.unique(hs, return_index=True)
+            at = np.searchsorted(seen, uh)
+            new = (at >= seen.size) | (seen[np.minimum(at, max(seen.size - 1, 0))] != uh) \
+                if seen.size else np.ones(uh.size, bool)
+            count += int(new.sum())
+            if count > max_nodes:
+                return count
+            seen = np.sort(np.concatenate([seen, uh[new]]))
+            mask = np.zeros(hs.size, bool)
+            mask[first[new]] = True
+            sel = mask[ks]
+            renum = np.cumsum(mask) - 1
+            nxt_rows.append(kr[sel])
+            nxt_seg.append(renum[ks[sel]] + n_next)
+            n_next += int(mask.sum())
+        if not n_next:
+            break
+        frontier = (np.concatenate(nxt_rows), np.concatenate(nxt_seg), n_next)
+        depth += 1
+    return count
+
+
+def _counted_refusal(d: _Prepared, K, max_depth, L, max_nodes) -> str | None:
+    """exact-rf's refusal from :func:`_count_rf_nodes`, None when the count is within the limit."""
+    n = _count_rf_nodes(d, K, max_depth, L, max_nodes)
+    if n <= max_nodes:
+        return None
+    inputs = f"{d.n_features} input" + ("s" if d.n_features > 1 else "")
+    return (f"The exact RandomForest value (exact-rf) needs more than {max_nodes:,} distinct "
+            f"nodes on these {d.n_rows:,} rows and {inputs}: counting them level by level "
+            f"found {n:,} before any was solved; use fewer rows or inputs, a max depth, a "
+            "larger min_samples_leaf, or a sampled scikit-learn forest.")
+
+
+def _rf_may_be_too_big(d: _Prepared, max_depth, max_nodes) -> bool:
+    """Whether exact-rf's nodes could pass ``max_nodes``: the bound on all tight boxes does."""
+    boxes = prod(float(c) * (float(c) + 1) / 2 for c in d.n_distinct)
+    if max_depth is not None:
+        branch = 2.0 * float(sum(c - 1 for c in d.n_distinct))
+        boxes = min(boxes, float(sum(branch ** k for k in range(max_depth))))
+    return boxes > max_nodes
 
 
 def _refusal(d: _Prepared, method, est, max_nodes) -> str | None:
@@ -792,6 +1016,8 @@ def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=Non
     n_cols = p if n_cols is None else check_int("n_cols", n_cols, low=1)
     est = _estimate(d, method, K, max_depth, L, enough=max_nodes)
     refusal = _refusal(d, method, est, max_nodes)
+    if refusal is None and method == "exact-rf" and _rf_may_be_too_big(d, max_depth, max_nodes):
+        refusal = _counted_refusal(d, K, max_depth, L, max_nodes)
     if refusal is not None:
         raise ValueError(refusal)
     solver = _Solver(d, method, K, max_depth, L, n_cols, max_nodes, est)
