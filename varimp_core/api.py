@@ -134,7 +134,9 @@ def compute_importances(data: PreparedData | DiscreteTable, *, method: str | Non
         Default False for ``forest`` and ``sklearn-et``, True for ``sklearn-rf``.
     k_semantics : {"id3", "sklearn"}, default="id3"
         Multiway methods only (scikit-learn forests always use "sklearn").
-    criterion : {"entropy", "gini"}, default="entropy"
+    criterion : {"entropy", "gini", "squared_error"}, default="entropy"
+        A numeric target always uses "squared_error" (the variance) in the
+        binary-split methods, sampled or exact.
     random_state : int, default=0
     n_samples : int, optional
         Bootstrap size of the multiway forest.
@@ -197,10 +199,16 @@ def compute_importances(data: PreparedData | DiscreteTable, *, method: str | Non
     if method in ("exact-rf", "exact-et"):
         from varimp_core.exact.binary import binary_inputs, exact_binary_importances
 
-        X, y, sw = binary_inputs(data)
+        # a numeric target: the variance criterion, as the sampled sklearn methods use
+        regression = isinstance(data, PreparedData) and data.task == "regression"
+        if criterion == "squared_error" and not regression:
+            raise ValueError("criterion='squared_error' is for a numeric target; use "
+                             "'entropy' or 'gini' for class labels.")
+        X, y, sw = binary_inputs(data, regression=regression)
         return exact_binary_importances(
             X, y, method=method, max_features=max_features, max_depth=max_depth,
-            min_samples_leaf=min_samples_leaf, criterion=criterion, sample_weight=sw,
+            min_samples_leaf=min_samples_leaf,
+            criterion="squared_error" if regression else criterion, sample_weight=sw,
             variables=list(table.variables), problem=problem)
     from varimp_core.forests.sklearn_mdi import sklearn_importances
 

@@ -81,7 +81,7 @@ MAX_BINARY_NODES = 300_000
 #: scikit-learn's FEATURE_THRESHOLD: values closer than this are one value to its splitters.
 FEATURE_THRESHOLD = 1e-7
 _TIE = 1e-10
-_CRITERIA = ("entropy", "gini")
+_CRITERIA = ("entropy", "gini", "squared_error")
 _NAMES = {"exact-rf": "RandomForest", "exact-et": "Extra-Trees"}
 
 
@@ -95,7 +95,8 @@ class _Prepared:
 
     def __init__(self, X, y, sample_weight, criterion, names=None):
         if criterion not in _CRITERIA:
-            raise ValueError(f"criterion must be 'entropy' or 'gini', got {criterion!r}.")
+            raise ValueError(f"criterion must be 'entropy', 'gini' or 'squared_error', got "
+                             f"{criterion!r}.")
         try:
             Xa = np.asarray(X, dtype=float)
         except (TypeError, ValueError):
@@ -139,6 +140,14 @@ class _Prepared:
         if not np.all(np.isfinite(X32)):
             raise ValueError("X has values too large for float32, which scikit-learn uses.")
         X32, ya, w = X32[keep], ya[keep], w[keep]
+        if criterion == "squared_error":
+            try:
+                ya = np.asarray(ya, dtype=float)
+            except (TypeError, ValueError):
+                raise ValueError("criterion='squared_error' needs a numeric target; use "
+                                 "'entropy' or 'gini' for class labels.") from None
+            if not np.all(np.isfinite(ya)):
+                raise ValueError("y has infinite values, which scikit-learn refuses.")
         try:
             classes, ycode = np.unique(ya, return_inverse=True)
         except TypeError:
@@ -168,6 +177,28 @@ class _Prepared:
         self.n_classes = classes.size
         self.total_weight = float(self.weight.sum())
         self.n_distinct = [v.size for v in values]
+        self.regression = criterion == "squared_error"
+        if self.regression:     # scores tie within 1e-10 of W Var(Y), whatever Y's units
+            yv = classes[self.y]
+            mean = float(np.sum(self.weight * yv) / self.total_weight)
+            var = float(np.sum(self.weight * (yv - mean) ** 2) / self.total_weight)
+            self.tie_scale = var if var > 0 else 1.0
+            self.mean = mean
+        else:
+            self.tie_scale = 1.0
+
+    def stats(self) -> np.ndarray:
+        """Per distinct row, what impurities are made of: class weights, or (w, w y, w y^2).
+
+        Regression: y centred on its weighted mean, for fewer rounding errors in
+        :math:`W \\mathrm{Var} = \\sum w y^2 - (\\sum w y)^2 / W`.
+        """
+        if self.regression:
+            yc = self.classes[self.y] - self.mean
+            return np.stack([self.weight, self.weight * yc, self.weight * yc * yc], axis=1)
+        out = np.zeros((self.y.size, self.n_classes))
+        out[np.arange(self.y.size), self.y] = self.weight
+        return out
 
 
 def _column_names(X, p):
@@ -213,7 +244,15 @@ def _target_missing(ya) -> np.ndarray:
 
 
 def _wimp(c, criterion):
-    """W * i(W) from class weights along the last axis (entropy in bits, or Gini)."""
+    """W * i(W) from class weights along the last axis (entropy in bits, or Gini).
+
+    ``squared_error``: from (w, w y, w y^2) sums, :math:`W \\mathrm{Var}(y)`
+    (not below 0: rounding).
+    """
+    if criterion == "squared_error":
+        W, S1, S2 = c[..., 0], c[..., 1], c[..., 2]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(W > 0, np.maximum(S2 - S1 * S1 / np.where(W > 0, W, 1.0), 0.0), 0.0)
     W = c.sum(axis=-1)
     if criterion == "entropy":
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -242,9 +281,8 @@ def plugin_information(X, y, *, criterion="entropy", sample_weight=None) -> floa
 
 
 def _information(d: _Prepared) -> float:
-    C = d.n_classes
-    onehot = np.zeros((d.y.size, C))
-    onehot[np.arange(d.y.size), d.y] = d.weight
+    onehot = d.stats()
+    C = onehot.shape[1]
     root = _wimp(onehot.sum(axis=0), d.criterion)
     _, g = np.unique(d.ranks, axis=0, return_inverse=True)
     g = g.ravel()
@@ -405,8 +443,7 @@ class _Solver:
         U, p = d.ranks.shape
         self.U, self.p = U, p
         self.order = np.argsort(d.ranks, axis=0, kind="stable").T.copy()  # (p, U)
-        self.onehot = np.zeros((U, d.n_classes))
-        self.onehot[np.arange(U), d.y] = d.weight
+        self.onehot = d.stats()
         cmax = max(d.n_distinct)
         self.vals = np.zeros((p, cmax))                                     # padded values
         for f, v in enumerate(d.values):
@@ -478,7 +515,7 @@ class _Solver:
              - _wimp(tot[:, None, None] - left, d.criterion))               # (B, p, n-1)
         gap = Rj[:, :, 1:] != Rj[:, :, :-1]
         ok = gap & (cc[:, :, :-1] >= L) & (cc[:, :, -1:] - cc[:, :, :-1] >= L)
-        tol = _TIE * tot.sum(axis=1)
+        tol = _TIE * d.tie_scale * (tot[:, 0] if d.regression else tot.sum(axis=1))
         nonconst = gap.any(axis=2)                                          # (B, p)
         s = np.where(ok, G, -np.inf)
         if self.method == "exact-et":
@@ -501,7 +538,14 @@ class _Solver:
         Psel = P[bi, fi, gi]
         cl = cw[bi, fi, k]                                                  # (S, C)
         ccl = cc[bi, fi, k]
-        n_cls = np.stack([(cl > 0).sum(-1), ((tot[bi] - cl) > 0).sum(-1)])
+        # several y values on a side (several classes): ranges of y codes along the order
+        Yall = d.y[sub]                                                     # (B, p, n)
+        ylo = np.minimum.accumulate(Yall, axis=2)[bi, fi, k]
+        yhi = np.maximum.accumulate(Yall, axis=2)[bi, fi, k]
+        Yrev = Yall[:, :, ::-1]
+        rlo = np.minimum.accumulate(Yrev, axis=2)[:, :, ::-1][bi, fi, k + 1]
+        rhi = np.maximum.accumulate(Yrev, axis=2)[:, :, ::-1][bi, fi, k + 1]
+        n_cls = np.stack([1 + (yhi > ylo), 1 + (rhi > rlo)])
         n_smp = np.stack([ccl, cc[bi, fi, -1] - ccl])
         n_uni = np.stack([k + 1, n - k - 1])
         hh = np.minimum(h[bi] - 1, n_uni - 1)
@@ -799,13 +843,12 @@ def _count_rf_nodes(d: _Prepared, K, max_depth, L, max_nodes):
         The count, or the first count past ``max_nodes``.
     """
     U, p = d.ranks.shape
-    C = d.n_classes
-    onehot = np.zeros((U, C))
-    onehot[np.arange(U), d.y] = d.weight
+    onehot = d.stats()
+    C = onehot.shape[1]
     h = np.random.default_rng(2 ** 31 - 1).integers(0, 2 ** 62, size=U, dtype=np.int64)
     h = h.view(np.uint64)
     cmax = max(d.n_distinct) + 1
-    tol_scale = _TIE
+    tol_scale = _TIE * d.tie_scale
     whole = d.criterion == "entropy" and np.all(d.weight == np.round(d.weight))
     if whole:       # whole-number weights: W log2 W from a table, no logarithm per gap
         top = int(round(d.total_weight)) + 1
@@ -871,7 +914,7 @@ def _count_rf_nodes(d: _Prepared, K, max_depth, L, max_nodes):
         score, nonconst, cut, orders, W = splits(rows_seg, seg, n_seg)
         m = nonconst.sum(axis=1)
         hmin = np.maximum(1, K - (p - m))
-        tol = _TIE * W
+        tol = tol_scale * W
         better = (score[:, None, :] > score[:, :, None] + tol[:, None, None]).sum(axis=2)
         win = np.isfinite(score) & (hmin[:, None] <= m[:, None] - better)
         kid_rows, kid_seg, n_kids = [], [], 0
@@ -1026,22 +1069,24 @@ def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=Non
                   "estimated_nodes": est}
 
 
-def binary_inputs(data):
+def binary_inputs(data, *, regression=False):
     """(X, y, sample_weight) of prepared data or a DiscreteTable, as the exact binary methods see it.
 
     Prepared data with numeric inputs (``X_numeric``, text columns as ordinal
     codes in sorted label order): those rows, unweighted, as scikit-learn
     gets them.  Otherwise the table's distinct rows with their codes as
     floats, and their weights as sample weights when they differ (an exact
-    distribution), none when they are equal.  Regression targets are refused.
+    distribution), none when they are equal.  Regression targets are refused
+    unless ``regression`` (for ``criterion="squared_error"``).
     """
     from varimp_core.data.prepare import PreparedData
     from varimp_core.data.table import DiscreteTable
 
     if isinstance(data, PreparedData):
-        if data.task != "classification":
-            raise ValueError("The exact binary forests handle classification targets only; "
-                             "use sklearn-rf or sklearn-et for a numeric target.")
+        if data.task != "classification" and not regression:
+            raise ValueError("The exact binary forests handle a numeric target with "
+                             "criterion='squared_error' only; use it, or sklearn-rf or "
+                             "sklearn-et.")
         if data.X_numeric is not None:
             X = data.native_X()         # missing numbers as NaN, as scikit-learn gets them
             if not np.all(np.isfinite(X)):
@@ -1085,7 +1130,7 @@ def exact_binary_importances(X, y, *, method, max_features=None, max_depth=None,
                     "n_nodes": int(info["n_nodes"])},
         problem=problem,
         information=info["information"] if criterion == "entropy" else None,
-        units="bits" if criterion == "entropy" else "gini",
+        units={"entropy": "bits", "gini": "gini"}.get(criterion, "variance"),
         exact=True,
     )
 
