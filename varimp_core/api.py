@@ -210,12 +210,12 @@ def compute_importances(data: PreparedData | DiscreteTable, *, method: str | Non
             min_samples_leaf=min_samples_leaf,
             criterion="squared_error" if regression else criterion, sample_weight=sw,
             variables=list(table.variables), problem=problem)
-    from varimp_core.forests.sklearn_mdi import sklearn_importances
+    from varimp_core.forests.sklearn_mdi import nominal_columns, sklearn_importances
 
     X, y, task = _sklearn_inputs(data)
     variables = table.variables
     result = sklearn_importances(
-        X, y, nominal=_nominal_columns(data), kind=method.split("-")[1], task=task,
+        X, y, nominal=nominal_columns(data), kind=method.split("-")[1], task=task,
         n_estimators=n_estimators,
         max_features=max_features, max_depth=max_depth, min_samples_leaf=min_samples_leaf,
         bootstrap=bootstrap, criterion=criterion if task == "classification" else None,
@@ -224,23 +224,6 @@ def compute_importances(data: PreparedData | DiscreteTable, *, method: str | Non
     if progress is not None:
         progress(n_estimators, n_estimators)
     return result
-
-
-def _nominal_columns(data) -> list[int]:
-    """Inputs of an uploaded table that are nominal: discrete with text labels (not numbers).
-
-    They reach scikit-learn's forests as an out-of-fold target statistic of their
-    level rather than as arbitrary codes (see ``docs/categories.md``).
-    """
-    if not isinstance(data, PreparedData) or data.X_numeric is None:
-        return []
-    out = []
-    for j, name in enumerate(data.variables):
-        labels = data.table.x_labels[j]
-        if data.kinds.get(name) == "discrete" and len(labels) > 2 and \
-                all(isinstance(v, str) for v in labels):
-            out.append(j)
-    return out
 
 
 def summarize(data: PreparedData) -> dict:

@@ -1072,10 +1072,11 @@ def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=Non
 def binary_inputs(data, *, regression=False):
     """(X, y, sample_weight) of prepared data or a DiscreteTable, as the exact binary methods see it.
 
-    Prepared data with numeric inputs (``X_numeric``, text columns as ordinal
-    codes in sorted label order): those rows, unweighted, as scikit-learn
-    gets them.  Otherwise the table's distinct rows with their codes as
-    floats, and their weights as sample weights when they differ (an exact
+    Prepared data with numeric inputs (``X_numeric``; a text column of more
+    than two levels as the out-of-fold target statistic of its level, as
+    ``sklearn-rf`` / ``sklearn-et`` get it, see ``docs/categories.md``; two
+    levels as codes): those rows, unweighted, as scikit-learn gets them.
+    Otherwise the table's distinct rows with their codes as floats, and their weights as sample weights when they differ (an exact
     distribution), none when they are equal.  Regression targets are refused
     unless ``regression`` (for ``criterion="squared_error"``).
     """
@@ -1088,9 +1089,14 @@ def binary_inputs(data, *, regression=False):
                              "criterion='squared_error' only; use it, or sklearn-rf or "
                              "sklearn-et.")
         if data.X_numeric is not None:
+            from varimp_core.forests.sklearn_mdi import encode_nominal, nominal_columns
+
             X = data.native_X()         # missing numbers as NaN, as scikit-learn gets them
             if not np.all(np.isfinite(X)):
                 raise ValueError(_missing_sentence(X, data.variables))
+            nominal = nominal_columns(data)     # as sklearn-rf / sklearn-et get them
+            if nominal:
+                X = encode_nominal(X, data.y, nominal, task=data.task)
             return X, data.y, None
         table = data.table
     elif isinstance(data, DiscreteTable):

@@ -30,7 +30,8 @@ from varimp_core.measures.inputs import check_int, check_X
 from varimp_core.result import ImportanceResult
 
 __all__ = ["sklearn_importances", "fit_sklearn_forest", "fit_forest", "check_forest_options", "forest_mdi",
-           "tree_mdi_by_depth", "encode_nominal", "NOMINAL_FOLDS", "NOMINAL_SMOOTHING"]
+           "tree_mdi_by_depth", "encode_nominal", "nominal_columns", "NOMINAL_FOLDS",
+           "NOMINAL_SMOOTHING"]
 
 #: Folds of the out-of-fold target statistic that encodes a nominal input.
 NOMINAL_FOLDS = 5
@@ -149,6 +150,27 @@ def fit_sklearn_forest(X, y, *, kind="rf", task="classification", n_estimators=1
                 criterion=criterion, random_state=random_state, n_jobs=n_jobs)[0]
 
 
+def nominal_columns(data) -> list[int]:
+    """Inputs of prepared data that are nominal: discrete, text labels, more than two levels.
+
+    They reach scikit-learn's binary forests, and their exact limits, as an
+    out-of-fold target statistic of their level (:func:`encode_nominal`)
+    rather than as codes in label order (``docs/categories.md``).  Numbers
+    with few values stay ordinal; two levels need no order.  Empty for a
+    DiscreteTable or a built-in problem without numeric inputs.
+    """
+    X = getattr(data, "X_numeric", None)
+    if X is None:
+        return []
+    out = []
+    for j, name in enumerate(data.variables):
+        labels = data.table.x_labels[j]
+        if data.kinds.get(name) == "discrete" and len(labels) > 2 and \
+                all(isinstance(v, str) for v in labels):
+            out.append(j)
+    return out
+
+
 def _target_matrix(y, task):
     """Per row, what a level's statistic averages: Y (regression) or class indicators."""
     if task == "regression":
@@ -200,8 +222,10 @@ def encode_nominal(X, y, nominal, *, task="classification", random_state=0,
     nominal : sequence of int
         The columns to encode (their values are level codes).
     task : {"classification", "regression"}
-    random_state : int
-        Seeds the folds.
+    random_state : int, default=0
+        Seeds the folds.  :func:`sklearn_importances` and the exact binary
+        methods keep the default, so that the encoded table, hence the limit
+        the forests converge to, does not depend on the forest's seed.
     n_folds : int, default=NOMINAL_FOLDS
     smoothing : float, default=NOMINAL_SMOOTHING
 
@@ -442,8 +466,9 @@ def sklearn_importances(X, y, *, kind="rf", task="classification", n_estimators=
     nominal : sequence of int, default=()
         Columns holding a nominal (unordered) input as level codes: each enters the
         forest as the out-of-fold target statistic of its level
-        (:func:`encode_nominal`, folds seeded by ``random_state``), and is reported
-        once under its own name.  ``parameters["nominal"]`` lists them.
+        (:func:`encode_nominal`, folds with a fixed seed: the same encoded table
+        whatever ``random_state``, so ``exact-rf`` / ``exact-et`` are its limits), and is
+        reported once under its own name.  ``parameters["nominal"]`` lists them.
 
     Returns
     -------
@@ -476,7 +501,7 @@ def sklearn_importances(X, y, *, kind="rf", task="classification", n_estimators=
             raise ValueError(f"nominal={nominal!r} names columns X does not have.")
         if variables is None:
             variables = [f"x{i + 1}" for i in range(p)]
-        X = encode_nominal(X, y, nominal, task=task, random_state=random_state)
+        X = encode_nominal(X, y, nominal, task=task)
     est, params = _fit(X, y, kind=kind, task=task, n_estimators=n_estimators,
                        max_features=max_features, max_depth=max_depth,
                        min_samples_leaf=min_samples_leaf, bootstrap=bootstrap,
