@@ -32,6 +32,7 @@ def brute_force_mdi(X, y, *, kind, max_features, max_depth=None, min_samples_lea
     """Expected unnormalised MDI by feature and absolute depth, shape (p, N).
 
     kind : "rf" (best splitter) or "et" (random splitter).
+    criterion : "entropy", "gini" or "squared_error" (y numeric: W Var(y) per node).
     """
     X = np.asarray(X, dtype=float)
     y = list(np.asarray(y))
@@ -48,7 +49,17 @@ def brute_force_mdi(X, y, *, kind, max_features, max_depth=None, min_samples_lea
         return [sum(w[i] for i in rows if y[i] == c) for c in classes]
 
     def wimp(rows):
+        if criterion == "squared_error":    # W Var(y), two passes over the rows
+            Wr = sum(w[i] for i in rows)
+            if Wr <= 0:
+                return 0.0
+            mean = sum(w[i] * y[i] for i in rows) / Wr
+            return sum(w[i] * (y[i] - mean) ** 2 for i in rows)
         return _wimp(class_weights(rows), criterion)
+
+    scale = 1.0
+    if criterion == "squared_error":        # ties within 1e-9 W Var(Y), whatever Y's units
+        scale = wimp(rows0) / W0 or 1.0
 
     def split_candidates(rows, f):
         """All (left, right, proxy, length, valid) of feature f's gaps, in ascending order."""
@@ -75,7 +86,7 @@ def brute_force_mdi(X, y, *, kind, max_features, max_depth=None, min_samples_lea
         if len({y[i] for i in rows}) == 1:
             return out
         Wt = sum(w[i] for i in rows)
-        tol = 1e-9 * Wt
+        tol = 1e-9 * Wt * scale
         node_imp = wimp(rows)
         cands = {f: split_candidates(rows, f) for f in range(p)}
         outcomes = {}  # (f, left, right, gain) -> probability

@@ -324,13 +324,17 @@ def test_compute_importances_and_cli():
     exact = load_data(problem="xor:relevant=2,irrelevant=1")      # exact distribution
     r = compute_importances(exact, method="exact-rf", max_features=1)
     assert r.total == pytest.approx(1.0, abs=1e-12)
-    with pytest.raises(ValueError, match="classification"):
+    # a numeric target is taken with the variance (issue #24); this one is too large
+    with pytest.raises(ValueError, match="distinct nodes on these 442 rows"):
         compute_importances(load_data(problem="diabetes"), method="exact-rf")
 
 
 @pytest.mark.parametrize("kind", ["rf", "et"])
-def test_text_column_is_seen_as_sorted_ordinal_codes(kind):
-    """A text input enters as scikit-learn's ordinal codes: labels in sorted order, 0, 1, 2."""
+def test_text_column_is_seen_as_sklearn_rf_sees_it(kind):
+    """A text input of three levels enters as sklearn-rf gets it: its level's out-of-fold
+    target statistic computed on the codes (labels in sorted order, 0, 1, 2)."""
+    from varimp_core.forests.sklearn_mdi import encode_nominal
+
     import pandas as pd
 
     colour = ["red", "blue", "green", "red", "blue", "green", "blue", "red"]
@@ -338,7 +342,9 @@ def test_text_column_is_seen_as_sorted_ordinal_codes(kind):
     y = ["a", "b", "a", "a", "b", "b", "a", "b"]
     data = load_data(data=pd.DataFrame({"colour": colour, "size": size, "y": y}), target="y")
     codes = [2.0, 0.0, 1.0, 2.0, 0.0, 1.0, 0.0, 2.0]         # blue = 0, green = 1, red = 2
-    X = np.column_stack([codes, size])
+    X = encode_nominal(np.column_stack([codes, size]), data.y, [0])
+    X = X.astype(np.float32).astype(float)      # as scikit-learn reads it
+    assert len(np.unique(X[:, 0])) > 3          # out of fold: a level's value varies by fold
     for K in (1, 2):
         want = brute_force_mdi(X, y, kind=kind, max_features=K).sum(axis=1)
         got = compute_importances(data, method=f"exact-{kind}", max_features=K)

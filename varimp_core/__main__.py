@@ -17,6 +17,7 @@ import sys
 from varimp_core import __version__
 
 _FORMATS = ("json", "csv", "table")
+_BINARY = ("sklearn-rf", "sklearn-et", "exact-rf", "exact-et")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -58,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
                                           "exact-rf", "exact-et"))
     imp.add_argument("--max-features", type=int, default=1, metavar="K")
     imp.add_argument("--max-depth", type=int, default=None, metavar="D")
+    imp.add_argument("--min-samples-leaf", type=int, default=None, metavar="L",
+                     help="fewest rows in a leaf of the binary-split methods (sklearn-rf, "
+                          "sklearn-et, exact-rf, exact-et; default 1)")
     imp.add_argument("--n-estimators", type=int, default=None, metavar="N")
     imp.add_argument("--bootstrap", action=argparse.BooleanOptionalAction, default=None,
                      help="draw each tree's rows with replacement (default: on for sklearn-rf, "
@@ -146,6 +150,10 @@ def _importances(args) -> str:
         raise ValueError(f"--bootstrap and --no-bootstrap apply to the sampled methods "
                          f"(forest, sklearn-rf, sklearn-et); {method} computes the infinite "
                          "forest grown on every row")
+    if args.min_samples_leaf is not None and method not in _BINARY:
+        raise ValueError(f"--min-samples-leaf applies to the binary-split methods "
+                         f"({', '.join(_BINARY)}); {method or 'the default method'} grows "
+                         "multiway trees to the end")
     if method in ("exact-rf", "exact-et") and args.n_estimators is not None:
         sys.stderr.write(f"note: --n-estimators is ignored by {method}, which computes the "
                          "infinite forest exactly.\n")
@@ -153,6 +161,7 @@ def _importances(args) -> str:
         data, method=method, max_features=args.max_features, max_depth=args.max_depth,
         n_estimators=100 if args.n_estimators is None else args.n_estimators,
         bootstrap=args.bootstrap,
+        min_samples_leaf=1 if args.min_samples_leaf is None else args.min_samples_leaf,
         k_semantics=args.k_semantics, criterion=args.criterion, random_state=args.random_state,
         n_samples=args.n_samples if args.data else None, n_jobs=_n_jobs(args.n_jobs))
     terms = all_terms(data.table) if args.terms else None

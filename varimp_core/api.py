@@ -162,9 +162,11 @@ def compute_importances(data: PreparedData | DiscreteTable, *, method: str | Non
     k_semantics : {"id3", "sklearn"}, default="id3"
         Multiway methods only (scikit-learn forests always use "sklearn").
     criterion : {"entropy", "gini", "squared_error"}, default="entropy"
-        ``squared_error`` (``exact`` only): the variance of a numeric target,
-        not binned (:func:`numeric_target_table`), units "variance of Y";
-        refused with a sentence for a classification target.
+        ``squared_error``: the variance of a numeric target, not binned
+        (:func:`numeric_target_table`), units "variance of Y"; for ``exact`` it is
+        asked for, and refused with a sentence for a classification target. A
+        numeric target always uses "squared_error" in the binary-split methods,
+        sampled or exact.
     random_state : int, default=0
     n_samples : int, optional
         Bootstrap size of the multiway forest.
@@ -233,17 +235,24 @@ def compute_importances(data: PreparedData | DiscreteTable, *, method: str | Non
     if method in ("exact-rf", "exact-et"):
         from varimp_core.exact.binary import binary_inputs, exact_binary_importances
 
-        X, y, sw = binary_inputs(data)
+        # a numeric target: the variance criterion, as the sampled sklearn methods use
+        regression = isinstance(data, PreparedData) and data.task == "regression"
+        if criterion == "squared_error" and not regression:
+            raise ValueError("criterion='squared_error' is for a numeric target; use "
+                             "'entropy' or 'gini' for class labels.")
+        X, y, sw = binary_inputs(data, regression=regression)
         return exact_binary_importances(
             X, y, method=method, max_features=max_features, max_depth=max_depth,
-            min_samples_leaf=min_samples_leaf, criterion=criterion, sample_weight=sw,
+            min_samples_leaf=min_samples_leaf,
+            criterion="squared_error" if regression else criterion, sample_weight=sw,
             variables=list(table.variables), problem=problem)
-    from varimp_core.forests.sklearn_mdi import sklearn_importances
+    from varimp_core.forests.sklearn_mdi import nominal_columns, sklearn_importances
 
     X, y, task = _sklearn_inputs(data)
     variables = table.variables
     result = sklearn_importances(
-        X, y, kind=method.split("-")[1], task=task, n_estimators=n_estimators,
+        X, y, nominal=nominal_columns(data), kind=method.split("-")[1], task=task,
+        n_estimators=n_estimators,
         max_features=max_features, max_depth=max_depth, min_samples_leaf=min_samples_leaf,
         bootstrap=bootstrap, criterion=criterion if task == "classification" else None,
         random_state=random_state, variables=list(variables), problem=problem, n_jobs=n_jobs,

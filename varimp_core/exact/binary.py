@@ -81,7 +81,7 @@ MAX_BINARY_NODES = 300_000
 #: scikit-learn's FEATURE_THRESHOLD: values closer than this are one value to its splitters.
 FEATURE_THRESHOLD = 1e-7
 _TIE = 1e-10
-_CRITERIA = ("entropy", "gini")
+_CRITERIA = ("entropy", "gini", "squared_error")
 _NAMES = {"exact-rf": "RandomForest", "exact-et": "Extra-Trees"}
 
 
@@ -93,9 +93,10 @@ _NAMES = {"exact-rf": "RandomForest", "exact-et": "Extra-Trees"}
 class _Prepared:
     """Distinct (x, y) rows of the training table with sample counts and weights."""
 
-    def __init__(self, X, y, sample_weight, criterion):
+    def __init__(self, X, y, sample_weight, criterion, names=None):
         if criterion not in _CRITERIA:
-            raise ValueError(f"criterion must be 'entropy' or 'gini', got {criterion!r}.")
+            raise ValueError(f"criterion must be 'entropy', 'gini' or 'squared_error', got "
+                             f"{criterion!r}.")
         try:
             Xa = np.asarray(X, dtype=float)
         except (TypeError, ValueError):
@@ -105,13 +106,21 @@ class _Prepared:
             raise ValueError(f"X has shape {Xa.shape}: it must be 2-D with at least one row "
                              "and one column.")
         if not np.all(np.isfinite(Xa)):
-            raise ValueError("X contains NaN or infinite values: drop or impute them first.")
+            raise ValueError(_missing_sentence(
+                Xa, names if names is not None else
+                _column_names(X, Xa.shape[1]) if Xa.ndim == 2 else None))
         ya = np.asarray(y)
         if ya.ndim == 2 and ya.shape[1] == 1:
             ya = ya[:, 0]
         if ya.ndim != 1 or ya.shape[0] != Xa.shape[0]:
             raise ValueError(f"y has shape {ya.shape}: it must be 1-D with one class label per "
                              f"row of X ({Xa.shape[0]} rows).")
+        if _target_missing(ya).any():
+            n_miss = int(_target_missing(ya).sum())
+            raise ValueError(
+                f"y has {n_miss:,} missing value{'s' if n_miss != 1 else ''} (NaN or None); "
+                "scikit-learn refuses a missing target, so drop those rows first (loading a "
+                "table does: rows without a target are left out).")
         if sample_weight is None:
             w = np.ones(Xa.shape[0])
         else:
@@ -131,6 +140,14 @@ class _Prepared:
         if not np.all(np.isfinite(X32)):
             raise ValueError("X has values too large for float32, which scikit-learn uses.")
         X32, ya, w = X32[keep], ya[keep], w[keep]
+        if criterion == "squared_error":
+            try:
+                ya = np.asarray(ya, dtype=float)
+            except (TypeError, ValueError):
+                raise ValueError("criterion='squared_error' needs a numeric target; use "
+                                 "'entropy' or 'gini' for class labels.") from None
+            if not np.all(np.isfinite(ya)):
+                raise ValueError("y has infinite values, which scikit-learn refuses.")
         try:
             classes, ycode = np.unique(ya, return_inverse=True)
         except TypeError:
@@ -160,10 +177,82 @@ class _Prepared:
         self.n_classes = classes.size
         self.total_weight = float(self.weight.sum())
         self.n_distinct = [v.size for v in values]
+        self.regression = criterion == "squared_error"
+        if self.regression:     # scores tie within 1e-10 of W Var(Y), whatever Y's units
+            yv = classes[self.y]
+            mean = float(np.sum(self.weight * yv) / self.total_weight)
+            var = float(np.sum(self.weight * (yv - mean) ** 2) / self.total_weight)
+            self.tie_scale = var if var > 0 else 1.0
+            self.mean = mean
+        else:
+            self.tie_scale = 1.0
+
+    def stats(self) -> np.ndarray:
+        """Per distinct row, what impurities are made of: class weights, or (w, w y, w y^2).
+
+        Regression: y centred on its weighted mean, for fewer rounding errors in
+        :math:`W \\mathrm{Var} = \\sum w y^2 - (\\sum w y)^2 / W`.
+        """
+        if self.regression:
+            yc = self.classes[self.y] - self.mean
+            return np.stack([self.weight, self.weight * yc, self.weight * yc * yc], axis=1)
+        out = np.zeros((self.y.size, self.n_classes))
+        out[np.arange(self.y.size), self.y] = self.weight
+        return out
+
+
+def _column_names(X, p):
+    """Names of X's columns (a DataFrame's, else x1, x2, ...)."""
+    if hasattr(X, "columns") and len(X.columns) == p:
+        return [str(c) for c in X.columns]
+    return [f"x{i + 1}" for i in range(p)]
+
+
+def _missing_sentence(Xa, names=None) -> str:
+    """Why the exact binary forests refuse a table with NaN or infinite inputs, naming columns."""
+    p = Xa.shape[1] if Xa.ndim == 2 else 1
+    names = list(names) if names is not None and len(names) == p else \
+        [f"x{i + 1}" for i in range(p)]
+    A = Xa.reshape(-1, p)
+    nan_cols = [names[j] for j in range(p) if np.isnan(A[:, j]).any()]
+    inf_cols = [names[j] for j in range(p) if np.isinf(A[:, j]).any()]
+    parts = []
+    if nan_cols:
+        which = ", ".join(repr(c) for c in nan_cols)
+        parts.append(
+            f"Input column{'s' if len(nan_cols) > 1 else ''} {which} "
+            f"{'have' if len(nan_cols) > 1 else 'has'} missing values (NaN); scikit-learn's "
+            "forests split them natively (the missing rows go to the better side, or to a "
+            "random side in Extra-Trees), which the exact binary forests do not model, so "
+            "they refuse rather than compute a stand-in that disagrees with the library: "
+            "drop or impute those rows or columns, or use sklearn-rf or sklearn-et")
+    if inf_cols:
+        which = ", ".join(repr(c) for c in inf_cols)
+        parts.append(f"Input column{'s' if len(inf_cols) > 1 else ''} {which} "
+                     f"{'hold' if len(inf_cols) > 1 else 'holds'} infinite values, which "
+                     "scikit-learn refuses: drop or clip them")
+    return ". ".join(parts) + "."
+
+
+def _target_missing(ya) -> np.ndarray:
+    """Which entries of a label array are missing (NaN or None)."""
+    if ya.dtype.kind == "f":
+        return np.isnan(ya)
+    if ya.dtype.kind == "O":
+        return np.array([v is None or (isinstance(v, float) and v != v) for v in ya], bool)
+    return np.zeros(ya.shape, bool)
 
 
 def _wimp(c, criterion):
-    """W * i(W) from class weights along the last axis (entropy in bits, or Gini)."""
+    """W * i(W) from class weights along the last axis (entropy in bits, or Gini).
+
+    ``squared_error``: from (w, w y, w y^2) sums, :math:`W \\mathrm{Var}(y)`
+    (not below 0: rounding).
+    """
+    if criterion == "squared_error":
+        W, S1, S2 = c[..., 0], c[..., 1], c[..., 2]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(W > 0, np.maximum(S2 - S1 * S1 / np.where(W > 0, W, 1.0), 0.0), 0.0)
     W = c.sum(axis=-1)
     if criterion == "entropy":
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -192,9 +281,8 @@ def plugin_information(X, y, *, criterion="entropy", sample_weight=None) -> floa
 
 
 def _information(d: _Prepared) -> float:
-    C = d.n_classes
-    onehot = np.zeros((d.y.size, C))
-    onehot[np.arange(d.y.size), d.y] = d.weight
+    onehot = d.stats()
+    C = onehot.shape[1]
     root = _wimp(onehot.sum(axis=0), d.criterion)
     _, g = np.unique(d.ranks, axis=0, return_inverse=True)
     g = g.ravel()
@@ -355,14 +443,15 @@ class _Solver:
         U, p = d.ranks.shape
         self.U, self.p = U, p
         self.order = np.argsort(d.ranks, axis=0, kind="stable").T.copy()  # (p, U)
-        self.onehot = np.zeros((U, d.n_classes))
-        self.onehot[np.arange(U), d.y] = d.weight
+        self.onehot = d.stats()
         cmax = max(d.n_distinct)
         self.vals = np.zeros((p, cmax))                                     # padded values
         for f, v in enumerate(d.values):
             self.vals[f, :v.size] = v
         self.draw = _draw_weights(p, p, max_features)
         self.n_split_nodes = 0
+        self.n_found = 0            # distinct nodes found when the recursion stopped early
+        self._next_check = 0
         # keys: (lo, hi) of each feature as one pair index, and the horizon, in mixed radix
         pairs = [c * (c + 1) // 2 for c in d.n_distinct]
         self.radix = pairs + [U + 1]
@@ -426,7 +515,7 @@ class _Solver:
              - _wimp(tot[:, None, None] - left, d.criterion))               # (B, p, n-1)
         gap = Rj[:, :, 1:] != Rj[:, :, :-1]
         ok = gap & (cc[:, :, :-1] >= L) & (cc[:, :, -1:] - cc[:, :, :-1] >= L)
-        tol = _TIE * tot.sum(axis=1)
+        tol = _TIE * d.tie_scale * (tot[:, 0] if d.regression else tot.sum(axis=1))
         nonconst = gap.any(axis=2)                                          # (B, p)
         s = np.where(ok, G, -np.inf)
         if self.method == "exact-et":
@@ -449,7 +538,14 @@ class _Solver:
         Psel = P[bi, fi, gi]
         cl = cw[bi, fi, k]                                                  # (S, C)
         ccl = cc[bi, fi, k]
-        n_cls = np.stack([(cl > 0).sum(-1), ((tot[bi] - cl) > 0).sum(-1)])
+        # several y values on a side (several classes): ranges of y codes along the order
+        Yall = d.y[sub]                                                     # (B, p, n)
+        ylo = np.minimum.accumulate(Yall, axis=2)[bi, fi, k]
+        yhi = np.maximum.accumulate(Yall, axis=2)[bi, fi, k]
+        Yrev = Yall[:, :, ::-1]
+        rlo = np.minimum.accumulate(Yrev, axis=2)[:, :, ::-1][bi, fi, k + 1]
+        rhi = np.maximum.accumulate(Yrev, axis=2)[:, :, ::-1][bi, fi, k + 1]
+        n_cls = np.stack([1 + (yhi > ylo), 1 + (rhi > rlo)])
         n_smp = np.stack([ccl, cc[bi, fi, -1] - ccl])
         n_uni = np.stack([k + 1, n - k - 1])
         hh = np.minimum(h[bi] - 1, n_uni - 1)
@@ -524,7 +620,31 @@ class _Solver:
                     if slot[1] > max(100_000, 4 * slot[2]):   # merge repeats to bound memory
                         merged = _merge(slot[0], nc)
                         slot[:] = [[merged], merged[0].shape[0], merged[0].shape[0]]
+                self._check_found(pending)
         return total / self.d.total_weight
+
+    def _check_found(self, pending):
+        """Stop as soon as the distinct nodes found (solved or waiting) pass ``max_nodes``.
+
+        Every node waiting in ``pending`` will be solved, so solved plus waiting
+        distinct nodes is a lower bound on the final count: past the limit the
+        answer is a refusal, and it is given now rather than after the larger
+        nodes are solved one by one.  Counted with repeats first (free); only
+        when that passes the limit are the waiting keys merged to count them
+        distinct, and not again until the count with repeats has doubled.
+        """
+        found = self.n_split_nodes + sum(slot[1] for slot in pending.values())
+        if found <= max(self.max_nodes, self._next_check):
+            return
+        for slot in pending.values():
+            if slot[1] > slot[2] or len(slot[0]) > 1:
+                merged = _merge(slot[0], self.n_cols)
+                slot[:] = [[merged], merged[0].shape[0], merged[0].shape[0]]
+        distinct = self.n_split_nodes + sum(slot[1] for slot in pending.values())
+        if distinct > self.max_nodes:
+            self.n_found = distinct
+            raise self._too_many()
+        self._next_check = 2 * max(found, self.max_nodes)
 
 
 def _merge(parts, nc):
@@ -581,8 +701,11 @@ def estimate_binary_nodes(X, y, *, method="exact-et", max_features=None, max_dep
     beforehand; for it the estimate is :math:`\\min(2N\\,p^{\\,p-K}, \\text{ET
     estimate})`, a guide only.  Both methods refuse before any work when this
     estimate passes ``MAX_BINARY_NODES`` (:func:`binary_refusal_sentence`);
-    since the ``exact-rf`` figure is a guide, its recursion also stops with a
-    sentence past that many nodes whatever the estimate said.
+    since the ``exact-rf`` figure is a guide (25 times too low at N = 3,000, p = 2),
+    ``exact-rf`` then counts its distinct nodes level by level before solving any
+    (:func:`_count_rf_nodes`: each node scored once, without the win law) wherever
+    the bound on all boxes passes the limit, and refuses with that count as soon as
+    it passes; its recursion also stops with a sentence past that many nodes.
 
     Parameters
     ----------
@@ -688,9 +811,203 @@ def binary_refusal_sentence(X, y, *, method, max_features=None, max_depth=None,
         max_depth = check_int("max_depth", max_depth, low=1, allow_none=True)
         L = check_int("min_samples_leaf", min_samples_leaf, low=1)
         est = _estimate(d, method, K, max_depth, L, n_probes, enough=max_nodes)
+        refusal = _refusal(d, method, est, max_nodes)
+        if refusal is None and method == "exact-rf" and _rf_may_be_too_big(d, max_depth,
+                                                                             max_nodes):
+            refusal = _counted_refusal(d, K, max_depth, L, max_nodes)
     except ValueError as exc:
         return str(exc)
-    return _refusal(d, method, est, max_nodes)
+    return refusal
+
+
+def _count_rf_nodes(d: _Prepared, K, max_depth, L, max_nodes):
+    """Distinct split nodes of ``exact-rf``'s recursion, counted level by level before the work.
+
+    Breadth first from the root, each node a set of distinct rows (a batch of
+    nodes is one array of (node, row) entries).  Per node and feature the best
+    gap is found as the recursion finds it (the lowest of the gaps within the
+    tie tolerance of the best score, ``-inf`` when no gap leaves
+    ``min_samples_leaf`` samples a side); feature j's split is a possible
+    choice when at most :math:`m - h_{\\min}` non-constant features score
+    strictly better, :math:`h_{\\min} = \\max(1, K - (p - m))` the fewest
+    non-constant features scikit-learn evaluates.  Children are told apart by
+    a 64-bit hash of their rows; those that split further form the next
+    level.  Counting stops as soon as ``max_nodes`` is passed.  This is the
+    recursion's own count without a depth limit (with one, the recursion
+    keys nodes by their depth room too, so it is a lower bound), at the cost
+    of scoring each distinct node once without the win law or the boxes.
+
+    Returns
+    -------
+    int
+        The count, or the first count past ``max_nodes``.
+    """
+    U, p = d.ranks.shape
+    onehot = d.stats()
+    C = onehot.shape[1]
+    h = np.random.default_rng(2 ** 31 - 1).integers(0, 2 ** 62, size=U, dtype=np.int64)
+    h = h.view(np.uint64)
+    cmax = max(d.n_distinct) + 1
+    tol_scale = _TIE * d.tie_scale
+    whole = d.criterion == "entropy" and np.all(d.weight == np.round(d.weight))
+    if whole:       # whole-number weights: W log2 W from a table, no logarithm per gap
+        top = int(round(d.total_weight)) + 1
+        xs = np.arange(top, dtype=float)
+        table = np.where(xs > 0, xs * np.log2(np.where(xs > 0, xs, 1.0)), 0.0)
+
+    def wimp(c):
+        if not whole:
+            return _wimp(c, d.criterion)
+        ci = np.rint(c).astype(np.int64)
+        out = table[ci[:, 0]]
+        W = ci[:, 0].copy()
+        for k in range(1, C):
+            out += table[ci[:, k]]
+            W += ci[:, k]
+        return table[W] - out
+
+    def splits(rows_seg, seg, n_seg):
+        """Per node (n_seg, p): best score, its split position, and the sort of each feature."""
+        score = np.full((n_seg, p), -np.inf)
+        nonconst = np.zeros((n_seg, p), bool)
+        cut = np.zeros((n_seg, p), dtype=np.int64)
+        orders = []
+        starts = np.searchsorted(seg, np.arange(n_seg))                 # seg is sorted
+        W = np.add.reduceat(d.weight[rows_seg], starts) if rows_seg.size else np.zeros(0)
+        for f in range(p):
+            rf = d.ranks[rows_seg, f]
+            o = np.argsort(seg * cmax + rf, kind="stable")
+            orders.append(o)
+            r, sg = rf[o], seg[o]
+            cw = np.cumsum(onehot[rows_seg[o]], axis=0)
+            cc = np.cumsum(d.count[rows_seg[o]])
+            base_w = np.where(starts[:, None] > 0, cw[np.maximum(starts - 1, 0)], 0.0)
+            base_c = np.where(starts > 0, cc[np.maximum(starts - 1, 0)], 0.0)
+            ends = np.append(starts[1:], sg.size) - 1
+            tot = cw[ends] - base_w
+            totc = cc[ends] - base_c
+            i = np.flatnonzero((sg[:-1] == sg[1:]) & (r[:-1] != r[1:]))
+            if i.size == 0:
+                orders[-1] = (o, i, np.zeros(0))
+                continue
+            s_i = sg[i]
+            nonconst[s_i, f] = True
+            left = cw[i] - base_w[s_i]
+            lc = cc[i] - base_c[s_i]
+            G = wimp(tot[s_i]) - wimp(left) - wimp(tot[s_i] - left)
+            ok = (lc >= L) & (totc[s_i] - lc >= L)
+            G = np.where(ok, G, -np.inf)
+            best = np.full(n_seg, -np.inf)
+            np.maximum.at(best, s_i, G)
+            tol = tol_scale * W
+            good = np.isfinite(G) & (G >= best[s_i] - tol[s_i])
+            first = np.full(n_seg, np.iinfo(np.int64).max)
+            np.minimum.at(first, s_i[good], i[good])
+            has = np.isfinite(best)
+            score[has, f] = best[has]
+            cut[has, f] = first[has]
+            orders[-1] = (o, i, G)
+        return score, nonconst, cut, orders, W
+
+    def _kids(rows_seg, seg, n_seg):
+        """Rows, kid index (sorted) and hash of the splittable children of a chunk of nodes."""
+        score, nonconst, cut, orders, W = splits(rows_seg, seg, n_seg)
+        m = nonconst.sum(axis=1)
+        hmin = np.maximum(1, K - (p - m))
+        tol = tol_scale * W
+        better = (score[:, None, :] > score[:, :, None] + tol[:, None, None]).sum(axis=2)
+        win = np.isfinite(score) & (hmin[:, None] <= m[:, None] - better)
+        kid_rows, kid_seg, n_kids = [], [], 0
+        for f in range(p):
+            nodes = np.flatnonzero(win[:, f])
+            if nodes.size == 0:
+                continue
+            o = orders[f][0]
+            sg = seg[o]
+            sel = np.flatnonzero(win[sg, f])
+            side = (sel > cut[sg[sel], f]).astype(np.int64)          # 0 left, 1 right
+            rank_of = np.full(n_seg, -1)
+            rank_of[nodes] = np.arange(nodes.size)
+            kid_rows.append(rows_seg[o][sel])
+            kid_seg.append(n_kids + 2 * rank_of[sg[sel]] + side)
+            n_kids += 2 * nodes.size
+        if not n_kids:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.uint64)
+        kr = np.concatenate(kid_rows)
+        ks = np.concatenate(kid_seg)
+        o = np.argsort(ks, kind="stable")
+        kr, ks = kr[o], ks[o]
+        hs = np.zeros(n_kids, dtype=np.uint64)
+        np.add.at(hs, ks, h[kr])
+        smp = np.bincount(ks, weights=d.count[kr], minlength=n_kids)
+        ymin = np.full(n_kids, np.iinfo(np.int64).max)
+        ymax = np.full(n_kids, -1)
+        np.minimum.at(ymin, ks, d.y[kr])
+        np.maximum.at(ymax, ks, d.y[kr])
+        splittable = (ymax > ymin) & (smp >= max(2, 2 * L))
+        # drop the kids that will not split, renumbering the others
+        keep = splittable[ks]
+        renum = np.cumsum(splittable) - 1
+        return kr[keep], renum[ks[keep]], hs[splittable]
+
+    root_split = d.count.sum() >= max(2, 2 * L) and np.unique(d.y).size > 1
+    if not root_split or (max_depth is not None and max_depth < 1):
+        return 0
+    seen = np.zeros(0, dtype=np.uint64)             # sorted hashes of the nodes found
+    count, depth = 1, 0
+    frontier = (np.arange(U), np.zeros(U, dtype=np.int64), 1)   # rows, node of each, nodes
+    while frontier[2] and (max_depth is None or depth + 1 < max_depth):
+        rows_all, seg_all, n_all = frontier
+        bounds = np.searchsorted(seg_all, np.arange(0, n_all + 1))
+        nxt_rows, nxt_seg, n_next = [], [], 0
+        for a in range(0, n_all, 2048):             # a chunk of nodes: stop as soon as past
+            b = min(n_all, a + 2048)
+            rows_seg = rows_all[bounds[a]:bounds[b]]
+            seg = seg_all[bounds[a]:bounds[b]] - a
+            kr, ks, hs = _kids(rows_seg, seg, b - a)
+            if hs.size == 0:
+                continue
+            uh, first = np.unique(hs, return_index=True)
+            at = np.searchsorted(seen, uh)
+            new = (at >= seen.size) | (seen[np.minimum(at, max(seen.size - 1, 0))] != uh) \
+                if seen.size else np.ones(uh.size, bool)
+            count += int(new.sum())
+            if count > max_nodes:
+                return count
+            seen = np.sort(np.concatenate([seen, uh[new]]))
+            mask = np.zeros(hs.size, bool)
+            mask[first[new]] = True
+            sel = mask[ks]
+            renum = np.cumsum(mask) - 1
+            nxt_rows.append(kr[sel])
+            nxt_seg.append(renum[ks[sel]] + n_next)
+            n_next += int(mask.sum())
+        if not n_next:
+            break
+        frontier = (np.concatenate(nxt_rows), np.concatenate(nxt_seg), n_next)
+        depth += 1
+    return count
+
+
+def _counted_refusal(d: _Prepared, K, max_depth, L, max_nodes) -> str | None:
+    """exact-rf's refusal from :func:`_count_rf_nodes`, None when the count is within the limit."""
+    n = _count_rf_nodes(d, K, max_depth, L, max_nodes)
+    if n <= max_nodes:
+        return None
+    inputs = f"{d.n_features} input" + ("s" if d.n_features > 1 else "")
+    return (f"The exact RandomForest value (exact-rf) needs more than {max_nodes:,} distinct "
+            f"nodes on these {d.n_rows:,} rows and {inputs}: counting them level by level "
+            f"found {n:,} before any was solved; use fewer rows or inputs, a max depth, a "
+            "larger min_samples_leaf, or a sampled scikit-learn forest.")
+
+
+def _rf_may_be_too_big(d: _Prepared, max_depth, max_nodes) -> bool:
+    """Whether exact-rf's nodes could pass ``max_nodes``: the bound on all tight boxes does."""
+    boxes = prod(float(c) * (float(c) + 1) / 2 for c in d.n_distinct)
+    if max_depth is not None:
+        branch = 2.0 * float(sum(c - 1 for c in d.n_distinct))
+        boxes = min(boxes, float(sum(branch ** k for k in range(max_depth))))
+    return boxes > max_nodes
 
 
 def _refusal(d: _Prepared, method, est, max_nodes) -> str | None:
@@ -706,7 +1023,7 @@ def _refusal(d: _Prepared, method, est, max_nodes) -> str | None:
 
 def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=None,
                                min_samples_leaf=1, criterion="entropy", sample_weight=None,
-                               n_cols=None, max_nodes=MAX_BINARY_NODES):
+                               n_cols=None, max_nodes=MAX_BINARY_NODES, variables=None):
     """Expected unnormalised MDI of one random binary tree, by feature and node depth.
 
     Parameters
@@ -722,6 +1039,8 @@ def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=Non
         Number of depth columns (default p); deeper nodes fold into the last.
     max_nodes : int
         Stop with a sentence past this many distinct split nodes.
+    variables : sequence of str, optional
+        Column names for the sentences (default: a DataFrame's, else x1, x2, ...).
 
     Returns
     -------
@@ -732,7 +1051,7 @@ def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=Non
         ``n_nodes`` (distinct split nodes), ``information`` (plug-in, criterion units).
     """
     _check_method(method)
-    d = _Prepared(X, y, sample_weight, criterion)
+    d = _Prepared(X, y, sample_weight, criterion, names=variables)
     p = d.n_features
     K = validate_max_features(max_features, p)
     max_depth = check_int("max_depth", max_depth, low=1, allow_none=True)
@@ -740,6 +1059,8 @@ def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=Non
     n_cols = p if n_cols is None else check_int("n_cols", n_cols, low=1)
     est = _estimate(d, method, K, max_depth, L, enough=max_nodes)
     refusal = _refusal(d, method, est, max_nodes)
+    if refusal is None and method == "exact-rf" and _rf_may_be_too_big(d, max_depth, max_nodes):
+        refusal = _counted_refusal(d, K, max_depth, L, max_nodes)
     if refusal is not None:
         raise ValueError(refusal)
     solver = _Solver(d, method, K, max_depth, L, n_cols, max_nodes, est)
@@ -748,24 +1069,35 @@ def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=Non
                   "estimated_nodes": est}
 
 
-def binary_inputs(data):
+def binary_inputs(data, *, regression=False):
     """(X, y, sample_weight) of prepared data or a DiscreteTable, as the exact binary methods see it.
 
-    Prepared data with numeric inputs (``X_numeric``, text columns as ordinal
-    codes in sorted label order): those rows, unweighted, as scikit-learn
-    gets them.  Otherwise the table's distinct rows with their codes as
-    floats, and their weights as sample weights when they differ (an exact
-    distribution), none when they are equal.  Regression targets are refused.
+    Prepared data with numeric inputs (``X_numeric``; a text column of more
+    than two levels as the out-of-fold target statistic of its level, as
+    ``sklearn-rf`` / ``sklearn-et`` get it, see ``docs/categories.md``; two
+    levels as codes): those rows, unweighted, as scikit-learn gets them.
+    Otherwise the table's distinct rows with their codes as floats, and their weights as sample weights when they differ (an exact
+    distribution), none when they are equal.  Regression targets are refused
+    unless ``regression`` (for ``criterion="squared_error"``).
     """
     from varimp_core.data.prepare import PreparedData
     from varimp_core.data.table import DiscreteTable
 
     if isinstance(data, PreparedData):
-        if data.task != "classification":
-            raise ValueError("The exact binary forests handle classification targets only; "
-                             "use sklearn-rf or sklearn-et for a numeric target.")
+        if data.task != "classification" and not regression:
+            raise ValueError("The exact binary forests handle a numeric target with "
+                             "criterion='squared_error' only; use it, or sklearn-rf or "
+                             "sklearn-et.")
         if data.X_numeric is not None:
-            return data.X_numeric, data.y, None
+            from varimp_core.forests.sklearn_mdi import encode_nominal, nominal_columns
+
+            X = data.native_X()         # missing numbers as NaN, as scikit-learn gets them
+            if not np.all(np.isfinite(X)):
+                raise ValueError(_missing_sentence(X, data.variables))
+            nominal = nominal_columns(data)     # as sklearn-rf / sklearn-et get them
+            if nominal:
+                X = encode_nominal(X, data.y, nominal, task=data.task)
+            return X, data.y, None
         table = data.table
     elif isinstance(data, DiscreteTable):
         table = data
@@ -785,7 +1117,8 @@ def exact_binary_importances(X, y, *, method, max_features=None, max_depth=None,
     """
     prof, info = exact_binary_depth_profile(
         X, y, method=method, max_features=max_features, max_depth=max_depth,
-        min_samples_leaf=min_samples_leaf, criterion=criterion, sample_weight=sample_weight)
+        min_samples_leaf=min_samples_leaf, criterion=criterion, sample_weight=sample_weight,
+        variables=variables)
     p = prof.shape[0]
     if variables is None:
         variables = [str(c) for c in X.columns] if hasattr(X, "columns") else \
@@ -803,7 +1136,7 @@ def exact_binary_importances(X, y, *, method, max_features=None, max_depth=None,
                     "n_nodes": int(info["n_nodes"])},
         problem=problem,
         information=info["information"] if criterion == "entropy" else None,
-        units="bits" if criterion == "entropy" else "gini",
+        units={"entropy": "bits", "gini": "gini"}.get(criterion, "variance"),
         exact=True,
     )
 

@@ -30,7 +30,13 @@ from varimp_core.measures.inputs import check_int, check_X
 from varimp_core.result import ImportanceResult
 
 __all__ = ["sklearn_importances", "fit_sklearn_forest", "fit_forest", "check_forest_options", "forest_mdi",
-           "tree_mdi_by_depth"]
+           "tree_mdi_by_depth", "encode_nominal", "nominal_columns", "NOMINAL_FOLDS",
+           "NOMINAL_SMOOTHING"]
+
+#: Folds of the out-of-fold target statistic that encodes a nominal input.
+NOMINAL_FOLDS = 5
+#: Weight, in rows, of the global statistic that a level's own is shrunk toward.
+NOMINAL_SMOOTHING = 10.0
 
 _ESTIMATORS = {("rf", "classification"): RandomForestClassifier, ("rf", "regression"): RandomForestRegressor,
                ("et", "classification"): ExtraTreesClassifier, ("et", "regression"): ExtraTreesRegressor}
@@ -142,6 +148,133 @@ def fit_sklearn_forest(X, y, *, kind="rf", task="classification", n_estimators=1
     return _fit(X, y, kind=kind, task=task, n_estimators=n_estimators, max_features=max_features,
                 max_depth=max_depth, min_samples_leaf=min_samples_leaf, bootstrap=bootstrap,
                 criterion=criterion, random_state=random_state, n_jobs=n_jobs)[0]
+
+
+def nominal_columns(data) -> list[int]:
+    """Inputs of prepared data that are nominal: discrete, text labels, more than two levels.
+
+    They reach scikit-learn's binary forests, and their exact limits, as an
+    out-of-fold target statistic of their level (:func:`encode_nominal`)
+    rather than as codes in label order (``docs/categories.md``).  Numbers
+    with few values stay ordinal; two levels need no order.  Empty for a
+    DiscreteTable or a built-in problem without numeric inputs.
+    """
+    X = getattr(data, "X_numeric", None)
+    if X is None:
+        return []
+    out = []
+    for j, name in enumerate(data.variables):
+        labels = data.table.x_labels[j]
+        if data.kinds.get(name) == "discrete" and len(labels) > 2 and \
+                all(isinstance(v, str) for v in labels):
+            out.append(j)
+    return out
+
+
+def _target_matrix(y, task):
+    """Per row, what a level's statistic averages: Y (regression) or class indicators."""
+    if task == "regression":
+        return np.asarray(y, dtype=float).reshape(-1, 1)
+    _, code = np.unique(np.asarray(y), return_inverse=True)
+    code = code.ravel()
+    Z = np.zeros((code.size, int(code.max()) + 1))
+    Z[np.arange(code.size), code] = 1.0
+    return Z
+
+
+def encode_nominal(X, y, nominal, *, task="classification", random_state=0,
+                   n_folds=NOMINAL_FOLDS, smoothing=NOMINAL_SMOOTHING):
+    """X with each nominal column replaced by an out-of-fold target statistic of its level.
+
+    A binary tree splits a column by thresholds, so a nominal input given as
+    arbitrary codes is split by the order of the codes: a relevant 40-level
+    category whose effect is not monotone in its codes needs many splits to be
+    used and is hidden.  Ordering the levels by the target (Breiman's result:
+    for two classes or a numeric Y, the best binary partition of the levels is
+    a threshold on the class-1 frequency or the mean of Y) makes one threshold
+    enough.  Computed on all rows, that order leaks: an irrelevant many-level
+    input, sorted by its own noise, becomes a strong-looking one.  So the
+    statistic of a row's level is computed *out of fold*: the rows are cut
+    into ``n_folds`` seeded folds, and the rows of a fold get the statistic of
+    their level in the other folds, shrunk toward the global value:
+
+    .. math::
+
+        s_\ell = \frac{n_\ell\, \bar z_\ell + m\, \bar z}{n_\ell + m},
+
+    with :math:`n_\ell` the level's rows outside the fold, m = ``smoothing``.
+    z is Y (regression); for two classes the indicator of the second class
+    (its frequency); for more classes the vector of class indicators,
+    projected on the first principal direction of the levels' smoothed
+    class-frequency vectors (weighted by their rows; Coppersmith, Hong and
+    Hosking 1999).  That one direction is computed on all rows, once per
+    column: computed per fold it can turn from fold to fold (two near-equal
+    principal values), and the folds' values would not agree.  It is a single
+    direction in the space of classes, not a value per level, so it carries
+    next to nothing of any row's own Y; the level statistics projected on it
+    are out of fold as above, so a row's own Y never enters its level's
+    statistic.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+    nominal : sequence of int
+        The columns to encode (their values are level codes).
+    task : {"classification", "regression"}
+    random_state : int, default=0
+        Seeds the folds.  :func:`sklearn_importances` and the exact binary
+        methods keep the default, so that the encoded table, hence the limit
+        the forests converge to, does not depend on the forest's seed.
+    n_folds : int, default=NOMINAL_FOLDS
+    smoothing : float, default=NOMINAL_SMOOTHING
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_features), float
+    """
+    Xa = np.array(X, dtype=float, copy=True)
+    nominal = [int(j) for j in nominal]
+    if not nominal:
+        return Xa
+    n = Xa.shape[0]
+    Z = _target_matrix(y, task)
+    fold = np.random.default_rng(random_state).permutation(n) % max(1, min(n_folds, n))
+    for j in nominal:
+        _, level = np.unique(Xa[:, j], return_inverse=True)
+        level = level.ravel()
+        L = int(level.max()) + 1
+        out = np.empty(n)
+        direction = None
+        if Z.shape[1] > 2:      # one direction for every fold, or the folds disagree on it
+            cnt = np.bincount(level, minlength=L).astype(float)
+            sums = np.zeros((L, Z.shape[1]))
+            np.add.at(sums, level, Z)
+            glob = Z.mean(axis=0)
+            stat = (sums + smoothing * glob) / (cnt + smoothing)[:, None]
+            centred = (stat - glob) * np.sqrt(cnt)[:, None]
+            direction = np.linalg.svd(centred, full_matrices=False)[2][0]
+            if direction[np.argmax(np.abs(direction))] < 0:
+                direction = -direction                      # one sign, whatever the SVD says
+        for f in np.unique(fold):
+            train, test = fold != f, fold == f
+            if not train.any():
+                out[test] = 0.0
+                continue
+            cnt = np.bincount(level[train], minlength=L).astype(float)
+            sums = np.zeros((L, Z.shape[1]))
+            np.add.at(sums, level[train], Z[train])
+            glob = Z[train].mean(axis=0)
+            stat = (sums + smoothing * glob) / (cnt + smoothing)[:, None]     # (L, C)
+            if Z.shape[1] == 1:
+                score = stat[:, 0]
+            elif Z.shape[1] == 2:
+                score = stat[:, 1]
+            else:
+                score = (stat - glob) @ direction
+            out[test] = score[level[test]]
+        Xa[:, j] = out
+    return Xa
 
 
 def _fit(X, y, *, n_jobs, partial=None, **options):
@@ -316,7 +449,7 @@ def forest_mdi(estimator, *, variables=None, n_features_in=None, method=None, pa
 def sklearn_importances(X, y, *, kind="rf", task="classification", n_estimators=100, max_features=1,
                         max_depth=None, min_samples_leaf=1, bootstrap=None, criterion=None,
                         random_state=0, variables=None, problem=None, n_jobs=None,
-                        partial=None) -> ImportanceResult:
+                        partial=None, nominal=()) -> ImportanceResult:
     """Fit a scikit-learn forest and return its unnormalised MDI importances.
 
     Parameters are those of :func:`fit_sklearn_forest`, plus
@@ -330,6 +463,12 @@ def sklearn_importances(X, y, *, kind="rf", task="classification", n_estimators=
         grows in about ten chunks (``warm_start``; scikit-learn draws the seeds of the
         trees already grown before the new ones, so the final forest is the one a single
         fit grows).
+    nominal : sequence of int, default=()
+        Columns holding a nominal (unordered) input as level codes: each enters the
+        forest as the out-of-fold target statistic of its level
+        (:func:`encode_nominal`, folds with a fixed seed: the same encoded table
+        whatever ``random_state``, so ``exact-rf`` / ``exact-et`` are its limits), and is
+        reported once under its own name.  ``parameters["nominal"]`` lists them.
 
     Returns
     -------
@@ -356,6 +495,13 @@ def sklearn_importances(X, y, *, kind="rf", task="classification", n_estimators=
     p = np.shape(X)[1] if np.ndim(X) == 2 else None
     if variables is not None and p is not None and len(variables) != p:
         raise ValueError(f"variables has {len(variables)} names but X has {p} columns.")
+    nominal = [int(j) for j in nominal]
+    if nominal:
+        if p is None or any(not 0 <= j < p for j in nominal):
+            raise ValueError(f"nominal={nominal!r} names columns X does not have.")
+        if variables is None:
+            variables = [f"x{i + 1}" for i in range(p)]
+        X = encode_nominal(X, y, nominal, task=task)
     est, params = _fit(X, y, kind=kind, task=task, n_estimators=n_estimators,
                        max_features=max_features, max_depth=max_depth,
                        min_samples_leaf=min_samples_leaf, bootstrap=bootstrap,
@@ -363,5 +509,9 @@ def sklearn_importances(X, y, *, kind="rf", task="classification", n_estimators=
                        partial=None if partial is None else lambda grown: partial(forest_mdi(
                            grown, variables=variables, method=f"sklearn-{kind}",
                            problem=problem)))
+    if nominal:
+        params["nominal"] = [variables[j] for j in nominal]
+        params["nominal_encoding"] = (f"out-of-fold target statistic ({NOMINAL_FOLDS} folds, "
+                                      f"smoothing {NOMINAL_SMOOTHING:g})")
     return forest_mdi(est, variables=variables, method=f"sklearn-{params['kind']}",
                       parameters=params, problem=problem)
