@@ -31,84 +31,6 @@ __all__ = ["grow_forest", "TREES_PER_CHUNK"]
 TREES_PER_CHUNK = 64
 
 
-def _xlogx(a):
-    out = np.zeros_like(a)
-    np.log2(a, out=out, where=a > 0)     # no boolean gather/scatter: most cells are 0
-    out *= a
-    return out
-
-
-def _wimp(counts, criterion):
-    """p(t) i(t) from class weights on the last axis."""
-    n = counts.sum(axis=-1)
-    if criterion == "entropy":
-        return _xlogx(n) - _xlogx(counts).sum(axis=-1)
-    sq = (counts ** 2).sum(axis=-1)
-    return n - np.divide(sq, n, out=np.zeros_like(n), where=n > 0)
-
-
-def _pair_counts(node, xcol, ye, w, pair_slot, width, cmax, ny, n_nodes):
-    """Class weights of every (node, candidate slot, value): (n_nodes, width, cmax, ny).
-
-    Arguments broadcast together (entries x candidate slots).
-    """
-    flat = ((node * width + pair_slot) * cmax + xcol) * ny + ye
-    w = np.broadcast_to(w, flat.shape)
-    # float even when no entry has a candidate (bincount of nothing is int64)
-    return np.bincount(flat.ravel(), weights=w.ravel(), minlength=n_nodes * width * cmax * ny).astype(
-        float, copy=False).reshape(n_nodes, width, cmax, ny)
-
-
-def _is_constant(node, row, X, nodes_vars, cmax, n_nodes):
-    """For each node and its variable in ``nodes_vars`` (-1: none), is it constant there?"""
-    v = nodes_vars[node]
-    ok = v >= 0
-    flat = node[ok] * cmax + X[row[ok], v[ok]]
-    present = np.bincount(flat, minlength=n_nodes * cmax).reshape(n_nodes, cmax) > 0
-    return present.sum(axis=1) <= 1
-
-
-def _draw_sklearn(keys, used, node, row, X, max_features, cmax):
-    """scikit-learn's reading rule: candidates (n_nodes, width) var ids, -1 padded.
-
-    Features are read in the random order of ``keys``; used ones are constant;
-    reading stops once K were read and one of them was non-constant.  Constancy
-    is only computed for features actually read.
-    """
-    n_nodes, p = keys.shape
-    order = np.argsort(keys, axis=1)
-    k = min(max_features, p)
-    const = np.zeros((n_nodes, p), dtype=bool)   # in reading order
-    for j in range(k):
-        var = order[:, j]
-        c = used[np.arange(n_nodes), var].copy()
-        todo = np.where(~c, var, -1)
-        c |= _is_constant(node, row, X, todo, cmax, n_nodes) & (todo >= 0)
-        const[:, j] = c
-    n_read = np.full(n_nodes, k)
-    open_ = const[:, :k].all(axis=1)
-    j = k
-    while open_.any() and j < p:
-        var = np.where(open_, order[:, j], -1)
-        c = np.ones(n_nodes, dtype=bool)
-        live = open_ & ~used[np.arange(n_nodes), np.maximum(var, 0)]
-        todo = np.where(live, var, -1)
-        c[live] = _is_constant(node, row, X, todo, cmax, n_nodes)[live]
-        const[:, j] = c
-        n_read[open_] = j + 1
-        open_ &= c
-        j += 1
-    read = np.arange(p)[None, :] < n_read[:, None]
-    chosen = read & ~const
-    width = max(int(chosen.sum(axis=1).max()), 1)
-    cand = np.full((n_nodes, width), -1)
-    rows, cols = np.nonzero(chosen)            # row-major: grouped by node
-    before = np.concatenate([[0], np.cumsum(chosen.sum(axis=1))[:-1]])
-    slot = np.arange(rows.size) - before[rows]  # position among the node's candidates
-    cand[rows, slot] = order[rows, cols]
-    return cand
-
-
 def _grow_chunk(table, weights, rng, max_features, depth, k_semantics, criterion, router=None):
     """Grow ``weights.shape[0]`` trees; return (per_tree (T, p), by_degree (p, p) summed).
 
@@ -116,78 +38,48 @@ def _grow_chunk(table, weights, rng, max_features, depth, k_semantics, criterion
     assess down the trees as they grow; it draws no random numbers, so the
     trees are the same with or without it.
     """
+    from varimp_core.forests import multiway_kernel as kern   # late: numba loads on first use
+
     n_trees, _ = weights.shape
     p = table.n_features
     ny = table.n_classes
     cmax = int(table.n_levels.max())
     per_tree = np.zeros((n_trees, p))
     by_degree = np.zeros((p, p))
-    tree_of_entry, row = np.nonzero(weights > 0)
-    w = weights[tree_of_entry, row]
-    node = tree_of_entry.copy()           # entry -> node id (roots are the trees)
-    node_tree = np.arange(n_trees)        # node -> tree
+    tree_of_entry, row = np.nonzero(weights > 0)   # tree-major: entries grouped by root
+    w = np.ascontiguousarray(weights[tree_of_entry, row], dtype=float)
+    row = row.astype(np.int64)
+    start = np.searchsorted(tree_of_entry, np.arange(n_trees + 1)).astype(np.int64)
+    node_tree = np.arange(n_trees, dtype=np.int64)   # node -> tree (roots are the trees)
     used = np.zeros((n_trees, p), dtype=bool)
-    X, y_all = table.X, table.y
+    X = np.ascontiguousarray(table.X, dtype=np.int64)
+    y = np.ascontiguousarray(table.y, dtype=np.int64)
+    state = kern.seed_state(rng)
+    sklearn_sem = k_semantics != "id3"
+    gini = criterion == "gini"
     if router is not None:
         router.start(n_trees)
     for level in range(depth):
         n_nodes = node_tree.shape[0]
-        if n_nodes == 0 or node.size == 0:
+        if n_nodes == 0 or row.size == 0:
             break
-        ye = y_all[row]
-        node_counts = np.bincount(node * ny + ye, weights=w,
-                                  minlength=n_nodes * ny).reshape(n_nodes, ny)
-        n_node = node_counts.sum(axis=1)
-        pure = (node_counts > 0).sum(axis=1) <= 1
-        node_imp = _wimp(node_counts, criterion)
-        keys = rng.random((n_nodes, p))
-        if k_semantics == "id3":
-            keys[used] = 2.0
-            k_eff = min(max_features, p - level)
-            cand = np.argpartition(keys, k_eff - 1, axis=1)[:, :k_eff] if k_eff < p \
-                else np.argsort(keys, axis=1)
-        else:
-            cand = _draw_sklearn(keys, used, node, row, X, max_features, cmax)
-        width = cand.shape[1]
-        valid = cand >= 0
-        splittable = ~pure & valid.any(axis=1)
-        # class weights of the candidate splits only: cost entries x K, not entries x p
-        # (entries, width) arrays by broadcasting; a padded slot (-1) reads column -1
-        # with weight 0, which adds exactly nothing
-        vars_e = cand[node]
-        w_e = np.where(vars_e >= 0, w[:, None], 0.0)
-        counts = _pair_counts(node[:, None], X[row[:, None], vars_e], ye[:, None], w_e,
-                              np.arange(width)[None, :], width, cmax, ny, n_nodes)
-        child_imp = _wimp(counts, criterion).sum(axis=2)          # (nodes, width)
-        delta = np.maximum(node_imp[:, None] - child_imp, 0.0) / \
-            np.where(n_node > 0, n_node, 1)[:, None]
-        score = np.where(valid, delta, -np.inf)
-        best = score.max(axis=1)
-        tied = valid & (score >= best[:, None] - TIE_TOLERANCE)
-        tie_keys = np.where(tied, rng.random((n_nodes, width)), -1.0)
-        slot = np.argmax(tie_keys, axis=1)
-        chosen = cand[np.arange(n_nodes), slot]
-        split_nodes = np.nonzero(splittable)[0]
-        gain = n_node[split_nodes] * best[split_nodes]
-        np.add.at(per_tree, (node_tree[split_nodes], chosen[split_nodes]), gain)
-        np.add.at(by_degree[:, level], chosen[split_nodes], gain)
+        node_counts, splittable, chosen = kern.split_level(
+            X, y, row, w, start, node_tree, used, level, max_features, sklearn_sem, gini,
+            ny, cmax, TIE_TOLERANCE, state, per_tree, by_degree)
         if router is not None:
             router.leaves(splittable, node_counts)
         if level + 1 >= depth:
-            if router is not None:
-                router.last(chosen, slot, counts, node_counts)
+            if router is not None:   # class weights of each node's children: (nodes, 1, cmax, ny)
+                node = np.repeat(np.arange(n_nodes), np.diff(start))
+                flat = (node * cmax + X[row, chosen[node]]) * ny + y[row]
+                counts = np.bincount(flat, weights=w, minlength=n_nodes * cmax * ny
+                                     ).reshape(n_nodes, 1, cmax, ny)
+                router.last(chosen, np.zeros(n_nodes, dtype=np.int64), counts, node_counts)
             break
-        keep = splittable[node]
-        node, row, w = node[keep], row[keep], w[keep]
-        x_split = X[row, chosen[node]]
-        uniq, new_node = np.unique(node * cmax + x_split, return_inverse=True)
+        row, w, start, node_tree, used, uniq = kern.descend(
+            X, row, w, start, node_tree, used, splittable, chosen, cmax)
         if router is not None:
             router.descend(chosen, uniq, cmax, node_counts)
-        parent = uniq // cmax
-        node_tree = node_tree[parent]
-        used = used[parent].copy()
-        used[np.arange(parent.size), chosen[parent]] = True
-        node = new_node.ravel()
     return per_tree, by_degree
 
 

@@ -1,0 +1,317 @@
+"""Compiled per-level kernels of the multiway forest (:mod:`varimp_core.forests.multiway`).
+
+Why compiled.  Profiling the numpy version (``bench/bench_multiway.py``'s docstring has
+the numbers) showed no single hot spot: on a high-cardinality table (LED with 10
+irrelevant bits, 16,369 distinct rows, 100 trees, K = 1) the time was spread over the
+(node, candidate, value, class) ``bincount`` (21 %), ``np.unique`` to number the children
+(17 %), drawing a key per (node, variable) and ``argpartition`` (17 %), the impurities of
+a dense (node, candidate, value, class) array that is almost all zeros (16 %), filtering
+the entries (12 %) and the node class counts (12 %).  Each is a full pass over
+entries x candidates (or nodes x variables) in memory, a dozen per level, and deep in
+the trees most nodes hold one or two entries, so dense per-node arrays are mostly
+zeros.  numpy cannot skip those zeros nor fuse the passes; a loop per node over its own
+entries (kept contiguous, grouped by node) can: the work is O(entries x K) per level,
+the cells touched are the only ones visited, and children are numbered by a counting
+sort instead of a sort.
+
+The trees are grown breadth-first, all trees of a chunk together, exactly as before:
+one call of :func:`split_level` and one of :func:`descend` per level, so
+:class:`varimp_core.local.multiway._Router` still follows rows level by level, and the
+nodes of a level are numbered as ``np.unique(parent * cmax + value)`` would number them.
+
+Randomness.  The kernels draw from a splitmix64 stream whose 64-bit state lives in a
+one-element array seeded by the chunk's numpy generator, so a chunk's trees depend on
+its seed only (not on ``n_jobs``, not on the process).  Per node, in node order: the
+candidates (id3: K distinct unused variables by a partial Fisher-Yates shuffle;
+sklearn: variables read in the order of a lazy Fisher-Yates shuffle, with the reading
+rule of :mod:`varimp_core.exact.splitting`), then one uniform draw per tie
+(reservoir sampling: the winner is uniform among the tied candidates).
+
+Compilation.  numba compiles each kernel once per process, lazily at the first forest
+(about 3-4 s on this 2-core machine the first time, then read from numba's on-disk
+cache in well under a second).  Where the cache directory is not writable the kernels
+are compiled without cache; where numba is missing they run as plain Python (same
+numbers, much slower).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+try:  # pragma: no cover - which branch runs depends on the environment
+    import numba
+
+    def _jit(fn):
+        try:
+            return numba.njit(cache=True, nogil=True)(fn)
+        except Exception:   # no writable cache directory for this file: compile each process
+            return numba.njit(cache=False, nogil=True)(fn)
+
+    HAVE_NUMBA = True
+except ImportError:  # pragma: no cover
+    def _jit(fn):
+        return fn
+
+    HAVE_NUMBA = False
+
+__all__ = ["HAVE_NUMBA", "split_level", "descend", "seed_state"]
+
+_INV53 = 1.0 / 9007199254740992.0
+
+
+@_jit
+def _next(state):
+    """splitmix64: the next 64 random bits (state: uint64 array of length 1)."""
+    z = state[0] + np.uint64(0x9E3779B97F4A7C15)
+    state[0] = z
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@_jit
+def _uniform(state):
+    """A double uniform on [0, 1) with 53 random bits."""
+    return float(_next(state) >> np.uint64(11)) * _INV53
+
+
+@_jit
+def _below(state, n):
+    """An integer uniform on {0, ..., n - 1} (bias below 2**-53 * n)."""
+    k = int(_uniform(state) * n)
+    return k if k < n else n - 1
+
+
+def seed_state(rng: np.random.Generator) -> np.ndarray:
+    """The kernels' random state, drawn from a numpy generator."""
+    return rng.integers(0, 2 ** 63, size=1, dtype=np.int64).astype(np.uint64)
+
+
+@_jit
+def _xlogx(a):
+    return a * np.log2(a) if a > 0.0 else 0.0
+
+
+@_jit
+def _is_constant(X, row, lo, hi, v):
+    x0 = X[row[lo], v]
+    for e in range(lo + 1, hi):
+        if X[row[e], v] != x0:
+            return False
+    return True
+
+
+@_jit
+def split_level(X, y, row, w, start, node_tree, used, level, max_features, sklearn_sem,
+                gini, ny, cmax, tie_tol, state, per_tree, by_degree):
+    """Choose the split of every node of one level; add its gains to the importances.
+
+    ``row``/``w``: the entries (distinct row, weight), grouped by node, node ``i`` owning
+    ``start[i]:start[i + 1]``; ``node_tree`` the tree of each node; ``used`` (nodes, p)
+    the variables split on above it.  Returns ``node_counts`` (nodes, ny), ``splittable``
+    and ``chosen`` (the split variable; 0 where the node does not split).
+    ``per_tree[tree, var]`` and ``by_degree[var, level]`` receive p(t) * decrease.
+    """
+    n_nodes = start.shape[0] - 1
+    p = X.shape[1]
+    node_counts = np.zeros((n_nodes, ny))
+    splittable = np.zeros(n_nodes, dtype=np.bool_)
+    chosen = np.zeros(n_nodes, dtype=np.int64)
+    cell = np.zeros(cmax * ny)              # class weights by (value, class) of one candidate
+    vtot = np.zeros(cmax)                   # weight by value
+    vsq = np.zeros(cmax)                    # sum of squared class weights by value (gini)
+    touched_cells = np.empty(cmax * ny, dtype=np.int64)
+    touched_vals = np.empty(cmax, dtype=np.int64)
+    perm = np.empty(p, dtype=np.int64)
+    cand = np.empty(p, dtype=np.int64)
+    score = np.empty(p)
+    for i in range(n_nodes):
+        lo, hi = start[i], start[i + 1]
+        if hi <= lo:
+            continue
+        nc = node_counts[i]
+        for e in range(lo, hi):
+            nc[y[row[e]]] += w[e]
+        n_node = 0.0
+        n_classes_seen = 0
+        for c in range(ny):
+            n_node += nc[c]
+            if nc[c] > 0.0:
+                n_classes_seen += 1
+        if n_classes_seen <= 1 or n_node <= 0.0:
+            continue                                         # pure: a leaf
+        if gini:
+            s = 0.0
+            for c in range(ny):
+                s += nc[c] * nc[c]
+            node_imp = n_node - s / n_node
+        else:
+            s = 0.0
+            for c in range(ny):
+                s += _xlogx(nc[c])
+            node_imp = _xlogx(n_node) - s
+        # the candidates
+        n_cand = 0
+        if not sklearn_sem:
+            m = 0
+            for v in range(p):
+                if not used[i, v]:
+                    perm[m] = v
+                    m += 1
+            k = min(max_features, m)
+            for j in range(k):
+                r = j + _below(state, m - j)
+                t = perm[j]
+                perm[j] = perm[r]
+                perm[r] = t
+                cand[n_cand] = perm[j]
+                n_cand += 1
+        else:
+            for v in range(p):
+                perm[v] = v
+            k = min(max_features, p)
+            j = 0
+            while j < p:
+                if j >= k and n_cand > 0:
+                    break                                    # K read, one of them not constant
+                r = j + _below(state, p - j)
+                t = perm[j]
+                perm[j] = perm[r]
+                perm[r] = t
+                v = perm[j]
+                if not used[i, v] and not _is_constant(X, row, lo, hi, v):
+                    cand[n_cand] = v
+                    n_cand += 1
+                j += 1
+        if n_cand == 0:
+            continue                                         # nothing to split on: a leaf
+        # impurity decrease of each candidate, from the cells its entries touch
+        best = -1.0
+        for j in range(n_cand):
+            v = cand[j]
+            n_cells = 0
+            n_vals = 0
+            for e in range(lo, hi):
+                r = row[e]
+                x = X[r, v]
+                ci = x * ny + y[r]
+                if cell[ci] == 0.0:
+                    touched_cells[n_cells] = ci
+                    n_cells += 1
+                cell[ci] += w[e]
+                if vtot[x] == 0.0:
+                    touched_vals[n_vals] = x
+                    n_vals += 1
+                vtot[x] += w[e]
+            child = 0.0
+            if gini:
+                for q in range(n_cells):
+                    ci = touched_cells[q]
+                    vsq[ci // ny] += cell[ci] * cell[ci]
+                    cell[ci] = 0.0
+                for q in range(n_vals):
+                    x = touched_vals[q]
+                    child += vtot[x] - vsq[x] / vtot[x]
+                    vtot[x] = 0.0
+                    vsq[x] = 0.0
+            else:
+                for q in range(n_cells):
+                    ci = touched_cells[q]
+                    child -= _xlogx(cell[ci])
+                    cell[ci] = 0.0
+                for q in range(n_vals):
+                    x = touched_vals[q]
+                    child += _xlogx(vtot[x])
+                    vtot[x] = 0.0
+            d = node_imp - child
+            if d < 0.0:
+                d = 0.0
+            d /= n_node
+            score[j] = d
+            if d > best:
+                best = d
+        # uniform among the ties (reservoir sampling)
+        n_tied = 0
+        pick = 0
+        for j in range(n_cand):
+            if score[j] >= best - tie_tol:
+                n_tied += 1
+                if n_tied == 1 or _below(state, n_tied) == 0:
+                    pick = j
+        v = cand[pick]
+        splittable[i] = True
+        chosen[i] = v
+        gain = n_node * best
+        per_tree[node_tree[i], v] += gain
+        by_degree[v, level] += gain
+    return node_counts, splittable, chosen
+
+
+@_jit
+def descend(X, row, w, start, node_tree, used, splittable, chosen, cmax):
+    """The next level: the children of the splittable nodes, one per value of the split
+    variable present in the node, numbered by (parent, value) in increasing order, with
+    their entries grouped by child (the order of entries within a node is kept).
+
+    Returns ``row``, ``w``, ``start``, ``node_tree``, ``used`` of the children and
+    ``key`` = parent * cmax + value of each child (sorted).
+    """
+    n_nodes = start.shape[0] - 1
+    p = used.shape[1]
+    seen = np.zeros(cmax, dtype=np.int64)
+    n_child = 0
+    n_ent = 0
+    for i in range(n_nodes):
+        if not splittable[i]:
+            continue
+        v = chosen[i]
+        lo, hi = start[i], start[i + 1]
+        n_ent += hi - lo
+        for e in range(lo, hi):
+            x = X[row[e], v]
+            if seen[x] == 0:
+                n_child += 1
+            seen[x] += 1
+        for e in range(lo, hi):
+            seen[X[row[e], v]] = 0
+    row2 = np.empty(n_ent, dtype=row.dtype)
+    w2 = np.empty(n_ent)
+    start2 = np.empty(n_child + 1, dtype=np.int64)
+    tree2 = np.empty(n_child, dtype=node_tree.dtype)
+    used2 = np.empty((n_child, p), dtype=np.bool_)
+    key = np.empty(n_child, dtype=np.int64)
+    offset = np.zeros(cmax, dtype=np.int64)
+    child_of = np.full(cmax, -1, dtype=np.int64)
+    c = 0
+    pos = 0
+    for i in range(n_nodes):
+        if not splittable[i]:
+            continue
+        v = chosen[i]
+        lo, hi = start[i], start[i + 1]
+        for e in range(lo, hi):
+            seen[X[row[e], v]] += 1
+        at = pos
+        for x in range(cmax):                              # children in value order
+            if seen[x] > 0:
+                offset[x] = at
+                child_of[x] = c
+                start2[c] = at
+                tree2[c] = node_tree[i]
+                for q in range(p):
+                    used2[c, q] = used[i, q]
+                used2[c, v] = True
+                key[c] = i * cmax + x
+                at += seen[x]
+                c += 1
+        for e in range(lo, hi):
+            x = X[row[e], v]
+            o = offset[x]
+            row2[o] = row[e]
+            w2[o] = w[e]
+            offset[x] = o + 1
+        for x in range(cmax):
+            seen[x] = 0
+        pos = at
+    start2[n_child] = n_ent
+    return row2, w2, start2, tree2, used2, key
