@@ -48,12 +48,13 @@ def _grow_chunk(table, weights, rng, max_features, depth, k_semantics, criterion
     by_degree = np.zeros((p, p))
     tree_of_entry, row = np.nonzero(weights > 0)   # tree-major: entries grouped by root
     w = np.ascontiguousarray(weights[tree_of_entry, row], dtype=float)
-    row = row.astype(np.int64)
+    row = row.astype(np.int32)
     start = np.searchsorted(tree_of_entry, np.arange(n_trees + 1)).astype(np.int64)
     node_tree = np.arange(n_trees, dtype=np.int64)   # node -> tree (roots are the trees)
     used = np.zeros((n_trees, p), dtype=bool)
-    X = np.ascontiguousarray(table.X, dtype=np.int64)
-    y = np.ascontiguousarray(table.y, dtype=np.int64)
+    Xt = np.ascontiguousarray(table.X.T, dtype=np.int32)   # a column per variable
+    y = np.ascontiguousarray(table.y, dtype=np.int32)
+    n_levels = np.ascontiguousarray(table.n_levels, dtype=np.int64)
     state = kern.seed_state(rng)
     sklearn_sem = k_semantics != "id3"
     gini = criterion == "gini"
@@ -63,23 +64,23 @@ def _grow_chunk(table, weights, rng, max_features, depth, k_semantics, criterion
         n_nodes = node_tree.shape[0]
         if n_nodes == 0 or row.size == 0:
             break
-        node_counts, splittable, chosen = kern.split_level(
-            X, y, row, w, start, node_tree, used, level, max_features, sklearn_sem, gini,
-            ny, cmax, TIE_TOLERANCE, state, per_tree, by_degree)
+        last = level + 1 >= depth
+        (node_counts, splittable, chosen, row2, w2, start2, tree2, used2, uniq) = kern.grow_level(
+            Xt, y, n_levels, row, w, start, node_tree, used, level, not last, max_features,
+            sklearn_sem, gini, ny, cmax, TIE_TOLERANCE, state, per_tree, by_degree)
         if router is not None:
             router.leaves(splittable, node_counts)
-        if level + 1 >= depth:
+        if last:
             if router is not None:   # class weights of each node's children: (nodes, 1, cmax, ny)
                 node = np.repeat(np.arange(n_nodes), np.diff(start))
-                flat = (node * cmax + X[row, chosen[node]]) * ny + y[row]
+                flat = (node * cmax + Xt[chosen[node], row]) * ny + y[row]
                 counts = np.bincount(flat, weights=w, minlength=n_nodes * cmax * ny
                                      ).reshape(n_nodes, 1, cmax, ny)
                 router.last(chosen, np.zeros(n_nodes, dtype=np.int64), counts, node_counts)
             break
-        row, w, start, node_tree, used, uniq = kern.descend(
-            X, row, w, start, node_tree, used, splittable, chosen, cmax)
         if router is not None:
             router.descend(chosen, uniq, cmax, node_counts)
+        row, w, start, node_tree, used = row2, w2, start2, tree2, used2
     return per_tree, by_degree
 
 

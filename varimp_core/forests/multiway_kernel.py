@@ -15,7 +15,7 @@ the cells touched are the only ones visited, and children are numbered by a coun
 sort instead of a sort.
 
 The trees are grown breadth-first, all trees of a chunk together, exactly as before:
-one call of :func:`split_level` and one of :func:`descend` per level, so
+one call of :func:`grow_level` per level, so
 :class:`varimp_core.local.multiway._Router` still follows rows level by level, and the
 nodes of a level are numbered as ``np.unique(parent * cmax + value)`` would number them.
 
@@ -54,7 +54,7 @@ except ImportError:  # pragma: no cover
 
     HAVE_NUMBA = False
 
-__all__ = ["HAVE_NUMBA", "split_level", "descend", "seed_state"]
+__all__ = ["HAVE_NUMBA", "grow_level", "seed_state"]
 
 _INV53 = 1.0 / 9007199254740992.0
 
@@ -93,38 +93,56 @@ def _xlogx(a):
 
 
 @_jit
-def _is_constant(X, row, lo, hi, v):
-    x0 = X[row[lo], v]
+def _is_constant(col, row, lo, hi):
+    x0 = col[row[lo]]
     for e in range(lo + 1, hi):
-        if X[row[e], v] != x0:
+        if col[row[e]] != x0:
             return False
     return True
 
 
 @_jit
-def split_level(X, y, row, w, start, node_tree, used, level, max_features, sklearn_sem,
-                gini, ny, cmax, tie_tol, state, per_tree, by_degree):
-    """Choose the split of every node of one level; add its gains to the importances.
+def grow_level(Xt, y, n_levels, row, w, start, node_tree, used, level, descend,
+               max_features, sklearn_sem, gini, ny, cmax, tie_tol, state, per_tree, by_degree):
+    """Split every node of one level; add the gains to the importances; build the next level.
 
-    ``row``/``w``: the entries (distinct row, weight), grouped by node, node ``i`` owning
-    ``start[i]:start[i + 1]``; ``node_tree`` the tree of each node; ``used`` (nodes, p)
-    the variables split on above it.  Returns ``node_counts`` (nodes, ny), ``splittable``
-    and ``chosen`` (the split variable; 0 where the node does not split).
-    ``per_tree[tree, var]`` and ``by_degree[var, level]`` receive p(t) * decrease.
+    ``Xt`` (p, rows) holds the codes column by column; ``row``/``w`` the entries (distinct
+    row, weight) grouped by node, node ``i`` owning ``start[i]:start[i + 1]``;
+    ``node_tree`` the tree of each node; ``used`` (nodes, p) the variables split on above
+    it.  ``per_tree[tree, var]`` and ``by_degree[var, level]`` receive p(t) * decrease.
+
+    Returns ``node_counts`` (nodes, ny), ``splittable``, ``chosen`` (the split variable;
+    0 where the node does not split) and, where ``descend``, the next level: ``row``,
+    ``w``, ``start``, ``node_tree``, ``used`` of the children of the split nodes (one per
+    value of the split variable present in the node, numbered by (parent, value) in
+    increasing order, entries grouped by child in their order) and ``key`` = parent *
+    cmax + value of each child (sorted); else those six are empty.
     """
     n_nodes = start.shape[0] - 1
-    p = X.shape[1]
+    p = Xt.shape[0]
+    n_ent = row.shape[0]
     node_counts = np.zeros((n_nodes, ny))
     splittable = np.zeros(n_nodes, dtype=np.bool_)
     chosen = np.zeros(n_nodes, dtype=np.int64)
+    cap = n_ent if descend else 0
+    row2 = np.empty(cap, dtype=row.dtype)
+    w2 = np.empty(cap)
+    start2 = np.empty(cap + 1, dtype=np.int64)
+    tree2 = np.empty(cap, dtype=node_tree.dtype)
+    used2 = np.empty((cap, p), dtype=np.bool_)
+    key = np.empty(cap, dtype=np.int64)
     cell = np.zeros(cmax * ny)              # class weights by (value, class) of one candidate
     vtot = np.zeros(cmax)                   # weight by value
     vsq = np.zeros(cmax)                    # sum of squared class weights by value (gini)
+    vcount = np.zeros(cmax, dtype=np.int64)  # entries by value of the chosen variable
+    offset = np.zeros(cmax, dtype=np.int64)
     touched_cells = np.empty(cmax * ny, dtype=np.int64)
     touched_vals = np.empty(cmax, dtype=np.int64)
     perm = np.empty(p, dtype=np.int64)
     cand = np.empty(p, dtype=np.int64)
     score = np.empty(p)
+    n_child = 0
+    pos = 0
     for i in range(n_nodes):
         lo, hi = start[i], start[i + 1]
         if hi <= lo:
@@ -179,7 +197,7 @@ def split_level(X, y, row, w, start, node_tree, used, level, max_features, sklea
                 perm[j] = perm[r]
                 perm[r] = t
                 v = perm[j]
-                if not used[i, v] and not _is_constant(X, row, lo, hi, v):
+                if not used[i, v] and not _is_constant(Xt[v], row, lo, hi):
                     cand[n_cand] = v
                     n_cand += 1
                 j += 1
@@ -188,21 +206,22 @@ def split_level(X, y, row, w, start, node_tree, used, level, max_features, sklea
         # impurity decrease of each candidate, from the cells its entries touch
         best = -1.0
         for j in range(n_cand):
-            v = cand[j]
+            col = Xt[cand[j]]
             n_cells = 0
             n_vals = 0
             for e in range(lo, hi):
                 r = row[e]
-                x = X[r, v]
+                x = col[r]
+                we = w[e]
                 ci = x * ny + y[r]
                 if cell[ci] == 0.0:
                     touched_cells[n_cells] = ci
                     n_cells += 1
-                cell[ci] += w[e]
+                cell[ci] += we
                 if vtot[x] == 0.0:
                     touched_vals[n_vals] = x
                     n_vals += 1
-                vtot[x] += w[e]
+                vtot[x] += we
             child = 0.0
             if gini:
                 for q in range(n_cells):
@@ -244,74 +263,33 @@ def split_level(X, y, row, w, start, node_tree, used, level, max_features, sklea
         gain = n_node * best
         per_tree[node_tree[i], v] += gain
         by_degree[v, level] += gain
-    return node_counts, splittable, chosen
-
-
-@_jit
-def descend(X, row, w, start, node_tree, used, splittable, chosen, cmax):
-    """The next level: the children of the splittable nodes, one per value of the split
-    variable present in the node, numbered by (parent, value) in increasing order, with
-    their entries grouped by child (the order of entries within a node is kept).
-
-    Returns ``row``, ``w``, ``start``, ``node_tree``, ``used`` of the children and
-    ``key`` = parent * cmax + value of each child (sorted).
-    """
-    n_nodes = start.shape[0] - 1
-    p = used.shape[1]
-    seen = np.zeros(cmax, dtype=np.int64)
-    n_child = 0
-    n_ent = 0
-    for i in range(n_nodes):
-        if not splittable[i]:
+        if not descend:
             continue
-        v = chosen[i]
-        lo, hi = start[i], start[i + 1]
-        n_ent += hi - lo
+        # the children, in value order, and their entries (a counting sort)
+        col = Xt[v]
         for e in range(lo, hi):
-            x = X[row[e], v]
-            if seen[x] == 0:
-                n_child += 1
-            seen[x] += 1
-        for e in range(lo, hi):
-            seen[X[row[e], v]] = 0
-    row2 = np.empty(n_ent, dtype=row.dtype)
-    w2 = np.empty(n_ent)
-    start2 = np.empty(n_child + 1, dtype=np.int64)
-    tree2 = np.empty(n_child, dtype=node_tree.dtype)
-    used2 = np.empty((n_child, p), dtype=np.bool_)
-    key = np.empty(n_child, dtype=np.int64)
-    offset = np.zeros(cmax, dtype=np.int64)
-    child_of = np.full(cmax, -1, dtype=np.int64)
-    c = 0
-    pos = 0
-    for i in range(n_nodes):
-        if not splittable[i]:
-            continue
-        v = chosen[i]
-        lo, hi = start[i], start[i + 1]
-        for e in range(lo, hi):
-            seen[X[row[e], v]] += 1
+            vcount[col[row[e]]] += 1
         at = pos
-        for x in range(cmax):                              # children in value order
-            if seen[x] > 0:
+        for x in range(n_levels[v]):
+            if vcount[x] > 0:
                 offset[x] = at
-                child_of[x] = c
-                start2[c] = at
-                tree2[c] = node_tree[i]
+                start2[n_child] = at
+                tree2[n_child] = node_tree[i]
                 for q in range(p):
-                    used2[c, q] = used[i, q]
-                used2[c, v] = True
-                key[c] = i * cmax + x
-                at += seen[x]
-                c += 1
+                    used2[n_child, q] = used[i, q]
+                used2[n_child, v] = True
+                key[n_child] = i * cmax + x
+                at += vcount[x]
+                vcount[x] = 0
+                n_child += 1
         for e in range(lo, hi):
-            x = X[row[e], v]
+            r = row[e]
+            x = col[r]
             o = offset[x]
-            row2[o] = row[e]
+            row2[o] = r
             w2[o] = w[e]
             offset[x] = o + 1
-        for x in range(cmax):
-            seen[x] = 0
         pos = at
-    start2[n_child] = n_ent
-    return row2, w2, start2, tree2, used2, key
+    start2[n_child] = pos
+    return (node_counts, splittable, chosen, row2[:pos], w2[:pos], start2[:n_child + 1],
+            tree2[:n_child], used2[:n_child], key[:n_child])
