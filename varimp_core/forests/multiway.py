@@ -30,13 +30,20 @@ __all__ = ["grow_forest", "TREES_PER_CHUNK"]
 #: Trees grown together; fixed so that results do not depend on memory.
 TREES_PER_CHUNK = 64
 
+#: Whole counts up to this total are grown as counts, their entropies read from a table
+#: of k log2 k (8 bytes a count) instead of a logarithm per cell.
+MAX_COUNT_TABLE = 1 << 22
 
-def _grow_chunk(table, weights, rng, max_features, depth, k_semantics, criterion, router=None):
+
+def _grow_chunk(table, weights, rng, max_features, depth, k_semantics, criterion, router=None,
+                total_count=0):
     """Grow ``weights.shape[0]`` trees; return (per_tree (T, p), by_degree (p, p) summed).
 
     ``router`` (:class:`varimp_core.local.multiway._Router`) follows rows to
     assess down the trees as they grow; it draws no random numbers, so the
-    trees are the same with or without it.
+    trees are the same with or without it.  ``total_count`` > 0: the weights are whole
+    counts summing to it in each tree (entropies read from a table of k log2 k), and the
+    importances are divided by it.
     """
     from varimp_core.forests import multiway_kernel as kern   # late: numba loads on first use
 
@@ -51,11 +58,15 @@ def _grow_chunk(table, weights, rng, max_features, depth, k_semantics, criterion
     row = row.astype(np.int32)
     start = np.searchsorted(tree_of_entry, np.arange(n_trees + 1)).astype(np.int64)
     node_tree = np.arange(n_trees, dtype=np.int64)   # node -> tree (roots are the trees)
-    used = np.zeros((n_trees, p), dtype=bool)
+    used = np.zeros((n_trees, (p + 63) // 64), dtype=np.uint64)   # a bit per variable
     Xt = np.ascontiguousarray(table.X.T, dtype=np.int32)   # a column per variable
     y = np.ascontiguousarray(table.y, dtype=np.int32)
     n_levels = np.ascontiguousarray(table.n_levels, dtype=np.int64)
+    node_counts = np.bincount(tree_of_entry * ny + y[row], weights=w,
+                              minlength=n_trees * ny).reshape(n_trees, ny)
     state = kern.seed_state(rng)
+    xlx = kern.xlogx_table(total_count) if total_count and criterion == "entropy" \
+        else np.zeros(0)
     sklearn_sem = k_semantics != "id3"
     gini = criterion == "gini"
     if router is not None:
@@ -65,9 +76,10 @@ def _grow_chunk(table, weights, rng, max_features, depth, k_semantics, criterion
         if n_nodes == 0 or row.size == 0:
             break
         last = level + 1 >= depth
-        (node_counts, splittable, chosen, row2, w2, start2, tree2, used2, uniq) = kern.grow_level(
-            Xt, y, n_levels, row, w, start, node_tree, used, level, not last, max_features,
-            sklearn_sem, gini, ny, cmax, TIE_TOLERANCE, state, per_tree, by_degree)
+        (splittable, chosen, row2, w2, start2, tree2, used2, counts2, uniq) = kern.grow_level(
+            Xt, y, n_levels, row, w, start, node_tree, used, node_counts, level, not last,
+            max_features,
+            sklearn_sem, gini, ny, cmax, TIE_TOLERANCE, xlx, state, per_tree, by_degree)
         if router is not None:
             router.leaves(splittable, node_counts)
         if last:
@@ -80,7 +92,10 @@ def _grow_chunk(table, weights, rng, max_features, depth, k_semantics, criterion
             break
         if router is not None:
             router.descend(chosen, uniq, cmax, node_counts)
-        row, w, start, node_tree, used = row2, w2, start2, tree2, used2
+        row, w, start, node_tree, used, node_counts = row2, w2, start2, tree2, used2, counts2
+    if total_count:
+        per_tree /= total_count
+        by_degree /= total_count
     return per_tree, by_degree
 
 
@@ -141,12 +156,24 @@ def _seeded_chunk(table, seed, n_trees, probs, n_samples, k, depth, k_semantics,
     """Per-tree importances and depth profile of ``n_trees`` trees drawn from ``seed``, and
     what a fresh copy of ``router`` (if any) gathered from them (else None)."""
     rng = np.random.default_rng(seed)
+    total = 0   # whole counts (a sample's, or the bootstrap's) are grown as they are
     if n_samples is not None:  # the bootstrap
-        weights = rng.multinomial(n_samples, probs, size=n_trees) / n_samples
+        weights = rng.multinomial(n_samples, probs, size=n_trees)
+        if n_samples <= MAX_COUNT_TABLE:
+            total, weights = n_samples, weights.astype(float)
+        else:
+            weights = weights / n_samples
     else:
-        weights = np.broadcast_to(probs, (n_trees, table.n_rows))
+        wt = np.asarray(table.weight, dtype=float)
+        if not table.exact and table.total_weight <= MAX_COUNT_TABLE \
+                and np.array_equal(wt, np.round(wt)):
+            total = int(round(table.total_weight))
+            weights = np.broadcast_to(wt, (n_trees, table.n_rows))
+        else:
+            weights = np.broadcast_to(probs, (n_trees, table.n_rows))
     own = None if router is None else router.fresh()
-    per_tree, by_degree = _grow_chunk(table, weights, rng, k, depth, k_semantics, criterion, own)
+    per_tree, by_degree = _grow_chunk(table, weights, rng, k, depth, k_semantics, criterion, own,
+                                      total_count=total)
     return per_tree, by_degree, None if own is None else own.gathered()
 
 

@@ -22,7 +22,8 @@ nodes of a level are numbered as ``np.unique(parent * cmax + value)`` would numb
 Randomness.  The kernels draw from a splitmix64 stream whose 64-bit state lives in a
 one-element array seeded by the chunk's numpy generator, so a chunk's trees depend on
 its seed only (not on ``n_jobs``, not on the process).  Per node, in node order: the
-candidates (id3: K distinct unused variables by a partial Fisher-Yates shuffle;
+candidates (id3: K distinct unused variables by rejection when K is at most a quarter
+of the unused ones, else by a partial Fisher-Yates shuffle;
 sklearn: variables read in the order of a lazy Fisher-Yates shuffle, with the reading
 rule of :mod:`varimp_core.exact.splitting`), then one uniform draw per tie
 (reservoir sampling: the winner is uniform among the tied candidates).
@@ -54,7 +55,7 @@ except ImportError:  # pragma: no cover
 
     HAVE_NUMBA = False
 
-__all__ = ["HAVE_NUMBA", "grow_level", "seed_state"]
+__all__ = ["HAVE_NUMBA", "grow_level", "seed_state", "xlogx_table"]
 
 _INV53 = 1.0 / 9007199254740992.0
 
@@ -88,8 +89,20 @@ def seed_state(rng: np.random.Generator) -> np.ndarray:
 
 
 @_jit
-def _xlogx(a):
+def _xlogx(a, xlx):
+    """a log2 a (0 at 0); read from ``xlx`` (k log2 k by k) when it is not empty, where
+    the weights are whole counts."""
+    if xlx.shape[0] > 0:
+        return xlx[int(a)]
     return a * np.log2(a) if a > 0.0 else 0.0
+
+
+def xlogx_table(total: int) -> np.ndarray:
+    """k log2 k for k = 0 .. total: entropies of whole counts without a logarithm each."""
+    k = np.arange(total + 1, dtype=float)
+    out = np.zeros_like(k)
+    np.log2(k, out=out, where=k > 0)
+    return out * k
 
 
 @_jit
@@ -102,26 +115,33 @@ def _is_constant(col, row, lo, hi):
 
 
 @_jit
-def grow_level(Xt, y, n_levels, row, w, start, node_tree, used, level, descend,
-               max_features, sklearn_sem, gini, ny, cmax, tie_tol, state, per_tree, by_degree):
+def _is_used(used, i, v):
+    return (used[i, v >> 6] >> np.uint64(v & 63)) & np.uint64(1) != np.uint64(0)
+
+
+@_jit
+def grow_level(Xt, y, n_levels, row, w, start, node_tree, used, node_counts, level, descend,
+               max_features, sklearn_sem, gini, ny, cmax, tie_tol, xlx, state, per_tree,
+               by_degree):
     """Split every node of one level; add the gains to the importances; build the next level.
 
     ``Xt`` (p, rows) holds the codes column by column; ``row``/``w`` the entries (distinct
     row, weight) grouped by node, node ``i`` owning ``start[i]:start[i + 1]``;
-    ``node_tree`` the tree of each node; ``used`` (nodes, p) the variables split on above
-    it.  ``per_tree[tree, var]`` and ``by_degree[var, level]`` receive p(t) * decrease.
+    ``node_tree`` the tree of each node; ``used`` (nodes, ceil(p / 64)) the variables
+    split on above it, a bit each; ``node_counts`` (nodes, ny) its class weights.  ``per_tree[tree, var]`` and
+    ``by_degree[var, level]`` receive p(t) * decrease (in the weights' unit).  ``xlx``:
+    :func:`xlogx_table` where the weights are whole counts, else empty.
 
-    Returns ``node_counts`` (nodes, ny), ``splittable``, ``chosen`` (the split variable;
-    0 where the node does not split) and, where ``descend``, the next level: ``row``,
-    ``w``, ``start``, ``node_tree``, ``used`` of the children of the split nodes (one per
+    Returns ``splittable``, ``chosen`` (the split variable; 0 where the node does not
+    split) and, where ``descend``, the next level: ``row``, ``w``, ``start``,
+    ``node_tree``, ``used``, ``node_counts`` of the children of the split nodes (one per
     value of the split variable present in the node, numbered by (parent, value) in
     increasing order, entries grouped by child in their order) and ``key`` = parent *
-    cmax + value of each child (sorted); else those six are empty.
+    cmax + value of each child (sorted); else those seven are empty.
     """
     n_nodes = start.shape[0] - 1
     p = Xt.shape[0]
     n_ent = row.shape[0]
-    node_counts = np.zeros((n_nodes, ny))
     splittable = np.zeros(n_nodes, dtype=np.bool_)
     chosen = np.zeros(n_nodes, dtype=np.int64)
     cap = n_ent if descend else 0
@@ -129,13 +149,18 @@ def grow_level(Xt, y, n_levels, row, w, start, node_tree, used, level, descend,
     w2 = np.empty(cap)
     start2 = np.empty(cap + 1, dtype=np.int64)
     tree2 = np.empty(cap, dtype=node_tree.dtype)
-    used2 = np.empty((cap, p), dtype=np.bool_)
+    nw = used.shape[1]
+    used2 = np.empty((cap, nw), dtype=np.uint64)
     key = np.empty(cap, dtype=np.int64)
+    counts2 = np.empty((cap, ny))          # rows zeroed as children are made
     cell = np.zeros(cmax * ny)              # class weights by (value, class) of one candidate
     vtot = np.zeros(cmax)                   # weight by value
     vsq = np.zeros(cmax)                    # sum of squared class weights by value (gini)
-    vcount = np.zeros(cmax, dtype=np.int64)  # entries by value of the chosen variable
+    vcount = np.zeros((p, cmax), dtype=np.int64)  # entries by (candidate, value)
+    cand_vals = np.empty((p, cmax), dtype=np.int64)  # values each candidate touched
+    cand_nvals = np.zeros(p, dtype=np.int64)
     offset = np.zeros(cmax, dtype=np.int64)
+    child_of = np.zeros(cmax, dtype=np.int64)
     touched_cells = np.empty(cmax * ny, dtype=np.int64)
     touched_vals = np.empty(cmax, dtype=np.int64)
     perm = np.empty(p, dtype=np.int64)
@@ -148,8 +173,6 @@ def grow_level(Xt, y, n_levels, row, w, start, node_tree, used, level, descend,
         if hi <= lo:
             continue
         nc = node_counts[i]
-        for e in range(lo, hi):
-            nc[y[row[e]]] += w[e]
         n_node = 0.0
         n_classes_seen = 0
         for c in range(ny):
@@ -166,14 +189,29 @@ def grow_level(Xt, y, n_levels, row, w, start, node_tree, used, level, descend,
         else:
             s = 0.0
             for c in range(ny):
-                s += _xlogx(nc[c])
-            node_imp = _xlogx(n_node) - s
+                s += _xlogx(nc[c], xlx)
+            node_imp = _xlogx(n_node, xlx) - s
         # the candidates
         n_cand = 0
-        if not sklearn_sem:
+        if not sklearn_sem and 4 * max_features <= p - level:
+            # K distinct unused variables by rejection (p - level of them are unused; at
+            # least 3/4 of the draws are accepted): no pass over the p variables
+            while n_cand < max_features:
+                v = _below(state, p)
+                if _is_used(used, i, v):
+                    continue
+                fresh = True
+                for q in range(n_cand):
+                    if cand[q] == v:
+                        fresh = False
+                        break
+                if fresh:
+                    cand[n_cand] = v
+                    n_cand += 1
+        elif not sklearn_sem:
             m = 0
             for v in range(p):
-                if not used[i, v]:
+                if not _is_used(used, i, v):
                     perm[m] = v
                     m += 1
             k = min(max_features, m)
@@ -197,7 +235,7 @@ def grow_level(Xt, y, n_levels, row, w, start, node_tree, used, level, descend,
                 perm[j] = perm[r]
                 perm[r] = t
                 v = perm[j]
-                if not used[i, v] and not _is_constant(Xt[v], row, lo, hi):
+                if not _is_used(used, i, v) and not _is_constant(Xt[v], row, lo, hi):
                     cand[n_cand] = v
                     n_cand += 1
                 j += 1
@@ -207,6 +245,7 @@ def grow_level(Xt, y, n_levels, row, w, start, node_tree, used, level, descend,
         best = -1.0
         for j in range(n_cand):
             col = Xt[cand[j]]
+            vc = vcount[j]
             n_cells = 0
             n_vals = 0
             for e in range(lo, hi):
@@ -222,6 +261,10 @@ def grow_level(Xt, y, n_levels, row, w, start, node_tree, used, level, descend,
                     touched_vals[n_vals] = x
                     n_vals += 1
                 vtot[x] += we
+                vc[x] += 1
+            for q in range(n_vals):
+                cand_vals[j, q] = touched_vals[q]
+            cand_nvals[j] = n_vals
             child = 0.0
             if gini:
                 for q in range(n_cells):
@@ -236,11 +279,11 @@ def grow_level(Xt, y, n_levels, row, w, start, node_tree, used, level, descend,
             else:
                 for q in range(n_cells):
                     ci = touched_cells[q]
-                    child -= _xlogx(cell[ci])
+                    child -= _xlogx(cell[ci], xlx)
                     cell[ci] = 0.0
                 for q in range(n_vals):
                     x = touched_vals[q]
-                    child += _xlogx(vtot[x])
+                    child += _xlogx(vtot[x], xlx)
                     vtot[x] = 0.0
             d = node_imp - child
             if d < 0.0:
@@ -258,38 +301,42 @@ def grow_level(Xt, y, n_levels, row, w, start, node_tree, used, level, descend,
                 if n_tied == 1 or _below(state, n_tied) == 0:
                     pick = j
         v = cand[pick]
+        vc = vcount[pick]
         splittable[i] = True
         chosen[i] = v
         gain = n_node * best
         per_tree[node_tree[i], v] += gain
         by_degree[v, level] += gain
-        if not descend:
-            continue
-        # the children, in value order, and their entries (a counting sort)
-        col = Xt[v]
-        for e in range(lo, hi):
-            vcount[col[row[e]]] += 1
-        at = pos
-        for x in range(n_levels[v]):
-            if vcount[x] > 0:
-                offset[x] = at
-                start2[n_child] = at
-                tree2[n_child] = node_tree[i]
-                for q in range(p):
-                    used2[n_child, q] = used[i, q]
-                used2[n_child, v] = True
-                key[n_child] = i * cmax + x
-                at += vcount[x]
-                vcount[x] = 0
-                n_child += 1
-        for e in range(lo, hi):
-            r = row[e]
-            x = col[r]
-            o = offset[x]
-            row2[o] = r
-            w2[o] = w[e]
-            offset[x] = o + 1
-        pos = at
+        if descend:   # the children, in value order, and their entries (a counting sort)
+            col = Xt[v]
+            at = pos
+            c0 = n_child
+            for x in range(n_levels[v]):
+                if vc[x] > 0:
+                    offset[x] = at
+                    child_of[x] = n_child
+                    start2[n_child] = at
+                    tree2[n_child] = node_tree[i]
+                    for q in range(nw):
+                        used2[n_child, q] = used[i, q]
+                    used2[n_child, v >> 6] |= np.uint64(1) << np.uint64(v & 63)
+                    for c in range(ny):
+                        counts2[n_child, c] = 0.0
+                    key[n_child] = i * cmax + x
+                    at += vc[x]
+                    n_child += 1
+            for e in range(lo, hi):
+                r = row[e]
+                x = col[r]
+                o = offset[x]
+                row2[o] = r
+                w2[o] = w[e]
+                offset[x] = o + 1
+                counts2[child_of[x], y[r]] += w[e]
+            pos = at
+        for j in range(n_cand):   # clear the candidates' value counts
+            for q in range(cand_nvals[j]):
+                vcount[j, cand_vals[j, q]] = 0
     start2[n_child] = pos
-    return (node_counts, splittable, chosen, row2[:pos], w2[:pos], start2[:n_child + 1],
-            tree2[:n_child], used2[:n_child], key[:n_child])
+    return (splittable, chosen, row2[:pos], w2[:pos], start2[:n_child + 1],
+            tree2[:n_child], used2[:n_child], counts2[:n_child], key[:n_child])
