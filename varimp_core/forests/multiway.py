@@ -25,10 +25,16 @@ from varimp_core.exact.splitting import TIE_TOLERANCE, validate_max_features, va
 from varimp_core.data.table import DiscreteTable
 from varimp_core.exact.eqn3 import validate_max_depth
 
-__all__ = ["grow_forest", "TREES_PER_CHUNK"]
+__all__ = ["grow_forest", "TREES_PER_CHUNK", "trees_per_chunk"]
 
-#: Trees grown together; fixed so that results do not depend on memory.
+#: The most trees grown together (a chunk).  A chunk's size depends on the work only
+#: (:func:`trees_per_chunk`), never on ``n_jobs`` nor memory, so results do not either.
 TREES_PER_CHUNK = 64
+
+#: Work of a chunk, in entry-levels (distinct rows x levels x trees): enough that the
+#: per-level Python work of a chunk is a few percent of its kernel time, small enough
+#: that a job of a second or more has a dozen chunks or more to share between cores.
+CHUNK_WORK = 1 << 21
 
 #: Whole counts up to this total are grown as counts, their entropies read from a table
 #: of k log2 k (8 bytes a count) instead of a logarithm per cell.
@@ -131,8 +137,9 @@ def grow_forest(table: DiscreteTable, *, n_estimators: int = 100, max_features: 
         Called as ``progress(done, total)`` after each chunk of trees.
     n_jobs : int, optional
         Processes growing chunks of trees side by side (joblib's convention: -1
-        every core; None or 1 this process).  Chunk c of 64 trees draws from the
-        c-th child of ``SeedSequence(random_state)``, so the result is the same
+        every core; None or 1 this process).  Chunk c of :func:`trees_per_chunk` trees
+        (at most 64, from the work alone) draws from the c-th child of
+        ``SeedSequence(random_state)``, so the result is the same
         for every ``n_jobs``.
 
     Returns
@@ -177,9 +184,15 @@ def _seeded_chunk(table, seed, n_trees, probs, n_samples, k, depth, k_semantics,
     return per_tree, by_degree, None if own is None else own.gathered()
 
 
-def _seeded_chunks(table, seeds, sizes, *args, router=None) -> list:
-    """:func:`_seeded_chunk` of each (seed, size), in order (one task of a worker process)."""
-    return [_seeded_chunk(table, seed, n, *args, router=router) for seed, n in zip(seeds, sizes)]
+def trees_per_chunk(n_rows: int, depth: int) -> int:
+    """Trees of a chunk: about :data:`CHUNK_WORK` entry-levels, 1 to :data:`TREES_PER_CHUNK`.
+
+    A tree's work is its distinct rows times its levels; a tree grown to purity has about
+    log2(rows) + 2 levels or ``depth``, whichever is fewer.  From the table and the depth
+    only, so the forest is the same for every ``n_jobs``.
+    """
+    levels = max(1, min(int(depth), int(np.ceil(np.log2(max(n_rows, 2)))) + 2))
+    return int(min(TREES_PER_CHUNK, max(1, CHUNK_WORK // (max(n_rows, 1) * levels))))
 
 
 def grow_forest_routed(table, router, *, n_estimators, max_features, max_depth, bootstrap,
@@ -213,24 +226,19 @@ def grow_forest_routed(table, router, *, n_estimators, max_features, max_depth, 
         if isinstance(n_samples, bool) or int(n_samples) < 1:
             raise ValueError(f"n_samples for the bootstrap must be a positive whole number, got {n_samples!r}.")
         n_samples = int(n_samples)
-    seeds = np.random.SeedSequence(random_state).spawn(
-        (n_estimators + TREES_PER_CHUNK - 1) // TREES_PER_CHUNK)
-    bounds = [(c * TREES_PER_CHUNK, min((c + 1) * TREES_PER_CHUNK, n_estimators))
-              for c in range(len(seeds))]
+    size = trees_per_chunk(table.n_rows, depth)
+    seeds = np.random.SeedSequence(random_state).spawn((n_estimators + size - 1) // size)
+    bounds = [(c * size, min((c + 1) * size, n_estimators)) for c in range(len(seeds))]
     args = (probs, n_samples if bootstrap else None, k, depth, k_semantics, criterion)
     workers = 1 if n_jobs is None else \
         max(1, min(int(joblib.effective_n_jobs(n_jobs)), len(seeds)))
     if workers == 1:
         parts = (_seeded_chunk(table, seed, hi - lo, *args, router=router)
                  for seed, (lo, hi) in zip(seeds, bounds))
-    else:  # a few tasks per worker: each sends the table once and grows several chunks
-        groups = np.array_split(np.arange(len(seeds)), min(len(seeds), 2 * workers))
-        batches = joblib.Parallel(n_jobs=workers, return_as="generator")(
-            joblib.delayed(_seeded_chunks)(table, [seeds[c] for c in g],
-                                           [bounds[c][1] - bounds[c][0] for c in g], *args,
-                                           router=router)
-            for g in groups)
-        parts = (part for batch in batches for part in batch)
+    else:  # threads: the kernels release the GIL, and nothing is copied nor imported again
+        parts = joblib.Parallel(n_jobs=workers, backend="threading", return_as="generator")(
+            joblib.delayed(_seeded_chunk)(table, seed, hi - lo, *args, router=router)
+            for seed, (lo, hi) in zip(seeds, bounds))
     per_tree = np.zeros((n_estimators, p))
     by_degree = np.zeros((p, p))
     for (lo, hi), (pt, bd, gathered) in zip(bounds, parts):
