@@ -1,6 +1,10 @@
 """The multiway forest against scikit-learn's ExtraTrees, one core each, same trees (issue #30).
 
-    PYTHONPATH=. python bench/bench_multiway.py [--quick] [--repeat 3]
+    PYTHONPATH=. python bench/bench_multiway.py [--quick] [--repeat 3] [--only TEXT]
+                                                [--before REV]
+
+``--before cef732c`` also times the multiway forest of that git revision (the numpy
+version) in the same run, interleaved, and prints its ratio beside.
 
 Each case grows the same number of trees at the same K with both libraries, one process,
 n_jobs = 1, timed side by side in this run (varimp, then scikit-learn, ``--repeat`` times,
@@ -88,6 +92,18 @@ def first_call_seconds() -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
+def forest_at(rev: str):
+    """``grow_forest`` of ``varimp_core/forests/multiway.py`` at git revision ``rev``."""
+    import types
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    src = subprocess.run(["git", "show", f"{rev}:varimp_core/forests/multiway.py"], cwd=root,
+                         capture_output=True, text=True, check=True).stdout
+    mod = types.ModuleType(f"multiway_{rev}")
+    exec(compile(src, f"multiway@{rev}", "exec"), mod.__dict__)
+    return mod.grow_forest
+
+
 def median_seconds(fn, repeat):
     times = []
     for _ in range(repeat):
@@ -101,11 +117,13 @@ def main(argv=None) -> None:
     ap = quick_parser("N = 20,000 LED rows, 200 / 30 trees instead of 100,000, 1,000 / 100")
     ap.add_argument("--repeat", type=int, default=3, help="timings per case (median)")
     ap.add_argument("--only", default="", help="cases whose name contains this text")
+    ap.add_argument("--before", default="", help="git revision whose forest to time too")
     args = ap.parse_args(argv)
+    old = forest_at(args.before) if args.before else None
     print(f"first forest in a fresh process (import + numba compile or cache load): "
           f"{first_call_seconds():.2f} s")
     print(f"{'case':<31} {'trees':>5} {'K':>2} {'varimp s':>9} {'sklearn s':>10} "
-          f"{'ratio':>7} {'goal':>6}  load")
+          f"{'ratio':>7} {'goal':>6}  load" + (f"  {'before s':>8} {'ratio':>6}" if old else ""))
     loaded = {}
     for name, thunk, trees, k, goal in cases(args.quick):
         if args.only and args.only not in name:
@@ -116,8 +134,11 @@ def main(argv=None) -> None:
         X = data.native_X()
         y = data.y
         compute_importances(data, method="forest", max_features=k, n_estimators=2)  # warm
-        ours, theirs = [], []
+        ours, theirs, before = [], [], []
         for _ in range(args.repeat):   # interleaved, so both see the same load
+            if old is not None:
+                before.append(median_seconds(lambda: old(
+                    data.table, n_estimators=trees, max_features=k), 1))
             ours.append(median_seconds(lambda: compute_importances(
                 data, method="forest", max_features=k, n_estimators=trees, n_jobs=1), 1))
             theirs.append(median_seconds(lambda: ExtraTreesClassifier(
@@ -125,8 +146,12 @@ def main(argv=None) -> None:
                 random_state=0).fit(X, y), 1))
         a, b = statistics.median(ours), statistics.median(theirs)
         verdict = "ok" if b / a >= goal else "MISSED"
+        extra = ""
+        if before:
+            c = statistics.median(before)
+            extra = f"  {c:>8.2f} {b / c:>5.2f}x"
         print(f"{name:<31} {trees:>5} {k:>2} {a:>9.2f} {b:>10.2f} {b / a:>6.1f}x {goal:>5.0f}x"
-              f"  {os.getloadavg()[0]:.1f} {verdict}", flush=True)
+              f"  {os.getloadavg()[0]:.1f} {verdict}{extra}", flush=True)
 
 
 if __name__ == "__main__":
