@@ -41,6 +41,21 @@ CHUNK_WORK = 1 << 21
 MAX_COUNT_TABLE = 1 << 22
 
 
+def _row_groups(table) -> np.ndarray:
+    """An id per row, equal for rows of equal codes (computed once per table)."""
+    cached = _GROUPS.get(id(table))
+    if cached is not None and cached[0] is table:
+        return cached[1]
+    _, inverse = np.unique(table.X, axis=0, return_inverse=True)
+    groups = np.ascontiguousarray(inverse.ravel(), dtype=np.int64)
+    _GROUPS.clear()                      # one table at a time: no growth, no stale ids
+    _GROUPS[id(table)] = (table, groups)
+    return groups
+
+
+_GROUPS: dict = {}
+
+
 def _grow_chunk(table, weights, rng, max_features, depth, k_semantics, criterion, router=None,
                 total_count=0):
     """Grow ``weights.shape[0]`` trees; return (per_tree (T, p), by_degree (p, p) summed).
@@ -70,7 +85,11 @@ def _grow_chunk(table, weights, rng, max_features, depth, k_semantics, criterion
     n_levels = np.ascontiguousarray(table.n_levels, dtype=np.int64)
     node_counts = np.bincount(tree_of_entry * ny + y[row], weights=w,
                               minlength=n_trees * ny).reshape(n_trees, ny)
-    state = kern.seed_state(rng)
+    node_key = kern.root_keys(rng, n_trees)
+    # id3 splits a node of one repeated row of codes on constant variables, gaining nothing:
+    # without a router to follow rows through those splits, such a node is a leaf at once
+    group = np.zeros(0, dtype=np.int64) if router is not None or k_semantics != "id3" \
+        else _row_groups(table)
     xlx = kern.xlogx_table(total_count) if total_count and criterion == "entropy" \
         else np.zeros(0)
     sklearn_sem = k_semantics != "id3"
@@ -82,10 +101,10 @@ def _grow_chunk(table, weights, rng, max_features, depth, k_semantics, criterion
         if n_nodes == 0 or row.size == 0:
             break
         last = level + 1 >= depth
-        (splittable, chosen, row2, w2, start2, tree2, used2, counts2, uniq) = kern.grow_level(
+        (splittable, chosen, row2, w2, start2, tree2, used2, counts2, uniq, keys2) = kern.grow_level(
             Xt, y, n_levels, row, w, start, node_tree, used, node_counts, level, not last,
             max_features,
-            sklearn_sem, gini, ny, cmax, TIE_TOLERANCE, xlx, state, per_tree, by_degree)
+            sklearn_sem, gini, ny, cmax, TIE_TOLERANCE, xlx, node_key, group, per_tree, by_degree)
         if router is not None:
             router.leaves(splittable, node_counts)
         if last:
@@ -99,6 +118,7 @@ def _grow_chunk(table, weights, rng, max_features, depth, k_semantics, criterion
         if router is not None:
             router.descend(chosen, uniq, cmax, node_counts)
         row, w, start, node_tree, used, node_counts = row2, w2, start2, tree2, used2, counts2
+        node_key = keys2
     if total_count:
         per_tree /= total_count
         by_degree /= total_count

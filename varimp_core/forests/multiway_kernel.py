@@ -19,9 +19,11 @@ one call of :func:`grow_level` per level, so
 :class:`varimp_core.local.multiway._Router` still follows rows level by level, and the
 nodes of a level are numbered as ``np.unique(parent * cmax + value)`` would number them.
 
-Randomness.  The kernels draw from a splitmix64 stream whose 64-bit state lives in a
-one-element array seeded by the chunk's numpy generator, so a chunk's trees depend on
-its seed only (not on ``n_jobs``, not on the process).  Per node, in node order: the
+Randomness.  Each node draws from its own splitmix64 stream, seeded by a key: a root's
+from the chunk's numpy generator, a child's mixed from its parent's key and its value.
+So a chunk's trees depend on its seed only (not on ``n_jobs``, not on the process), and
+a node's draws not on which other nodes were grown (a node of one repeated row of codes
+can be left unsplit without changing any other draw).  Per node: the
 candidates (id3: K distinct unused variables by rejection when K is at most a quarter
 of the unused ones, else by a partial Fisher-Yates shuffle;
 sklearn: variables read in the order of a lazy Fisher-Yates shuffle, with the reading
@@ -55,9 +57,17 @@ except ImportError:  # pragma: no cover
 
     HAVE_NUMBA = False
 
-__all__ = ["HAVE_NUMBA", "grow_level", "seed_state", "xlogx_table"]
+__all__ = ["HAVE_NUMBA", "grow_level", "root_keys", "xlogx_table"]
 
 _INV53 = 1.0 / 9007199254740992.0
+
+
+@_jit
+def _mix(z):
+    """splitmix64's finaliser: 64 well-mixed bits of ``z``."""
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
 
 
 @_jit
@@ -83,9 +93,9 @@ def _below(state, n):
     return k if k < n else n - 1
 
 
-def seed_state(rng: np.random.Generator) -> np.ndarray:
-    """The kernels' random state, drawn from a numpy generator."""
-    return rng.integers(0, 2 ** 63, size=1, dtype=np.int64).astype(np.uint64)
+def root_keys(rng: np.random.Generator, n_trees: int) -> np.ndarray:
+    """The seeds of the roots' random streams, drawn from a numpy generator."""
+    return rng.integers(0, 2 ** 63, size=n_trees, dtype=np.int64).astype(np.uint64)
 
 
 @_jit
@@ -121,8 +131,8 @@ def _is_used(used, i, v):
 
 @_jit
 def grow_level(Xt, y, n_levels, row, w, start, node_tree, used, node_counts, level, descend,
-               max_features, sklearn_sem, gini, ny, cmax, tie_tol, xlx, state, per_tree,
-               by_degree):
+               max_features, sklearn_sem, gini, ny, cmax, tie_tol, xlx, node_key, group,
+               per_tree, by_degree):
     """Split every node of one level; add the gains to the importances; build the next level.
 
     ``Xt`` (p, rows) holds the codes column by column; ``row``/``w`` the entries (distinct
@@ -130,7 +140,12 @@ def grow_level(Xt, y, n_levels, row, w, start, node_tree, used, node_counts, lev
     ``node_tree`` the tree of each node; ``used`` (nodes, ceil(p / 64)) the variables
     split on above it, a bit each; ``node_counts`` (nodes, ny) its class weights.  ``per_tree[tree, var]`` and
     ``by_degree[var, level]`` receive p(t) * decrease (in the weights' unit).  ``xlx``:
-    :func:`xlogx_table` where the weights are whole counts, else empty.
+    :func:`xlogx_table` where the weights are whole counts, else empty.  ``node_key``: the
+    seed of each node's own random stream (a child's is mixed from its parent's and its
+    value), so a node's draws do not depend on which other nodes were grown.  ``group``
+    (rows; empty: off): equal ids for equal rows of codes; a node whose entries all share
+    one is a leaf at once (id3 would split it on constant variables down to the depth limit,
+    gaining exactly nothing), which changes no importance and no other node's draws.
 
     Returns ``splittable``, ``chosen`` (the split variable; 0 where the node does not
     split) and, where ``descend``, the next level: ``row``, ``w``, ``start``,
@@ -152,6 +167,9 @@ def grow_level(Xt, y, n_levels, row, w, start, node_tree, used, node_counts, lev
     nw = used.shape[1]
     used2 = np.empty((cap, nw), dtype=np.uint64)
     key = np.empty(cap, dtype=np.int64)
+    key2 = np.empty(cap, dtype=np.uint64)
+    state = np.zeros(1, dtype=np.uint64)
+    prune = group.shape[0] > 0
     counts2 = np.empty((cap, ny))          # rows zeroed as children are made
     cell = np.zeros(cmax * ny)              # class weights by (value, class) of one candidate
     vtot = np.zeros(cmax)                   # weight by value
@@ -181,6 +199,16 @@ def grow_level(Xt, y, n_levels, row, w, start, node_tree, used, node_counts, lev
                 n_classes_seen += 1
         if n_classes_seen <= 1 or n_node <= 0.0:
             continue                                         # pure: a leaf
+        if prune:
+            g0 = group[row[lo]]
+            same = True
+            for e in range(lo + 1, hi):
+                if group[row[e]] != g0:
+                    same = False
+                    break
+            if same:
+                continue                                     # one row of codes: nothing to gain
+        state[0] = node_key[i]
         if gini:
             s = 0.0
             for c in range(ny):
@@ -323,6 +351,7 @@ def grow_level(Xt, y, n_levels, row, w, start, node_tree, used, node_counts, lev
                     for c in range(ny):
                         counts2[n_child, c] = 0.0
                     key[n_child] = i * cmax + x
+                    key2[n_child] = _mix(node_key[i] + np.uint64(x + 1) * np.uint64(0xD1B54A32D192ED03))
                     at += vc[x]
                     n_child += 1
             for e in range(lo, hi):
@@ -339,4 +368,4 @@ def grow_level(Xt, y, n_levels, row, w, start, node_tree, used, node_counts, lev
                 vcount[j, cand_vals[j, q]] = 0
     start2[n_child] = pos
     return (splittable, chosen, row2[:pos], w2[:pos], start2[:n_child + 1],
-            tree2[:n_child], used2[:n_child], counts2[:n_child], key[:n_child])
+            tree2[:n_child], used2[:n_child], counts2[:n_child], key[:n_child], key2[:n_child])
