@@ -146,7 +146,7 @@ def _sniff_delimiter(text: str) -> str:
     return best
 
 
-def _check_rows(text: str, delimiter: str, max_columns: int | None,
+def check_rows(text: str, delimiter: str, max_columns: int | None,
                 max_name_length: int | None) -> list[str]:
     """Return the header; refuse ragged rows, duplicate names and a header past the limits."""
     # newline="": the reader splits \n, \r\n and lone \r line ends, outside quotes only.
@@ -265,7 +265,7 @@ def read_csv_bytes(content: bytes, *, max_bytes: int | None = None,
         delimiter, text = hint.group(1), text[hint.end():]
     else:
         delimiter = _sniff_delimiter(text)
-    header = _check_rows(text, delimiter, max_columns, max_name_length)
+    header = check_rows(text, delimiter, max_columns, max_name_length)
     try:
         frame = pd.read_csv(io.StringIO(text), sep=delimiter, index_col=False,
                             skipinitialspace=True, low_memory=False)

@@ -43,7 +43,7 @@ import pandas as pd
 from scipy import sparse
 from sklearn.base import is_classifier
 
-from varimp_core.local.importance import _prepare_X, _trees_of, local_importance
+from varimp_core.local.importance import prepare_features, forest_trees, local_importance
 from varimp_core.local.local_mdi import LocalMDI, impurity_of_counts
 from varimp_core.measures.tree_kernels import node_values, saabas_matrix
 from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict
@@ -167,9 +167,9 @@ def sklearn_local_mdi(estimator, X, *, variables=None, weight=None) -> LocalMDI:
         Units: bits (entropy; scikit-learn's entropy is in base 2), Gini units,
         or variance (squared error) for regression.
     """
-    trees = _trees_of(estimator)
+    trees = forest_trees(estimator)
     _check_single_output(estimator)
-    _, X32, Xa, variables = _prepare_X(estimator, X, variables)
+    _, X32, Xa, variables = prepare_features(estimator, X, variables)
     n, p = Xa.shape
     w = np.ones(n) if weight is None else np.asarray(weight, dtype=float).ravel()
     if w.shape != (n,):
@@ -231,9 +231,9 @@ def sklearn_saabas(estimator, X, *, variables=None) -> Contributions:
     Contributions
         ``method="saabas"``, with per-row standard errors over trees.
     """
-    trees = _trees_of(estimator)
+    trees = forest_trees(estimator)
     _check_single_output(estimator)
-    _, X32, Xa, variables = _prepare_X(estimator, X, variables)
+    _, X32, Xa, variables = prepare_features(estimator, X, variables)
     n, p = Xa.shape
     classification = is_classifier(estimator)
     outputs = _outputs(estimator)
@@ -281,9 +281,9 @@ def sklearn_treeshap(estimator, X, *, variables=None) -> Contributions:
     """
     import shap
 
-    _trees_of(estimator)
+    forest_trees(estimator)
     _check_single_output(estimator)
-    _, X32, Xa, variables = _prepare_X(estimator, X, variables)
+    _, X32, Xa, variables = prepare_features(estimator, X, variables)
     n, p = Xa.shape
     outputs = _outputs(estimator)
     K = len(outputs)
@@ -415,11 +415,11 @@ def _route_multiway(table, X, *, n_estimators, max_features, max_depth, bootstra
                     criterion, random_state, n_samples, n_jobs):
     from varimp_core.data.table import DiscreteTable
     from varimp_core.forests.multiway import grow_forest_routed
-    from varimp_core.local.multiway import _check_rows
+    from varimp_core.local.multiway import check_rows
 
     if not isinstance(table, DiscreteTable):
         raise ValueError(f"Expected a DiscreteTable, got {type(table).__name__}.")
-    Q = _check_rows(X, table)
+    Q = check_rows(X, table)
     router = _ExplainRouter(Q, table.n_levels, criterion, table.n_classes)
     result = grow_forest_routed(table, router, n_estimators=n_estimators,
                                 max_features=max_features, max_depth=max_depth,

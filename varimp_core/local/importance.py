@@ -110,7 +110,7 @@ def fit_uniform_forest(X, y, *, task="classification", n_estimators=100, max_fea
 
 
 # -- reading the forest ---------------------------------------------------------------
-def _trees_of(estimator) -> list:
+def forest_trees(estimator) -> list:
     """The fitted trees of a forest (or the tree itself), checked to use all inputs in order."""
     if hasattr(estimator, "tree_"):
         return [estimator]
@@ -131,7 +131,7 @@ def _trees_of(estimator) -> list:
     return trees
 
 
-def _prepare_X(estimator, X, variables):
+def prepare_features(estimator, X, variables):
     """Validate X; return (X for predict, float32 C array for tree_.apply, float array, names)."""
     p = int(estimator.n_features_in_)
     fitted_names = getattr(estimator, "feature_names_in_", None)
@@ -381,10 +381,10 @@ def local_importance(estimator, X, *, variables=None, max_level: int = 1) -> Loc
     >>> local_importance(tree, X).counts.sum(axis=1).tolist()   # one leaf parent per tree
     [1, 1, 1, 1, 1, 1, 1, 1]
     """
-    trees = _trees_of(estimator)
+    trees = forest_trees(estimator)
     if isinstance(max_level, bool) or not isinstance(max_level, (int, np.integer)) or max_level < 1:
         raise ValueError(f"max_level={max_level!r} is not allowed: use an integer >= 1.")
-    X_pred, X32, Xa, variables = _prepare_X(estimator, X, variables)
+    X_pred, X32, Xa, variables = prepare_features(estimator, X, variables)
     n, p = Xa.shape
     by_level = _count_split_variables(trees, X32, p, int(max_level))
     counts = by_level[0]

@@ -117,7 +117,7 @@ class _Router:
         self._finish(np.ones(n.size, dtype=bool), np.where(has[:, None], child, node_counts[n]))
 
 
-def _check_rows(X, table: DiscreteTable) -> np.ndarray:
+def check_rows(X, table: DiscreteTable) -> np.ndarray:
     if X is None:
         return table.X.copy()
     try:
@@ -191,7 +191,7 @@ def forest_local_importance(table: DiscreteTable, X=None, *, n_estimators: int =
         raise ValueError(f"Expected a DiscreteTable, got {type(table).__name__}.")
     if isinstance(max_level, bool) or not isinstance(max_level, (int, np.integer)) or max_level < 1:
         raise ValueError(f"max_level={max_level!r} is not allowed: use an integer >= 1.")
-    Q = _check_rows(X, table)
+    Q = check_rows(X, table)
     m, p = Q.shape
     counts = np.zeros((int(max_level), m * p), dtype=np.int64)
     proba = np.zeros((m, table.n_classes))
