@@ -110,3 +110,6 @@ __all__ = [
     "ImportanceResult",
     "__version__",
 ]
+
+from varimp_core.exact.moments import ImportanceMoments, exact_moments, moments_from_trees  # noqa: E402
+__all__ += ["exact_moments", "moments_from_trees", "ImportanceMoments"]
