@@ -86,3 +86,51 @@ def test_squared_error_scales_like_the_mean():
     t2 = DiscreteTable.from_codes(X, y, y_labels=tuple(float(v) for v in range(4)))
     m2 = exact_moments(t2, max_features=1, criterion="squared_error")
     np.testing.assert_allclose(m.covariance, 1e4 * m2.covariance, rtol=1e-9, atol=1e-12)
+
+
+def _binary_data(seed):
+    rng = np.random.default_rng(100 + seed)
+    n, p = int(rng.integers(3, 7)), int(rng.integers(1, 4))
+    levels = np.array([0.0, 0.5, 2.0, 3.25])
+    X = levels[rng.integers(0, 4, size=(n, p))]
+    y = rng.integers(0, 2 + seed % 2, size=n)
+    return X, y
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("method", ["exact-rf", "exact-et"])
+def test_binary_moments_equal_the_enumerated_law(seed, method):
+    X, y = _binary_data(seed)
+    p = X.shape[1]
+    t = DiscreteTable.from_codes(np.zeros((len(y), p), int), y)  # names only
+    for K in sorted({1, p}):
+        for depth in (None, 1, 2):
+            law = binary_law(X, y, kind=method[-2:], max_features=K, max_depth=depth)
+            mean, cov = moments(law)
+            from varimp_core.exact.moments import _BinaryWalker, _binary_moments
+            w = _BinaryWalker(X, y, method=method, max_features=K, max_depth=depth,
+                              min_samples_leaf=1, criterion="entropy", sample_weight=None)
+            V, S, _ = _binary_moments(w)
+            np.testing.assert_allclose(V, mean, atol=1e-12, err_msg=f"K={K} D={depth}")
+            np.testing.assert_allclose(S - np.outer(V, V), cov, atol=1e-12,
+                                       err_msg=f"K={K} D={depth}")
+    del t
+
+
+@pytest.mark.parametrize("method", ["exact-rf", "exact-et"])
+def test_binary_mean_equals_compute_importances(method):
+    X, y = _binary_data(3)
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(9, 3)).round(2)
+    y = rng.integers(0, 2, size=9)
+    from varimp_core.exact.binary import exact_binary_importances
+    for K in (1, 2, 3):
+        for depth in (None, 2):
+            r = exact_binary_importances(X, y, method=method, max_features=K, max_depth=depth)
+            t = DiscreteTable.from_codes(np.zeros((9, 3), int), y)
+            del t
+            from varimp_core.exact.moments import _BinaryWalker, _binary_moments
+            w = _BinaryWalker(X, y, method=method, max_features=K, max_depth=depth,
+                              min_samples_leaf=1, criterion="entropy", sample_weight=None)
+            V, _, _ = _binary_moments(w)
+            np.testing.assert_allclose(V, r.importances, atol=1e-12)

@@ -113,3 +113,5 @@ __all__ = [
 
 from varimp_core.exact.moments import ImportanceMoments, exact_moments, moments_from_trees  # noqa: E402
 __all__ += ["exact_moments", "moments_from_trees", "ImportanceMoments"]
+from varimp_core.exact.enumerate_trees import TreeEnumeration, enumerate_trees  # noqa: E402
+__all__ += ["enumerate_trees", "TreeEnumeration"]

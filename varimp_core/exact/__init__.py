@@ -4,3 +4,4 @@
 (``recursion``) and the relevance of each variable (``relevance``)."""
 
 from varimp_core.exact.moments import ImportanceMoments, exact_moments, moments_from_trees  # noqa: E402,F401
+from varimp_core.exact.enumerate_trees import TreeEnumeration, enumerate_trees  # noqa: E402,F401

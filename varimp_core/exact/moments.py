@@ -494,9 +494,10 @@ def exact_moments(data, *, method: str = "exact", max_features: int = 1, max_dep
         X, y, sw = binary_inputs(data)
         msg = binary_refusal_sentence(X, y, method=method, max_features=max_features,
                                       max_depth=max_depth, min_samples_leaf=min_samples_leaf,
-                                      criterion=criterion, sample_weight=sw)
+                                      sample_weight=sw, max_nodes=MAX_BINARY_MOMENT_NODES)
         if msg:
-            raise ValueError(msg)
+            raise ValueError("The exact covariance re-walks every node, holding p + p^2 numbers "
+                             f"each: {msg}")
         walker = _BinaryWalker(X, y, method=method, max_features=max_features,
                                max_depth=max_depth, min_samples_leaf=min_samples_leaf,
                                criterion=criterion, sample_weight=sw)
