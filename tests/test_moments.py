@@ -102,7 +102,6 @@ def _binary_data(seed):
 def test_binary_moments_equal_the_enumerated_law(seed, method):
     X, y = _binary_data(seed)
     p = X.shape[1]
-    t = DiscreteTable.from_codes(np.zeros((len(y), p), int), y)  # names only
     for K in sorted({1, p}):
         for depth in (None, 1, 2):
             law = binary_law(X, y, kind=method[-2:], max_features=K, max_depth=depth)
@@ -114,12 +113,10 @@ def test_binary_moments_equal_the_enumerated_law(seed, method):
             np.testing.assert_allclose(V, mean, atol=1e-12, err_msg=f"K={K} D={depth}")
             np.testing.assert_allclose(S - np.outer(V, V), cov, atol=1e-12,
                                        err_msg=f"K={K} D={depth}")
-    del t
 
 
 @pytest.mark.parametrize("method", ["exact-rf", "exact-et"])
 def test_binary_mean_equals_compute_importances(method):
-    X, y = _binary_data(3)
     rng = np.random.default_rng(9)
     X = rng.normal(size=(9, 3)).round(2)
     y = rng.integers(0, 2, size=9)
@@ -127,10 +124,199 @@ def test_binary_mean_equals_compute_importances(method):
     for K in (1, 2, 3):
         for depth in (None, 2):
             r = exact_binary_importances(X, y, method=method, max_features=K, max_depth=depth)
-            t = DiscreteTable.from_codes(np.zeros((9, 3), int), y)
-            del t
             from varimp_core.exact.moments import _BinaryWalker, _binary_moments
             w = _BinaryWalker(X, y, method=method, max_features=K, max_depth=depth,
                               min_samples_leaf=1, criterion="entropy", sample_weight=None)
             V, _, _ = _binary_moments(w)
             np.testing.assert_allclose(V, r.importances, atol=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# tree enumeration
+# ---------------------------------------------------------------------------
+
+from varimp_core.exact.enumerate_trees import TreeEnumeration, enumerate_trees  # noqa: E402
+
+H_TOY = -(1 / 3) * math.log2(1 / 3) - (2 / 3) * math.log2(2 / 3)   # H(Y) = 0.9183 bits
+
+
+def _toy():
+    """Louppe's thesis toy (section 7.2.3): X1 in {0, 1, 2}, X2 = Y, Y = (0, 1, 1)."""
+    return DiscreteTable.from_codes(np.array([[0, 0], [1, 1], [2, 1]]), np.array([0, 1, 1]))
+
+
+def test_louppe_toy_extra_trees_by_hand():
+    # K=1 Extra-Trees.  The root draws X1 or X2 (1/2 each) and a uniform threshold.
+    #  * X2 (1/2): {0} | {1, 2}, both pure: (0, H).
+    #  * X1, threshold in (0, 1) (1/2 * 1/2): {0} | {1, 2}, pure: (H, 0), probability 1/4.
+    #  * X1, threshold in (1, 2) (1/4): {0, 1} | {2}, gain H - 2/3 * 1 = 0.2516; the
+    #    left node {0, 1} (p = 2/3, 1 bit) splits perfectly on X1 or X2 (1/2 each), gain
+    #    2/3: (H, 0) with 1/8, (H - 2/3, 2/3) with 1/8.
+    # Imp(X1) = H/4 + H/8 + (H - 2/3)/8 = H/2 - 1/12 = 0.3758, Imp(X2) = H/2 + 1/12 = 0.5425.
+    # The thesis prints 0.375 and 0.541 (sum 0.916, missing H(Y) = 0.9183 by 0.002); its
+    # formula 2/8 I(X1<=1;Y) + 1/8 P(X1<=1) I(X1<=0;Y|X1<=1) + 1/4 I(X1<=0;Y)
+    #   = 0.25 * 0.2516 + 0.125 * (2/3) * 1 + 0.25 * 0.9183 = 0.3758, and
+    # 1/2 I(X2;Y) + 1/8 P(X1<=1) I(X2;Y|X1<=1) = 0.4591 + 0.0833 = 0.5425: our values.
+    e = enumerate_trees(_toy(), method="exact-et", max_features=1)
+    got = sorted((round(t.probability, 12), tuple(np.round(t.importances, 12))) for t in e.trees)
+    r = lambda v: round(v, 12)  # noqa: E731
+    want = sorted([(0.5, (0.0, r(H_TOY))), (0.25, (r(H_TOY), 0.0)), (0.125, (r(H_TOY), 0.0)),
+                   (0.125, (r(H_TOY - 2 / 3), r(2 / 3)))])
+    assert got == want
+    np.testing.assert_allclose(e.mean, [H_TOY / 2 - 1 / 12, H_TOY / 2 + 1 / 12], atol=1e-12)
+    assert e.mean.sum() == pytest.approx(H_TOY, abs=1e-12)
+    m = exact_moments(_toy(), method="exact-et", max_features=1)
+    np.testing.assert_allclose(m.mean, e.mean, atol=1e-12)
+    np.testing.assert_allclose(m.covariance, e.covariance, atol=1e-12)
+    # the structure of the tree of probability 1/2: X2 at the root, two leaves
+    top = e.trees[0].structure
+    assert top["variable"] == "X2" and [c["side"] for c in top["children"]] == ["<=", ">"]
+    assert all(c["node"]["leaf"] for c in top["children"])
+
+
+def test_louppe_toy_multiway_trees():
+    # Multiway, K=1: the root is X1 (a perfect 3-way split) or X2, 1/2 each: (H/2, H/2).
+    e = enumerate_trees(_toy(), method="exact", max_features=1)
+    assert sorted(e.probabilities.tolist()) == [0.5, 0.5]
+    np.testing.assert_allclose(e.mean, [H_TOY / 2, H_TOY / 2], atol=1e-12)
+    np.testing.assert_allclose(e.covariance, H_TOY ** 2 / 4 * np.array([[1, -1], [-1, 1]]),
+                               atol=1e-12)
+
+
+def test_xor_four_rows():
+    # XOR on 4 equiprobable rows, K=1.  Multiway: the root (X1 or X2, gain 0) then the other
+    # variable in each half (gain 1/2 each): always (0, 1) or (1, 0), 1/2 each.
+    t = xor_table(2, 0)
+    e = enumerate_trees(t, method="exact", max_features=1)
+    assert sorted(e.probabilities.tolist()) == [0.5, 0.5]
+    assert sorted(tuple(v) for v in e.importances.tolist()) == [(0.0, 1.0), (1.0, 0.0)]
+    # Binary ET on codes {0, 1}: one gap per variable.  In each half the root's variable is
+    # constant, and scikit-learn reads on to a non-constant one, so both halves split on the
+    # other variable: the same two trees (unlike id3 multiway trees at K=1, no no-op split).
+    b = enumerate_trees(t, method="exact-et", max_features=1)
+    law = {tuple(np.round(v, 12)): 0.0 for v in b.importances}
+    for pr, v in zip(b.probabilities, b.importances):
+        law[tuple(np.round(v, 12))] += pr
+    assert law == pytest.approx({(0.0, 1.0): 0.5, (1.0, 0.0): 0.5})
+    assert len(b.trees) == 2
+
+
+def test_led_k7_depth2():
+    # K=7, depth 2: the root is X2 or X5 (tied, I = H(0.4)), 1/2 each; each child then takes
+    # its best variable (ties shared).  Theorem-free check: the enumeration agrees with the
+    # brute-force law, and its mean with the exact recursion.
+    led = led_table()
+    e = enumerate_trees(led, method="exact", max_features=7, max_depth=2)
+    law = multiway_law(rows_of(led), 7, 7, max_depth=2)
+    assert len(e.trees) >= 2
+    mean, cov = moments(law)
+    np.testing.assert_allclose(e.mean, mean, atol=1e-12)
+    np.testing.assert_allclose(e.covariance, cov, atol=1e-12)
+    r = compute_importances(led, method="exact", max_features=7, max_depth=2)
+    np.testing.assert_allclose(e.mean, r.importances, atol=1e-12)
+    roots = {t.structure["variable"] for t in e.trees}
+    assert roots == {"X2", "X5"}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_enumeration_equals_the_oracle_law(seed):
+    t = _random_table(seed)
+    p = t.n_features
+    for K in (1, p):
+        e = enumerate_trees(t, method="exact", max_features=K, max_trees=10_000)
+        law = multiway_law(rows_of(t), p, K)
+        assert e.probabilities.sum() == pytest.approx(1.0, abs=1e-12)
+        mine = {}
+        for pr, v in zip(e.probabilities, e.importances):
+            key = tuple(np.round(v, 11))
+            mine[key] = mine.get(key, 0.0) + pr
+        theirs = {tuple(np.round(v, 11)): pr for pr, v in law}
+        assert mine.keys() == theirs.keys()
+        for k in mine:
+            assert mine[k] == pytest.approx(theirs[k], abs=1e-12)
+
+
+def test_enumeration_refuses_with_the_count():
+    with pytest.raises(ValueError, match=r"has [\d,]+ distinct trees here, more than max_trees=4"):
+        enumerate_trees(led_table(), method="exact", max_features=1, max_depth=2, max_trees=4)
+
+
+def test_enumeration_round_trip():
+    e = enumerate_trees(_toy(), method="exact-et", max_features=1)
+    back = TreeEnumeration.from_dict(json.loads(json.dumps(e.to_dict())))
+    assert back.to_dict() == e.to_dict()
+    assert list(back.to_frame().columns) == ["probability", "X1", "X2"]
+
+
+# ---------------------------------------------------------------------------
+# summaries
+# ---------------------------------------------------------------------------
+
+def test_summaries_by_hand():
+    m = ImportanceMoments(("a", "b", "c"), np.array([1.0, 0.5, 0.5]),
+                          np.array([[4.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 0.0]]),
+                          "exact")
+    np.testing.assert_allclose(m.standard_errors(4), [1.0, 0.5, 0.0])
+    np.testing.assert_allclose(m.expected_abs_error(4), math.sqrt(2 / math.pi) * np.array(
+        [1.0, 0.5, 0.0]))
+    assert m.trees_needed(0.1) == 401             # SE(a) = 2/sqrt(T) < 0.1  <=>  T > 400
+    f = m.flip_probabilities(9)
+    # a vs b: d = 0.5, Var = 4 + 1 - 2 = 3: Phi(-0.5 * 3 / sqrt 3)
+    assert f[0, 1] == pytest.approx(0.5 * math.erfc(0.5 * 3 / math.sqrt(3) / math.sqrt(2)))
+    # b vs c: equal means, varying difference -> 1/2; a vs c: d = .5, Var = 4
+    assert f[1, 2] == 0.5 and f[0, 2] == pytest.approx(0.5 * math.erfc(0.75 / math.sqrt(2)))
+    # ranking: {a} above {b, c}; adjacent pairs (a, b), (a, c); bound = f_ab + f_ac
+    assert m.ranking_error_bound(9) == pytest.approx(f[0, 1] + f[0, 2])
+    T = m.stable_ranking_trees(0.95)
+    assert m.ranking_error_bound(T) <= 0.05 < m.ranking_error_bound(T - 1)
+    # constant difference: never flips
+    z = ImportanceMoments(("a", "b"), np.array([1.0, 0.0]), np.zeros((2, 2)), "exact")
+    assert z.flip_probabilities(1)[0, 1] == 0.0 and z.stable_ranking_trees() == 1
+
+
+def test_moments_round_trip():
+    m = exact_moments(xor_table(2, 1), max_features=2)
+    back = ImportanceMoments.from_dict(json.loads(json.dumps(m.to_dict())))
+    assert back.to_dict() == m.to_dict()
+    np.testing.assert_array_equal(back.covariance, m.covariance)
+    frame = m.to_frame(n_trees=100)
+    assert list(frame["variable"]) == ["X1", "X2", "X3"]
+    np.testing.assert_allclose(frame["standard_error"], np.sqrt(np.diag(m.covariance) / 100))
+
+
+def test_flip_probability_matches_resampled_forests():
+    # Seed 5's table, K=1: X1 vs X2 have d = mu1 - mu2 small against the per-tree spread.
+    # Forests of T = 233 trees drawn from the brute-force law of one tree (oracle, not the
+    # code); the CLT flip probability is ~0.27; 2,000 forests give it within a 99.9 %
+    # binomial interval.
+    t = _random_table(5)
+    p = t.n_features
+    law = multiway_law(rows_of(t), p, 1)
+    pr = np.array([a for a, _ in law])
+    V = np.array([v for _, v in law])
+    m = exact_moments(t, max_features=1)
+    T = 233
+    want = m.flip_probabilities(T)[0, 1]
+    assert 0.1 < want < 0.9
+    rng = np.random.default_rng(1)
+    idx = rng.choice(len(pr), size=(2000, T), p=pr / pr.sum())
+    d = (V[idx, 0] - V[idx, 1]).mean(axis=1)
+    sign = np.sign(m.mean[0] - m.mean[1])
+    observed = np.mean(np.sign(d) == -sign) + 0.5 * np.mean(np.abs(d) < 1e-12)
+    half = 3.29 * math.sqrt(want * (1 - want) / 2000)
+    assert abs(observed - want) < half, (observed, want, half)
+
+
+def test_moments_from_forest_trees_are_estimates():
+    led = led_table()
+    r = compute_importances(led, method="forest", max_features=1, n_estimators=400,
+                            random_state=0)
+    m = moments_from_trees(r)
+    assert m.estimated and m.n_trees == 400
+    np.testing.assert_allclose(m.covariance, np.cov(r.per_tree, rowvar=False), atol=1e-15)
+    exact = exact_moments(led, max_features=1)
+    # estimated variances within chi-square-ish bounds (loose: 400 trees)
+    ratio = np.diag(m.covariance) / np.diag(exact.covariance)
+    assert np.all((ratio > 0.7) & (ratio < 1.4)), ratio
+    with pytest.raises(ValueError, match="no per-tree importances"):
+        moments_from_trees(compute_importances(led, method="exact", max_features=1))

@@ -110,7 +110,13 @@ class ImportanceMoments:
         """Smallest T with every standard error below ``eps`` (T > sigma_j^2 / eps^2)."""
         if not eps > 0:
             raise ValueError(f"eps must be positive, got {eps!r}.")
-        return max(1, int(math.floor(float(self.variances.max(initial=0.0)) / eps ** 2)) + 1)
+        v = float(self.variances.max(initial=0.0))
+        T = max(1, int(math.floor(v / eps ** 2)) + 1)
+        while math.sqrt(v / T) >= eps:             # guard the division's rounding
+            T += 1
+        while T > 1 and math.sqrt(v / (T - 1)) < eps:
+            T -= 1
+        return T
 
     def _pair(self, i, j):
         d = float(self.mean[i] - self.mean[j])
