@@ -320,3 +320,47 @@ def test_moments_from_forest_trees_are_estimates():
     assert np.all((ratio > 0.7) & (ratio < 1.4)), ratio
     with pytest.raises(ValueError, match="no per-tree importances"):
         moments_from_trees(compute_importances(led, method="exact", max_features=1))
+
+
+# ---------------------------------------------------------------------------
+# scikit-learn: 20,000 trees (slow: about 3 minutes per case on a shared core)
+# ---------------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["exact-rf", "exact-et"])
+@pytest.mark.parametrize("K", [1, 3])
+def test_sklearn_per_tree_covariance_matches_the_exact_one(method, K):
+    # scikit-learn's per-tree MDI (forest_mdi: sum over each tree_'s nodes of
+    # w_t/W i(t) - w_L/W i(t_L) - w_R/W i(t_R), bits) of 20,000 trees, bootstrap off, on a
+    # 10-row table with tied integer inputs (so even RF at K = p is random).
+    # Sample covariance s_ij vs exact Sigma_ij: SE from the fourth moment (delta method,
+    # no normality assumed), Var(s_ij) ~ (E[c_i^2 c_j^2] - s_ij^2) / n; |z| < 4.5.  The
+    # variance ratio s_jj / Sigma_jj must lie in 1 +- 3.29 SE / Sigma_jj (99.9 %, the
+    # chi-square bound with the variable's own kurtosis in place of the normal's).
+    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+    from varimp_core.forests.sklearn_mdi import forest_mdi
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 3, size=(10, 3)).astype(float)
+    y = rng.integers(0, 2, size=10)
+    cls = RandomForestClassifier if method == "exact-rf" else ExtraTreesClassifier
+    forest = cls(n_estimators=20_000, bootstrap=False, max_features=K, criterion="entropy",
+                 random_state=0).fit(X, y)
+    pt = forest_mdi(forest).per_tree
+    from varimp_core.exact.moments import _BinaryWalker, _binary_moments
+    V, S, _ = _binary_moments(_BinaryWalker(X, y, method=method, max_features=K, max_depth=None,
+                                            min_samples_leaf=1, criterion="entropy",
+                                            sample_weight=None))
+    n = pt.shape[0]
+    c = pt - pt.mean(axis=0)
+    s = c.T @ c / (n - 1)
+    m4 = np.einsum("ti,tj->ij", c ** 2, c ** 2) / n
+    se = np.sqrt(np.maximum(m4 - s ** 2, 0.0) / n)
+    cov = S - np.outer(V, V)
+    zero = se == 0
+    np.testing.assert_allclose(s[zero], cov[zero], atol=1e-12)
+    z = (s - cov)[~zero] / se[~zero]
+    assert np.abs(z).max() < 4.5, z
+    var = np.diag(cov)
+    ok = var > 0
+    ratio = np.diag(s)[ok] / var[ok]
+    assert np.all(np.abs(ratio - 1) < 3.29 * np.diag(se)[ok] / var[ok]), ratio
