@@ -3,7 +3,9 @@
     python bench/bench_moments.py [--quick]
 
 Each line: the problem and settings, the mean's time
-(:func:`~varimp_core.api.compute_importances`), the moments' time
+(:func:`~varimp_core.api.compute_importances`, which takes Eqn 3's shortcut at K=1 under
+id3), the time of the lattice recursion for the same mean (``exact`` only:
+:func:`~varimp_core.exact.recursion.exact_importances`, the pass the moments extend), the moments' time
 (:func:`~varimp_core.exact.moments.exact_moments`, mean and covariance) and
 their ratio; goal: at most 3x.  Problems: LED at K = 1..7 (multiway ``exact``,
 id3), XOR 3 + 9 (``xor:relevant=3,irrelevant=9``) at K = 1 and 12, and the
@@ -21,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench._timing import quick_parser, timed  # noqa: E402
 import varimp_core as vc  # noqa: E402
 from varimp_core.exact.moments import exact_moments  # noqa: E402
+from varimp_core.exact.recursion import exact_importances  # noqa: E402
 
 
 def cases(quick):
@@ -36,12 +39,18 @@ def cases(quick):
 
 def main():
     args = quick_parser("LED at K=1, 7 and XOR at K=1 only").parse_args()
-    print(f"{'case':24s} {'mean s':>9s} {'moments s':>10s} {'ratio':>7s}")
+    print(f"{'case':24s} {'mean s':>9s} {'lattice s':>10s} {'moments s':>10s} {'ratio':>7s} "
+          f"{'ratio/lattice':>14s}")
     for name, data, kw in cases(args.quick):
         t_mean, _ = timed(lambda: vc.compute_importances(data, **kw))
+        t_lat = float("nan")
+        if kw["method"] == "exact":
+            t_lat, _ = timed(lambda: exact_importances(data.table, max_features=kw["max_features"],
+                                                       k_semantics=kw["k_semantics"]))
         try:
             t_mom, _ = timed(lambda: exact_moments(data, **kw))
-            print(f"{name:24s} {t_mean:9.3f} {t_mom:10.3f} {t_mom / t_mean:7.2f}", flush=True)
+            print(f"{name:24s} {t_mean:9.3f} {t_lat:10.3f} {t_mom:10.3f} {t_mom / t_mean:7.2f} "
+                  f"{t_mom / t_lat:14.2f}", flush=True)
         except ValueError as exc:
             print(f"{name:24s} {t_mean:9.3f}    refused: {exc}", flush=True)
 

@@ -244,10 +244,9 @@ def _check_trees(n_trees):
 
 def _children_sum(parent: np.ndarray, values: np.ndarray, n_parent: int) -> np.ndarray:
     """Sum of the rows of ``values`` (n_child, p) by parent cell: (n_parent, p)."""
-    from scipy.sparse import csr_matrix
-    n_child = parent.shape[0]
-    m = csr_matrix((np.ones(n_child), (parent, np.arange(n_child))), shape=(n_parent, n_child))
-    return np.asarray(m @ values)
+    p = values.shape[1]
+    flat = (parent[:, None] * p + np.arange(p)).ravel()
+    return np.bincount(flat, weights=values.ravel(), minlength=n_parent * p).reshape(n_parent, p)
 
 
 def _multiway_pass(lattice, p, K, max_depth, k_semantics):
