@@ -375,49 +375,56 @@ class _BinaryWalker:
         return len({int(d.y[i]) for i in rows}) <= 1
 
     def outcomes(self, rows):
-        from varimp_core.exact.binary import _TIE, split_win_probabilities
+        from varimp_core.exact.binary import _TIE, _wimp, split_win_probabilities
         d = self.d
-        rows = list(rows)
-        node = self.wimp(rows)
-        Wt = float(d.weight[rows].sum())
+        rows = np.asarray(rows, dtype=np.int64)
+        onehot = np.zeros((rows.size, d.n_classes))
+        onehot[np.arange(rows.size), d.y[rows]] = d.weight[rows]
+        tot = onehot.sum(axis=0)
+        node = float(_wimp(tot, self.criterion))
+        Wt = float(tot.sum())
         scores, probs, parts = [], [], []
         for f in range(self.p):
-            srt = sorted(rows, key=lambda i: d.ranks[i, f])
-            rk = [int(d.ranks[i, f]) for i in srt]
-            cnt = np.cumsum(d.count[srt])
-            gaps = [k for k in range(1, len(srt)) if rk[k] != rk[k - 1]]
-            if not gaps:
+            srt = rows[np.argsort(d.ranks[rows, f], kind="stable")]
+            rk = d.ranks[srt, f]
+            gaps = np.flatnonzero(rk[1:] != rk[:-1]) + 1          # split before position k
+            if gaps.size == 0:
                 continue
+            left = np.cumsum(onehot[np.argsort(d.ranks[rows, f], kind="stable")], axis=0)
+            cl = left[gaps - 1]
+            G = node - _wimp(cl, self.criterion) - _wimp(tot - cl, self.criterion)
+            cnt = np.cumsum(d.count[srt])
+            valid = (cnt[gaps - 1] >= self.L) & (cnt[-1] - cnt[gaps - 1] >= self.L)
             vals = d.values[f]
-            s, pr, pt = [], [], []
-            for k in gaps:
-                left, right = tuple(sorted(srt[:k])), tuple(sorted(srt[k:]))
-                g = node - self.wimp(left) - self.wimp(right)
-                valid = cnt[k - 1] >= self.L and cnt[-1] - cnt[k - 1] >= self.L
-                s.append(g if valid else -np.inf)
-                pr.append((vals[rk[k]] - vals[rk[k - 1]]) / (vals[rk[-1]] - vals[rk[0]]))
-                pt.append((f, g, left, right, (float(vals[rk[k - 1]]), float(vals[rk[k]]))))
+            lo, hi = vals[rk[gaps - 1]], vals[rk[gaps]]
+            s = np.where(valid, G, -np.inf)
+            pr = (hi - lo) / (vals[rk[-1]] - vals[rk[0]])
+            ks = np.arange(gaps.size)
             if self.method == "exact-rf":
-                sa = np.array(s)
-                best = int(np.argmax(sa >= sa.max() - _TIE * Wt))
-                s, pr, pt = [s[best]], [1.0], [pt[best]]
-            scores.append(np.array(s, float))
-            probs.append(np.array(pr, float))
-            parts.append(pt)
+                best = int(np.argmax(s >= s.max() - _TIE * Wt))
+                s, pr, ks = s[best:best + 1], np.ones(1), ks[best:best + 1]
+            scores.append(s)
+            probs.append(pr)
+            parts.append((f, srt, gaps, G, lo, hi, ks))
         if not scores:
             return []
         P = split_win_probabilities(scores, probs, self.p, self.K, tol=_TIE * Wt)
         out = []
-        for Pl, pt in zip(P, parts):
-            for prob, (f, g, left, right, gap) in zip(Pl, pt):
+        for Pl, (f, srt, gaps, G, lo, hi, ks) in zip(P, parts):
+            for prob, k in zip(Pl, ks):
                 if prob > 0:
-                    out.append((float(prob), f, g / self.W, left, right, gap))
+                    g = gaps[k]
+                    out.append((float(prob), f, float(G[k]) / self.W,
+                                tuple(sorted(srt[:g].tolist())), tuple(sorted(srt[g:].tolist())),
+                                (float(lo[k]), float(hi[k]))))
         return out
 
 
 def _binary_moments(walker: _BinaryWalker):
+    """(V, S, nodes) at the root: V = E[I], S = E[I I^T] (memo holds V and Cov per node)."""
     p = walker.p
     memo: dict = {}
+    zero_v, zero_c = np.zeros(p), np.zeros((p, p))
 
     def visit(rows, depth):
         h = None if walker.max_depth is None else walker.max_depth - depth
@@ -425,28 +432,36 @@ def _binary_moments(walker: _BinaryWalker):
         if key in memo:
             return memo[key]
         if walker.is_leaf(rows, depth):
-            res = (np.zeros(p), np.zeros((p, p)))
-        else:
-            if len(memo) >= MAX_BINARY_MOMENT_NODES:
-                raise ValueError(
-                    f"The exact covariance of the binary forest needs more than "
-                    f"{MAX_BINARY_MOMENT_NODES:,} distinct nodes on this table (each holds "
-                    f"p + p^2 = {p + p * p} numbers); use fewer rows, a max depth, or "
-                    "estimate it from a sampled scikit-learn forest's trees.")
-            V, S = np.zeros(p), np.zeros((p, p))
-            for prob, f, g, left, right, _ in walker.outcomes(rows):
-                vl, sl = visit(left, depth + 1)
-                vr, sr = visit(right, depth + 1)
-                a = vl + vr
-                a[f] += g
-                V += prob * a
-                S += prob * (np.outer(a, a) + sl - np.outer(vl, vl) + sr - np.outer(vr, vr))
-            res = (V, S)
-        memo[key] = res
-        return res
+            memo[key] = (zero_v, None)
+            return memo[key]
+        if len(memo) >= MAX_BINARY_MOMENT_NODES:
+            raise ValueError(
+                f"The exact covariance of the binary forest needs more than "
+                f"{MAX_BINARY_MOMENT_NODES:,} distinct nodes on this table (each holds "
+                f"p + p^2 = {p + p * p} numbers); use fewer rows, a max depth, or "
+                "estimate it from a sampled scikit-learn forest's trees.")
+        outs = walker.outcomes(rows)
+        A = np.zeros((len(outs), p))
+        pr = np.zeros(len(outs))
+        csum = np.zeros((p, p))
+        for i, (prob, f, g, left, right, _) in enumerate(outs):
+            vl, cl = visit(left, depth + 1)
+            vr, cr = visit(right, depth + 1)
+            A[i] = vl + vr
+            A[i, f] += g
+            pr[i] = prob
+            if cl is not None:              # sum of the children's covariances
+                csum += prob * cl
+            if cr is not None:
+                csum += prob * cr
+        V = pr @ A
+        C = (A * pr[:, None]).T @ A + csum - np.outer(V, V)
+        memo[key] = (V, C)
+        return memo[key]
 
     rows0 = tuple(range(walker.d.y.size))
-    V, S = visit(rows0, 0)
+    V, C = visit(rows0, 0)
+    S = np.outer(V, V) + (zero_c if C is None else C)
     return V, S, len(memo)
 
 
