@@ -178,7 +178,7 @@ class _Binary:
         self.labels = labels
 
     def root(self):
-        return (tuple(range(self.wk.d.y.size)), 0)
+        return (self.wk.root, 0)
 
     def leaf_info(self, node):
         c = self.wk.class_weights(node[0])

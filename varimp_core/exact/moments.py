@@ -356,18 +356,32 @@ class _BinaryWalker:
         self.W = self.d.total_weight
         self.criterion = criterion
 
+    def rows_of(self, rows):
+        """Row indices of a node given as a bit mask (int) or as a sequence of indices."""
+        if isinstance(rows, int):
+            return np.array([i for i in range(self.d.y.size) if rows >> i & 1], dtype=np.int64)
+        return np.asarray(rows, dtype=np.int64)
+
+    @property
+    def root(self):
+        """The root node's bit mask: every distinct row."""
+        return (1 << self.d.y.size) - 1
+
     def wimp(self, rows):
         from varimp_core.exact.binary import _wimp
+        rows = self.rows_of(rows)
         c = np.bincount(self.d.y[list(rows)], weights=self.d.weight[list(rows)],
                         minlength=self.d.n_classes)
         return float(_wimp(c, self.criterion))
 
     def class_weights(self, rows):
+        rows = self.rows_of(rows)
         return np.bincount(self.d.y[list(rows)], weights=self.d.weight[list(rows)],
                            minlength=self.d.n_classes)
 
     def is_leaf(self, rows, depth):
         d = self.d
+        rows = self.rows_of(rows)
         if self.max_depth is not None and depth >= self.max_depth:
             return True
         if d.count[list(rows)].sum() < max(2, 2 * self.L):
@@ -377,7 +391,7 @@ class _BinaryWalker:
     def outcomes(self, rows):
         from varimp_core.exact.binary import _TIE, _wimp, split_win_probabilities
         d = self.d
-        rows = np.asarray(rows, dtype=np.int64)
+        rows = self.rows_of(rows)
         onehot = np.zeros((rows.size, d.n_classes))
         onehot[np.arange(rows.size), d.y[rows]] = d.weight[rows]
         tot = onehot.sum(axis=0)
@@ -405,17 +419,21 @@ class _BinaryWalker:
                 s, pr, ks = s[best:best + 1], np.ones(1), ks[best:best + 1]
             scores.append(s)
             probs.append(pr)
-            parts.append((f, srt, gaps, G, lo, hi, ks))
+            pref, cum = [], 0
+            for i in srt.tolist():
+                cum |= 1 << i
+                pref.append(cum)
+            parts.append((f, pref, gaps, G, lo, hi, ks))
         if not scores:
             return []
         P = split_win_probabilities(scores, probs, self.p, self.K, tol=_TIE * Wt)
         out = []
-        for Pl, (f, srt, gaps, G, lo, hi, ks) in zip(P, parts):
-            for prob, k in zip(Pl, ks):
+        for Pl, (f, pref, gaps, G, lo, hi, ks) in zip(P, parts):
+            full = pref[-1]
+            for prob, k in zip(Pl.tolist(), ks.tolist()):
                 if prob > 0:
-                    g = gaps[k]
-                    out.append((float(prob), f, float(G[k]) / self.W,
-                                tuple(sorted(srt[:g].tolist())), tuple(sorted(srt[g:].tolist())),
+                    left = pref[gaps[k] - 1]
+                    out.append((prob, f, float(G[k]) / self.W, left, full ^ left,
                                 (float(lo[k]), float(hi[k]))))
         return out
 
@@ -459,8 +477,7 @@ def _binary_moments(walker: _BinaryWalker):
         memo[key] = (V, C)
         return memo[key]
 
-    rows0 = tuple(range(walker.d.y.size))
-    V, C = visit(rows0, 0)
+    V, C = visit(walker.root, 0)
     S = np.outer(V, V) + (zero_c if C is None else C)
     return V, S, len(memo)
 
