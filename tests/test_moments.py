@@ -364,3 +364,17 @@ def test_sklearn_per_tree_covariance_matches_the_exact_one(method, K):
     ok = var > 0
     ratio = np.diag(s)[ok] / var[ok]
     assert np.all(np.abs(ratio - 1) < 3.29 * np.diag(se)[ok] / var[ok]), ratio
+
+
+def test_refusals_come_with_a_sentence(monkeypatch):
+    import varimp_core.exact.moments as mom
+    monkeypatch.setattr(mom, "MAX_MOMENT_ENTRIES", 100)
+    with pytest.raises(ValueError, match=r"exact covariance .* beyond the limit of 1e\+02"):
+        exact_moments(led_table(), max_features=2)
+    monkeypatch.setattr(mom, "MAX_BINARY_MOMENT_NODES", 3)
+    rng = np.random.default_rng(2)
+    t = DiscreteTable.from_codes(rng.integers(0, 5, size=(12, 2)), rng.integers(0, 2, size=12))
+    with pytest.raises(ValueError, match="exact covariance"):
+        exact_moments(t, method="exact-et", max_features=1)
+    with pytest.raises(ValueError, match="moments_from_trees"):
+        exact_moments(led_table(), method="forest")
