@@ -133,6 +133,10 @@ __all__ = [
     "explain_row", "RowExplanation",
 ]
 
+from varimp_core.exact.moments import ImportanceMoments, exact_moments, moments_from_trees  # noqa: E402
+__all__ += ["exact_moments", "moments_from_trees", "ImportanceMoments"]
+from varimp_core.exact.enumerate_trees import TreeEnumeration, enumerate_trees  # noqa: E402
+__all__ += ["enumerate_trees", "TreeEnumeration"]
 
 def __getattr__(name: str):
     """``varimp_core.plots``, imported on first use (PEP 562): plotly only for who draws."""
