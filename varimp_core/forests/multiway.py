@@ -101,10 +101,11 @@ def _grow_chunk(table, weights, rng, max_features, depth, k_semantics, criterion
         if n_nodes == 0 or row.size == 0:
             break
         last = level + 1 >= depth
-        (splittable, chosen, row2, w2, start2, tree2, used2, counts2, uniq, keys2) = kern.grow_level(
-            Xt, y, n_levels, row, w, start, node_tree, used, node_counts, level, not last,
-            max_features,
-            sklearn_sem, gini, ny, cmax, TIE_TOLERANCE, xlx, node_key, group, per_tree, by_degree)
+        with np.errstate(over="ignore"):   # the uncompiled kernel's 64-bit hashes wrap, as meant
+            (splittable, chosen, row2, w2, start2, tree2, used2, counts2, uniq, keys2) = \
+                kern.grow_level(Xt, y, n_levels, row, w, start, node_tree, used, node_counts,
+                                level, not last, max_features, sklearn_sem, gini, ny, cmax,
+                                TIE_TOLERANCE, xlx, node_key, group, per_tree, by_degree)
         if router is not None:
             router.leaves(splittable, node_counts)
         if last:

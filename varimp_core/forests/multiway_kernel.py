@@ -30,9 +30,12 @@ sklearn: variables read in the order of a lazy Fisher-Yates shuffle, with the re
 rule of :mod:`varimp_core.exact.splitting`), then one uniform draw per tie
 (reservoir sampling: the winner is uniform among the tied candidates).
 
-Compilation.  numba compiles each kernel once per process, lazily at the first forest
-(about 3-4 s on this 2-core machine the first time, then read from numba's on-disk
-cache in well under a second).  Where the cache directory is not writable the kernels
+Compilation.  numba compiles the kernel lazily, at the first forest of a process, and
+keeps it in its on-disk cache (``__pycache__`` beside this file, or numba's user cache
+directory): measured on the shared 2-core machine, a cold compile took 17 s at load
+average 5 (two kernels then; one now), and a later process's first forest 2.7 s
+(cache load and LLVM start) after 2.2 s to import numba, at load average 6.8; expect
+several times less on a quiet machine.  Only the first forest of a process pays it.  Where the cache directory is not writable the kernels
 are compiled without cache; where numba is missing they run as plain Python (same
 numbers, much slower).
 """
