@@ -268,7 +268,7 @@ def test_both_methods_refuse_before_any_work(method, nodes, cap, roomy, monkeypa
     def no_work(*args, **kwargs):
         raise AssertionError("the exact recursion was started")
 
-    monkeypatch.setattr("varimp_core.exact.binary._Solver", no_work)
+    monkeypatch.setattr("varimp_core.exact.binary.BinarySolver", no_work)
     est = estimate_binary_nodes(X, y, method=method, max_features=1)
     assert est > cap
     want = (f"The exact {'Extra-Trees' if method == 'exact-et' else 'RandomForest'} value "

@@ -147,7 +147,7 @@ def test_exact_rf_refuses_a_large_table_before_the_work_with_the_count():
 
 @pytest.mark.parametrize("seed", range(4))
 def test_the_level_count_is_the_recursions_own_count(seed):
-    from varimp_core.exact.binary import _count_rf_nodes, _Prepared, exact_binary_depth_profile
+    from varimp_core.exact.binary import _count_rf_nodes, PreparedBinary, exact_binary_depth_profile
     rng = np.random.default_rng(seed)
     N, p, K = [(50, 3, 1), (150, 3, 2), (200, 2, 1), (60, 4, 2)][seed]
     X = rng.normal(size=(N, p)).round(2)
@@ -156,5 +156,5 @@ def test_the_level_count_is_the_recursions_own_count(seed):
     crit = ("entropy", "gini")[seed % 2]
     _, info = exact_binary_depth_profile(X, y, method="exact-rf", max_features=K,
                                          min_samples_leaf=L, criterion=crit)
-    d = _Prepared(X, y, None, crit)
+    d = PreparedBinary(X, y, None, crit)
     assert _count_rf_nodes(d, K, None, L, 10 ** 9) == info["n_nodes"]

@@ -106,8 +106,8 @@ def test_binary_moments_equal_the_enumerated_law(seed, method):
         for depth in (None, 1, 2):
             law = binary_law(X, y, kind=method[-2:], max_features=K, max_depth=depth)
             mean, cov = moments(law)
-            from varimp_core.exact.moments import _BinaryWalker, _binary_moments
-            w = _BinaryWalker(X, y, method=method, max_features=K, max_depth=depth,
+            from varimp_core.exact.moments import BinaryWalker, _binary_moments
+            w = BinaryWalker(X, y, method=method, max_features=K, max_depth=depth,
                               min_samples_leaf=1, criterion="entropy", sample_weight=None)
             V, S, _ = _binary_moments(w)
             np.testing.assert_allclose(V, mean, atol=1e-12, err_msg=f"K={K} D={depth}")
@@ -124,8 +124,8 @@ def test_binary_mean_equals_compute_importances(method):
     for K in (1, 2, 3):
         for depth in (None, 2):
             r = exact_binary_importances(X, y, method=method, max_features=K, max_depth=depth)
-            from varimp_core.exact.moments import _BinaryWalker, _binary_moments
-            w = _BinaryWalker(X, y, method=method, max_features=K, max_depth=depth,
+            from varimp_core.exact.moments import BinaryWalker, _binary_moments
+            w = BinaryWalker(X, y, method=method, max_features=K, max_depth=depth,
                               min_samples_leaf=1, criterion="entropy", sample_weight=None)
             V, _, _ = _binary_moments(w)
             np.testing.assert_allclose(V, r.importances, atol=1e-12)
@@ -346,8 +346,8 @@ def test_sklearn_per_tree_covariance_matches_the_exact_one(method, K):
     forest = cls(n_estimators=20_000, bootstrap=False, max_features=K, criterion="entropy",
                  random_state=0).fit(X, y)
     pt = forest_mdi(forest).per_tree
-    from varimp_core.exact.moments import _BinaryWalker, _binary_moments
-    V, S, _ = _binary_moments(_BinaryWalker(X, y, method=method, max_features=K, max_depth=None,
+    from varimp_core.exact.moments import BinaryWalker, _binary_moments
+    V, S, _ = _binary_moments(BinaryWalker(X, y, method=method, max_features=K, max_depth=None,
                                             min_samples_leaf=1, criterion="entropy",
                                             sample_weight=None))
     n = pt.shape[0]

@@ -80,7 +80,7 @@ BINARY_METHODS = ("exact-rf", "exact-et")
 MAX_BINARY_NODES = 300_000
 #: scikit-learn's FEATURE_THRESHOLD: values closer than this are one value to its splitters.
 FEATURE_THRESHOLD = 1e-7
-_TIE = 1e-10
+TIE_FRACTION = 1e-10
 _CRITERIA = ("entropy", "gini", "squared_error")
 _NAMES = {"exact-rf": "RandomForest", "exact-et": "Extra-Trees"}
 
@@ -90,7 +90,7 @@ _NAMES = {"exact-rf": "RandomForest", "exact-et": "Extra-Trees"}
 # ---------------------------------------------------------------------------
 
 
-class _Prepared:
+class PreparedBinary:
     """Distinct (x, y) rows of the training table with sample counts and weights."""
 
     def __init__(self, X, y, sample_weight, criterion, names=None):
@@ -243,7 +243,7 @@ def _target_missing(ya) -> np.ndarray:
     return np.zeros(ya.shape, bool)
 
 
-def _wimp(c, criterion):
+def weighted_node_impurity(c, criterion):
     """W * i(W) from class weights along the last axis (entropy in bits, or Gini).
 
     ``squared_error``: from (w, w y, w y^2) sums, :math:`W \\mathrm{Var}(y)`
@@ -276,19 +276,19 @@ def plugin_information(X, y, *, criterion="entropy", sample_weight=None) -> floa
     scikit-learn).  Fully grown trees (``min_samples_leaf=1``) have leaves
     that are pure or hold a single input vector, so their importances sum to it.
     """
-    d = _Prepared(X, y, sample_weight, criterion)
+    d = PreparedBinary(X, y, sample_weight, criterion)
     return _information(d)
 
 
-def _information(d: _Prepared) -> float:
+def _information(d: PreparedBinary) -> float:
     onehot = d.stats()
     C = onehot.shape[1]
-    root = _wimp(onehot.sum(axis=0), d.criterion)
+    root = weighted_node_impurity(onehot.sum(axis=0), d.criterion)
     _, g = np.unique(d.ranks, axis=0, return_inverse=True)
     g = g.ravel()
     groups = np.zeros((g.max() + 1, C))
     np.add.at(groups, g, onehot)
-    return float((root - _wimp(groups, d.criterion).sum()) / d.total_weight)
+    return float((root - weighted_node_impurity(groups, d.criterion).sum()) / d.total_weight)
 
 
 # ---------------------------------------------------------------------------
@@ -412,7 +412,7 @@ def _win_batch(S, PI, tol, CW):
 # the recursion
 # ---------------------------------------------------------------------------
 
-class _Solver:
+class BinarySolver:
     """The memoised recursion over nodes, in batches of nodes of one size.
 
     A node is its tight box (per feature, the lowest and highest rank of the
@@ -431,7 +431,7 @@ class _Solver:
     #: Largest number of (candidate, rival gap) pairs held at once by the win law.
     CHUNK = 2_000_000
 
-    def __init__(self, d: _Prepared, method, max_features, max_depth, min_samples_leaf, n_cols,
+    def __init__(self, d: PreparedBinary, method, max_features, max_depth, min_samples_leaf, n_cols,
                  max_nodes, estimate=float("nan")):
         self.d = d
         self.method = method
@@ -511,11 +511,11 @@ class _Solver:
         cc = np.cumsum(d.count[sub], axis=2)                                # (B, p, n)
         tot = cw[:, 0, -1]                                                  # (B, C)
         left = cw[:, :, :-1]
-        G = (_wimp(tot, d.criterion)[:, None, None] - _wimp(left, d.criterion)
-             - _wimp(tot[:, None, None] - left, d.criterion))               # (B, p, n-1)
+        G = (weighted_node_impurity(tot, d.criterion)[:, None, None] - weighted_node_impurity(left, d.criterion)
+             - weighted_node_impurity(tot[:, None, None] - left, d.criterion))               # (B, p, n-1)
         gap = Rj[:, :, 1:] != Rj[:, :, :-1]
         ok = gap & (cc[:, :, :-1] >= L) & (cc[:, :, -1:] - cc[:, :, :-1] >= L)
-        tol = _TIE * d.tie_scale * (tot[:, 0] if d.regression else tot.sum(axis=1))
+        tol = TIE_FRACTION * d.tie_scale * (tot[:, 0] if d.regression else tot.sum(axis=1))
         nonconst = gap.any(axis=2)                                          # (B, p)
         s = np.where(ok, G, -np.inf)
         if self.method == "exact-et":
@@ -722,12 +722,12 @@ def estimate_binary_nodes(X, y, *, method="exact-et", max_features=None, max_dep
     float
     """
     _check_method(method)
-    d = _Prepared(X, y, sample_weight, "entropy")
+    d = PreparedBinary(X, y, sample_weight, "entropy")
     K = validate_max_features(max_features, d.n_features)
     return _estimate(d, method, K, max_depth, min_samples_leaf, n_probes, random_state)
 
 
-def _estimate(d: _Prepared, method, K, max_depth, L, n_probes=4000, random_state=0,
+def _estimate(d: PreparedBinary, method, K, max_depth, L, n_probes=4000, random_state=0,
               enough=0.0) -> float:
     """The estimate of :func:`estimate_binary_nodes`; its bound alone when that is <= ``enough``.
 
@@ -806,7 +806,7 @@ def binary_refusal_sentence(X, y, *, method, max_features=None, max_depth=None,
     """
     try:
         _check_method(method)
-        d = _Prepared(X, y, sample_weight, "entropy")
+        d = PreparedBinary(X, y, sample_weight, "entropy")
         K = validate_max_features(max_features, d.n_features)
         max_depth = check_int("max_depth", max_depth, low=1, allow_none=True)
         L = check_int("min_samples_leaf", min_samples_leaf, low=1)
@@ -820,7 +820,7 @@ def binary_refusal_sentence(X, y, *, method, max_features=None, max_depth=None,
     return refusal
 
 
-def _count_rf_nodes(d: _Prepared, K, max_depth, L, max_nodes):
+def _count_rf_nodes(d: PreparedBinary, K, max_depth, L, max_nodes):
     """Distinct split nodes of ``exact-rf``'s recursion, counted level by level before the work.
 
     Breadth first from the root, each node a set of distinct rows (a batch of
@@ -848,7 +848,7 @@ def _count_rf_nodes(d: _Prepared, K, max_depth, L, max_nodes):
     h = np.random.default_rng(2 ** 31 - 1).integers(0, 2 ** 62, size=U, dtype=np.int64)
     h = h.view(np.uint64)
     cmax = max(d.n_distinct) + 1
-    tol_scale = _TIE * d.tie_scale
+    tol_scale = TIE_FRACTION * d.tie_scale
     whole = d.criterion == "entropy" and np.all(d.weight == np.round(d.weight))
     if whole:       # whole-number weights: W log2 W from a table, no logarithm per gap
         top = int(round(d.total_weight)) + 1
@@ -857,7 +857,7 @@ def _count_rf_nodes(d: _Prepared, K, max_depth, L, max_nodes):
 
     def wimp(c):
         if not whole:
-            return _wimp(c, d.criterion)
+            return weighted_node_impurity(c, d.criterion)
         ci = np.rint(c).astype(np.int64)
         out = table[ci[:, 0]]
         W = ci[:, 0].copy()
@@ -989,7 +989,7 @@ def _count_rf_nodes(d: _Prepared, K, max_depth, L, max_nodes):
     return count
 
 
-def _counted_refusal(d: _Prepared, K, max_depth, L, max_nodes) -> str | None:
+def _counted_refusal(d: PreparedBinary, K, max_depth, L, max_nodes) -> str | None:
     """exact-rf's refusal from :func:`_count_rf_nodes`, None when the count is within the limit."""
     n = _count_rf_nodes(d, K, max_depth, L, max_nodes)
     if n <= max_nodes:
@@ -1001,7 +1001,7 @@ def _counted_refusal(d: _Prepared, K, max_depth, L, max_nodes) -> str | None:
             "larger min_samples_leaf, or a sampled scikit-learn forest.")
 
 
-def _rf_may_be_too_big(d: _Prepared, max_depth, max_nodes) -> bool:
+def _rf_may_be_too_big(d: PreparedBinary, max_depth, max_nodes) -> bool:
     """Whether exact-rf's nodes could pass ``max_nodes``: the bound on all tight boxes does."""
     boxes = prod(float(c) * (float(c) + 1) / 2 for c in d.n_distinct)
     if max_depth is not None:
@@ -1010,7 +1010,7 @@ def _rf_may_be_too_big(d: _Prepared, max_depth, max_nodes) -> bool:
     return boxes > max_nodes
 
 
-def _refusal(d: _Prepared, method, est, max_nodes) -> str | None:
+def _refusal(d: PreparedBinary, method, est, max_nodes) -> str | None:
     if est <= max_nodes:
         return None
     inputs = f"{d.n_features} input" + ("s" if d.n_features > 1 else "")
@@ -1051,7 +1051,7 @@ def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=Non
         ``n_nodes`` (distinct split nodes), ``information`` (plug-in, criterion units).
     """
     _check_method(method)
-    d = _Prepared(X, y, sample_weight, criterion, names=variables)
+    d = PreparedBinary(X, y, sample_weight, criterion, names=variables)
     p = d.n_features
     K = validate_max_features(max_features, p)
     max_depth = check_int("max_depth", max_depth, low=1, allow_none=True)
@@ -1063,7 +1063,7 @@ def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=Non
         refusal = _counted_refusal(d, K, max_depth, L, max_nodes)
     if refusal is not None:
         raise ValueError(refusal)
-    solver = _Solver(d, method, K, max_depth, L, n_cols, max_nodes, est)
+    solver = BinarySolver(d, method, K, max_depth, L, n_cols, max_nodes, est)
     prof = solver.solve()
     return prof, {"n_nodes": solver.n_split_nodes, "information": _information(d),
                   "estimated_nodes": est}

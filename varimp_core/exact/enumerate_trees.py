@@ -6,7 +6,7 @@ probability, its importance vector (:math:`\\sum_t p(t)\\Delta i(t)` per
 variable, the quantity the forest averages) and its structure, nested
 splits down to leaves with their class weights, ready to be drawn.
 
-The split law is the production one: :func:`~varimp_core.exact.recursion._win_probabilities`
+The split law is the production one: :func:`~varimp_core.exact.recursion.win_probabilities`
 (the multiway recursion's) for ``exact``, and
 :func:`~varimp_core.exact.binary.split_win_probabilities` for ``exact-rf`` /
 ``exact-et``.  A node's trees are its split choices times the products of
@@ -124,11 +124,11 @@ class _Multiway:
     def root(self):
         return (tuple(self.keep.tolist()), frozenset())
 
-    def _wimp(self, rows):
-        from varimp_core.exact.lattice import _weighted_impurity
+    def weighted_node_impurity(self, rows):
+        from varimp_core.exact.lattice import weighted_impurity
         c = np.bincount(self.t.y[list(rows)], weights=self.w[list(rows)],
                         minlength=self.t.n_classes)
-        return float(_weighted_impurity(c[None, :], self.criterion)[0])
+        return float(weighted_impurity(c[None, :], self.criterion)[0])
 
     def leaf_info(self, node):
         rows = list(node[0])
@@ -140,7 +140,7 @@ class _Multiway:
     def outcomes(self, node):
         """[(probability, variable, gain, [(child label, child node)])]; [] at a leaf."""
         from varimp_core.exact.lattice import NodeStats
-        from varimp_core.exact.recursion import _win_probabilities
+        from varimp_core.exact.recursion import win_probabilities
         rows, used = node
         if len(used) >= self.depth or len(used) == self.p:
             return []
@@ -148,19 +148,19 @@ class _Multiway:
         if np.unique(y).size <= 1:
             return []
         prob = float(self.w[list(rows)].sum())
-        imp = self._wimp(rows)
+        imp = self.weighted_node_impurity(rows)
         cands = [v for v in range(self.p) if v not in used]
         delta, const, parts = [], [], []
         for v in cands:
             col = self.t.X[list(rows), v]
             vals = np.unique(col)
             kids = [tuple(r for r, c in zip(rows, col) if c == x) for x in vals]
-            delta.append(max(imp - sum(self._wimp(k) for k in kids), 0.0) / prob)
+            delta.append(max(imp - sum(self.weighted_node_impurity(k) for k in kids), 0.0) / prob)
             const.append(vals.size <= 1)
             parts.append([(x, k) for x, k in zip(vals.tolist(), kids)])
         ns = NodeStats(0, np.array([prob]), np.array([False]), cands,
                        np.array(delta)[:, None], np.array(const)[:, None], [])
-        win = _win_probabilities(ns, np.array([True]), self.K, self.sem, self.p)[:, 0]
+        win = win_probabilities(ns, np.array([True]), self.K, self.sem, self.p)[:, 0]
         out = []
         for i, v in enumerate(cands):
             if win[i] > 0:
@@ -207,9 +207,9 @@ def _walker(data, method, max_features, max_depth, k_semantics, criterion, min_s
         return table, _Multiway(table, max_features, max_depth, k_semantics, criterion)
     if method in ("exact-rf", "exact-et"):
         from varimp_core.exact.binary import binary_inputs
-        from varimp_core.exact.moments import _BinaryWalker
+        from varimp_core.exact.moments import BinaryWalker
         X, y, sw = binary_inputs(data)
-        wk = _BinaryWalker(X, y, method=method, max_features=max_features, max_depth=max_depth,
+        wk = BinaryWalker(X, y, method=method, max_features=max_features, max_depth=max_depth,
                            min_samples_leaf=min_samples_leaf, criterion=criterion,
                            sample_weight=sw)
         return table, _Binary(wk, table.variables)

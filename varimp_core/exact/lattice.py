@@ -77,7 +77,7 @@ def _xlogx(a: np.ndarray) -> np.ndarray:
 
 
 
-def _weighted_impurity(counts: np.ndarray, criterion: str,
+def weighted_impurity(counts: np.ndarray, criterion: str,
                        values: np.ndarray | None = None) -> np.ndarray:
     """p(t) i(t) from class weights along the last axis (weights are probabilities).
 
@@ -131,7 +131,7 @@ def _dense_lattice(table, criterion, depth, values=None):
         if mask not in imp_cache:
             t = marg[mask]
             counts = t.reshape(-1, t.shape[-1])
-            imp_cache[mask] = (_weighted_impurity(counts, criterion, values),
+            imp_cache[mask] = (weighted_impurity(counts, criterion, values),
                                counts.sum(axis=-1) > 0)
         return imp_cache[mask]
 
@@ -201,7 +201,7 @@ def _sparse_lattice(table, criterion, depth, values=None):
     else:
         def node_stats(gid, n):
             counts = class_counts(gid, n)
-            return (_weighted_impurity(counts, criterion), counts.sum(axis=-1),
+            return (weighted_impurity(counts, criterion), counts.sum(axis=-1),
                     (counts > 0).sum(axis=-1) <= 1)
 
     out = {}

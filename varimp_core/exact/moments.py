@@ -251,7 +251,7 @@ def _children_sum(parent: np.ndarray, values: np.ndarray, n_parent: int) -> np.n
 
 def _multiway_pass(lattice, p, K, max_depth, k_semantics):
     """(mean (p,), second moment E[I I^T] (p, p)) of one random multiway tree."""
-    from varimp_core.exact.recursion import _win_probabilities
+    from varimp_core.exact.recursion import win_probabilities
 
     n_nodes = sum(node.prob.shape[0] for node in lattice.values())
     if n_nodes * (p + 1) > MAX_MOMENT_ENTRIES:
@@ -274,7 +274,7 @@ def _multiway_pass(lattice, p, K, max_depth, k_semantics):
         active = (r > 0) & (node.prob > 0) & ~node.pure
         if not active.any():
             continue
-        win = _win_probabilities(node, active, K, k_semantics, p)
+        win = win_probabilities(node, active, K, k_semantics, p)
         split[mask] = (active, win)
         if depth + 1 >= max_depth:
             continue
@@ -331,7 +331,7 @@ def _multiway_pass(lattice, p, K, max_depth, k_semantics):
 # binary trees: memoised re-walk of the row sets with the production split law
 # ---------------------------------------------------------------------------
 
-class _BinaryWalker:
+class BinaryWalker:
     """Nodes of scikit-learn's binary trees as row sets, with their split outcomes.
 
     ``outcomes(rows, horizon)`` lists (probability, feature, gain, left, right,
@@ -343,11 +343,11 @@ class _BinaryWalker:
 
     def __init__(self, X, y, *, method, max_features, max_depth, min_samples_leaf,
                  criterion, sample_weight):
-        from varimp_core.exact.binary import _Prepared
+        from varimp_core.exact.binary import PreparedBinary
         from varimp_core.exact.splitting import validate_max_features
         if method not in ("exact-rf", "exact-et"):
             raise ValueError(f"method must be exact-rf or exact-et here, got {method!r}.")
-        self.d = _Prepared(X, y, sample_weight, criterion)
+        self.d = PreparedBinary(X, y, sample_weight, criterion)
         self.p = self.d.n_features
         self.K = validate_max_features(max_features, self.p)
         self.method = method
@@ -368,11 +368,11 @@ class _BinaryWalker:
         return (1 << self.d.y.size) - 1
 
     def wimp(self, rows):
-        from varimp_core.exact.binary import _wimp
+        from varimp_core.exact.binary import weighted_node_impurity
         rows = self.rows_of(rows)
         c = np.bincount(self.d.y[list(rows)], weights=self.d.weight[list(rows)],
                         minlength=self.d.n_classes)
-        return float(_wimp(c, self.criterion))
+        return float(weighted_node_impurity(c, self.criterion))
 
     def class_weights(self, rows):
         rows = self.rows_of(rows)
@@ -389,13 +389,13 @@ class _BinaryWalker:
         return len({int(d.y[i]) for i in rows}) <= 1
 
     def outcomes(self, rows):
-        from varimp_core.exact.binary import _TIE, _wimp, split_win_probabilities
+        from varimp_core.exact.binary import TIE_FRACTION, weighted_node_impurity, split_win_probabilities
         d = self.d
         rows = self.rows_of(rows)
         onehot = np.zeros((rows.size, d.n_classes))
         onehot[np.arange(rows.size), d.y[rows]] = d.weight[rows]
         tot = onehot.sum(axis=0)
-        node = float(_wimp(tot, self.criterion))
+        node = float(weighted_node_impurity(tot, self.criterion))
         Wt = float(tot.sum())
         scores, probs, parts = [], [], []
         for f in range(self.p):
@@ -406,7 +406,7 @@ class _BinaryWalker:
                 continue
             left = np.cumsum(onehot[np.argsort(d.ranks[rows, f], kind="stable")], axis=0)
             cl = left[gaps - 1]
-            G = node - _wimp(cl, self.criterion) - _wimp(tot - cl, self.criterion)
+            G = node - weighted_node_impurity(cl, self.criterion) - weighted_node_impurity(tot - cl, self.criterion)
             cnt = np.cumsum(d.count[srt])
             valid = (cnt[gaps - 1] >= self.L) & (cnt[-1] - cnt[gaps - 1] >= self.L)
             vals = d.values[f]
@@ -415,7 +415,7 @@ class _BinaryWalker:
             pr = (hi - lo) / (vals[rk[-1]] - vals[rk[0]])
             ks = np.arange(gaps.size)
             if self.method == "exact-rf":
-                best = int(np.argmax(s >= s.max() - _TIE * Wt))
+                best = int(np.argmax(s >= s.max() - TIE_FRACTION * Wt))
                 s, pr, ks = s[best:best + 1], np.ones(1), ks[best:best + 1]
             scores.append(s)
             probs.append(pr)
@@ -426,7 +426,7 @@ class _BinaryWalker:
             parts.append((f, pref, gaps, G, lo, hi, ks))
         if not scores:
             return []
-        P = split_win_probabilities(scores, probs, self.p, self.K, tol=_TIE * Wt)
+        P = split_win_probabilities(scores, probs, self.p, self.K, tol=TIE_FRACTION * Wt)
         out = []
         for Pl, (f, pref, gaps, G, lo, hi, ks) in zip(P, parts):
             full = pref[-1]
@@ -438,7 +438,7 @@ class _BinaryWalker:
         return out
 
 
-def _binary_moments(walker: _BinaryWalker):
+def _binary_moments(walker: BinaryWalker):
     """(V, S, nodes) at the root: V = E[I], S = E[I I^T] (memo holds V and Cov per node)."""
     p = walker.p
     memo: dict = {}
@@ -535,7 +535,7 @@ def exact_moments(data, *, method: str = "exact", max_features: int = 1, max_dep
         if msg:
             raise ValueError("The exact covariance re-walks every node, holding p + p^2 numbers "
                              f"each: {msg}")
-        walker = _BinaryWalker(X, y, method=method, max_features=max_features,
+        walker = BinaryWalker(X, y, method=method, max_features=max_features,
                                max_depth=max_depth, min_samples_leaf=min_samples_leaf,
                                criterion=criterion, sample_weight=sw)
         V, S, n_nodes = _binary_moments(walker)
@@ -557,7 +557,7 @@ def _symmetric(m):
 def _exact_multiway(data, table, max_features, max_depth, k_semantics, criterion, problem):
     from varimp_core.exact.eqn3 import validate_max_depth
     from varimp_core.exact.lattice import build_lattice
-    from varimp_core.exact.recursion import VARIANCE_UNITS, _moments
+    from varimp_core.exact.recursion import VARIANCE_UNITS, target_moments
     from varimp_core.exact.splitting import validate_max_features, validate_semantics
     from varimp_core.data.prepare import PreparedData
 
@@ -570,7 +570,7 @@ def _exact_multiway(data, table, max_features, max_depth, k_semantics, criterion
     depth = validate_max_depth(max_depth, p)
     scale, y_values = 1.0, None
     if criterion == "squared_error":
-        mu, var, values = _moments(table)
+        mu, var, values = target_moments(table)
         sd = np.sqrt(var) if var > 0 else 1.0
         y_values = (values - mu) / sd
         scale = sd * sd

@@ -50,7 +50,7 @@ __all__ = ["exact_importances", "exact_importances_path", "explained_variance",
 VARIANCE_UNITS = "variance of Y"
 
 
-def _moments(table: DiscreteTable) -> tuple[float, float, np.ndarray]:
+def target_moments(table: DiscreteTable) -> tuple[float, float, np.ndarray]:
     """Mean and variance of Y under the table's probabilities, and Y's values."""
     values = target_values(table)
     w = table.probabilities
@@ -65,7 +65,7 @@ def explained_variance(table: DiscreteTable) -> float:
 
     The Theorem 2 analogue: what fully grown trees' variance importances sum to.
     """
-    mean, var, values = _moments(table)
+    mean, var, values = target_moments(table)
     w = table.probabilities
     z = values[table.y] - mean
     _, cell = np.unique(table.X, axis=0, return_inverse=True)
@@ -78,7 +78,7 @@ def explained_variance(table: DiscreteTable) -> float:
     return max(var - max(within, 0.0), 0.0)
 
 
-def _win_probabilities(node: NodeStats, active: np.ndarray, max_features: int,
+def win_probabilities(node: NodeStats, active: np.ndarray, max_features: int,
                        k_semantics: str, n_features: int) -> np.ndarray:
     """P(v wins | b) for every candidate v and active cell b: (n_candidates, n_active)."""
     delta = node.delta[:, active]
@@ -127,7 +127,7 @@ def _propagate(lattice: dict[int, NodeStats], n_features: int, max_features: int
         active = (r > 0) & (node.prob > 0) & ~node.pure
         if not active.any():
             continue
-        win = _win_probabilities(node, active, max_features, k_semantics, p)
+        win = win_probabilities(node, active, max_features, k_semantics, p)
         flow = r[active] * win  # (n_candidates, n_active)
         gain = flow * node.prob[active] * node.delta[:, active]
         for i, v in enumerate(node.candidates):
@@ -182,7 +182,7 @@ def exact_importances_path(table: DiscreteTable, *, max_features=(1,), max_depth
     eff = [validate_max_depth(d, p) for d in depths]
     scale, y_values = 1.0, None
     if criterion == "squared_error":
-        mean, scale, values = _moments(table)
+        mean, scale, values = target_moments(table)
         sd = np.sqrt(scale) if scale > 0 else 1.0
         y_values = (values - mean) / sd
         scale = sd * sd

@@ -33,8 +33,8 @@ from varimp_core.measures.inputs import check_int
 __all__ = ["exact_binary_local_mdi"]
 
 
-class _LocalSolver(_b._Solver):
-    """:class:`varimp_core.exact.binary._Solver` that also credits every row of a node."""
+class _LocalSolver(_b.BinarySolver):
+    """:class:`varimp_core.exact.binary.BinarySolver` that also credits every row of a node."""
 
     def _expand(self, box, h, n):
         d, p, L = self.d, self.p, self.L
@@ -50,11 +50,11 @@ class _LocalSolver(_b._Solver):
         cc = np.cumsum(d.count[sub], axis=2)
         tot = cw[:, 0, -1]
         left = cw[:, :, :-1]
-        G = (_b._wimp(tot, d.criterion)[:, None, None] - _b._wimp(left, d.criterion)
-             - _b._wimp(tot[:, None, None] - left, d.criterion))
+        G = (_b.weighted_node_impurity(tot, d.criterion)[:, None, None] - _b.weighted_node_impurity(left, d.criterion)
+             - _b.weighted_node_impurity(tot[:, None, None] - left, d.criterion))
         gap = Rj[:, :, 1:] != Rj[:, :, :-1]
         ok = gap & (cc[:, :, :-1] >= L) & (cc[:, :, -1:] - cc[:, :, :-1] >= L)
-        tol = _b._TIE * tot.sum(axis=1)
+        tol = _b.TIE_FRACTION * tot.sum(axis=1)
         nonconst = gap.any(axis=2)
         s = np.where(ok, G, -np.inf)
         if self.method == "exact-et":
@@ -79,9 +79,9 @@ class _LocalSolver(_b._Solver):
         # the rows' credit: P (i(t) - i(side)), per position along feature fi's order
         Wt = tot[bi].sum(-1)
         Wl = cl.sum(-1)
-        it = _b._wimp(tot[bi], d.criterion) / Wt
-        il = _b._wimp(cl, d.criterion) / np.where(Wl > 0, Wl, 1.0)
-        ir = _b._wimp(tot[bi] - cl, d.criterion) / np.where(Wt - Wl > 0, Wt - Wl, 1.0)
+        it = _b.weighted_node_impurity(tot[bi], d.criterion) / Wt
+        il = _b.weighted_node_impurity(cl, d.criterion) / np.where(Wl > 0, Wl, 1.0)
+        ir = _b.weighted_node_impurity(tot[bi] - cl, d.criterion) / np.where(Wt - Wl > 0, Wt - Wl, 1.0)
         on_left = np.arange(n)[None, :] <= k[:, None]
         credit = Psel[:, None] * (it[:, None] - np.where(on_left, il[:, None], ir[:, None]))
         self._credit = (bi, fi, sub[bi, fi], credit)
@@ -184,7 +184,7 @@ def exact_binary_local_mdi(X, y, *, method: str, max_features=None, max_depth=No
         MDI (equal to ``exact_rf_importances(...).importances``).
     """
     _b._check_method(method)
-    d = _b._Prepared(X, y, sample_weight, criterion)
+    d = _b.PreparedBinary(X, y, sample_weight, criterion)
     p = d.n_features
     K = validate_max_features(max_features, p)
     max_depth = check_int("max_depth", max_depth, low=1, allow_none=True)
@@ -206,7 +206,7 @@ def exact_binary_local_mdi(X, y, *, method: str, max_features=None, max_depth=No
     onehot = np.zeros((d.y.size, d.n_classes))
     onehot[np.arange(d.y.size), d.y] = d.weight
     root_counts = onehot.sum(axis=0)
-    root = float(_b._wimp(root_counts, criterion) / root_counts.sum())
+    root = float(_b.weighted_node_impurity(root_counts, criterion) / root_counts.sum())
     if variables is None:
         variables = [str(c) for c in X.columns] if hasattr(X, "columns") else \
             [f"x{i + 1}" for i in range(p)]

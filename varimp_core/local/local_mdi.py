@@ -168,7 +168,7 @@ def impurity_of_counts(counts: np.ndarray, criterion: str) -> np.ndarray:
     raise ValueError(f"criterion must be one of {', '.join(CRITERIA)}, got {criterion!r}.")
 
 
-def _win_probabilities(delta, constant, max_features, k_semantics, n_features):
+def win_probabilities(delta, constant, max_features, k_semantics, n_features):
     """P(v wins | b) for candidates (rows) and cells (columns), as in the exact recursion."""
     n_c = delta.shape[0]
     eligible = np.ones_like(delta, dtype=bool) if k_semantics == "id3" else ~constant
@@ -317,7 +317,7 @@ def exact_local_mdi(table: DiscreteTable, *, max_features: int = 1, max_depth=No
                 constant[i] = np.bincount(par, weights=(cprob > 0).astype(float), minlength=g) <= 1
                 children.append((v, cgid, cg, cimp, par))
             win = np.zeros((len(cands), g))
-            win[:, active] = _win_probabilities(delta[:, active], constant[:, active], k,
+            win[:, active] = win_probabilities(delta[:, active], constant[:, active], k,
                                                 k_semantics, p)
             flow = r[None, :] * win                           # (candidates, cells of mask)
             for i, (v, cgid, cg, cimp, par) in enumerate(children):
