@@ -39,7 +39,7 @@ from varimp_core.local.local_mdi import LocalMDI, exact_local_mdi
 from varimp_core.local.multiway import forest_local_importance
 from varimp_core.plots.explain import make_local_mdi_strip, make_row_explanation
 
-dash.register_page(__name__, path="/explain", name="Why this row", order=7,
+dash.register_page(__name__, path="/explain", name="Why this row", order=6.5,
                    title="varimp \u2014 Why this row")
 
 PREFIX = "explain"
