@@ -24,7 +24,10 @@ from varimp_core.local.explain import RowExplanation
 from varimp_core.local.local_mdi import LocalMDI
 from varimp_core.plots.style import base_layout, user_text_safe, variable_color
 
-__all__ = ["PANELS", "panel_titles", "make_row_explanation", "make_local_mdi_strip",
+#: Points (rows x variables) drawn in the strip plot: SVG stays responsive below this.
+MAX_POINTS = 5000
+
+__all__ = ["MAX_POINTS", "PANELS", "panel_titles", "make_row_explanation", "make_local_mdi_strip",
            "jitter"]
 
 #: The four explanations: RowExplanation field, name, what it explains.
@@ -38,9 +41,9 @@ def panel_titles(e: RowExplanation) -> list[str]:
     """The titles of the four panels: the method and what it explains, with its unit."""
     what = ("the predicted value" if e.output == "value"
             else f"the predicted P({e.output})")
-    return [f"<b>Local MDI</b>: information about Y ({e.units})",
-            f"<b>Saabas</b>: {what}", f"<b>TreeSHAP</b>: {what}",
-            "<b>Ciss 2015</b>: first positions in the trees"]
+    return [f"<b>Local MDI</b><br>information about Y ({e.units})",
+            f"<b>Saabas</b><br>{what}", f"<b>TreeSHAP</b><br>{what}",
+            "<b>Ciss 2015</b><br>first positions in trees"]
 
 
 @user_text_safe
@@ -53,7 +56,7 @@ def make_row_explanation(e: RowExplanation, *, height: int = 560) -> go.Figure:
     names = list(e.variables)
     titles = panel_titles(e)
     fig = make_subplots(rows=2, cols=2, subplot_titles=titles, horizontal_spacing=0.14,
-                        vertical_spacing=0.16)
+                        vertical_spacing=0.2)
     colors = [variable_color(i) for i in range(len(names))]
     for k, (field, label, _) in enumerate(PANELS):
         r, c = divmod(k, 2)
@@ -78,9 +81,9 @@ def make_row_explanation(e: RowExplanation, *, height: int = 560) -> go.Figure:
     fig.update_yaxes(autorange="reversed", automargin=True)
     fig.update_xaxes(zeroline=True, zerolinecolor="#888", automargin=True)
     base_layout(fig, height=height)
-    fig.update_layout(margin=dict(l=10, r=10, t=60, b=30), bargap=0.25)
+    fig.update_layout(margin=dict(l=10, r=10, t=70, b=30), bargap=0.25)
     for a in fig.layout.annotations[:4]:
-        a.font = dict(size=12)
+        a.font = dict(size=11)
     return fig
 
 
@@ -97,7 +100,8 @@ def jitter(n: int, seed: int = 0) -> np.ndarray:
 
 @user_text_safe
 def make_local_mdi_strip(local: LocalMDI, *, rows: Sequence[int] | None = None,
-                         chosen: int | None = None, height: int | None = None) -> go.Figure:
+                         chosen: int | None = None, height: int | None = None,
+                         max_points: int = MAX_POINTS) -> go.Figure:
     """Local MDI of every row, per variable (one horizontal strip each).
 
     Parameters
@@ -109,6 +113,9 @@ def make_local_mdi_strip(local: LocalMDI, *, rows: Sequence[int] | None = None,
         gives the row); default ``0..n-1``.
     chosen : int, optional
         A data row drawn larger, outlined.
+    max_points : int
+        At most this many points are drawn, at least 50 rows (a seeded subset of the
+        rows; the mean is over all of them).
 
     The ``weight``-weighted mean of each variable is a black diamond, drawn on the
     global MDI bar; the title says they are equal when they are (to 1e-9).
@@ -125,13 +132,15 @@ def make_local_mdi_strip(local: LocalMDI, *, rows: Sequence[int] | None = None,
                          hovertemplate="global MDI of %{customdata}: %{x:.4g}<extra></extra>",
                          customdata=names))
     offsets = jitter(n)
-    big = n * p > 3000
-    Scatter = go.Scattergl if big else go.Scatter
+    m = max(50, max_points // max(p, 1))
+    drawn = np.arange(n) if n <= m else np.sort(
+        np.random.default_rng(0).choice(n, m, replace=False))
+    big = len(drawn) > 300
     for j, name in enumerate(names):
-        fig.add_trace(Scatter(
-            x=local.values[:, j], y=j + offsets, mode="markers", name=name, showlegend=False,
-            customdata=rows, marker=dict(color=variable_color(j), size=5 if big else 7,
-                                         opacity=0.6),
+        fig.add_trace(go.Scatter(
+            x=local.values[drawn, j], y=j + offsets[drawn], mode="markers", name=name,
+            showlegend=False, customdata=rows[drawn],
+            marker=dict(color=variable_color(j), size=5 if big else 8, opacity=0.6),
             hovertemplate=f"row %{{customdata}}<br>{name}: %{{x:.4g}}<extra></extra>"))
     fig.add_trace(go.Scatter(x=mean, y=list(range(p)), mode="markers", name="mean over rows",
                              marker=dict(symbol="diamond", size=12, color="#111",
@@ -144,11 +153,16 @@ def make_local_mdi_strip(local: LocalMDI, *, rows: Sequence[int] | None = None,
             name=f"row {chosen}", customdata=[chosen] * p,
             marker=dict(size=13, color="rgba(0,0,0,0)", line=dict(color="#d62728", width=2.5)),
             hovertemplate=f"row {chosen}: %{{x:.4g}}<extra></extra>"))
-    said = ("mean of the rows (\u25c6) = global MDI (bar)" if equal else
-            "mean of these rows (\u25c6) vs global MDI (bar)")
+    said = ("\u25c6 mean of the rows = global MDI (grey bar)" if equal else
+            "\u25c6 mean of these rows; grey bar: global MDI")
+    if chosen is not None:
+        said += f"<br>\u25cb row {chosen}"
+    if len(drawn) < n:
+        said += f"; {len(drawn):,} of {n:,} rows drawn"
     base_layout(fig, height=height or max(260, 60 + 46 * p))
     fig.update_layout(
-        title=dict(text=said, font=dict(size=13)), margin=dict(l=10, r=10, t=70, b=40),
+        title=dict(text=said, font=dict(size=12), x=0.01, xanchor="left"),
+        margin=dict(l=10, r=10, t=60, b=40), showlegend=False,
         xaxis_title=f"local MDI ({local.units})", clickmode="event",
         yaxis=dict(tickvals=list(range(p)), ticktext=names, autorange="reversed",
                    automargin=True, range=[p - 0.5, -0.5]))
