@@ -218,8 +218,9 @@ def test_upload_labels_then_leaving_mid_job_ends_it(dash_duo, dash_app):
     data = _upload_like()
     open_page(dash_duo, dash_app, "/explain?trees=10&" + data.query())
     wait_for(lambda: _bars(dash_duo), 90, "the four explanations")
+    dash_duo.wait_for_element("#explain-values li", timeout=30)
     wait_for(lambda: any(c in dash_duo.find_element("#explain-values").text
-                         for c in ("red", "green", "blue")), 20, "a colour's label")
+                         for c in ("red", "green", "blue")), 30, "a colour's label")
 
     def job_processes():
         return [c for c in psutil.Process(os.getpid()).children(recursive=True)
@@ -229,8 +230,15 @@ def test_upload_labels_then_leaving_mid_job_ends_it(dash_duo, dash_app):
     before = {c.pid for c in job_processes()}
     big = _problem("led", sampling="sample", n=5000)
     dash_duo.driver.get(dash_duo.server_url + "/explain?trees=1000&K=7&" + big.query())
-    until(lambda: "vi-job-running" in dash_duo.find_element("#explain-job").get_attribute(
-        "class"), 30)
+    running = ("var j = document.querySelector('#explain-job');"
+               "return !!j && j.className.indexOf('vi-job-running') >= 0;")
+
+    def job_running():
+        try:
+            return dash_duo.driver.execute_script(running)
+        except Exception:  # the page is still loading (a busy machine): ask again
+            return False
+    until(job_running, 60)
     until(lambda: {c.pid for c in job_processes()} - before, 10)
     dash_duo.driver.find_element("link text", "Learn").click()
     until(lambda: urlsplit(dash_duo.driver.current_url).path == "/learn", 10)
