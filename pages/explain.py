@@ -261,9 +261,9 @@ def compute(settings, data, progress) -> dict:
         raise ValueError(f"Row {row} is not a row of this data: choose a row from 0 to "
                          f"{n - 1:,}.")
     rows = entry["rows"]
-    if row in rows and entry["treeshap_bias"][rows.index(row)] is not None or \
-            row in rows and entry["method"] == "exact":
-        e = row_from(entry, rows.index(row))
+    at = rows.index(row) if row in rows else None
+    if at is not None and (entry["method"] == "exact" or entry["treeshap_bias"][at] is not None):
+        e = row_from(entry, at)
     else:  # outside the rows explained, or outside TreeSHAP's sample: its own four answers
         prepared, X, est = load()
         progress(0, None, f"TreeSHAP of row {row:,}\u2026")

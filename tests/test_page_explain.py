@@ -98,7 +98,13 @@ def test_led_one_row_locally_irrelevant_inputs_get_zero(page):
     np.testing.assert_allclose(e.local_mdi[irrelevant], 0, atol=1e-12)
     assert (e.local_mdi[:7] > 0.01).all()
     assert e.local_mdi.sum() == pytest.approx(math.log2(10), abs=1e-12)
-    assert e.local_mdi[0] == pytest.approx(1.3303, abs=1e-4)     # the lesson's sentence
+    # the Home preset's sentence: its link is this computation, its numbers these
+    from pages._framework.lessons import TEACH
+    (title, text, href), = [t for t in TEACH if t[0] == "Why this row: LED"]
+    assert href == "/explain?problem=led:irrelevant=2&method=exact&row=0"
+    assert e.local_mdi[0] == pytest.approx(1.3303, abs=1e-4) and "1.33 of" in text
+    assert (seg[:, 2].sum(), seg[:, 5].sum()) == (8, 9) and "8 and 9 digits" in text
+    assert e.local_mdi[0] == e.local_mdi.max()                   # the top segment, off
     assert np.isnan(e.treeshap).all() and "TreeSHAP" in e.notes["treeshap"]
     fig, strip, values, ident, ident_class, summary, *_ = page.render(out, settings, data)
     assert f"{math.log2(10):.4f}" in ident and "H(Y | X = x)" in ident
@@ -118,6 +124,10 @@ def test_xor_each_bit_matters_through_the_other_at_every_row(page):
     lm = LocalMDI.from_dict(entry["local"])
     np.testing.assert_allclose(lm.values, np.tile([0.5, 0.5, 0, 0], (16, 1)), atol=1e-12)
     np.testing.assert_allclose(lm.weighted_mean(), lm.global_importances, atol=1e-12)
+    from pages._framework.lessons import TEACH
+    (title, text, href), = [t for t in TEACH if t[0] == "Why this row: XOR"]
+    assert href == "/explain?problem=xor:irrelevant=2&method=exact&row=0"
+    assert "1/2 bit" in text and "irrelevant ones 0" in text
 
 
 def _upload_like(n=120, seed=3) -> DataChoice:
