@@ -24,8 +24,10 @@ from pages._framework.lessons import PRESETS, TEACH
 
 from pages._framework.page_frame import figure_config
 
+#: Every page (issue 28 added /explain, "Why this row": the navigation reaches it too).
 PAGE_PATHS = ("/", "/data", "/importances", "/decomposition", "/masking", "/measures",
-              "/distributions", "/selection", "/dependence", "/interactions", "/learn")
+              "/distributions", "/selection", "/dependence", "/interactions", "/explain",
+              "/learn")
 
 _SETTLED = """
 return !document.querySelector('.vi-job-running') && !!document.querySelector('.vi-page')
@@ -109,10 +111,11 @@ def test_every_learn_demo_has_a_link_on_the_home_page():
     for title, _, presets in PRESETS:
         assert links & {href for _, href in presets}, title
     titles = [title for title, _, _ in TEACH]
-    # Issue 13's seven demos, then the exact Extra-Trees preset of issue 15.
+    # Issue 13's seven demos, the exact Extra-Trees preset of issue 15, then issue 28's two
+    # "why this row" presets (LED and XOR on the new Explain page).
     assert titles == ["Table 2 of Louppe et al. (2013)", "Masking", "XOR", "SYM (Sutera)",
                       "Depth (Proposition 6)", "Irrelevant variables (Theorem 5)", "Noisy copy",
-                      "Extra-Trees, exact"]
+                      "Extra-Trees, exact", "Why this row: LED", "Why this row: XOR"]
     assert all(text.endswith(".") for _, text, _ in TEACH)
 
 

@@ -202,4 +202,6 @@ TEACH = (
      "On two continuous inputs, 1,000 Extra-Trees beside the exact value they converge to, "
      "and how far the first 10, 100 and 1,000 trees are from it.",
      "/importances?problem=gauss&method=sklearn-et&K=1&trees=1000"),
+    ("Why this row: LED", "What makes a 1 a 1: the top segment, off, carries 1.33 of its log2 10 bits; segments c and f, lit for 8 and 9 digits, little; two added irrelevant bits get 0.", "/explain?problem=led:irrelevant=2&method=exact&row=0"),
+    ("Why this row: XOR", "Each bit matters only through the other: at every row both relevant bits get 1/2 bit of local MDI and the irrelevant ones 0.", "/explain?problem=xor:irrelevant=2&method=exact&row=0"),
 )

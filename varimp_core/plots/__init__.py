@@ -8,7 +8,8 @@ job or a browser.
 from varimp_core.plots import (convergence, decomposition, dependence, distributions,
                                distributions_captions, importances, interactions, masking,
                                measures, measures_captions, selection, selection_captions, style)
+from varimp_core.plots import explain
 
-__all__ = ["convergence", "decomposition", "dependence", "distributions",
+__all__ = ["convergence", "decomposition", "dependence", "distributions", "explain",
            "distributions_captions", "importances", "interactions", "masking", "measures",
            "measures_captions", "selection", "selection_captions", "style"]

@@ -1,0 +1,255 @@
+"""The Why this row page (issue #28): computing and drawing, then the page in Chromium."""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import math
+import os
+from urllib.parse import urlsplit
+
+import numpy as np
+import pandas as pd
+import pytest
+from _browser import figure as _figure
+from _browser import open_page, set_number, wait_for
+from _pages import upload_frame
+from dash.testing.wait import until
+
+from pages._framework.datachoice import DataChoice
+from pages._framework.params import Context
+from pages._server.jobs import Progress
+from varimp_core.local.explain import RowExplanation
+from varimp_core.local.local_mdi import LocalMDI
+from varimp_core.problems.discrete import LED_SEGMENTS
+
+
+@pytest.fixture(scope="module")
+def page(app_module):
+    import pages.explain as module
+
+    return module
+
+
+def _settings(page, p, **kw):
+    return page.PARAMS.settings({"row": 0, "method": "et", "n_estimators": 20,
+                                 "max_features": 1, "random_state": 0, **kw}, Context(p))
+
+
+def _run(page, data, **kw):
+    settings = _settings(page, data.n_features(), **kw)
+    out = page.compute(settings, data, Progress(None))
+    return out, settings
+
+
+def _problem(spec, **kw) -> DataChoice:
+    return DataChoice.from_params({"source": "problem", "problem": spec, **kw})
+
+
+def _locally_irrelevant(digits: np.ndarray, x: np.ndarray) -> list[int]:
+    """Inputs m with p(y | x_B, x_m) = p(y | x_B) for every B of the others (Sutera et al.
+    2021), from a table of equally likely rows, one per class ``y`` (the LED's digits)."""
+    p = digits.shape[1]
+    found = []
+    for m in range(p):
+        others = [j for j in range(p) if j != m]
+
+        def same(B):
+            rows = np.all(digits[:, list(B)] == x[list(B)], axis=1)
+            given = rows & (digits[:, m] == x[m])
+            return np.allclose(rows / rows.sum(), given / given.sum())
+        if all(same(B) for k in range(p) for B in itertools.combinations(others, k)):
+            found.append(m)
+    return found
+
+
+# -- computing and drawing ---------------------------------------------------------------
+def test_led_one_row_locally_irrelevant_inputs_get_zero(page):
+    """The "1" of the LED (segments c and f lit).  By the segment table, no segment is
+    locally irrelevant there: every segment's value changes p(digit) given nothing (the
+    top segment, off, leaves 1, 4: with no other segment known it halves the candidates to
+    2 of 10). Two added fair bits are: they change nothing given any B.  The exact local MDI
+    gives exactly those 0, the others > 0, and adds up to H(Y) - H(Y | X = x) = log2 10."""
+    seg = np.array([[int(s[d]) for s in LED_SEGMENTS] for d in range(10)])
+    one = seg[1]
+    assert one.tolist() == [0, 0, 1, 0, 0, 1, 0]
+    assert _locally_irrelevant(seg, one) == []
+    # with the two fair bits: 40 equally likely rows (digit, b1, b2), 10 classes
+    bits = np.array(list(itertools.product(range(10), (0, 1), (0, 1))))
+    table = np.column_stack([seg[bits[:, 0]], bits[:, 1:]])
+    irrelevant = []
+    for m in range(9):  # p(y | x_B, x_m) against p(y | x_B), y the digit of each row
+        others = [j for j in range(9) if j != m]
+        x = np.concatenate([one, [0, 0]])
+
+        def law(rows):
+            return np.bincount(bits[rows, 0], minlength=10) / rows.sum()
+        if all(np.allclose(law(np.all(table[:, list(B)] == x[list(B)], axis=1)),
+                           law(np.all(table[:, list(B) + [m]] == x[list(B) + [m]], axis=1)))
+               for k in range(9) for B in itertools.combinations(others, k)):
+            irrelevant.append(m)
+    assert irrelevant == [7, 8]
+
+    data = _problem("led:irrelevant=2")
+    out, settings = _run(page, data, method="exact", row=0)
+    e = RowExplanation.from_dict(out["explanation"])
+    assert e.x.tolist() == [0, 0, 1, 0, 0, 1, 0, 0, 0]          # row 0 is the "1"
+    np.testing.assert_allclose(e.local_mdi[irrelevant], 0, atol=1e-12)
+    assert (e.local_mdi[:7] > 0.01).all()
+    assert e.local_mdi.sum() == pytest.approx(math.log2(10), abs=1e-12)
+    # the Home preset's sentence: its link is this computation, its numbers these
+    from pages._framework.lessons import TEACH
+    (title, text, href), = [t for t in TEACH if t[0] == "Why this row: LED"]
+    assert href == "/explain?problem=led:irrelevant=2&method=exact&row=0"
+    assert e.local_mdi[0] == pytest.approx(1.3303, abs=1e-4) and "1.33 of" in text
+    assert (seg[:, 2].sum(), seg[:, 5].sum()) == (8, 9) and "8 and 9 digits" in text
+    assert e.local_mdi[0] == e.local_mdi.max()                   # the top segment, off
+    assert np.isnan(e.treeshap).all() and "TreeSHAP" in e.notes["treeshap"]
+    fig, strip, values, ident, ident_class, summary, *_ = page.render(out, settings, data)
+    assert f"{math.log2(10):.4f}" in ident and "H(Y | X = x)" in ident
+    assert ident_class == "vi-identity"
+    assert [a.text for a in fig.layout.annotations[:4]][0].startswith("<b>Local MDI</b>")
+    assert "information about Y" in fig.layout.annotations[0].text
+    assert "predicted P(1)" in fig.layout.annotations[1].text
+    assert "first positions" in fig.layout.annotations[3].text
+    assert "= global MDI" in strip.layout.title.text
+    assert "40 distinct rows" in summary
+
+
+def test_xor_each_bit_matters_through_the_other_at_every_row(page):
+    data = _problem("xor:irrelevant=2")
+    out, settings = _run(page, data, method="exact", row=5)
+    entry = page.cached_entry(out["all"])
+    lm = LocalMDI.from_dict(entry["local"])
+    np.testing.assert_allclose(lm.values, np.tile([0.5, 0.5, 0, 0], (16, 1)), atol=1e-12)
+    np.testing.assert_allclose(lm.weighted_mean(), lm.global_importances, atol=1e-12)
+    from pages._framework.lessons import TEACH
+    (title, text, href), = [t for t in TEACH if t[0] == "Why this row: XOR"]
+    assert href == "/explain?problem=xor:irrelevant=2&method=exact&row=0"
+    assert "1/2 bit" in text and "irrelevant ones 0" in text
+
+
+def _upload_like(n=120, seed=3) -> DataChoice:
+    """A category (text), a number with missing values, a noise column and a binary target."""
+    rng = np.random.default_rng(seed)
+    colour = rng.choice(["red", "green", "blue"], n)
+    size = rng.normal(size=n)
+    size[rng.choice(n, 10, replace=False)] = np.nan
+    noise = rng.normal(size=n)
+    y = ((colour == "red") ^ (np.nan_to_num(size) > 0)).astype(int)
+    df = pd.DataFrame({"colour": colour, "size": size, "noise": noise, "y": y})
+    return DataChoice.from_params(upload_frame(df, "shop.csv"))
+
+
+def test_upload_every_row_has_p_explanations_per_method_and_the_mean_is_the_global(page):
+    data = _upload_like()
+    out, settings = _run(page, data, row=4, method="et", n_estimators=15)
+    entry = page.cached_entry(out["all"])
+    lm = LocalMDI.from_dict(entry["local"])
+    p = lm.n_features
+    assert lm.variables == ("colour", "size", "noise") and lm.n_rows == 120
+    # no bootstrap, every learning row: the mean of the local MDI is the forest's MDI
+    np.testing.assert_allclose(lm.values.mean(axis=0), lm.global_importances, rtol=0,
+                               atol=1e-9)
+    text, name = page.rows_csv(out, settings, data)
+    assert name.startswith("varimp-explain-") and name.endswith(".csv")
+    lines = list(csv.DictReader(io.StringIO(text)))
+    assert len(lines) == 120 * p
+    by_row = pd.DataFrame(lines).groupby("row")
+    assert (by_row.size() == p).all()
+    for method in ("local_mdi", "saabas", "ciss"):
+        assert all(line[method] != "" for line in lines)
+    shap_rows = {line["row"] for line in lines if line["treeshap"] != ""}
+    assert len(shap_rows) == entry["n_shap"] > 0
+    assert {line["value"] for line in lines if line["variable"] == "colour"} == \
+        {"red", "green", "blue"}                                 # labels, not codes
+    assert "missing" in {line["value"] for line in lines if line["variable"] == "size"}
+    # the chosen row: four explanations, its values as labels
+    e = RowExplanation.from_dict(out["explanation"])
+    assert np.isfinite(e.treeshap).all() and np.isfinite(e.saabas).all()
+    assert e.saabas.sum() + e.saabas_bias == pytest.approx(e.prediction, abs=1e-9)
+    assert e.treeshap.sum() + e.treeshap_bias == pytest.approx(e.prediction, abs=1e-6)
+    values = page.render(out, settings, data)[2]
+    shown = str(values)
+    assert any(c in shown for c in ("red", "green", "blue"))
+
+
+def test_a_row_beyond_the_data_is_a_sentence_in_the_job(page):
+    data = _upload_like()
+    with pytest.raises(ValueError, match="Row 500 is not a row of this data: choose a row "
+                                         "from 0 to 119"):
+        _run(page, data, row=500, n_estimators=5)
+    assert page.PARAMS.validate({"row": -1, "method": "et", "n_estimators": 5,
+                                 "max_features": 1, "random_state": 0},
+                                Context(3))[1]["row"]
+
+
+def test_a_row_outside_treeshaps_sample_gets_its_own(page, monkeypatch):
+    monkeypatch.setattr(page, "MAX_SHAP_ROWS", 5)
+    data = _upload_like(n=60, seed=9)
+    out, _ = _run(page, data, row=0, n_estimators=7, random_state=4)
+    entry = page.cached_entry(out["all"])
+    outside = next(r for r, b in zip(entry["rows"], entry["treeshap_bias"]) if b is None)
+    out2, _ = _run(page, data, row=outside, n_estimators=7, random_state=4)
+    e = RowExplanation.from_dict(out2["explanation"])
+    assert np.isfinite(e.treeshap).all()
+    assert e.treeshap.sum() + e.treeshap_bias == pytest.approx(e.prediction, abs=1e-6)
+
+
+def test_a_click_on_a_point_picks_its_row(page):
+    assert page.pick_row({"points": [{"customdata": 17}]}) == 17
+    assert page.pick_row({"points": [{"customdata": "X1"}]}) is page.no_update
+    assert page.pick_row(None) is page.no_update
+
+
+# -- in Chromium -----------------------------------------------------------------------------
+def _bars(dash_duo):
+    fig = _figure(dash_duo, "explain-row-graph")
+    return fig if fig and len(fig) == 4 and all(t["x"] for t in fig) else None
+
+
+@pytest.mark.browser
+def test_led_row_four_explanations_and_labels(dash_duo, dash_app):
+    open_page(dash_duo, dash_app, "/explain?problem=led&trees=20")
+    wait_for(lambda: _bars(dash_duo), 90, "the four explanations")
+    dash_duo.wait_for_contains_text("#explain-values", "X1 = ", timeout=20)
+    set_number(dash_duo, "#explain-row", 3)
+    dash_duo.wait_for_contains_text("#explain-strip-graph", "row 3", timeout=60)
+    wait_for(lambda: _bars(dash_duo), 30, "the four explanations of row 3")
+    assert "row=3" in dash_duo.driver.current_url
+    assert dash_duo.get_logs() == []
+
+
+@pytest.mark.browser
+def test_upload_labels_then_leaving_mid_job_ends_it(dash_duo, dash_app):
+    import psutil
+
+    data = _upload_like()
+    open_page(dash_duo, dash_app, "/explain?trees=10&" + data.query())
+    wait_for(lambda: _bars(dash_duo), 90, "the four explanations")
+    dash_duo.wait_for_element("#explain-values li", timeout=30)
+    wait_for(lambda: any(c in dash_duo.find_element("#explain-values").text
+                         for c in ("red", "green", "blue")), 30, "a colour's label")
+
+    def job_processes():
+        return [c for c in psutil.Process(os.getpid()).children(recursive=True)
+                if c.is_running() and c.status() != psutil.STATUS_ZOMBIE
+                and "chrom" not in c.name()]
+
+    before = {c.pid for c in job_processes()}
+    big = _problem("led", sampling="sample", n=5000)
+    dash_duo.driver.get(dash_duo.server_url + "/explain?trees=1000&K=7&" + big.query())
+    running = ("var j = document.querySelector('#explain-job');"
+               "return !!j && j.className.indexOf('vi-job-running') >= 0;")
+
+    def job_running():
+        try:
+            return dash_duo.driver.execute_script(running)
+        except Exception:  # the page is still loading (a busy machine): ask again
+            return False
+    until(job_running, 60)
+    until(lambda: {c.pid for c in job_processes()} - before, 10)
+    dash_duo.driver.find_element("link text", "Learn").click()
+    until(lambda: urlsplit(dash_duo.driver.current_url).path == "/learn", 10)
+    until(lambda: not ({c.pid for c in job_processes()} - before), 15)
