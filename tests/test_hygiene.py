@@ -564,3 +564,41 @@ def test_no_server_version_under_the_dev_server_or_gunicorn(tmp_path):
         procs.stop_all()
     # Werkzeug's default is "Werkzeug/3.1.9 Python/3.11.2"; gunicorn's name alone is no version
     assert servers[0] == "varimp" and servers[1] in ("", "gunicorn"), servers
+
+
+#: Every DASH_* switch of a dev tool, each set to turn its tool on.
+_DASH_DEV_SWITCHES = {f"DASH_{k}": "true" for k in (
+    "DEBUG", "UI", "DEV_TOOLS_UI", "PROPS_CHECK", "DEV_TOOLS_PROPS_CHECK", "HOT_RELOAD",
+    "DEV_TOOLS_HOT_RELOAD", "SERVE_DEV_BUNDLES", "DEV_TOOLS_SERVE_DEV_BUNDLES", "PRUNE_ERRORS",
+    "VALIDATE_CALLBACKS", "SILENCE_ROUTES_LOGGING")}
+
+
+def test_python_app_py_keeps_dev_tools_off_whatever_dash_variables_say(tmp_path):
+    # Dash.run reads the DASH_* variables again after hygiene.install turned the tools off.
+    import requests
+    from _servers import Processes, free_port, serves_health, wait
+
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "VARIMP_DEBUG"}
+    procs = Processes(tmp_path, {**env, **_DASH_DEV_SWITCHES, "VARIMP_WARM": "0",
+                                 "VARIMP_CACHE_DIR": str(tmp_path / "cache"),
+                                 "VARIMP_PORT": str(port)})
+    base = f"http://127.0.0.1:{port}"
+    try:
+        procs.start("dev", [sys.executable, "app.py"])
+        wait(lambda: serves_health(base), 120, "python app.py", procs.procs["dev"],
+             tmp_path / "dev.log")
+        page = requests.get(base + "/", timeout=30).text
+        scripts = re.findall(r'<script[^>]*src="([^"]+)"', page)
+        bundle_bytes = sum(len(requests.get(base + s, timeout=30).content) for s in scripts
+                           if s.startswith("/"))
+    finally:
+        procs.stop_all()
+    config = json.loads(re.search(r'<script id="_dash-config" type="application/json">(.*?)'
+                                  r'</script>', page, re.S).group(1))
+    assert config["ui"] is False and config["props_check"] is False, config
+    assert "hot_reload" not in config, config
+    dev = [s for s in scripts if ".dev" in s or "development" in s]
+    assert dev == [], dev
+    # The production bundles are a few MB; the dev ones were 8 MB more.
+    assert bundle_bytes < 6 * 2**20, bundle_bytes

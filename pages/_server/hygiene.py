@@ -79,6 +79,23 @@ def debug_enabled() -> bool:
     return os.environ.get("VARIMP_DEBUG", "").strip() == "1"
 
 
+#: ``Dash.run``'s dev-tool switches: each left as None there is read from its ``DASH_*``
+#: variable again (``DASH_UI``, ``DASH_PROPS_CHECK``, ``DASH_HOT_RELOAD``,
+#: ``DASH_SERVE_DEV_BUNDLES`` ...), after :func:`install` had turned it off.
+_RUN_DEV_TOOLS = ("ui", "props_check", "serve_dev_bundles", "hot_reload", "prune_errors",
+                  "validate_callbacks", "silence_routes_logging")
+
+
+def run_options() -> dict:
+    """Keyword arguments of ``app.run`` (``python app.py``): debug and every dev tool off
+    unless ``VARIMP_DEBUG=1``, whatever ``DASH_*`` variables say; with it, Dash's defaults."""
+    if debug_enabled():
+        return {"debug": True}
+    options = {"debug": False, "use_reloader": False, "use_debugger": False}
+    options.update({f"dev_tools_{flag}": False for flag in _RUN_DEV_TOOLS})
+    return options
+
+
 class RequestIdFilter(logging.Filter):
     """Adds ``record.request_id`` (the current request's id, or ``"-"``) to every record."""
 
