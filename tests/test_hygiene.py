@@ -602,3 +602,38 @@ def test_python_app_py_keeps_dev_tools_off_whatever_dash_variables_say(tmp_path)
     assert dev == [], dev
     # The production bundles are a few MB; the dev ones were 8 MB more.
     assert bundle_bytes < 6 * 2**20, bundle_bytes
+
+
+@pytest.mark.parametrize("hops,forwarded,secure", [
+    (0, {}, False),
+    (0, {"X-Forwarded-Proto": "https"}, False),  # no trusted proxy: a client's header is ignored
+    (1, {"X-Forwarded-Proto": "https"}, True),
+    (1, {"X-Forwarded-Proto": "http"}, False),
+])
+def test_hsts_and_a_secure_cookie_over_https_behind_a_trusted_proxy(app_module, monkeypatch,
+                                                                     hops, forwarded, secure):
+    monkeypatch.setenv("VARIMP_TRUSTED_PROXIES", str(hops))
+    response = app_module.server.test_client().get("/_health", headers=forwarded)
+    cookie = next(c for c in response.headers.getlist("Set-Cookie")
+                  if c.startswith("varimp_client="))
+    assert ("Strict-Transport-Security" in response.headers) is secure
+    assert ("; Secure" in cookie) is secure, cookie
+
+
+def test_the_client_address_is_the_proxys_unless_it_is_trusted(monkeypatch):
+    from werkzeug.test import EnvironBuilder
+
+    from pages._server.hygiene import TrustedProxy
+
+    seen = []
+
+    def inner(environ, start_response):
+        seen.append((environ["REMOTE_ADDR"], environ["wsgi.url_scheme"]))
+        return []
+    environ = EnvironBuilder(headers={"X-Forwarded-For": "203.0.113.7",
+                                      "X-Forwarded-Proto": "https"},
+                             environ_base={"REMOTE_ADDR": "10.0.0.1"}).get_environ()
+    for hops in ("0", "1"):
+        monkeypatch.setenv("VARIMP_TRUSTED_PROXIES", hops)
+        TrustedProxy(inner)(dict(environ), lambda *a: None)
+    assert seen == [("10.0.0.1", "http"), ("203.0.113.7", "https")], seen

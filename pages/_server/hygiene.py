@@ -256,6 +256,39 @@ def install(app) -> None:
         app.server.secret_key = secret
 
 
+#: HSTS of an answer served over HTTPS: a browser then uses HTTPS only, for a year.
+HSTS = "max-age=31536000; includeSubDomains"
+
+
+def trusted_proxies() -> int:
+    """How many proxies in front of the server set ``X-Forwarded-For``/``-Proto``
+    (``VARIMP_TRUSTED_PROXIES``, default 0: the headers are ignored, as a client could forge
+    them)."""
+    try:
+        return max(0, int(os.environ.get("VARIMP_TRUSTED_PROXIES", "0") or 0))
+    except ValueError:
+        return 0
+
+
+class TrustedProxy:
+    """WSGI middleware: behind ``VARIMP_TRUSTED_PROXIES`` = n proxies (read at every
+    request), werkzeug's ``ProxyFix`` takes the client's address and scheme from the last n
+    ``X-Forwarded-For`` and ``X-Forwarded-Proto`` values; with 0, from the socket."""
+
+    def __init__(self, app):
+        self.app, self._fixed = app, {}
+
+    def __call__(self, environ, start_response):
+        hops = trusted_proxies()
+        if not hops:
+            return self.app(environ, start_response)
+        if hops not in self._fixed:
+            from werkzeug.middleware.proxy_fix import ProxyFix
+
+            self._fixed[hops] = ProxyFix(self.app, x_for=hops, x_proto=hops)
+        return self._fixed[hops](environ, start_response)
+
+
 def install_server(server) -> None:
     """Request ids, security headers and the plain 500 answer for a Flask ``server``."""
     from flask import g, request
@@ -263,6 +296,8 @@ def install_server(server) -> None:
     from werkzeug.exceptions import InternalServerError
 
     configure_logging()
+    if not isinstance(server.wsgi_app, TrustedProxy):
+        server.wsgi_app = TrustedProxy(server.wsgi_app)
     # Flask's own handler would print errors a second time, without the request id.
     server.logger.removeHandler(default_handler)
     if not debug_enabled():
@@ -295,10 +330,12 @@ def install_server(server) -> None:
             response.headers[REQUEST_ID_HEADER] = rid
         for name, value in SECURITY_HEADERS.items():
             response.headers.setdefault(name, value)
+        if request.is_secure:  # HTTPS (behind a trusted proxy: its X-Forwarded-Proto)
+            response.headers.setdefault("Strict-Transport-Security", HSTS)
         if _signed_token(request.cookies.get(CLIENT_COOKIE, "")) is None:
             token = secrets.token_hex(16)
             response.set_cookie(CLIENT_COOKIE, _signed_cookie(token), httponly=True,
-                                samesite="Lax")
+                                samesite="Lax", secure=request.is_secure)
         return response
 
     @server.teardown_request
