@@ -637,3 +637,24 @@ def test_the_client_address_is_the_proxys_unless_it_is_trusted(monkeypatch):
         monkeypatch.setenv("VARIMP_TRUSTED_PROXIES", hops)
         TrustedProxy(inner)(dict(environ), lambda *a: None)
     assert seen == [("10.0.0.1", "http"), ("203.0.113.7", "https")], seen
+
+
+@pytest.mark.parametrize("path", [
+    "/_dash-component-suites/nonexistent/x.js", "/_dash-component-suites/dash/x.v1m1.js",
+    "/_dash-component-suites/dash/x", "/_dash-component-suites/dash/deps/%2e%2e/x.js"])
+def test_a_crafted_component_suite_path_is_a_404(app_module, path):
+    response = app_module.server.test_client().get(path)
+    assert response.status_code == 404, response.status_code
+    assert "Traceback" not in response.get_data(as_text=True)
+
+
+def test_deeply_nested_json_and_an_unknown_output_are_400s(app_module):
+    client = app_module.server.test_client()
+    nested = client.post("/_dash-update-component", data="[" * 100_000 + "]" * 100_000,
+                         content_type="application/json")
+    assert nested.status_code == 400, nested.status_code
+    unknown = client.post("/_dash-update-component", json={
+        "output": "nonexistent.children", "outputs": {"id": "nonexistent", "property": "children"},
+        "inputs": [{"id": "x", "property": "value", "value": 1}], "changedPropIds": []})
+    assert unknown.status_code == 400, unknown.status_code
+    assert "not one of the app's callbacks" in unknown.get_data(as_text=True)

@@ -33,7 +33,7 @@ import sys
 from contextvars import ContextVar
 
 import dash
-from dash.exceptions import MissingCallbackContextException
+from dash.exceptions import DependencyException, MissingCallbackContextException
 from werkzeug.serving import WSGIRequestHandler
 
 log = logging.getLogger(__name__)
@@ -58,6 +58,8 @@ SAFE_REQUEST_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 #: The body of every HTTP 500 answer.
 SERVER_ERROR = ("Something went wrong on the server; the error was logged. "
                 "Reload the page, or try other settings.")
+#: The body of an HTTP 404 answer for a file the app does not have.
+NOT_FOUND = "There is no such file on this server."
 LOG_FORMAT = "%(asctime)s %(levelname)s [%(process)d] [%(request_id)s] %(name)s: %(message)s"
 
 #: The id of the request being served ("-" outside requests); job processes inherit it.
@@ -248,7 +250,7 @@ def install(app) -> None:
             policy["csp"] = CSP.format(" ".join(sorted(set(app.csp_hashes()))))
         response.headers["Content-Security-Policy"] = policy["csp"]
         return response
-    install_server(app.server)
+    install_server(app.server, lambda: app.callback_map)
     secret = os.environ.get("VARIMP_SECRET_KEY", "").strip()
     if secret:
         # Flask's secret_key is what Dash signs background-job handles with, before a
@@ -289,8 +291,9 @@ class TrustedProxy:
         return self._fixed[hops](environ, start_response)
 
 
-def install_server(server) -> None:
-    """Request ids, security headers and the plain 500 answer for a Flask ``server``."""
+def install_server(server, callback_map=None) -> None:
+    """Request ids, security headers and the plain 500 answer for a Flask ``server``;
+    a callback request for an output not in ``callback_map()`` (Dash's) is refused (400)."""
     from flask import g, request
     from flask.logging import default_handler
     from werkzeug.exceptions import InternalServerError
@@ -313,10 +316,22 @@ def install_server(server) -> None:
     # First of all before-request functions (Dash's set-up logs with the id too).
     server.before_request_funcs.setdefault(None, []).insert(0, _start_request)
 
+    @server.errorhandler(DependencyException)
+    def _no_such_asset(_error):
+        # A crafted component-suite path (an unknown library, a file it does not have).
+        return NOT_FOUND, 404, {"Content-Type": "text/plain; charset=utf-8"}
+
     @server.before_request
     def _refuse_malformed_callbacks():
         if request.method == "POST" and request.path.endswith("/_dash-update-component"):
-            problem = malformed_callback(request.get_json(silent=True))
+            try:
+                body = request.get_json(silent=True)
+            except RecursionError:  # JSON nested past Python's recursion limit
+                body = None
+            problem = malformed_callback(body)
+            if problem is None and callback_map is not None and \
+                    body["output"] not in callback_map():
+                problem = "its output is not one of the app's callbacks"
             if problem is not None:
                 log.warning("Malformed callback request refused: %s", problem)
                 return (f"This request is not one the app's pages send ({problem}).", 400,
