@@ -150,8 +150,8 @@ def main() -> None:
     if not os.environ.get("WERKZEUG_RUN_MAIN") and port_in_use(host, port):
         sys.exit(f"Port {port} is in use (another varimp or another program). Choose another "
                  f"port: make run PORT={port + 1}  (or VARIMP_PORT={port + 1} python app.py).")
-    app.run(host=host, port=port, debug=hygiene.debug_enabled(),
-            request_handler=hygiene.QuietHandler)
+    # Dash.run reads the DASH_* variables again: run_options names every switch.
+    app.run(host=host, port=port, request_handler=hygiene.QuietHandler, **hygiene.run_options())
 
 
 if __name__ == "__main__":

@@ -157,7 +157,7 @@ def problem_context(values: Mapping[str, Any], data: Context | None = None) -> C
     except ValueError:
         return Context()
     try:  # a bad number of irrelevant bits has its own sentence; K's bound counts none
-        irrelevant = int(_last(values.get("irrelevant")) or 0)
+        irrelevant = min(max(int(_last(values.get("irrelevant")) or 0), 0), MAX_IRRELEVANT)
     except (TypeError, ValueError):
         irrelevant = 0
     copy = _last(values.get("copy")) not in (None, "", NO_COPY)

@@ -564,3 +564,97 @@ def test_no_server_version_under_the_dev_server_or_gunicorn(tmp_path):
         procs.stop_all()
     # Werkzeug's default is "Werkzeug/3.1.9 Python/3.11.2"; gunicorn's name alone is no version
     assert servers[0] == "varimp" and servers[1] in ("", "gunicorn"), servers
+
+
+#: Every DASH_* switch of a dev tool, each set to turn its tool on.
+_DASH_DEV_SWITCHES = {f"DASH_{k}": "true" for k in (
+    "DEBUG", "UI", "DEV_TOOLS_UI", "PROPS_CHECK", "DEV_TOOLS_PROPS_CHECK", "HOT_RELOAD",
+    "DEV_TOOLS_HOT_RELOAD", "SERVE_DEV_BUNDLES", "DEV_TOOLS_SERVE_DEV_BUNDLES", "PRUNE_ERRORS",
+    "VALIDATE_CALLBACKS", "SILENCE_ROUTES_LOGGING")}
+
+
+def test_python_app_py_keeps_dev_tools_off_whatever_dash_variables_say(tmp_path):
+    # Dash.run reads the DASH_* variables again after hygiene.install turned the tools off.
+    import requests
+    from _servers import Processes, free_port, serves_health, wait
+
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "VARIMP_DEBUG"}
+    procs = Processes(tmp_path, {**env, **_DASH_DEV_SWITCHES, "VARIMP_WARM": "0",
+                                 "VARIMP_CACHE_DIR": str(tmp_path / "cache"),
+                                 "VARIMP_PORT": str(port)})
+    base = f"http://127.0.0.1:{port}"
+    try:
+        procs.start("dev", [sys.executable, "app.py"])
+        wait(lambda: serves_health(base), 120, "python app.py", procs.procs["dev"],
+             tmp_path / "dev.log")
+        page = requests.get(base + "/", timeout=30).text
+        scripts = re.findall(r'<script[^>]*src="([^"]+)"', page)
+        bundle_bytes = sum(len(requests.get(base + s, timeout=30).content) for s in scripts
+                           if s.startswith("/"))
+    finally:
+        procs.stop_all()
+    config = json.loads(re.search(r'<script id="_dash-config" type="application/json">(.*?)'
+                                  r'</script>', page, re.S).group(1))
+    assert config["ui"] is False and config["props_check"] is False, config
+    assert "hot_reload" not in config, config
+    dev = [s for s in scripts if ".dev" in s or "development" in s]
+    assert dev == [], dev
+    # The production bundles are a few MB; the dev ones were 8 MB more.
+    assert bundle_bytes < 6 * 2**20, bundle_bytes
+
+
+@pytest.mark.parametrize("hops,forwarded,secure", [
+    (0, {}, False),
+    (0, {"X-Forwarded-Proto": "https"}, False),  # no trusted proxy: a client's header is ignored
+    (1, {"X-Forwarded-Proto": "https"}, True),
+    (1, {"X-Forwarded-Proto": "http"}, False),
+])
+def test_hsts_and_a_secure_cookie_over_https_behind_a_trusted_proxy(app_module, monkeypatch,
+                                                                     hops, forwarded, secure):
+    monkeypatch.setenv("VARIMP_TRUSTED_PROXIES", str(hops))
+    response = app_module.server.test_client().get("/_health", headers=forwarded)
+    cookie = next(c for c in response.headers.getlist("Set-Cookie")
+                  if c.startswith("varimp_client="))
+    assert ("Strict-Transport-Security" in response.headers) is secure
+    assert ("; Secure" in cookie) is secure, cookie
+
+
+def test_the_client_address_is_the_proxys_unless_it_is_trusted(monkeypatch):
+    from werkzeug.test import EnvironBuilder
+
+    from pages._server.hygiene import TrustedProxy
+
+    seen = []
+
+    def inner(environ, start_response):
+        seen.append((environ["REMOTE_ADDR"], environ["wsgi.url_scheme"]))
+        return []
+    environ = EnvironBuilder(headers={"X-Forwarded-For": "203.0.113.7",
+                                      "X-Forwarded-Proto": "https"},
+                             environ_base={"REMOTE_ADDR": "10.0.0.1"}).get_environ()
+    for hops in ("0", "1"):
+        monkeypatch.setenv("VARIMP_TRUSTED_PROXIES", hops)
+        TrustedProxy(inner)(dict(environ), lambda *a: None)
+    assert seen == [("10.0.0.1", "http"), ("203.0.113.7", "https")], seen
+
+
+@pytest.mark.parametrize("path", [
+    "/_dash-component-suites/nonexistent/x.js", "/_dash-component-suites/dash/x.v1m1.js",
+    "/_dash-component-suites/dash/x", "/_dash-component-suites/dash/deps/%2e%2e/x.js"])
+def test_a_crafted_component_suite_path_is_a_404(app_module, path):
+    response = app_module.server.test_client().get(path)
+    assert response.status_code == 404, response.status_code
+    assert "Traceback" not in response.get_data(as_text=True)
+
+
+def test_deeply_nested_json_and_an_unknown_output_are_400s(app_module):
+    client = app_module.server.test_client()
+    nested = client.post("/_dash-update-component", data="[" * 100_000 + "]" * 100_000,
+                         content_type="application/json")
+    assert nested.status_code == 400, nested.status_code
+    unknown = client.post("/_dash-update-component", json={
+        "output": "nonexistent.children", "outputs": {"id": "nonexistent", "property": "children"},
+        "inputs": [{"id": "x", "property": "value", "value": 1}], "changedPropIds": []})
+    assert unknown.status_code == 400, unknown.status_code
+    assert "not one of the app's callbacks" in unknown.get_data(as_text=True)

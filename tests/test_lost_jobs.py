@@ -278,3 +278,69 @@ def test_a_job_that_ends_between_a_polls_two_looks_is_drawn_by_the_next_poll(app
     assert str(response.get("imp-job-status", {}).get("children")).startswith("Done in"), last
     assert [bar["x"] for bar in response["imp-graph"]["figure"]["data"][:1]] == \
         [["X1", "X2", "X3", "X4"]]
+
+
+# -- #27.2: a job that stalls as it starts is reported within 10 s, with a true sentence -----
+def _hang_at_start():
+    time.sleep(120)  # where a lock inherited locked at the fork (SQLite's) held a job
+
+
+def _guarded_job_that_hangs_as_it_starts():
+    guards.GuardedJob(lambda: None, started=_hang_at_start)()
+
+
+def test_a_job_that_never_reports_its_start_is_stopped_within_10_s(manager, monkeypatch):
+    monkeypatch.setenv("VARIMP_JOB_START_TIMEOUT", "3")
+    monkeypatch.setenv("VARIMP_JOB_TIMEOUT", "600")  # the old report: at 630 s
+    proc = multiprocessing.get_context("fork").Process(target=_guarded_job_that_hangs_as_it_starts)
+    proc.start()
+    begun, answer = time.monotonic(), manager.UNDEFINED
+    while answer is manager.UNDEFINED and time.monotonic() - begun < 15:
+        time.sleep(0.2)
+        answer = manager.get_result("s" * 64, str(proc.pid))
+    waited = time.monotonic() - begun
+    proc.join(10)
+    print(f"stalled job reported after {waited:.1f} s")
+    assert waited < 10, waited
+    sentence = _error_sentence(answer)
+    assert sentence.startswith("The process computing this view hung as it started"), sentence
+    assert "memory" not in sentence
+    import psutil
+
+    assert not psutil.pid_exists(proc.pid) or \
+        psutil.Process(proc.pid).status() == psutil.STATUS_ZOMBIE  # its process was ended
+
+
+def _guarded_job_that_starts_then_works():
+    from pages._server import jobs as job_module
+
+    guards.GuardedJob(lambda: time.sleep(120), started=job_module._report_start)()
+
+
+def test_a_started_job_past_the_start_timeout_is_left_alone(manager, monkeypatch):
+    monkeypatch.setenv("VARIMP_JOB_START_TIMEOUT", "1")
+    proc = multiprocessing.get_context("fork").Process(target=_guarded_job_that_starts_then_works)
+    proc.start()
+    try:
+        time.sleep(2.5)
+        assert manager.get_result("t" * 64, str(proc.pid)) is manager.UNDEFINED
+        assert proc.is_alive()
+    finally:
+        proc.kill()
+        proc.join(10)
+
+
+def test_a_job_the_watchdog_killed_is_reported_at_its_time_limit_not_for_memory(manager):
+    proc = multiprocessing.get_context("fork").Process(target=_run_guarded)
+    proc.start()
+    proc.join(30)
+    assert proc.exitcode == -signal.SIGKILL
+    sentence = _error_sentence(manager.get_result("d" * 64, str(proc.pid)))
+    assert sentence.startswith("This computation was stopped after 1 s, the time limit"), sentence
+
+
+def test_a_process_gone_without_a_reason_is_not_said_to_have_run_out_of_memory(manager):
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    sentence = _error_sentence(manager.get_result("m" * 64, str(proc.pid)))
+    assert "memory" not in sentence, sentence

@@ -34,12 +34,28 @@ from dash import Input, Output, dcc, html
 Bound = Any  # a number, None, or a callable Context -> number
 
 
+#: The largest number of inputs a validation context counts.  A page may derive ``p`` from
+#: control values not yet checked (Masking's irrelevant bits: 10^7 built ten million depth
+#: choices, 3.5 GB, before the number was refused); a larger count is no table's (uploads
+#: stop at ``VARIMP_MAX_COLUMNS``, 1,000 by default), so the bounds and choices made from it
+#: stay this small and the value that made it gets its own sentence.
+MAX_CONTEXT_P = 10_000
+
+
 @dataclass(frozen=True)
 class Context:
-    """What a bound or a choice may depend on: the data's number of inputs ``p``."""
+    """What a bound or a choice may depend on: the data's number of inputs ``p``.
+
+    ``p`` is at most :data:`MAX_CONTEXT_P` (and at least 0), whatever it was counted from,
+    so nothing a bound or a choice builds from it is sized by an unchecked number.
+    """
 
     p: int | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.p is not None:
+            object.__setattr__(self, "p", max(0, min(int(self.p), MAX_CONTEXT_P)))
 
 
 def sentence(text: str) -> str:

@@ -21,6 +21,7 @@ from typing import Callable
 from pages._server.process_limits import JobTimeout, limit_memory, time_limit
 
 from pages._server import limits
+from pages._server.job_signals import TIMEOUT, record_end_reason
 
 log = logging.getLogger(__name__)
 __all__ = ["GRACE", "GuardedJob", "JobTimeout", "limit_sentence"]
@@ -41,9 +42,11 @@ class GuardedJob:
     call it in a web worker: both limits are process-wide.
     """
 
-    def __init__(self, job_fn: Callable, on_start: Callable[[str], None] | None = None):
+    def __init__(self, job_fn: Callable, on_start: Callable[[str], None] | None = None,
+                 started: Callable[[], None] | None = None):
         self.job_fn = job_fn
         self.on_start = on_start
+        self.started = started
 
     def __call__(self, *args, **kwargs):
         # ``kill -USR1 <pid>`` prints where a job is (every thread, even one stuck in C).
@@ -51,7 +54,10 @@ class GuardedJob:
         if self.on_start is not None and args:
             self.on_start(args[0])  # Dash's result key (job_signals.check_heartbeat)
         limit_memory(limits.max_memory_mb())
-        with time_limit(limits.job_timeout(), GRACE):
+        limit = limits.job_timeout()
+        with time_limit(limit, GRACE, on_kill=lambda: record_end_reason(f"{TIMEOUT} {limit:g}")):
+            if self.started is not None:
+                self.started()  # the web worker ends a job that does not get this far
             return self.job_fn(*args, **kwargs)
 
 

@@ -33,7 +33,7 @@ import sys
 from contextvars import ContextVar
 
 import dash
-from dash.exceptions import MissingCallbackContextException
+from dash.exceptions import DependencyException, MissingCallbackContextException
 from werkzeug.serving import WSGIRequestHandler
 
 log = logging.getLogger(__name__)
@@ -58,6 +58,8 @@ SAFE_REQUEST_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 #: The body of every HTTP 500 answer.
 SERVER_ERROR = ("Something went wrong on the server; the error was logged. "
                 "Reload the page, or try other settings.")
+#: The body of an HTTP 404 answer for a file the app does not have.
+NOT_FOUND = "There is no such file on this server."
 LOG_FORMAT = "%(asctime)s %(levelname)s [%(process)d] [%(request_id)s] %(name)s: %(message)s"
 
 #: The id of the request being served ("-" outside requests); job processes inherit it.
@@ -77,6 +79,23 @@ class QuietHandler(WSGIRequestHandler):
 def debug_enabled() -> bool:
     """True only when ``VARIMP_DEBUG=1``."""
     return os.environ.get("VARIMP_DEBUG", "").strip() == "1"
+
+
+#: ``Dash.run``'s dev-tool switches: each left as None there is read from its ``DASH_*``
+#: variable again (``DASH_UI``, ``DASH_PROPS_CHECK``, ``DASH_HOT_RELOAD``,
+#: ``DASH_SERVE_DEV_BUNDLES`` ...), after :func:`install` had turned it off.
+_RUN_DEV_TOOLS = ("ui", "props_check", "serve_dev_bundles", "hot_reload", "prune_errors",
+                  "validate_callbacks", "silence_routes_logging")
+
+
+def run_options() -> dict:
+    """Keyword arguments of ``app.run`` (``python app.py``): debug and every dev tool off
+    unless ``VARIMP_DEBUG=1``, whatever ``DASH_*`` variables say; with it, Dash's defaults."""
+    if debug_enabled():
+        return {"debug": True}
+    options = {"debug": False, "use_reloader": False, "use_debugger": False}
+    options.update({f"dev_tools_{flag}": False for flag in _RUN_DEV_TOOLS})
+    return options
 
 
 class RequestIdFilter(logging.Filter):
@@ -231,7 +250,7 @@ def install(app) -> None:
             policy["csp"] = CSP.format(" ".join(sorted(set(app.csp_hashes()))))
         response.headers["Content-Security-Policy"] = policy["csp"]
         return response
-    install_server(app.server)
+    install_server(app.server, lambda: app.callback_map)
     secret = os.environ.get("VARIMP_SECRET_KEY", "").strip()
     if secret:
         # Flask's secret_key is what Dash signs background-job handles with, before a
@@ -239,13 +258,49 @@ def install(app) -> None:
         app.server.secret_key = secret
 
 
-def install_server(server) -> None:
-    """Request ids, security headers and the plain 500 answer for a Flask ``server``."""
+#: HSTS of an answer served over HTTPS: a browser then uses HTTPS only, for a year.
+HSTS = "max-age=31536000; includeSubDomains"
+
+
+def trusted_proxies() -> int:
+    """How many proxies in front of the server set ``X-Forwarded-For``/``-Proto``
+    (``VARIMP_TRUSTED_PROXIES``, default 0: the headers are ignored, as a client could forge
+    them)."""
+    try:
+        return max(0, int(os.environ.get("VARIMP_TRUSTED_PROXIES", "0") or 0))
+    except ValueError:
+        return 0
+
+
+class TrustedProxy:
+    """WSGI middleware: behind ``VARIMP_TRUSTED_PROXIES`` = n proxies (read at every
+    request), werkzeug's ``ProxyFix`` takes the client's address and scheme from the last n
+    ``X-Forwarded-For`` and ``X-Forwarded-Proto`` values; with 0, from the socket."""
+
+    def __init__(self, app):
+        self.app, self._fixed = app, {}
+
+    def __call__(self, environ, start_response):
+        hops = trusted_proxies()
+        if not hops:
+            return self.app(environ, start_response)
+        if hops not in self._fixed:
+            from werkzeug.middleware.proxy_fix import ProxyFix
+
+            self._fixed[hops] = ProxyFix(self.app, x_for=hops, x_proto=hops)
+        return self._fixed[hops](environ, start_response)
+
+
+def install_server(server, callback_map=None) -> None:
+    """Request ids, security headers and the plain 500 answer for a Flask ``server``;
+    a callback request for an output not in ``callback_map()`` (Dash's) is refused (400)."""
     from flask import g, request
     from flask.logging import default_handler
     from werkzeug.exceptions import InternalServerError
 
     configure_logging()
+    if not isinstance(server.wsgi_app, TrustedProxy):
+        server.wsgi_app = TrustedProxy(server.wsgi_app)
     # Flask's own handler would print errors a second time, without the request id.
     server.logger.removeHandler(default_handler)
     if not debug_enabled():
@@ -261,10 +316,22 @@ def install_server(server) -> None:
     # First of all before-request functions (Dash's set-up logs with the id too).
     server.before_request_funcs.setdefault(None, []).insert(0, _start_request)
 
+    @server.errorhandler(DependencyException)
+    def _no_such_asset(_error):
+        # A crafted component-suite path (an unknown library, a file it does not have).
+        return NOT_FOUND, 404, {"Content-Type": "text/plain; charset=utf-8"}
+
     @server.before_request
     def _refuse_malformed_callbacks():
         if request.method == "POST" and request.path.endswith("/_dash-update-component"):
-            problem = malformed_callback(request.get_json(silent=True))
+            try:
+                body = request.get_json(silent=True)
+            except RecursionError:  # JSON nested past Python's recursion limit
+                body = None
+            problem = malformed_callback(body)
+            if problem is None and callback_map is not None and \
+                    body["output"] not in callback_map():
+                problem = "its output is not one of the app's callbacks"
             if problem is not None:
                 log.warning("Malformed callback request refused: %s", problem)
                 return (f"This request is not one the app's pages send ({problem}).", 400,
@@ -278,10 +345,12 @@ def install_server(server) -> None:
             response.headers[REQUEST_ID_HEADER] = rid
         for name, value in SECURITY_HEADERS.items():
             response.headers.setdefault(name, value)
+        if request.is_secure:  # HTTPS (behind a trusted proxy: its X-Forwarded-Proto)
+            response.headers.setdefault("Strict-Transport-Security", HSTS)
         if _signed_token(request.cookies.get(CLIENT_COOKIE, "")) is None:
             token = secrets.token_hex(16)
             response.set_cookie(CLIENT_COOKIE, _signed_cookie(token), httponly=True,
-                                samesite="Lax")
+                                samesite="Lax", secure=request.is_secure)
         return response
 
     @server.teardown_request

@@ -78,9 +78,83 @@ def mark_polled(job_key: str) -> None:
             pass
 
 
+def start_timeout() -> float:
+    """Seconds a job process has to report its start (``VARIMP_JOB_START_TIMEOUT``, 5)."""
+    return env_seconds("VARIMP_JOB_START_TIMEOUT", 5.0)
+
+
+#: Why a job process ended, as :func:`record_end_reason` writes it.
+TIMEOUT, STALLED = "timeout", "stalled"
+
+
+def _state_file(pid: int, what: str) -> str:
+    return os.path.join(cache_dir(), "jobstate", f"{int(pid)}.{what}")
+
+
+def _write_state(pid: int, what: str, text: str) -> None:
+    path = _state_file(pid, what)
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(text)
+
+
+def _read_state(pid: int, what: str) -> str | None:
+    try:
+        with open(_state_file(pid, what), encoding="utf-8") as got:
+            return got.read().strip()
+    except (OSError, ValueError):
+        return None
+
+
+def mark_started() -> None:
+    """Called in a job's own process once it has opened the cache (the step a lock inherited
+    locked at the fork hangs): it started.  The file holds the process's start time, so a
+    later process given the same id is not taken for it."""
+    import psutil
+
+    _write_state(os.getpid(), "started", repr(psutil.Process().create_time()))
+
+
+def job_started(pid: int, create_time: float) -> bool:
+    """Whether process ``pid`` (started at ``create_time``) reported its start."""
+    text = _read_state(pid, "started")
+    try:
+        return text is not None and abs(float(text) - create_time) < 1e-3
+    except ValueError:
+        return False
+
+
+def record_end_reason(reason: str, pid: int | None = None) -> None:
+    """Write why process ``pid`` (default: this one) is about to be killed, before the kill,
+    so the page's sentence says what happened (never "out of memory" for a time limit)."""
+    try:
+        _write_state(os.getpid() if pid is None else pid, "reason", reason)
+    except OSError:  # pragma: no cover - a full disk: the sentence is then the general one
+        log.warning("Could not record why job %s ended", pid, exc_info=True)
+
+
+def end_reason(pid: int) -> str | None:
+    """What :func:`record_end_reason` wrote for process ``pid`` (None: nothing)."""
+    return _read_state(pid, "reason")
+
+
+def forget_job_state(pid: int) -> None:
+    """Remove the start and end records of process ``pid`` (its end was reported)."""
+    for what in ("started", "reason"):
+        try:
+            os.remove(_state_file(pid, what))
+        except (OSError, ValueError):
+            pass
+
+
 def forget_old_beats() -> None:
-    """Remove heartbeat files of jobs nobody polled for an hour (called as a job starts)."""
-    folder = os.path.dirname(_beat_file("x"))
+    """Remove heartbeat files of jobs nobody polled for an hour, and job records as old
+    (called as a job starts)."""
+    for folder in (os.path.dirname(_beat_file("x")), os.path.join(cache_dir(), "jobstate")):
+        _forget_old(folder)
+
+
+def _forget_old(folder: str) -> None:
     now = time.time()
     try:
         names = os.listdir(folder)

@@ -37,8 +37,10 @@ from pages._server import fanout
 
 from pages._server import cache, celery_jobs, guards, limits
 from pages._server.hygiene import client_id
-from pages._server.job_signals import (JobAbandoned, check_heartbeat, forget_old_beats, mark_polled,
-                          start_job, stop_requested)
+from pages._server.job_signals import (STALLED, TIMEOUT, JobAbandoned, check_heartbeat,
+                                      end_reason, forget_job_state, forget_old_beats,
+                                      job_started, mark_polled, mark_started, record_end_reason,
+                                      start_job, start_timeout, stop_requested)
 from pages._server.cache import SQLiteGuarded, cache_dir, fork_guard
 from pages._server.guards import JobTimeout
 
@@ -423,7 +425,8 @@ class _DiskcacheManager(_KeyPerRequest, DiskcacheManager):
             return REFUSED
         mark_polled(key)
         with fork_guard():  # no other thread inside SQLite while the job's process forks
-            job = super().call_job_fn(key, guards.GuardedJob(job_fn, on_start=start_job),
+            job = super().call_job_fn(key, guards.GuardedJob(job_fn, on_start=start_job,
+                                                             started=_report_start),
                                       args, context)
         self.started(job)
         return job
@@ -468,25 +471,65 @@ class _DiskcacheManager(_KeyPerRequest, DiskcacheManager):
             return
 
 
+def _report_start() -> None:
+    """In a Diskcache job's process: open the cache (where a lock inherited locked at the
+    fork hangs a job for ever), then record that the job started (:func:`mark_started`)."""
+    cache.get_cache().get("varimp-job-start-probe", default=None, retry=True)
+    mark_started()
+
+
+#: A job whose process never reported its start (hung as it began, before any work).
+STALLED_SENTENCE = ("The process computing this view hung as it started (it did not begin "
+                    "within {seconds:g} s) and was stopped. Run it again.")
+#: A job whose process ended without a result and without a recorded reason.
+DIED_SENTENCE = ("The process computing this view stopped before it finished, without a "
+                 "result or a reason (the system ended it). Run it again; if this keeps "
+                 "happening, ask for less work (fewer trees, replicates or rows).")
+
+
 def _lost_or_overdue(job) -> str | None:
-    """A sentence when Diskcache job ``job`` (a process id) is gone or past its limit, else None.
+    """A sentence when Diskcache job ``job`` (a process id) is gone, stalled or past its
+    limit, else None.
 
     A job's own alarm stops it at ``VARIMP_JOB_TIMEOUT``; one that is still alive
-    :data:`guards.GRACE` seconds later is stuck where the alarm cannot reach it.
+    :data:`guards.GRACE` seconds later is stuck where the alarm cannot reach it.  A job
+    that has not reported its start (:func:`job_signals.mark_started`)
+    ``VARIMP_JOB_START_TIMEOUT`` seconds after it was forked hung as it began: it is
+    reported then, not at the time limit.  A process that is gone is reported with the
+    reason it recorded before it was killed (its watchdog), else with no guess at one.
     """
     import psutil
 
     try:
-        proc = psutil.Process(int(job))
+        pid = int(job)
+        proc = psutil.Process(pid)
         if proc.status() != psutil.STATUS_ZOMBIE:
-            if time.time() - proc.create_time() <= limits.job_timeout() + guards.GRACE:
-                return None
-            return JobTimeout(limits.job_timeout()).sentence()
+            age = time.time() - proc.create_time()
+            if age > limits.job_timeout() + guards.GRACE:
+                record_end_reason(f"{TIMEOUT} {limits.job_timeout():g}", pid)
+                return JobTimeout(limits.job_timeout()).sentence()
+            if age > start_timeout() and not job_started(pid, proc.create_time()):
+                log.warning("Job process %s did not start within %g s; it is stopped", pid,
+                            start_timeout())
+                record_end_reason(STALLED, pid)
+                return STALLED_SENTENCE.format(seconds=start_timeout())
+            return None
     except (psutil.NoSuchProcess, ValueError):
         pass
-    return ("The process computing this view stopped before it finished (it ran out of "
-            "memory or was stopped). Run it again; if this keeps happening, ask for less "
-            "work (fewer trees, replicates or rows).")
+    try:
+        reason = end_reason(int(job))
+        forget_job_state(int(job))
+    except ValueError:
+        reason = None
+    kind, _, seconds = (reason or "").partition(" ")
+    if kind == TIMEOUT:
+        try:
+            return JobTimeout(float(seconds)).sentence()
+        except ValueError:
+            return JobTimeout(limits.job_timeout()).sentence()
+    if reason == STALLED:
+        return STALLED_SENTENCE.format(seconds=start_timeout())
+    return DIED_SENTENCE
 
 
 class _CeleryManager(_KeyPerRequest, CeleryManager):

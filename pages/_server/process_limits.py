@@ -35,7 +35,8 @@ class JobTimeout(RuntimeError):
 
 
 @contextlib.contextmanager
-def time_limit(seconds: float, grace: float) -> Iterator[None]:
+def time_limit(seconds: float, grace: float,
+               on_kill: Callable[[], None] | None = None) -> Iterator[None]:
     """Raise :class:`JobTimeout` wherever this process's main thread is after ``seconds``
     (an alarm), and kill the process ``grace`` seconds later if it is still running there
     (:func:`watchdog`: stuck in C, where the alarm's exception never comes).  Main thread
@@ -45,7 +46,7 @@ def time_limit(seconds: float, grace: float) -> Iterator[None]:
 
     signal.signal(signal.SIGALRM, on_alarm)
     signal.alarm(max(int(seconds), 1))
-    done = watchdog(seconds + grace)
+    done = watchdog(seconds + grace, on_kill)
     try:
         yield
     finally:
@@ -53,8 +54,9 @@ def time_limit(seconds: float, grace: float) -> Iterator[None]:
         done.set()
 
 
-def watchdog(seconds: float) -> threading.Event:
-    """Kill this process and its children ``seconds`` from now unless the event is set.
+def watchdog(seconds: float, on_kill: Callable[[], None] | None = None) -> threading.Event:
+    """Kill this process and its children ``seconds`` from now unless the event is set;
+    ``on_kill()`` runs first (it records why, for the page's sentence).
 
     The alarm's ``JobTimeout`` is raised only when Python code runs; a job stuck
     in C (a lock inherited locked through the fork, say) never sees it, and would
@@ -67,6 +69,11 @@ def watchdog(seconds: float) -> threading.Event:
         if done.wait(seconds):
             return
         log.error("A background job was stuck past its time limit; its process is killed")
+        if on_kill is not None:
+            try:
+                on_kill()
+            except Exception:  # pragma: no cover - the kill below matters more
+                log.warning("Could not record why a job is killed", exc_info=True)
         try:
             import psutil
 
