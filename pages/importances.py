@@ -127,11 +127,12 @@ PARAMS = ParamSet(PREFIX, [
                "spread of single trees is \u221aT times wider and can dwarf the bars."),
     Param("show", "Show", "choice", "above", choices=[
         ("above", "above chance (debiased)"), ("plugin", "plug-in (biased on a sample)")],
+          when=lambda c: bool(c.extra.get("sample")),
           help="On a sample every plug-in importance is biased upwards (an irrelevant "
                "variable gets a bar); above chance subtracts the mean of the variable's "
                "permutation null, so noise centres on 0."),
     Param("n_permutations", "Permutations R", default=19, key="perms", low=MIN_PERMUTATIONS,
-          high=MAX_PERMUTATIONS,
+          high=MAX_PERMUTATIONS, when=lambda c: bool(c.extra.get("sample")),
           help=f"Each permutation shuffles the target and regrows the method; the verdicts "
                f"need R + 1 \u2265 1/\u03b1 = {round(1 / ALPHA)}. On large data R is "
                f"lowered so that R \u00d7 trees \u00d7 rows stays under "
@@ -139,7 +140,7 @@ PARAMS = ParamSet(PREFIX, [
 ])
 #: Parameters that only change the drawing (not the cache key of the result).
 DRAWING = ("spread", "show")
-#: Parameters of a sample only (hidden, and left out of the URL, on an exact distribution).
+#: Parameters of a sample only (``when``: hidden and left out on an exact distribution).
 SAMPLE_ONLY = ("show", "n_permutations")
 
 
@@ -462,18 +463,11 @@ def leak_children(verdicts: VerdictResult | None, data: DataChoice | None,
         kids = [html.Span(text)]
         if data is not None and data.is_upload:
             query = "&".join(q for q in (exclude_query(data, col, excluded),
-                                         PARAMS.query(visible_settings(settings, data))) if q)
+                                         PARAMS.query(settings)) if q)
             kids.append(dcc.Link(f"Exclude {col}", href=f"/importances?{query}",
                                  className="vi-button vi-leak-exclude"))
         out.append(html.P(kids, className="vi-leak", role="alert"))
     return out
-
-
-def visible_settings(settings: Mapping[str, Any], data: DataChoice | None) -> dict:
-    """``settings`` without the sample-only parameters on an exact distribution."""
-    if data is not None and data.is_sample:
-        return dict(settings)
-    return {k: v for k, v in settings.items() if k not in SAMPLE_ONLY}
 
 
 def render_view(view: Mapping[str, Any], spread: str = "se", show: str = "above") -> dict:
@@ -521,11 +515,10 @@ def render(out, settings, data):
 
 class ImportancesView(JobView):
     """A JobView whose result is not keyed by what only changes the drawing (whiskers, shown
-    value), nor on an exact distribution by the verdicts' R (no verdicts there)."""
+    value)."""
 
     def key(self, data, settings, extra):
-        return super().key(data, {k: v for k, v in visible_settings(settings, data).items()
-                                  if k not in DRAWING}, extra)
+        return super().key(data, {k: v for k, v in settings.items() if k not in DRAWING}, extra)
 
 
 VIEW = ImportancesView(
@@ -536,8 +529,7 @@ VIEW = ImportancesView(
              ("imp-convergence-graph", "figure"), ("imp-leaks", "children"),
              ("imp-leaks", "className")],
     query_store="imp-query",
-    url=lambda s, data: "&".join(q for q in (data.query(), PARAMS.query(
-        visible_settings(s, data))) if q),
+    url=lambda s, data: "&".join(q for q in (data.query(), PARAMS.query(s)) if q),
     disable=["imp-fieldset", "imp-download-button"], what="The figure")
 VIEW.register()
 state.register_url_sync(PREFIX)
@@ -557,19 +549,11 @@ def initial_values(query, data: DataChoice, ctx: Context) -> tuple[dict, list[st
     return values, notes
 
 
-def field_classes(method: str, sample: bool) -> list[str]:
-    """Class of each field: hidden where it does not apply (the verdicts' only on samples)."""
-    return ["vi-field vi-hidden" if n in SAMPLE_ONLY and not sample else c
-            for n, c in zip(PARAMS.names, PARAMS.field_classes({"method": method}))]
-
-
 def layout(vi_data=None, **query):
     data, notes = DataChoice.from_page(query, vi_data)
     ctx = context_for(data)
     values, more = initial_values(query, data, ctx)
     f = dict(zip(PARAMS.names, PARAMS.fields(values, ctx)))
-    for name, cls in zip(PARAMS.names, field_classes(values["method"], data.is_sample)):
-        f[name].className = cls
     settings = html.Fieldset(id="imp-fieldset", className="vi-fieldset", children=[
         ui.card("Method", f["method"]),
         ui.card("Trees", f["max_features"], f["max_depth"], f["criterion"], f["k_semantics"]),
@@ -624,10 +608,10 @@ def layout(vi_data=None, **query):
 def show_method_fields(method, bootstrap, store):
     default = ["on"] if DEFAULT_BOOTSTRAP.get(method) else []
     try:
-        sample = DataChoice.from_store(store).is_sample
+        ctx = context_for(DataChoice.from_store(store))
     except ValueError:
-        sample = False
-    return [*field_classes(method, sample),  # one flat list: Dash 4 flattens
+        ctx = Context()
+    return [*PARAMS.field_classes({"method": method}, ctx),  # one flat list: Dash 4 flattens
             no_update if default == (bootstrap or []) else default]
 
 

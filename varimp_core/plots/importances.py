@@ -21,7 +21,8 @@ from varimp_core.plots.style import EXACT_COLOR, SAMPLED_OPACITY, base_layout, v
 from varimp_core.plots.style import user_text_safe
 
 __all__ = ["SPREADS", "SHOWS", "VERDICT_STYLE", "make_importance_figure", "make_theorem2_figure",
-           "method_label", "units_label", "number_format", "fmt_number", "verdict_label"]
+           "method_label", "units_label", "number_format", "hover_format", "fmt_number",
+           "verdict_label"]
 
 _METHOD_NAMES = {
     "eqn3": "exact (Eqn 3)",
@@ -65,6 +66,12 @@ def number_format(units: str) -> str:
     """A d3/Python format for values in ``units``: 4 significant digits for a variance (which
     can be large or small), 4 decimals for bits and Gini units (at most log2 of the classes)."""
     return ".4g" if str(units).startswith("variance") else ".4f"
+
+
+def hover_format(units: str) -> str:
+    """The hover's format: 6 decimals for bits and Gini units, 4 significant digits for a
+    variance."""
+    return ".4g" if str(units).startswith("variance") else ".6f"
 
 
 def fmt_number(value: float, units: str) -> str:
@@ -195,7 +202,7 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
         idx = np.argsort(-every, kind="stable")[:max_bars]
     variables = [result.variables[i] for i in idx]
     units = units_label(result)
-    fmt = number_format(units)
+    fmt = hover_format(units)
     colors = [variable_color(i) for i in idx]
     values = every[idx]
     share = result.normalised[idx]
@@ -286,7 +293,7 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
 def _add_verdicts(fig: go.Figure, verdicts: VerdictResult, idx, variables, units: str,
                   above: bool) -> None:
     """A legend entry per verdict present; on plug-in bars, the null mean as a dash."""
-    fmt = number_format(units)
+    fmt = hover_format(units)
     if not above:
         fig.add_trace(go.Scatter(
             x=variables, y=verdicts.null_mean[idx], mode="markers",
@@ -361,7 +368,7 @@ def make_theorem2_figure(result: ImportanceResult, *, height: int = 170) -> go.F
         fig.add_trace(go.Bar(
             x=[value], y=["sum"], orientation="h", name=name, showlegend=False,
             marker=dict(color=variable_color(i), line=dict(color="#ffffff", width=1)),
-            hovertemplate=f"<b>{name}</b><br>%{{x:{number_format(units)}}} {units}<extra></extra>",
+            hovertemplate=f"<b>{name}</b><br>%{{x:{hover_format(units)}}} {units}<extra></extra>",
         ))
     total = result.total
     top = total
