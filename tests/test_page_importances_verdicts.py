@@ -174,9 +174,11 @@ def _bar_text(dash_duo):
         "return g && g.data && g.data.length ? g.data[0].text : null;")
 
 
-def _cells(dash_duo, column):
-    return [c.text for c in dash_duo.find_elements(
-        f"#imp-table td[data-dash-column='{column}']")]
+def _cells(dash_duo, column, table="#imp-table"):
+    """The texts of a table column, read in one script (a redraw cannot stale them)."""
+    return dash_duo.driver.execute_script(
+        "return Array.from(document.querySelectorAll(arguments[0] + ' td[data-dash-column=\"'"
+        " + arguments[1] + '\"]')).map(c => c.innerText.trim());", table, column)
 
 
 @pytest.mark.browser
@@ -197,8 +199,8 @@ def test_an_upload_shows_verdicts_and_excludes_its_leak(dash_duo, dash_app, tmp_
     assert all(t in ("relevant", "chance", "undecided") for t in _bar_text(dash_duo))
     dash_duo.wait_for_contains_text("#imp-leaks", "leak alone predicts the target", timeout=30)
     dash_duo.wait_for_contains_text("#imp-job-status", "Done", timeout=60)
-    assert _cells(dash_duo, "variable") == ["rel", "irr", "leak"]
-    assert _cells(dash_duo, "verdict")[0] == "relevant"
+    until(lambda: _cells(dash_duo, "variable") == ["rel", "irr", "leak"], 30)
+    until(lambda: (_cells(dash_duo, "verdict") or [None])[0] == "relevant", 30)
     dash_duo.find_element("#imp-leaks a.vi-leak-exclude").click()
     until(lambda: parse_qs(urlsplit(dash_duo.driver.current_url).query).get("exclude")
           == ["leak"], 30)
@@ -216,9 +218,8 @@ def test_selection_on_a_sparse_sample_says_cannot_be_decided(dash_duo, dash_app)
               "/selection?problem=led&sampling=sample&n=300&seed=0&R=3&trees=3")
     dash_duo.wait_for_contains_text("#sel-relevance-table", "cannot be decided from 300 rows",
                                     timeout=90)
-    cells = [c.text for c in dash_duo.find_elements(
-        "#sel-relevance-table td[data-dash-column='relevance']")]
-    assert cells == ["undecided: cannot be decided from 300 rows"] * 7
+    until(lambda: _cells(dash_duo, "relevance", "#sel-relevance-table")
+          == ["undecided: cannot be decided from 300 rows"] * 7, 30)
     names = dash_duo.driver.execute_script(
         "const g = document.querySelector('#sel-relevance-graph .js-plotly-plot');"
         "return g && g.data ? g.data.map(t => t.name) : null;")
