@@ -46,9 +46,9 @@ BAND_COLOR = "rgba(90, 90, 90, 0.55)"
 SHOWS = ("above", "plugin")
 #: Verdict -> (legend text, opacity of the bar, grey instead of the variable's colour).
 VERDICT_STYLE = {
-    "relevant": ("relevant: above chance (family-wise error at most alpha)", 1.0, False),
-    "chance": ("chance: not distinguishable from an irrelevant variable", 0.55, True),
-    "undecided": ("undecided: these rows cannot decide", 0.35, False),
+    "relevant": ("relevant (family-wise error \u2264 alpha)", 1.0, False),
+    "chance": ("chance: like an irrelevant variable", 0.55, True),
+    "undecided": ("undecided: too few rows to decide", 0.35, False),
 }
 _CHANCE_GREY = "#9a9a9a"
 
