@@ -27,9 +27,8 @@ from varimp_core.csvtext import safe_csv, table_number
 from varimp_core.exact.binary import BINARY_METHODS
 from varimp_core.exact.information import joint_information
 from varimp_core.plots.convergence import make_convergence_figure
-from varimp_core.plots.importances import (VERDICT_STYLE, fmt_number, make_importance_figure,
-                                           make_theorem2_figure, method_label, number_format,
-                                           units_label)
+from varimp_core.plots.importances import (fmt_number, make_importance_figure,
+                                           make_theorem2_figure, method_label, units_label)
 from varimp_core.result import ImportanceResult
 from varimp_core.studies import convergence
 from varimp_core.studies.chance import ChanceLevels, band_permutations
@@ -283,7 +282,7 @@ def theorem2_text(result: ImportanceResult, information: float | None = None) ->
     if result.method in SAMPLED:
         return text + (f" \u2014 off by {gap:+.4f} bits: a finite forest (and the bootstrap, "
                        "when on) makes the sum differ.")
-    return text + f" \u2014 off by {format(gap, '+' + number_format(units))} {units}."
+    return text + f" \u2014 off by {fmt_number(gap, units, sign=True)} {units}."
 
 
 def verdict_sentences(verdicts: VerdictResult | None, show: str = "above") -> list[str]:
@@ -347,7 +346,8 @@ def table_columns(units: str = "bits", *, exact: bool = False, sampled: bool = F
     variance), the verdict columns first after the variable on a sample."""
     units = units_label(units)
     variance = units == "variance of Y"
-    num = Format(precision=4, scheme=Scheme.decimal if variance else Scheme.fixed)
+    num = Format(precision=4, scheme=Scheme.decimal if variance else Scheme.fixed,
+                 group=bool(variance))
     cols = [{"name": "Variable", "id": "variable"}]
     if verdicts:
         cols += [{"name": "Verdict", "id": "verdict"},
@@ -364,7 +364,7 @@ def table_columns(units: str = "bits", *, exact: bool = False, sampled: bool = F
         cols += [{"name": f"Exact ({units})", "id": "exact", "type": "numeric", "format": num},
                  {"name": "Bar \u2212 exact", "id": "difference", "type": "numeric",
                   "format": Format(precision=4, scheme=Scheme.decimal if variance
-                                   else Scheme.fixed, sign="+")}]
+                                   else Scheme.fixed, sign="+", group=bool(variance))}]
     if verdicts:
         cols += [{"name": f"Chance level ({units})", "id": "null_mean", "type": "numeric",
                   "format": num},

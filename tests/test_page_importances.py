@@ -271,7 +271,7 @@ def test_theorem2_text_for_other_units():
     r = ImportanceResult(variables=("a", "b"), importances=[0.2, 0.3], by_degree=np.diag([.2, .3]),
                          method="sklearn-rf", units="variance")
     # scikit-learn's "variance" is the variance of Y, in 4 significant digits
-    assert draw.theorem2_text(r).startswith("sum = 0.5 variance of Y;")
+    assert draw.theorem2_text(r).startswith("sum = 0.5000 variance of Y;")
 
 
 # -- verdicts on samples ------------------------------------------------------------------

@@ -156,10 +156,12 @@ def test_a_numeric_target_is_measured_by_its_variance(page):
     explained = y.var() - within
     assert result.total == pytest.approx(explained, rel=1e-9)
     r = draw.render_view(view)
-    assert f"{explained:.4g}" in r["theorem2"] and "variance of Y" in r["theorem2"]
+    assert explained > 1e5                 # 4 significant digits, thousands grouped
+    shown = f"{round(explained, -int(np.log10(explained)) + 3):,.0f}"
+    assert f"{shown} variance of Y" in r["theorem2"] and "Var(Y)" in r["theorem2"]
     header = {c["id"]: c for c in r["columns"]}
     assert "variance of Y" in header["importance"]["name"]
-    assert header["importance"]["format"].to_plotly_json()["specifier"] == ".4r"  # 4 digits
+    assert header["importance"]["format"].to_plotly_json()["specifier"] == ",.4r"  # 4 digits
     assert "variance of Y" in r["figure"].layout.yaxis.title.text
     # the null permutes Y's own numbers (the variance reads them, not the binned Y)
     verdicts = view["verdicts"]

@@ -63,20 +63,28 @@ def units_label(result) -> str:
 
 
 def number_format(units: str) -> str:
-    """A d3/Python format for values in ``units``: 4 significant digits for a variance (which
-    can be large or small), 4 decimals for bits and Gini units (at most log2 of the classes)."""
-    return ".4g" if str(units).startswith("variance") else ".4f"
+    """A d3 format for values in ``units``: 4 significant digits, thousands grouped, for a
+    variance (which can be large or small), 4 decimals for bits and Gini units."""
+    return ",.4r" if str(units).startswith("variance") else ".4f"
 
 
 def hover_format(units: str) -> str:
-    """The hover's format: 6 decimals for bits and Gini units, 4 significant digits for a
+    """The hover's d3 format: 6 decimals for bits and Gini units, 4 significant digits for a
     variance."""
-    return ".4g" if str(units).startswith("variance") else ".6f"
+    return ",.4r" if str(units).startswith("variance") else ".6f"
 
 
-def fmt_number(value: float, units: str) -> str:
-    """``value`` as :func:`number_format` writes it (``"0.1234"``, ``"1.235e+04"``)."""
-    return format(float(value), number_format(units))
+def fmt_number(value: float, units: str, sign: bool = False) -> str:
+    """``value`` in 4 decimals (bits, Gini units), or for a variance in 4 significant digits
+    with thousands grouped (``"746,100"``, ``"0.01235"``)."""
+    value = float(value)
+    plus = "+" if sign else ""
+    if not str(units).startswith("variance"):
+        return format(value, plus + ".4f")
+    if value == 0 or not np.isfinite(value):
+        return format(value, plus + "g")
+    digits = 3 - int(np.floor(np.log10(abs(value))))
+    return format(round(value, digits), f"{plus},.{max(digits, 0)}f")
 
 
 def verdict_label(verdict: str, n_samples: int | None = None) -> str:
