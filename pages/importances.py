@@ -369,8 +369,7 @@ def table_columns(units: str = "bits", *, exact: bool = False, sampled: bool = F
         cols += [{"name": f"Chance level ({units})", "id": "null_mean", "type": "numeric",
                   "format": num},
                  {"name": "Adjusted p", "id": "p_adjusted", "type": "numeric",
-                  "format": Format(precision=4, scheme=Scheme.fixed)},
-                 {"name": "Why", "id": "reason"}]
+                  "format": Format(precision=4, scheme=Scheme.fixed)}]  # why: CSV, hover
     return cols + [{"name": name, "id": cid, "type": "numeric", "format": num}
                    for cid, name in (chance.table_columns() if chance is not None else [])]
 
