@@ -15,6 +15,7 @@ from dash.dash_table.Format import Format, Scheme
 from pages._framework import controls as ui
 from pages._framework import datasource, results, state
 from pages._framework.datachoice import DataChoice
+from pages._framework.datasource import data_query
 from pages._framework.page_frame import (download_button, download_note, figure_config, page_frame,
                                          table_style)
 from pages._framework.params import Context, Param, ParamSet
@@ -26,11 +27,12 @@ from varimp_core.csvtext import safe_csv, table_number
 from varimp_core.exact.binary import BINARY_METHODS
 from varimp_core.exact.information import joint_information
 from varimp_core.plots.convergence import make_convergence_figure
-from varimp_core.plots.importances import (make_importance_figure, make_theorem2_figure,
-                                           method_label)
+from varimp_core.plots.importances import (fmt_number, make_importance_figure,
+                                           make_theorem2_figure, method_label, units_label)
 from varimp_core.result import ImportanceResult
 from varimp_core.studies import convergence
-from varimp_core.studies.chance import ChanceLevels, chance_levels
+from varimp_core.studies.chance import ChanceLevels, band_permutations
+from varimp_core.studies.verdicts import VerdictResult, importance_verdicts
 from varimp_core.studies.convergence import convergence_curve, convergence_note
 
 dash.register_page(__name__, path="/importances", name="Importances", order=1,
@@ -48,14 +50,45 @@ METHOD_OPTIONS = [("exact", "Exact (infinite forest)"), ("forest", "Multiway for
                   ("exact-rf", "Exact: scikit-learn RandomForest, bootstrap off (binary splits)"),
                   ("exact-et", "Exact: scikit-learn ExtraTrees (binary splits)")]
 CRITERIA = [("entropy", "Entropy (bits)"), ("gini", "Gini index")]
+VARIANCE = [("squared_error", "Variance (squared error)")]
+#: Why a method cannot measure the variance of a numeric target.
+NO_VARIANCE = {"forest": "classification targets only",
+               "exact-rf": "classification targets only",
+               "exact-et": "classification targets only"}
+#: Level of the verdicts (family-wise error rate of "relevant").
+ALPHA = 0.05
+#: Fewest label permutations: R + 1 >= 1/alpha, else no variable can be "relevant".
+MIN_PERMUTATIONS = 19
+MAX_PERMUTATIONS = 999
+#: The verdicts' permutations are lowered so that R x trees x rows stays at most this.
+PERMUTATION_WORK = 20_000_000
+
+
+def _regression(ctx: Context) -> bool:
+    return ctx.extra.get("task") == "regression"
+
+
+def criterion_options(ctx: Context) -> list[tuple[str, str]]:
+    """The impurities that apply: the variance for a numeric target, else entropy and Gini."""
+    return VARIANCE if _regression(ctx) else CRITERIA
+
+
+def default_criterion(ctx: Context) -> str:
+    return criterion_options(ctx)[0][0]
 
 
 def method_options(ctx: Context) -> list[dict]:
-    """Method choices; the exact method is disabled above the server's limit of inputs."""
+    """Method choices; the exact method is disabled above the server's limit of inputs, and
+    on a numeric target the methods that cannot measure its variance, each with why."""
     most = limits.max_exact_features()
     over = ctx.p is not None and ctx.p > most
-    return [{"label": f"{label} \u2014 at most {most} inputs" if over and v == "exact" else label,
-             "value": v, "disabled": over and v == "exact"} for v, label in METHOD_OPTIONS]
+    out = []
+    for v, label in METHOD_OPTIONS:
+        why = f"at most {most} inputs" if over and v == "exact" else (
+            NO_VARIANCE.get(v) if _regression(ctx) else None)
+        out.append({"label": f"{label} \u2014 {why}" if why else label, "value": v,
+                    "disabled": why is not None})
+    return out
 
 
 def default_method(p: int | None) -> str:
@@ -74,8 +107,10 @@ PARAMS = ParamSet(PREFIX, [
           else "Variables drawn at each node."),
     Param("max_depth", "Max depth", default=None, key="depth", low=1, blank="full",
           help="Blank grows the trees fully."),
-    Param("criterion", "Impurity", "choice", "entropy", choices=CRITERIA,
-          help="Entropy measures in bits (Theorem 2 applies); Gini in Gini units."),
+    Param("criterion", "Impurity", "choice", "entropy", choices=criterion_options,
+          help=lambda c: "The variance of the numeric target (units: variance of Y); the sum "
+          "is Var(Y) \u2212 E Var(Y|X) at full depth." if _regression(c) else
+          "Entropy measures in bits (Theorem 2 applies); Gini in Gini units."),
     Param("k_semantics", "K semantics", "choice", "id3", key="semantics",
           choices=ui.SEMANTICS_CHOICES, applies=lambda s: s.get("method") in ("exact", "forest")),
     Param("n_estimators", "Number of trees", default=100, key="trees", low=1,
@@ -89,11 +124,60 @@ PARAMS = ParamSet(PREFIX, [
           choices=[("se", "Standard error of the mean"), ("trees", "Per-tree spread")],
           help="The standard error (per-tree SD / \u221aT) says how precise a bar is; the "
                "spread of single trees is \u221aT times wider and can dwarf the bars."),
+    Param("show", "Show", "choice", "above", choices=[
+        ("above", "above chance (debiased)"), ("plugin", "plug-in (biased on a sample)")],
+          when=lambda c: bool(c.extra.get("sample")),
+          help="On a sample every plug-in importance is biased upwards (an irrelevant "
+               "variable gets a bar); above chance subtracts the mean of the variable's "
+               "permutation null, so noise centres on 0."),
+    Param("n_permutations", "Permutations R", default=19, key="perms", low=MIN_PERMUTATIONS,
+          high=MAX_PERMUTATIONS, when=lambda c: bool(c.extra.get("sample")),
+          help=f"Each permutation shuffles the target and regrows the method; the verdicts "
+               f"need R + 1 \u2265 1/\u03b1 = {round(1 / ALPHA)}. On large data R is "
+               f"lowered so that R \u00d7 trees \u00d7 rows stays under "
+               f"{PERMUTATION_WORK / 1e6:g} million, never below {MIN_PERMUTATIONS}."),
 ])
+#: Parameters that only change the drawing (not the cache key of the result).
+DRAWING = ("spread", "show")
+#: Parameters of a sample only (``when``: hidden and left out on an exact distribution).
+SAMPLE_ONLY = ("show", "n_permutations")
+
+
+def core_settings(settings: Mapping[str, Any], task: str | None) -> dict:
+    """The keyword arguments of the core (no drawing or verdict parameters).
+
+    scikit-learn's forests measure a numeric target's variance natively (the core takes no
+    criterion for them), so their criterion is left out on a regression.
+    """
+    kwargs = {k: v for k, v in settings.items() if k not in DRAWING + SAMPLE_ONLY}
+    if settings["method"] in SAMPLED and kwargs.get("bootstrap") is None:
+        kwargs["bootstrap"] = DEFAULT_BOOTSTRAP[settings["method"]]
+    if task == "regression" and settings["method"] in ("sklearn-rf", "sklearn-et"):
+        kwargs.pop("criterion", None)
+    return kwargs
+
+
+def verdict_permutations(requested: int, prepared, kwargs: Mapping[str, Any]) -> int:
+    """R of the verdicts: the requested R, lowered on large data, never below 19.
+
+    A forest's R is at most :data:`PERMUTATION_WORK` / (trees x rows); the exact method's
+    at most what its cost model fits in a few seconds (:func:`band_permutations`).
+    """
+    rows = max(int(round(prepared.table.total_weight)), 1)
+    if kwargs["method"] == "exact":
+        most = band_permutations(prepared.table, max_features=kwargs["max_features"],
+                                 max_depth=kwargs.get("max_depth"),
+                                 criterion=kwargs.get("criterion", "entropy"),
+                                 k_semantics=kwargs.get("k_semantics", "id3"))
+    else:
+        trees = kwargs.get("n_estimators", 100)
+        most = PERMUTATION_WORK // (trees * rows)
+    return max(MIN_PERMUTATIONS, min(int(requested), int(most)))
 
 
 def compute(settings, data: DataChoice, progress) -> dict:
-    """The method's importances, the exact reference of a sampled method, and I(X;Y)."""
+    """The method's importances, the exact reference of a sampled method, and I(X;Y); on a
+    sample, one verdict per variable (after the bars, which are published first)."""
     load = results.make_loader(data.as_dict, progress)
     p = data.n_features()
     p = load().table.n_features if p is None else p
@@ -101,9 +185,19 @@ def compute(settings, data: DataChoice, progress) -> dict:
     if method == "exact" and p > most:
         raise ValueError(f"The exact method accepts at most {most} input variables on this "
                          f"server and this data has {p}; choose a sampled method.")
-    kwargs = {k: v for k, v in settings.items() if k != "spread"}  # spread: drawing only
-    if method in SAMPLED and kwargs.get("bootstrap") is None:
-        kwargs["bootstrap"] = DEFAULT_BOOTSTRAP[method]
+    task = load().task
+    criterion = settings.get("criterion", "entropy")
+    if task == "regression" and criterion != "squared_error":
+        raise ValueError("The target is numeric: its impurity is its variance (squared "
+                         "error); entropy and Gini apply to classes.")
+    if task != "regression" and criterion == "squared_error":
+        raise ValueError("The target has classes: choose entropy or Gini; the variance "
+                         "applies to a numeric target.")
+    if task == "regression" and method in NO_VARIANCE:
+        raise ValueError(f"The {method_label_of(method)} handles classification targets only; "
+                         "choose the exact method or a scikit-learn forest for a numeric "
+                         "target.")
+    kwargs = core_settings(settings, task)
     if method in BINARY_METHODS and results.peek_importances(data.as_dict, kwargs) is None:
         progress(0, 1, "Estimating the number of nodes\u2026")
         refusal = convergence.binary_refusal(load(), method=method, max_features=kwargs[
@@ -126,7 +220,8 @@ def compute(settings, data: DataChoice, progress) -> dict:
         if reference["method"] == "exact" and p > most:
             notes.append(f"No exact values are drawn: the exact method handles at most "
                          f"{most} inputs and this data has {p}.")
-        elif result.units != ("gini" if kwargs.get("criterion") == "gini" else "bits"):
+        elif reference.get("criterion") == "squared_error" or result.units != (
+                "gini" if kwargs.get("criterion") == "gini" else "bits"):
             notes.append(f"No exact values are drawn: this forest measures {result.units} "
                          "while the exact values are impurities of the binned target.")
         else:
@@ -138,28 +233,47 @@ def compute(settings, data: DataChoice, progress) -> dict:
         exact.information if exact is not None else None)
     if information is None and result.units == "bits":
         information = float(joint_information(load().table))
-    chance = None
-    if method == "exact" and not load().table.exact:   # a sample: its bars' chance levels
-        chance = chance_levels(load(), **{k: v for k, v in kwargs.items() if k != "method"},
-                               observed=result.importances, n_jobs=limits.n_jobs(),
-                               progress=lambda d, t: progress(d, t, f"{d} of {t} permutations"))
-    return {"result": result.to_dict(), "exact": None if exact is None else exact.to_dict(),
-            "information": information, "notes": notes, "p": p,
-            "chance": None if chance is None else chance.to_dict()}
+    out = {"result": result.to_dict(), "exact": None if exact is None else exact.to_dict(),
+           "information": information, "notes": notes, "p": p, "task": task,
+           "verdicts": None, "excluded": [c for c, _ in load().excluded]}
+    if not load().table.exact:   # a sample: one verdict per variable, after the bars
+        progress.publish({**out, "notes": notes + ["Testing each variable against chance: "
+                                                   "the verdicts follow."]})
+        R = verdict_permutations(settings.get("n_permutations", 19), load(), kwargs)
+        settings_r = settings.get("n_permutations", 19)
+        if R < settings_r:
+            notes.append(f"R = {R} label permutations, not {settings_r}: this data is large "
+                         f"(R \u00d7 trees \u00d7 rows is kept under "
+                         f"{PERMUTATION_WORK / 1e6:g} million).")
+        verdicts = importance_verdicts(
+            load(), **kwargs, n_permutations=R, alpha=ALPHA, n_jobs=limits.n_jobs(),
+            progress=lambda d, t: progress(d, t, f"{d} of {t} permutations"))
+        out["verdicts"] = verdicts.to_dict()
+    return out
+
+
+def method_label_of(method: str) -> str:
+    return dict(METHOD_OPTIONS).get(method, method)
 
 
 def theorem2_text(result: ImportanceResult, information: float | None = None) -> str:
-    """The Theorem 2 check line, e.g. ``"sum = 3.3219 bits, I(X;Y) = 3.3219 bits ..."``."""
-    units = result.units
+    """The Theorem 2 check line, e.g. ``"sum = 3.3219 bits, I(X;Y) = 3.3219 bits ..."``.
+
+    In variance units the check is the sum against Var(Y) \u2212 E Var(Y|X).
+    """
+    units = units_label(result)
     info = result.information if information is None else information
-    head = f"sum = {result.total:.4f} {units}"
-    if info is None or units != "bits":
+    num = lambda x: fmt_number(x, units)  # noqa: E731
+    head = f"sum = {num(result.total)} {units}"
+    variance = units == "variance of Y"
+    if info is None or (units != "bits" and not (variance and result.method == "exact")):
         return head + "; Theorem 2 compares this sum with I(X;Y) in bits, which does not " \
                       "apply to these units."
     gap = result.total - float(info)
-    text = f"{head}, I(X;Y) = {float(info):.4f} bits"
+    name = "Var(Y) \u2212 E Var(Y|X)" if variance else "I(X;Y)"
+    text = f"{head}, {name} = {num(float(info))} {units}"
     depth = result.parameters.get("max_depth")
-    if abs(gap) < 5e-5:
+    if abs(gap) < 5e-5 * (max(abs(float(info)), 1.0) if variance else 1.0):
         return text + " \u2014 equal, as Theorem 2 says for fully grown trees."
     if depth is not None and gap < 0:
         return text + (f" \u2014 the sum is smaller: trees cut at depth {depth} do not use all "
@@ -168,23 +282,49 @@ def theorem2_text(result: ImportanceResult, information: float | None = None) ->
     if result.method in SAMPLED:
         return text + (f" \u2014 off by {gap:+.4f} bits: a finite forest (and the bootstrap, "
                        "when on) makes the sum differ.")
-    return text + f" \u2014 off by {gap:+.4f} bits."
+    return text + f" \u2014 off by {fmt_number(gap, units, sign=True)} {units}."
 
 
-def exact_note(view: Mapping[str, Any], spread: str = "se") -> str:
+def verdict_sentences(verdicts: VerdictResult | None, show: str = "above") -> list[str]:
+    """What the verdicts are, how they were reached, and which value the bars show."""
+    if verdicts is None:
+        return []
+    proc, n = verdicts.procedure, verdicts.n_samples
+    R, level = proc.get("n_permutations"), proc.get("level")
+    out = [f"One verdict per variable, from {R} label permutations (the target shuffled, "
+           f"the same method regrown each time) and the Westfall\u2013Young step-down maxT "
+           f"test at a family-wise error rate of {level:g}."]
+    for verdict, what in (("relevant", "Relevant"),
+                          ("chance", "Not distinguishable from chance"),
+                          ("undecided", f"Cannot be decided from {n:,} rows")):
+        names = verdicts.names(verdict)
+        if names:
+            out.append(f"{what}: {', '.join(names)}.")
+    out.append("Bars: the importance above chance (plug-in minus the mean of the variable's "
+               "permutation null; an irrelevant variable centres on 0)." if show == "above" else
+               "Bars: the plug-in importance, biased upwards on a sample; red dashes: the "
+               "chance level, the mean of each variable's permutation null.")
+    if verdicts.set_aside:
+        out.append(f"The other inputs were tested without {', '.join(verdicts.set_aside)} "
+                   "(a leak absorbs the target's impurity and masks them).")
+    return out
+
+
+def exact_note(view: Mapping[str, Any], spread: str = "se", show: str = "above") -> str:
     """One sentence on what the bars, whiskers and diamonds are."""
-    result, exact = view["result"], view["exact"]
+    result, exact, verdicts = view["result"], view["exact"], view.get("verdicts")
     sentences = [f"Bars: {method_label(result)}."]
     if result.importances_sem is not None:
         sentences.append("Whiskers: one standard error of the mean over trees (per-tree "
                          "SD / \u221aT)" + ("; boxes: the spread of the per-tree values "
                                            "(minimum, quartiles, maximum)." if spread == "trees"
                                            else "."))
-    if exact is not None and exact.method in BINARY_METHODS:
+    diamonds = exact is not None and not (verdicts is not None and show == "above")
+    if diamonds and exact.method in BINARY_METHODS:
         sentences.append(f"Black diamonds: {method_label(exact)}, the value this forest "
                          "converges to as its trees grow in number (same rows, K, depth "
                          "and impurity).")
-    elif exact is not None:
+    elif diamonds:
         sentences.append(f"Black diamonds: the exact infinite-forest value for the same K and "
                          f"depth ({exact.parameters.get('k_semantics')} semantics).")
         if result.method in ("sklearn-rf", "sklearn-et"):
@@ -193,19 +333,28 @@ def exact_note(view: Mapping[str, Any], spread: str = "se") -> str:
                              "multiway diamonds.")
     if result.method in ("eqn3", "exact") and not result.exact:
         sentences.append("The data is a sample: these are the exact values for its "
-                         "empirical distribution (plug-in estimates).")
+                         "empirical distribution (plug-in estimates, biased upwards).")
     chance = view.get("chance")
     return " ".join(sentences + list(view.get("notes", []))
-                    + (chance.sentences() if chance is not None else []))
+                    + (chance.sentences() if chance is not None else [])
+                    + verdict_sentences(verdicts, show))
 
 
 def table_columns(units: str = "bits", *, exact: bool = False, sampled: bool = False,
-                  chance: ChanceLevels | None = None) -> list:
-    """DataTable column specs (numbers with 4 decimals, in ``units``; the chance levels last)."""
-    num = Format(precision=4, scheme=Scheme.fixed)
-    cols = [{"name": "Variable", "id": "variable"},
-            {"name": f"Importance ({units})", "id": "importance", "type": "numeric",
-             "format": num}]
+                  chance: ChanceLevels | None = None, verdicts: bool = False) -> list:
+    """DataTable column specs, in ``units`` (4 decimals; 4 significant digits for a
+    variance), the verdict columns first after the variable on a sample."""
+    units = units_label(units)
+    variance = units == "variance of Y"
+    num = Format(precision=4, scheme=Scheme.decimal if variance else Scheme.fixed,
+                 group=bool(variance))
+    cols = [{"name": "Variable", "id": "variable"}]
+    if verdicts:
+        cols += [{"name": "Verdict", "id": "verdict"},
+                 {"name": f"Above chance ({units})", "id": "above_chance", "type": "numeric",
+                  "format": num}]
+    cols.append({"name": f"{'Plug-in importance' if verdicts else 'Importance'} ({units})",
+                 "id": "importance", "type": "numeric", "format": num})
     if sampled:
         cols += [{"name": "Std. error", "id": "sem", "type": "numeric", "format": num},
                  {"name": "Per-tree SD", "id": "std", "type": "numeric", "format": num}]
@@ -214,13 +363,20 @@ def table_columns(units: str = "bits", *, exact: bool = False, sampled: bool = F
     if exact:
         cols += [{"name": f"Exact ({units})", "id": "exact", "type": "numeric", "format": num},
                  {"name": "Bar \u2212 exact", "id": "difference", "type": "numeric",
-                  "format": Format(precision=4, scheme=Scheme.fixed, sign="+")}]
+                  "format": Format(precision=4, scheme=Scheme.decimal if variance
+                                   else Scheme.fixed, sign="+", group=bool(variance))}]
+    if verdicts:
+        cols += [{"name": f"Chance level ({units})", "id": "null_mean", "type": "numeric",
+                  "format": num},
+                 {"name": "Adjusted p", "id": "p_adjusted", "type": "numeric",
+                  "format": Format(precision=4, scheme=Scheme.fixed)}]  # why: CSV, hover
     return cols + [{"name": name, "id": cid, "type": "numeric", "format": num}
                    for cid, name in (chance.table_columns() if chance is not None else [])]
 
 
 def table_rows(result: ImportanceResult, exact: ImportanceResult | None = None,
-               chance: ChanceLevels | None = None) -> list[dict]:
+               chance: ChanceLevels | None = None,
+               verdicts: VerdictResult | None = None) -> list[dict]:
     """One row per variable, with the exact numbers of the result (not rounded)."""
     sem, std = result.importances_sem, result.importances_std
     rows, extra = [], chance.table_rows() if chance is not None else []
@@ -232,19 +388,32 @@ def table_rows(result: ImportanceResult, exact: ImportanceResult | None = None,
         if exact is not None:
             row["exact"] = table_number(exact.importances[i])
             row["difference"] = table_number(result.importances[i] - exact.importances[i])
+        if verdicts is not None:
+            row.update(verdict=verdicts.verdicts[i], reason=verdicts.reasons[i],
+                       above_chance=table_number(verdicts.above_chance[i]),
+                       null_mean=table_number(verdicts.null_mean[i]),
+                       p_adjusted=table_number(verdicts.p_adjusted[i]))
         row.update({k: table_number(v) for k, v in (extra[i] if extra else {}).items()})
         rows.append(row)
     return rows
 
 
 def csv_text(result: ImportanceResult, exact: ImportanceResult | None = None,
-             chance: ChanceLevels | None = None) -> str:
-    """CSV of ``result.to_frame()`` (plus the exact and chance columns), safe for a spreadsheet."""
+             chance: ChanceLevels | None = None, verdicts: VerdictResult | None = None) -> str:
+    """CSV of ``result.to_frame()`` (plus the exact, chance and verdict columns), safe for a
+    spreadsheet; a leak column is marked in ``warning``."""
     df = result.to_frame()
     if exact is not None:
         df["exact_importance"] = exact.importances
     if chance is not None:
         df = df.join(chance.to_frame().drop(columns=["variable", "importance"]))
+    if verdicts is not None:
+        v = verdicts.to_frame().drop(columns=["variable", "importance"])
+        df = df.join(v)
+        leaks = {w["column"]: w for w in verdicts.warnings}
+        df["warning"] = [f"leak: out-of-fold {leak_score_name(w)} {w['score']:.2f} alone"
+                         if name in leaks else "" for name, w in
+                         ((n, leaks.get(n)) for n in result.variables)]
     return safe_csv(df)
 
 
@@ -258,10 +427,49 @@ def view_from_dict(out: Mapping[str, Any]) -> dict:
     """The page's cached result with its core results rebuilt by the core's ``from_dict``."""
     return {**out, "result": ImportanceResult.from_dict(out["result"]),
             "exact": None if out.get("exact") is None else ImportanceResult.from_dict(out["exact"]),
-            "chance": None if out.get("chance") is None else ChanceLevels.from_dict(out["chance"])}
+            "chance": None if out.get("chance") is None else ChanceLevels.from_dict(out["chance"]),
+            "verdicts": None if out.get("verdicts") is None
+            else VerdictResult.from_dict(out["verdicts"])}
 
 
-def render_view(view: Mapping[str, Any], spread: str = "se") -> dict:
+# -- leaks ---------------------------------------------------------------------------------
+def leak_score_name(warning: Mapping[str, Any]) -> str:
+    """``"accuracy"`` (classes) or ``"R\u00b2"`` (numeric target), from the leak's rule."""
+    return "R\u00b2" if "R^2" in str(warning.get("rule", "")) or "R2" in str(
+        warning.get("rule", "")) else "accuracy"
+
+
+def exclude_query(data: DataChoice, column: str, excluded: list[str] | None = None) -> str:
+    """The data query with ``column`` excluded too (an upload's ``exclude`` list: the user's,
+    else the columns the core excluded itself, so they stay out)."""
+    params = dict(data.as_dict)
+    before = params.get("exclude")
+    before = list(excluded or []) if before is None else list(before)
+    params["exclude"] = sorted(set(before) | {column})
+    return data_query(params)
+
+
+def leak_children(verdicts: VerdictResult | None, data: DataChoice | None,
+                  settings: Mapping[str, Any], excluded: list[str] | None = None) -> list:
+    """A sentence per leak, above the figure, with a link excluding the column (uploads)."""
+    if verdicts is None or not verdicts.warnings:
+        return []
+    out = []
+    for w in verdicts.warnings:
+        col = w["column"]
+        text = (f"{col} alone predicts the target (out-of-fold {leak_score_name(w)} "
+                f"{w['score']:.2f}): is it known before the outcome? If not, exclude it. ")
+        kids = [html.Span(text)]
+        if data is not None and data.is_upload:
+            query = "&".join(q for q in (exclude_query(data, col, excluded),
+                                         PARAMS.query(settings)) if q)
+            kids.append(dcc.Link(f"Exclude {col}", href=f"/importances?{query}",
+                                 className="vi-button vi-leak-exclude"))
+        out.append(html.P(kids, className="vi-leak", role="alert"))
+    return out
+
+
+def render_view(view: Mapping[str, Any], spread: str = "se", show: str = "above") -> dict:
     """Figures, texts and table of a computed view.
 
     Returns
@@ -272,11 +480,13 @@ def render_view(view: Mapping[str, Any], spread: str = "se") -> dict:
         ``columns`` and ``rows`` of the table.
     """
     result, exact, chance = view["result"], view["exact"], view.get("chance")
+    verdicts = view.get("verdicts")
     info = view.get("information")
     shown = result
     if result.information is None and info is not None:
         shown = ImportanceResult(**{**result.__dict__, "information": info})
-    figure = make_importance_figure(result, exact, spread=spread, chance=chance)
+    figure = make_importance_figure(result, exact, spread=spread, chance=chance,
+                                    verdicts=verdicts, show=show)
     why = convergence_note(result, exact)
     curve = None if why else convergence_curve(result, exact, points=400)
     figure.update_layout(height=None)  # the page sizes it (taller in presentation mode)
@@ -286,39 +496,55 @@ def render_view(view: Mapping[str, Any], spread: str = "se") -> dict:
         "convergence": make_convergence_figure(curve, label=method_label(result),
                                                units=result.units, note=why),
         "theorem2": theorem2_text(result, info),
-        "note": exact_note(view, spread),
+        "note": exact_note(view, spread, show),
         "columns": table_columns(result.units, exact=exact is not None,
-                                 sampled=result.importances_sem is not None, chance=chance),
-        "rows": table_rows(result, exact, chance),
+                                 sampled=result.importances_sem is not None, chance=chance,
+                                 verdicts=verdicts is not None),
+        "rows": table_rows(result, exact, chance, verdicts),
     }
 
 
 def render(out, settings, data):
     view = view_from_dict(out)
-    r = render_view(view, settings.get("spread", "se"))
+    r = render_view(view, settings.get("spread", "se"), settings.get("show", "above"))
+    leaks = leak_children(view["verdicts"], data, settings, out.get("excluded"))
     return (r["figure"], r["theorem2"], r["theorem2_figure"], r["columns"], r["rows"], r["note"],
-            r["convergence"])
+            r["convergence"], leaks, "vi-leaks" if leaks else "vi-leaks vi-hidden")
 
 
-VIEW = JobView(PREFIX, PARAMS, compute=compute, render=render, data_store="imp-data",
-               outputs=[("imp-graph", "figure"), ("imp-theorem2", "children"),
-                        ("imp-theorem2-graph", "figure"), ("imp-table", "columns"),
-                        ("imp-table", "data"), ("imp-note", "children"),
-                        ("imp-convergence-graph", "figure")],
-               query_store="imp-query",
-               url=lambda s, data: "&".join(q for q in (data.query(), PARAMS.query(s)) if q),
-               disable=["imp-fieldset", "imp-download-button"], what="The figure")
+class ImportancesView(JobView):
+    """A JobView whose result is not keyed by what only changes the drawing (whiskers, shown
+    value)."""
+
+    def key(self, data, settings, extra):
+        return super().key(data, {k: v for k, v in settings.items() if k not in DRAWING}, extra)
+
+
+VIEW = ImportancesView(
+    PREFIX, PARAMS, compute=compute, render=render, data_store="imp-data",
+    outputs=[("imp-graph", "figure"), ("imp-theorem2", "children"),
+             ("imp-theorem2-graph", "figure"), ("imp-table", "columns"),
+             ("imp-table", "data"), ("imp-note", "children"),
+             ("imp-convergence-graph", "figure"), ("imp-leaks", "children"),
+             ("imp-leaks", "className")],
+    query_store="imp-query",
+    url=lambda s, data: "&".join(q for q in (data.query(), PARAMS.query(s)) if q),
+    disable=["imp-fieldset", "imp-download-button"], what="The figure")
 VIEW.register()
 state.register_url_sync(PREFIX)
 
 
 def initial_values(query, data: DataChoice, ctx: Context) -> tuple[dict, list[str]]:
-    """Control values of a fresh page: the link's (with notes), the method's defaults."""
+    """Control values of a fresh page: the link's (with notes), the method's and the
+    target's defaults (the variance for a numeric target)."""
     values, notes = PARAMS.from_url(query, ctx)
     if "method" not in query:
         values["method"] = default_method(ctx.p)
     if values["bootstrap"] is None:
         values["bootstrap"] = DEFAULT_BOOTSTRAP[values["method"]]
+    allowed = [v for v, _ in criterion_options(ctx)]
+    if values["criterion"] not in allowed:
+        values["criterion"] = allowed[0]
     return values, notes
 
 
@@ -331,6 +557,8 @@ def layout(vi_data=None, **query):
         ui.card("Method", f["method"]),
         ui.card("Trees", f["max_features"], f["max_depth"], f["criterion"], f["k_semantics"]),
         ui.card("Sampling", f["n_estimators"], f["bootstrap"], f["random_state"], f["spread"]),
+        ui.card("On a sample", f["show"], f["n_permutations"],
+                className="" if data.is_sample else "vi-hidden"),
     ])
     return page_frame(
         PREFIX, title="Importances", notes=notes + more, data_label=data.label(),
@@ -340,13 +568,16 @@ def layout(vi_data=None, **query):
             "scikit-learn's own ", html.Code("feature_importances_"), " is normalised (each "
             "tree's importances are divided by their sum, so they add up to 1); the Share "
             "column of the table gives that view. In bits, the importances of fully grown "
-            "totally randomized trees add up to I(X;Y) (Theorem 2)."],
+            "totally randomized trees add up to I(X;Y) (Theorem 2). On a sample (an upload, "
+            "a drawn problem) every plug-in value is biased upwards: each variable gets one "
+            "verdict, relevant, chance or undecided, from a label-permutation test."],
         stores=[state.query_store(PREFIX, data.query()),
                 dcc.Store(id="imp-data", data=data.to_store()),
                 *VIEW.stores(), dcc.Download(id="imp-download")],
         controls=settings, status=VIEW.status(),
         content=[
             ui.card("Importances",
+                    html.Div(id="imp-leaks", className="vi-leaks vi-hidden"),
                     dcc.Graph(id="imp-graph", config=figure_config("importances"),
                               className="vi-figure", style={"height": "440px"}),
                     html.P(id="imp-note", className="vi-help")),
@@ -363,24 +594,30 @@ def layout(vi_data=None, **query):
                         id="imp-table", columns=[], data=[], sort_action="native",
                         page_size=20, **table_style(["variable"])),
                     html.P("The CSV has the same rows, with the importance split by "
-                           "degree k (by-degree columns).", className="vi-help"),
+                           "degree k (by-degree columns), and on a sample each verdict with "
+                           "its adjusted p-value and a leak warning.", className="vi-help"),
                     download_button(PREFIX), download_note(PREFIX)),
         ])
 
 
 @callback([Output(f"{PARAMS.id(n)}-field", "className") for n in PARAMS.names],
           Output(PARAMS.id("bootstrap"), "value"), Input(PARAMS.id("method"), "value"),
-          State(PARAMS.id("bootstrap"), "value"), prevent_initial_call=True)
-def show_method_fields(method, bootstrap):
+          State(PARAMS.id("bootstrap"), "value"), State("imp-data", "data"),
+          prevent_initial_call=True)
+def show_method_fields(method, bootstrap, store):
     default = ["on"] if DEFAULT_BOOTSTRAP.get(method) else []
-    return [*PARAMS.field_classes({"method": method}),  # one flat list: Dash 4 flattens
+    try:
+        ctx = context_for(DataChoice.from_store(store))
+    except ValueError:
+        ctx = Context()
+    return [*PARAMS.field_classes({"method": method}, ctx),  # one flat list: Dash 4 flattens
             no_update if default == (bootstrap or []) else default]
 
 
 def csv_of(out, settings, data) -> tuple[str, str]:
     """The CSV of a cached result (``JobView.register_downloads``)."""
     view = view_from_dict(out)
-    return (csv_text(view["result"], view["exact"], view["chance"]),
+    return (csv_text(view["result"], view["exact"], view["chance"], view["verdicts"]),
             csv_filename(data.as_dict, settings))
 
 

@@ -229,8 +229,11 @@ def csv_text(what: str, out: Mapping[str, Any]) -> str:
 NULLS = ParamSet(NULL, [
     Param("tol", "Threshold tol (bits)", "float", None, low=0, high=1, blank="default",
           step="any", what="threshold tol",
-          help="Plug-in only: a conditional information at or below tol counts as 0. Blank: "
-               "the core's default."),
+          help="Blank on a sample (an upload, a drawn problem) runs the G-tests of "
+               "conditional independence (level 0.05, Holm), and a variable they cannot "
+               "settle is undecided; a value here counts a plug-in conditional information "
+               "at or below tol as 0 instead. On an exact distribution blank is 1e-9 bits "
+               "(rounding only)."),
     Param("n_permutations", "Permutations R", default=50, key="R", low=1,
           high=lambda c: max_permutations(), what="number of permutations R"),
     Param("n_estimators", "Trees", default=50, key="trees", low=1,

@@ -270,37 +270,53 @@ def test_k_above_p_in_compute_is_a_sentence(page):
 def test_theorem2_text_for_other_units():
     r = ImportanceResult(variables=("a", "b"), importances=[0.2, 0.3], by_degree=np.diag([.2, .3]),
                          method="sklearn-rf", units="variance")
-    assert draw.theorem2_text(r).startswith("sum = 0.5000 variance;")
+    # scikit-learn's "variance" is the variance of Y, in 4 significant digits
+    assert draw.theorem2_text(r).startswith("sum = 0.5000 variance of Y;")
 
 
-# -- chance levels on samples ------------------------------------------------------------
+# -- verdicts on samples ------------------------------------------------------------------
 LED_SAMPLE = {"problem": "led", "sampling": "sample", "n": 300, "seed": 2}
 
 
-def test_a_sample_gets_chance_levels_and_p_values(page):
+def test_a_sample_gets_one_verdict_per_variable(page):
+    """Issue #24 (deliberately replaces the chance dash, band and unadjusted p-value of the
+    exact method, which gave four answers and no verdict).  LED drawn with 300 rows: every
+    segment is relevant, and far above chance, so each of the R = 19 default permutations
+    (R + 1 = 1/0.05) gives it a smaller statistic: adjusted p = 1/(R + 1) = 0.05."""
     view = _view(page, _data(LED_SAMPLE), method="exact")
-    chance = view["chance"]
+    verdicts = view["verdicts"]
     data = load_data(problem="led", n_samples=300, random_state=2)
-    # LED: every segment is relevant, and 300 rows leave them far above chance
-    np.testing.assert_allclose(chance.observed, eqn3_importances(data.table).importances)
-    assert chance.n_permutations == 99 and (chance.p_values == 1 / 100).all()
+    np.testing.assert_allclose(verdicts.importances, eqn3_importances(data.table).importances)
+    np.testing.assert_allclose(view["result"].importances, verdicts.importances)
+    assert verdicts.procedure["n_permutations"] == 19
+    assert verdicts.verdicts == ("relevant",) * 7
+    np.testing.assert_allclose(verdicts.p_adjusted, 1 / 20)
     out = draw.render_view(view)
-    np.testing.assert_allclose(out["figure"].data[-2].y, chance.analytic)
-    np.testing.assert_allclose([r["p_value"] for r in out["rows"]], chance.p_values)
-    assert {"chance", "null_high", "p_value"} <= {c["id"] for c in out["columns"]}
-    assert "Red dashes: the chance level" in out["note"]
-    header = draw.csv_text(view["result"], None, chance).splitlines()[0].split(",")
-    assert {"chance", "null_low", "null_high", "p_value"} <= set(header)
-    # an exact distribution has no finite-sample bias: no chance levels
-    assert _view(page, _data(), method="exact")["chance"] is None
+    assert list(out["figure"].data[0].text) == ["relevant"] * 7      # one verdict per bar
+    np.testing.assert_allclose(out["figure"].data[0].y, verdicts.above_chance)
+    assert [r["verdict"] for r in out["rows"]] == ["relevant"] * 7
+    np.testing.assert_allclose([r["p_adjusted"] for r in out["rows"]], 1 / 20)
+    assert {"verdict", "above_chance", "null_mean", "p_adjusted"} <= {c["id"] for c in
+                                                                    out["columns"]}
+    rows = list(csv.DictReader(io.StringIO(draw.csv_text(view["result"], None, None,
+                                                         verdicts))))
+    assert [r["verdict"] for r in rows] == ["relevant"] * 7
+    np.testing.assert_allclose([float(r["above_chance"]) for r in rows],
+                               verdicts.importances - verdicts.null_mean)
+    # plug-in bars on request: the values of the exact method, the null mean as a dash
+    plug = draw.render_view(view, show="plugin")["figure"]
+    np.testing.assert_allclose(plug.data[0].y, verdicts.importances)
+    np.testing.assert_allclose(plug.data[1].y, verdicts.null_mean)
+    # an exact distribution is a population: no test, no verdicts
+    assert _view(page, _data(), method="exact")["verdicts"] is None
 
 
 def test_an_irrelevant_many_level_column_is_at_chance(page):
     """An analyst's CSV: a clinic code of 15 levels beside the one input that matters
-    (y copies x 85% of the time).  The clinic column gets a visible plug-in bar, inside its
-    permutation band with a large p-value, and near its analytic level: 2N ln2 times a
-    plug-in information with 14 degrees of freedom is about chi-square(14), so the bar is
-    within 3 standard deviations, 3 sqrt(2/14) of the level; x is far above its own."""
+    (y copies x 85% of the time).  The clinic column gets a visible plug-in bar, but its
+    value above chance is within 3 standard deviations of its null, and its verdict is
+    chance (200 rows over 15 x 2 cells: 6.7 a cell, enough for Cochran's rule); x is
+    relevant."""
     rng = np.random.default_rng(7)
     n = 200
     x = rng.integers(0, 2, n)
@@ -309,32 +325,34 @@ def test_an_irrelevant_many_level_column_is_at_chance(page):
     text = "x,clinic,y\n" + "".join(f"{a},{b},{c}\n" for a, b, c in zip(x, clinic, y))
     data = DataChoice.from_params(upload_csv(text, "clinics.csv"))
     view = _view(page, data, method="exact")
-    chance = view["chance"]
-    assert chance.variables == ("x", "clinic") and chance.n_levels[1] == 15
-    assert chance.observed[1] > 0.02                     # the plug-in bias is visible...
-    assert chance.observed[1] <= chance.band[1][1]       # ...and no more than chance
-    assert chance.p_values[1] > 0.05 and chance.p_values[0] < 0.05
-    assert abs(chance.observed[1] / chance.analytic[1] - 1) < 3 * math.sqrt(2 / 14)
-    assert chance.observed[0] > chance.band[1][0] and chance.observed[0] > chance.analytic[0]
-    assert "Not distinguishable from chance: clinic." in draw.render_view(view)["note"]
+    verdicts = view["verdicts"]
+    assert verdicts.variables == ("x", "clinic")
+    assert verdicts.importances[1] > 0.02                      # the plug-in bias is visible...
+    assert abs(verdicts.above_chance[1]) < 3 * verdicts.null_sd[1]   # ...and no more than chance
+    assert verdicts.verdicts == ("relevant", "chance")
+    assert verdicts.above_chance[0] > 10 * verdicts.null_sd[0]
+    rows = draw.render_view(view)["rows"]
+    assert [r["verdict"] for r in rows] == ["relevant", "chance"]
 
 
 @pytest.mark.browser
-def test_a_sampled_problem_shows_chance_levels_and_p_values(dash_duo, dash_app):
-    """LED drawn with N = 300 rows: the bars, the analytic chance levels (the core's,
-    checked above against a simulation) and a p-value column in the table."""
-    from varimp_core.studies.chance import chance_levels
+def test_a_sampled_problem_shows_one_verdict_per_bar(dash_duo, dash_app):
+    """LED drawn with N = 300 rows: the bars above chance (the core's verdicts, same
+    settings), "relevant" on each of the 7 bars and in the table, adjusted p = 1/20."""
+    from varimp_core.studies.verdicts import importance_verdicts
 
     data = load_data(problem="led", n_samples=300, random_state=2)
-    expected = chance_levels(data, n_permutations=0, observed=np.zeros(7))
+    expected = importance_verdicts(data, method="exact", n_permutations=19)
     open_page(dash_duo, dash_app, "/importances?problem=led&sampling=sample&n=300&seed=2")
-    _wait_for_bars(dash_duo, eqn3_importances(data.table).importances)
-    until(lambda: any(y is not None and np.allclose(y, expected.analytic, atol=1e-12)
-                      for _, y, _ in _traces(dash_duo)), 60)
-    dash_duo.wait_for_contains_text("#imp-note", "Red dashes: the chance level", timeout=10)
-    dash_duo.wait_for_contains_text("#imp-table", "p-value", timeout=10)
-    cells = dash_duo.find_elements("#imp-table td[data-dash-column='p_value']")
-    assert [c.text for c in cells] == ["0.0100"] * 7     # 1/(R + 1): above all 99 nulls
+    _wait_for_bars(dash_duo, expected.above_chance)
+    until(lambda: dash_duo.driver.execute_script(
+        "const g = document.querySelector('#imp-graph .js-plotly-plot');"
+        "return g && g.data && g.data[0].text;") == ["relevant"] * 7, 30)
+    dash_duo.wait_for_contains_text("#imp-table", "Verdict", timeout=10)
+    cells = dash_duo.find_elements("#imp-table td[data-dash-column='verdict']")
+    assert [c.text for c in cells] == ["relevant"] * 7
+    cells = dash_duo.find_elements("#imp-table td[data-dash-column='p_adjusted']")
+    assert [c.text for c in cells] == ["0.0500"] * 7     # 1/(R + 1): above all 19 nulls
     assert dash_duo.get_logs() == []
 
 

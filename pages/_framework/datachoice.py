@@ -81,6 +81,24 @@ class DataChoice:
     def is_upload(self) -> bool:
         return self["source"] == "upload"
 
+    @property
+    def is_sample(self) -> bool:
+        """An upload or a drawn problem (plug-in values), not an exact distribution."""
+        return self.is_upload or self["sampling"] == "sample"
+
+    def task(self) -> str | None:
+        """"classification" or "regression" of the target (None if unknown); a problem's is
+        its definition's, an upload's the core's reading of it (cached, as :meth:`n_features`)."""
+        if not self.is_upload:
+            try:
+                return get_problem(self["problem"]).task
+            except ValueError:
+                return None
+        try:
+            return datasource.data_view(self.as_dict)["summary"]["task"]
+        except (DataError, KeyError, TypeError):
+            return None
+
     def query(self) -> str:
         """The URL query of this choice (no leading ``?``)."""
         return datasource.data_query(self.as_dict)

@@ -109,6 +109,10 @@ class Param:
     check : callable, optional
         For ``text`` (each item for ``list``): ``check(text) -> value``, raising
         ``ValueError`` with a sentence (a problem spec, an upload key).
+    when : callable, optional
+        ``when(ctx) -> bool``: whether the parameter matters for the data (the
+        :class:`Context`); like ``applies``, a parameter that does not is hidden, left
+        out of the settings and the URL, and not validated.
     """
 
     name: str
@@ -126,6 +130,13 @@ class Param:
     what: str = ""
     applies: Callable[[Mapping[str, Any]], bool] | None = None
     check: Callable[[str], Any] | None = None
+    when: Callable[[Context], bool] | None = None
+
+    def applies_to(self, settings: Mapping[str, Any], ctx: Context | None = None) -> bool:
+        """Whether the parameter matters for these settings (``applies``) and data (``when``)."""
+        if self.when is not None and ctx is not None and not self.when(ctx):
+            return False
+        return self.applies is None or bool(self.applies(settings))
 
     @property
     def url_key(self) -> str:
@@ -378,7 +389,7 @@ class ParamSet:
             except ValueError as exc:
                 errors[p.name] = sentence(exc)
         for p in self.params:
-            if p.applies is not None and not p.applies({**self.defaults(), **settings}):
+            if not p.applies_to({**self.defaults(), **settings}, ctx):
                 settings.pop(p.name, None)
                 errors.pop(p.name, None)
         return ({} if errors else settings), errors
@@ -429,13 +440,14 @@ class ParamSet:
         out = []
         for n in names or self.names:
             p = self.by_name[n]
-            hidden = p.applies is not None and not p.applies(full)
+            hidden = not p.applies_to(full, ctx)
             out.append(self.field(n, values.get(n, p.default), ctx,
                                   className="vi-hidden" if hidden else ""))
         return out
 
-    def field_classes(self, values: Mapping[str, Any]) -> list[str]:
-        """Class of each field: hidden where the parameter does not apply to ``values``."""
+    def field_classes(self, values: Mapping[str, Any], ctx: Context | None = None) -> list[str]:
+        """Class of each field: hidden where the parameter does not apply to ``values`` (and,
+        given ``ctx``, to the data)."""
         full = {**self.defaults(), **values}
-        return ["vi-field vi-hidden" if p.applies is not None and not p.applies(full)
-                else "vi-field" for p in self.params]
+        return ["vi-field" if p.applies_to(full, ctx) else "vi-field vi-hidden"
+                for p in self.params]

@@ -47,13 +47,16 @@ _HIDDEN = "vi-hidden"
 
 
 def context_for(data: DataChoice | None, store: Any = None) -> Context:
-    """The validation context of a data choice: its number of inputs p.
+    """The validation context of a data choice: its number of inputs p, and in ``extra`` the
+    target's ``task`` and whether the data is a ``sample`` (choices that depend on them).
 
     p is always counted on the server from the parsed choice; the ``p`` a page's store
     carries came back from the browser and could say anything (``store`` is accepted
     for the callers' convenience and not read).
     """
-    return Context(p=None if data is None else data.n_features())
+    if data is None:
+        return Context()
+    return Context(p=data.n_features(), extra={"task": data.task(), "sample": data.is_sample})
 
 
 def job_panel(prefix: str) -> html.Div:

@@ -16,11 +16,13 @@ import plotly.graph_objects as go
 
 from varimp_core.result import ImportanceResult
 from varimp_core.studies.chance import ChanceLevels
+from varimp_core.studies.verdicts import VerdictResult
 from varimp_core.plots.style import EXACT_COLOR, SAMPLED_OPACITY, base_layout, variable_color
 from varimp_core.plots.style import user_text_safe
 
-__all__ = ["SPREADS", "make_importance_figure", "make_theorem2_figure", "method_label",
-           "units_label"]
+__all__ = ["SPREADS", "SHOWS", "VERDICT_STYLE", "make_importance_figure", "make_theorem2_figure",
+           "method_label", "units_label", "number_format", "hover_format", "fmt_number",
+           "verdict_label"]
 
 _METHOD_NAMES = {
     "eqn3": "exact (Eqn 3)",
@@ -40,9 +42,54 @@ CHANCE_COLOR = "#c53030"
 BAND_COLOR = "rgba(90, 90, 90, 0.55)"
 
 
-def units_label(result: ImportanceResult) -> str:
-    """Unit of the result's values for axis titles: ``"bits"``, ``"gini"`` ..."""
-    return result.units or "bits"
+#: What the bars of a sample show (``show`` of :func:`make_importance_figure`).
+SHOWS = ("above", "plugin")
+#: Verdict -> (legend text, opacity of the bar, grey instead of the variable's colour).
+VERDICT_STYLE = {
+    "relevant": ("relevant (family-wise error \u2264 alpha)", 1.0, False),
+    "chance": ("chance: like an irrelevant variable", 0.55, True),
+    "undecided": ("undecided: too few rows to decide", 0.35, False),
+}
+_CHANCE_GREY = "#9a9a9a"
+
+
+def units_label(result) -> str:
+    """Unit of the result's values for axis titles: ``"bits"``, ``"gini"``, ``"variance of Y"``.
+
+    scikit-learn's regression forests say ``"variance"``: the same variance impurity.
+    """
+    units = getattr(result, "units", result) or "bits"
+    return "variance of Y" if units == "variance" else units
+
+
+def number_format(units: str) -> str:
+    """A d3 format for values in ``units``: 4 significant digits, thousands grouped, for a
+    variance (which can be large or small), 4 decimals for bits and Gini units."""
+    return ",.4r" if str(units).startswith("variance") else ".4f"
+
+
+def hover_format(units: str) -> str:
+    """The hover's d3 format: 6 decimals for bits and Gini units, 4 significant digits for a
+    variance."""
+    return ",.4r" if str(units).startswith("variance") else ".6f"
+
+
+def fmt_number(value: float, units: str, sign: bool = False) -> str:
+    """``value`` in 4 decimals (bits, Gini units), or for a variance in 4 significant digits
+    with thousands grouped (``"746,100"``, ``"0.01235"``)."""
+    value = float(value)
+    plus = "+" if sign else ""
+    if not str(units).startswith("variance"):
+        return format(value, plus + ".4f")
+    if value == 0 or not np.isfinite(value):
+        return format(value, plus + "g")
+    digits = 3 - int(np.floor(np.log10(abs(value))))
+    return format(round(value, digits), f"{plus},.{max(digits, 0)}f")
+
+
+def verdict_label(verdict: str, n_samples: int | None = None) -> str:
+    """The text on a bar: ``"relevant"``, ``"chance"`` or ``"undecided"``."""
+    return verdict
 
 
 def method_label(result: ImportanceResult) -> str:
@@ -84,7 +131,9 @@ SPREADS = ("se", "trees")
 @user_text_safe
 def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | None = None, *,
                            max_bars: int = 50, height: int = 440, spread: str = "se",
-                           chance: ChanceLevels | None = None) -> go.Figure:
+                           chance: ChanceLevels | None = None,
+                           verdicts: VerdictResult | None = None, show: str = "above"
+                           ) -> go.Figure:
     """Bar chart of MDI importances, one bar per variable in the variable's colour.
 
     Parameters
@@ -112,6 +161,17 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
         (:func:`varimp_core.studies.chance.chance_levels`): the analytic level
         as a red dash on each bar, the permutation null's middle 95% as a grey
         whisker beside it.
+    verdicts : VerdictResult, default=None
+        One verdict per variable on a sample
+        (:func:`varimp_core.studies.verdicts.importance_verdicts`): each bar carries its
+        verdict as text and is drawn by it (full colour: relevant; grey: chance; pale:
+        undecided), with a legend entry per verdict.
+    show : {"above", "plugin"}, default="above"
+        With ``verdicts``: ``"above"`` draws the importance above chance (plug-in minus
+        the mean of the variable's permutation null, noise centred on 0); ``"plugin"``
+        draws the plug-in values, biased upwards on a sample, with the null mean as a
+        dash on each bar.  The exact diamonds are plug-in values: drawn with ``"plugin"``
+        only.
 
     Returns
     -------
@@ -133,41 +193,64 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
     averaged over trees, in bits for the entropy criterion; scikit-learn's
     ``feature_importances_`` divides them by their sum.
     """
-    for other in (exact, chance):
+    for other in (exact, chance, verdicts):
         if other is not None and tuple(other.variables) != tuple(result.variables):
-            raise ValueError("The exact values and chance levels must have the same variables "
-                             "as the result.")
+            raise ValueError("The exact values, chance levels and verdicts must have the same "
+                             "variables as the result.")
+    if show not in SHOWS:
+        raise ValueError(f"The bars show 'above' (above chance) or 'plugin', not {show!r}.")
+    above = verdicts is not None and show == "above"
     if spread not in SPREADS:
         raise ValueError(f"The whiskers show 'se' (standard error) or 'trees' (per-tree "
                          f"spread), not {spread!r}.")
     p = result.n_features
     idx = np.arange(p)
+    every = verdicts.above_chance if above else result.importances
     if p > max_bars:
-        idx = np.argsort(-result.importances, kind="stable")[:max_bars]
+        idx = np.argsort(-every, kind="stable")[:max_bars]
     variables = [result.variables[i] for i in idx]
     units = units_label(result)
+    fmt = hover_format(units)
     colors = [variable_color(i) for i in idx]
-    values = result.importances[idx]
+    values = every[idx]
     share = result.normalised[idx]
     sem = result.importances_sem
     sem = None if sem is None else sem[idx]
     sampled = not _is_exact(result)
     n_trees = None if result.per_tree is None else result.per_tree.shape[0]
 
-    lines = [f"<b>%{{x}}</b><br>{'sampled' if sampled else 'exact'} importance = "
-             "%{y:.6f} " + units, "share of the sum = %{customdata[0]:.2%}"]
+    what = "importance above chance" if above else (
+        "plug-in importance" if verdicts is not None
+        else f"{'sampled' if sampled else 'exact'} importance")
+    lines = [f"<b>%{{x}}</b><br>{what} = %{{y:{fmt}}} " + units,
+             "share of the sum = %{customdata[0]:.2%}"]
     custom = [[s] for s in share]
     if sem is not None:
-        lines.insert(1, f"standard error = %{{customdata[1]:.6f}} {units} (T = {n_trees:,})")
+        lines.insert(1, f"standard error = %{{customdata[1]:{fmt}}} {units} (T = {n_trees:,})")
         custom = [[s, e] for s, e in zip(share, sem)]
+    opacity = SAMPLED_OPACITY if sampled else 1.0
+    text = None
+    if verdicts is not None:
+        verdict = [verdicts.verdicts[i] for i in idx]
+        text = [verdict_label(v) for v in verdict]
+        opacity = [VERDICT_STYLE[v][1] * (SAMPLED_OPACITY if sampled else 1.0) for v in verdict]
+        colors = [_CHANCE_GREY if VERDICT_STYLE[v][2] else c for v, c in zip(verdict, colors)]
+        width = len(custom[0])
+        custom = [[*c, v, verdicts.reasons[i]] for c, v, i in zip(custom, verdict, idx)]
+        lines += [f"verdict: %{{customdata[{width}]}} (%{{customdata[{width + 1}]}})"]
     fig = go.Figure()
     fig.add_trace(go.Bar(
         x=variables, y=values,
-        name=method_label(result) + ("" if sem is None else ", whiskers \u00b11 standard error"),
-        marker=dict(color=colors, opacity=SAMPLED_OPACITY if sampled else 1.0,
+        name=(method_label(result) + (", above chance" if above else
+                                      ", plug-in (biased on a sample)" if verdicts is not None
+                                      else "")
+              + ("" if sem is None else ", whiskers \u00b11 standard error")),
+        marker=dict(color=colors, opacity=opacity,
                     line=dict(color=colors, width=1.5),
                     pattern=dict(shape="/" if sampled else "", fillmode="overlay",
                                  fgcolor="#ffffff", fgopacity=0.45, size=8)),
+        text=text, textposition="outside" if text else None, cliponaxis=False,
+        textfont=dict(size=12, color="#222222"),
         error_y=None if sem is None else dict(type="data", array=sem, visible=True,
                                               color="#333333", thickness=1.5, width=6),
         customdata=custom, hovertemplate="<br>".join(lines) + "<extra></extra>",
@@ -181,32 +264,60 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
             fillcolor="rgba(255,255,255,0)", line=dict(color="#555555", width=1),
             boxpoints=False, hoverinfo="x+y", **stats,
         ))
-    if exact is not None:
+    if exact is not None and not above:
         exact_values = exact.importances[idx]
         fig.add_trace(go.Scatter(
             x=variables, y=exact_values, mode="markers", name=method_label(exact),
             marker=dict(symbol="diamond", size=13, color=EXACT_COLOR,
                         line=dict(color="#ffffff", width=1.5)),
             customdata=np.column_stack([exact_values - values]),
-            hovertemplate=("<b>%{x}</b><br>exact importance = %{y:.6f} " + units
-                           + "<br>bar \u2212 exact = %{customdata[0]:+.6f} " + units
+            hovertemplate=(f"<b>%{{x}}</b><br>exact importance = %{{y:{fmt}}} " + units
+                           + f"<br>bar \u2212 exact = %{{customdata[0]:+{fmt}}} " + units
                            + "<extra></extra>"),
         ))
     if chance is not None:
         _add_chance(fig, chance, idx, variables, units)
+    if verdicts is not None:
+        _add_verdicts(fig, verdicts, idx, variables, units, above)
     base_layout(fig, height=height)
     fig.update_layout(barmode="overlay", boxmode="overlay", bargap=0.35, showlegend=True)
     title = "Variable"
     if p > max_bars:
         title = f"The {max_bars} largest of {p} variables, largest first"
     fig.update_xaxes(title_text=title, type="category")
-    fig.update_yaxes(title_text=f"MDI importance ({units})", rangemode="tozero",
+    ytitle = f"MDI importance ({units})"
+    if verdicts is not None:
+        ytitle = (f"Importance above chance ({units})" if above
+                  else f"Plug-in MDI ({units}), biased up on a sample")
+    fig.update_yaxes(title_text=ytitle, rangemode="tozero",
                      zeroline=True, zerolinecolor="#888888")
     if sampled:
         _badge(fig, "sampled" + (" + exact \u25c6" if exact is not None else ""), _SAMPLED_BADGE)
     else:
         _badge(fig, "exact", _EXACT_BADGE)
     return fig
+
+
+def _add_verdicts(fig: go.Figure, verdicts: VerdictResult, idx, variables, units: str,
+                  above: bool) -> None:
+    """A legend entry per verdict present; on plug-in bars, the null mean as a dash."""
+    fmt = hover_format(units)
+    if not above:
+        fig.add_trace(go.Scatter(
+            x=variables, y=verdicts.null_mean[idx], mode="markers",
+            name=(f"chance level: mean of {verdicts.procedure.get('n_permutations', 0)} "
+                  "label permutations"),
+            marker=dict(symbol="line-ew", size=30, color=CHANCE_COLOR,
+                        line=dict(color=CHANCE_COLOR, width=3)),
+            hovertemplate=f"<b>%{{x}}</b><br>chance level = %{{y:{fmt}}} {units}<extra></extra>"))
+    present = {verdicts.verdicts[i] for i in idx}
+    for verdict in (v for v in VERDICT_STYLE if v in present):
+        text, opacity, grey = VERDICT_STYLE[verdict]
+        if verdict == "relevant" and verdicts.procedure.get("level") is not None:
+            text = text.replace("alpha", f"{verdicts.procedure['level']:g}")
+        fig.add_trace(go.Bar(x=[None], y=[None], name=text, hoverinfo="skip",
+                             marker=dict(color=_CHANCE_GREY if grey else "#4a6fa5",
+                                         opacity=opacity)))
 
 
 def _add_chance(fig: go.Figure, chance: ChanceLevels, idx, variables, units: str) -> None:
@@ -265,7 +376,7 @@ def make_theorem2_figure(result: ImportanceResult, *, height: int = 170) -> go.F
         fig.add_trace(go.Bar(
             x=[value], y=["sum"], orientation="h", name=name, showlegend=False,
             marker=dict(color=variable_color(i), line=dict(color="#ffffff", width=1)),
-            hovertemplate=f"<b>{name}</b><br>%{{x:.6f}} {units}<extra></extra>",
+            hovertemplate=f"<b>{name}</b><br>%{{x:{hover_format(units)}}} {units}<extra></extra>",
         ))
     total = result.total
     top = total
@@ -275,12 +386,12 @@ def make_theorem2_figure(result: ImportanceResult, *, height: int = 170) -> go.F
         fig.add_shape(type="line", x0=info, x1=info, y0=-0.5, y1=0.5, yref="y",
                       line=dict(color=EXACT_COLOR, width=3))
         name = "Var(Y) \u2212 E Var(Y|X)" if units == "variance of Y" else "I(X;Y)"
-        fig.add_annotation(x=info, y=0.5, yref="y", text=f"{name} = {info:.4f} {units}",
+        fig.add_annotation(x=info, y=0.5, yref="y", text=f"{name} = {fmt_number(info, units)} {units}",
                            showarrow=False, yanchor="bottom", xanchor="right",  # ends at
                            font=dict(size=12))                  # its line, inside the figure
     base_layout(fig, height=height)
     fig.update_layout(barmode="stack", margin=dict(l=50, r=20, t=30, b=45))
-    fig.update_xaxes(title_text=f"Sum of importances = {total:.4f} {units}",
+    fig.update_xaxes(title_text=f"Sum of importances = {fmt_number(total, units)} {units}",
                      range=[0, top * 1.05 if top > 0 else 1])
     fig.update_yaxes(showticklabels=False)
     return fig

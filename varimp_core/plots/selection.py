@@ -89,6 +89,9 @@ def make_relevance_figure(relevance_result, importances=None, *, units: str = "b
     else:
         heights = np.ones(len(variables))
     boundary = set(r.minimal_boundary)
+    n = (getattr(r, "test", None) or {}).get("n")
+    labels = dict(_CLASS_LABELS, undecided=f"undecided: cannot be decided from {n:,.0f} rows"
+                  if n else _CLASS_LABELS["undecided"])
     fig = go.Figure()
     for cls in ("strong", "weak", "irrelevant", "undecided"):
         idx = [j for j, c in enumerate(r.relevance) if c == cls]
@@ -96,10 +99,10 @@ def make_relevance_figure(relevance_result, importances=None, *, units: str = "b
             continue
         degrees = [r.degree[j] for j in idx]
         inside = [variables[j] in boundary for j in idx]
-        text = [("undecided" if cls == "undecided" else "irrelevant") if d is None
+        text = [("cannot be decided" if cls == "undecided" else "irrelevant") if d is None
                 else f"d = {d}" for d in degrees]
         fig.add_trace(go.Bar(
-            x=[variables[j] for j in idx], y=_floats(heights[idx]), name=_CLASS_LABELS[cls],
+            x=[variables[j] for j in idx], y=_floats(heights[idx]), name=labels[cls],
             showlegend=True,
             meta=f"class-{cls}", marker=dict(
                 color=CLASS_COLORS[cls],
@@ -107,7 +110,7 @@ def make_relevance_figure(relevance_result, importances=None, *, units: str = "b
                           width=[2.5 if b else 0 for b in inside])),
             text=text, textposition="outside" if importances is not None else "inside",
             customdata=[[d if d is not None else -1, bool(b)] for d, b in zip(degrees, inside)],
-            hovertemplate=("%{x}: " + _CLASS_LABELS[cls] + ", %{text}"
+            hovertemplate=("%{x}: " + labels[cls] + ", %{text}"
                            + ("<br>importance %{y:.4f} " + units if importances is not None
                               else "") + "<extra></extra>")))
     base_layout(fig, height=360)

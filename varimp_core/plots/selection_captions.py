@@ -18,7 +18,7 @@ from varimp_core.plots.distributions_captions import above_null_sentence, name_l
 from varimp_core.studies.nulls import PermutationNull
 from varimp_core.studies.rs_srs import SubspaceComparison
 
-__all__ = ["relevance_table_frame", "relevance_sentences", "null_sentences", "rs_sentences",
+__all__ = ["undecided_words", "relevance_table_frame", "relevance_sentences", "null_sentences", "rs_sentences",
            "selected_sentence", "pvalues_frame", "RS_NOTE", "rs_data_words"]
 
 #: What the RS/SRS numbers show, measured on the slides' Madelon protocol (Geurts 2016).
@@ -31,11 +31,22 @@ RS_NOTE = ("What the numbers show: on the slides' Madelon protocol (Geurts 2016)
            "(randomly labelled hypercube vertices); it is not the original Madelon data.")
 
 
+def undecided_words(r: RelevanceResult) -> str:
+    """What "undecided" means on this sample: ``"cannot be decided from 300 rows"``."""
+    n = (r.test or {}).get("n")
+    return f"cannot be decided from {n:,.0f} rows" if n else "cannot be decided from these rows"
+
+
 def relevance_table_frame(r: RelevanceResult) -> pd.DataFrame:
-    """One row per variable: relevance class, degree, membership of the minimal Markov boundary."""
+    """One row per variable: relevance class, degree, membership of the minimal Markov boundary.
+
+    An undecided class reads ``"undecided: cannot be decided from N rows"``.
+    """
     boundary = set(r.minimal_boundary)
+    words = f"undecided: {undecided_words(r)}"
     return pd.DataFrame(
-        [{"variable": v, "relevance": c, "degree": "" if d is None else d,
+        [{"variable": v, "relevance": words if c == "undecided" else c,
+          "degree": "" if d is None else d,
           "in_markov_boundary": "\u2713" if v in boundary else ""}
          for v, c, d in zip(r.variables, r.relevance, r.degree)],
         columns=["variable", "relevance", "degree", "in_markov_boundary"])
@@ -67,11 +78,11 @@ def relevance_sentences(r: RelevanceResult, *, exact: bool, n: int | None = None
     """
     if r.test is not None:   # a sample classed by G-tests (issue 24)
         t = r.test
-        how = (f"Plug-in estimate from a sample of N = {t['n']:,.0f} rows: each "
-               f"I(X; Y | B) = 0 is a G-test, G = 2 N ln 2 \u00d7 I in bits against "
-               f"chi-square, at level {t['level']:g} ({t['correction']}). A test with fewer "
-               "than 5 rows per cell on average never rejects, and a variable it leaves "
-               "open is \"undecided\".")
+        how = (f"On this sample of N = {t['n']:,.0f} rows each I(X; Y | B) = 0 is a "
+               f"{t.get('name', 'G-test')} (G = 2 N ln 2 \u00d7 I in bits against "
+               f"chi-square) at level {t['level']:g}, {t['correction']}, and a test with "
+               "fewer than 5 rows per cell on average never rejects, so a variable it leaves "
+               f"open is undecided: it {undecided_words(r)}.")
     else:
         how = None
     how = how or ("Exact: computed on the exact distribution, a conditional mutual information "
@@ -91,7 +102,8 @@ def relevance_sentences(r: RelevanceResult, *, exact: bool, n: int | None = None
     return [how,
             f"Strongly relevant: {name_list(by['strong'])}; weakly relevant: "
             f"{name_list(by['weak'])}; irrelevant: {name_list(by['irrelevant'])}"
-            + (f"; undecided: {name_list(by['undecided'])}" if by["undecided"] else "")
+            + (f"; undecided: {name_list(by['undecided'])} ({undecided_words(r)})"
+               if by["undecided"] else "")
             + _known_relevant(r)
             + ". The degree d is the size of the smallest set B with I(X; Y | B) > 0"
             + (" (a rejected test)." if r.test is not None else "."), mb,

@@ -285,7 +285,11 @@ class _PermutationJob:
     def __call__(self, seed: np.random.SeedSequence) -> np.ndarray:
         rng = np.random.default_rng(child_seed(seed, 0))
         d = self.data
-        if self.X is None:
+        if self.X is None or (self.options.criterion == "squared_error"
+                               and d.y is not None and d.X_codes is not None):
+            # the variance reads Y's own numbers beside X_codes (numeric_target_table), not
+            # the table's binned Y: permuting only the table left every null value equal
+            # to the observed one (p = 1 for every input)
             data = replace(d, y=d.y[rng.permutation(d.y.shape[0])], y_codes=None)
         else:
             t = d.table
