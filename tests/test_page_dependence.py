@@ -194,11 +194,15 @@ def test_regression_has_no_class_choice(page):
     assert "prediction" in draw.pd_csv(store)
 
 
-def test_constant_variable_and_uniform_forest_get_sentences(page):
+def test_a_constant_column_is_left_out_and_every_forest_runs(page):
+    """Issue #26: a constant column used to stop the default (uniform) forest with a
+    refusal; the preparation now excludes it as constant, so no forest ever sees it."""
     data = _upload(_with_constant())
-    with pytest.raises(ValueError, match="constant"):
-        _run(page, data, feature="x1")
-    with pytest.raises(ValueError, match="'const' is constant"):
+    excluded = dict(data.load().excluded)
+    assert list(excluded) == ["const"] and "constant" in excluded["const"]
+    _, store = _run(page, data, feature="x1")              # the uniform forest runs
+    assert "pd" in [t.meta for t in draw.draw(store, "1")["pd"][0].data]
+    with pytest.raises(ValueError, match="const"):          # not an input: said, not run
         _run(page, data, forest="rf", feature="const")
     _, store = _run(page, data, forest="rf", feature="x1", feature2="x2")
     assert draw.csv_filename(store, "pd") == "varimp-dependence-c-x1-x2-pd.csv"

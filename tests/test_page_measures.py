@@ -301,11 +301,13 @@ def test_regression_target_with_a_classification_impurity_is_a_sentence(page):
     assert view["results"]["mdi"].units == "variance"
 
 
-def test_constant_column_is_a_sentence(page):
+def test_a_constant_column_is_left_out_and_the_measures_run(page):
+    """Issue #26: a constant column stopped Measures with a refusal; it is excluded now."""
     rows = "\n".join(f"{i % 3},7,{i % 2}" for i in range(60))
     data = _upload("a,c,y\n" + rows, "const.csv")
-    with pytest.raises(ValueError, match="'c' has a single value in every row"):
-        _view(page, data)
+    assert data.load().variables == ("a",) and "constant" in dict(data.load().excluded)["c"]
+    view = _view(page, data)
+    assert view["results"] and all(len(r.importances) == 1 for r in view["results"].values())
 
 
 def test_cancelled_view_shows_the_measures_that_finished(page):

@@ -390,7 +390,7 @@ def _prepare(df, target, max_levels, bins, kinds, task, limit, source, missing, 
     n = frame.shape[0]
 
     # Roles: excluded by choice, dates, identifiers and empty columns; the rest typed.
-    excluded = [(c, _why_excluded(frame[c])) for c in exclude]
+    excluded = [(c, _why_excluded(frame[c], missing)) for c in exclude]
     parsed, expanded, date_notes = {}, {}, []
     for c in columns:
         if c == target or c in exclude:
@@ -481,13 +481,14 @@ def _prepare(df, target, max_levels, bins, kinds, task, limit, source, missing, 
                         dropped_rows=int(n - keep.sum()), dates=tuple(expanded))
 
 
-def _why_excluded(s: pd.Series) -> str:
-    """The reason of a column excluded by choice: its identifier likeness, if it has one."""
+def _why_excluded(s: pd.Series, missing: str = "category") -> str:
+    """The reason of a column excluded by choice: constant or identifier-like, if it is."""
     try:
         kind, values, _, miss = column_values(s)
     except DataError:
         return "excluded by choice"
-    return identifier_reason(kind, values, miss) or "excluded by choice"
+    return (constant_reason(values, miss, missing) or identifier_reason(kind, values, miss)
+            or "excluded by choice")
 
 
 def _used_order(order, values):

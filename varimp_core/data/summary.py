@@ -16,9 +16,10 @@ import numpy as np
 import pandas as pd
 
 from varimp_core.data.prepare import PreparedData
-from varimp_core.exact.information import output_entropy
+from varimp_core.exact.information import mutual_information, output_entropy
 
-__all__ = ["describe", "preview", "display_cell", "column_table", "data_label"]
+__all__ = ["describe", "preview", "display_cell", "column_table", "data_label", "rank_inputs",
+           "leak_sentence"]
 
 
 def display_cell(v: Any) -> Any:
@@ -136,7 +137,28 @@ def preview(prepared: PreparedData, *, raw: pd.DataFrame | None = None, rows: in
             "target": prepared.target, "caption": caption}
 
 
-def column_table(prepared: PreparedData, columns) -> list[dict]:
+def rank_inputs(prepared: PreparedData) -> list[str]:
+    """The inputs from most to least informative alone: plug-in :math:`I(X_j; Y)` in bits.
+
+    A cheap importance (one pass over the compressed table per input) that a page opens
+    on, e.g. Dependence's first variable; ties keep the inputs' order.
+    """
+    t = prepared.table
+    mi = [mutual_information(t, j) for j in range(len(prepared.variables))]
+    order = sorted(range(len(mi)), key=lambda j: (-round(float(mi[j]), 12), j))
+    return [prepared.variables[j] for j in order]
+
+
+def leak_sentence(leak: dict, task: str) -> str:
+    """What a leak flag of :func:`varimp_core.data.leaks.find_leaks` means, as a question."""
+    what = (f"predicts the target alone with an out-of-fold R\u00b2 of {leak['score']:.2f}"
+            if task == "regression" else
+            f"alone predicts the target on {leak['score']:.1%} of held-out rows")
+    return (f"{leak['column']!r} {what}: is it known before the outcome? If it is recorded "
+            "after the fact or derived from the target, exclude it.")
+
+
+def column_table(prepared: PreparedData, columns, leaks=()) -> list[dict]:
     """Each column of a user table with its role, type, reason and missing count.
 
     Parameters
@@ -152,9 +174,12 @@ def column_table(prepared: PreparedData, columns) -> list[dict]:
         ``column``; ``role`` (``"target"``, ``"input"`` or ``"excluded"``);
         ``type`` (``"numeric"``, ``"categorical"``, ``"date"``, or ``""`` for a
         column excluded before it was typed); ``reason`` (why it is excluded,
-        else ``""``); ``missing`` (missing values in it).
+        else ``""``; for an input in ``leaks``, the question whether it is known before
+        the outcome); ``missing`` (missing values in it); ``leak`` (the leak score of
+        :func:`~varimp_core.data.leaks.find_leaks`, else None).
     """
     excluded = dict(prepared.excluded)
+    leaky = {w["column"]: w for w in leaks}
     rows = []
     for c in map(str, columns):
         if c == prepared.target:
@@ -167,6 +192,11 @@ def column_table(prepared: PreparedData, columns) -> list[dict]:
             role = "input"
             kind = "date" if c in prepared.dates else (
                 "numeric" if prepared.kinds.get(c) == "numeric" else "categorical")
-        rows.append({"column": c, "role": role, "type": kind,
-                     "reason": excluded.get(c, ""), "missing": int(prepared.missing.get(c, 0))})
+        reason = excluded.get(c, "")
+        if role == "input" and c in leaky:
+            reason = "possible leak: " + leak_sentence(leaky[c], prepared.task)
+        rows.append({"column": c, "role": role, "type": kind, "reason": reason,
+                     "missing": int(prepared.missing.get(c, 0)),
+                     "leak": float(leaky[c]["score"]) if role == "input" and c in leaky
+                     else None})
     return rows
