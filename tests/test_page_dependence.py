@@ -290,10 +290,13 @@ def test_regression_constant_columns_and_single_tree(dash_duo, dash_app):
     assert "vi-hidden" in dash_duo.find_element("#dep-label-field").get_attribute("class")
     assert dash_duo.get_logs() == []
 
-    # a constant column: a sentence, never a traceback
+    # a constant column is excluded (issue #26): a link naming it gets a note, and the
+    # page draws another input's partial dependence
     visit(dash_duo, "/dependence?forest=rf&feature=const&" + data.query())
-    dash_duo.wait_for_contains_text("#dep-error", "'const' is constant", timeout=60)
-    assert "Traceback" not in dash_duo.find_element("#dep-error").text
+    dash_duo.wait_for_contains_text("#dep-link-notes", "'const'", timeout=60)
+    wait_for(lambda: [t for t in _figure(dash_duo, "dep-pd") if t["meta"] == "pd"],
+             what="the partial dependence without the constant column")
+    assert dash_duo.find_element("#dep-error").text == ""
 
     # a single tree still has a partial dependence
     visit(dash_duo, "/dependence?" + XOR_URL.replace("trees=50", "trees=1") + "&ice=3&grid=5")
