@@ -76,7 +76,10 @@ def test_a_leak_is_a_question_in_the_column_list_and_ranks_first():
     assert rank_inputs(d) == ["copy", "noise"]
 
 
-def test_xor_ranks_its_inputs_by_mutual_information_alone():
-    """XOR: each input alone carries 0 bits, the irrelevant ones too: ties keep the order."""
-    d = prepare_problem(get_problem("xor"))
-    assert rank_inputs(d) == list(d.variables)
+def test_xor_ranks_its_two_relevant_inputs_first():
+    """XOR: each input alone carries 0 bits, yet X1 and X2 carry all of H(Y) together; the
+    irrelevant bits carry nothing.  Exact (Eqn 3: 1/2 bit each) and sampled alike."""
+    exact = prepare_problem(get_problem("xor:relevant=2,irrelevant=3"))
+    assert set(rank_inputs(exact)[:2]) == {"X1", "X2"}
+    sampled = prepare_problem(get_problem("xor:relevant=2,irrelevant=3"), n_samples=500)
+    assert set(rank_inputs(sampled)[:2]) == {"X1", "X2"}

@@ -137,15 +137,37 @@ def preview(prepared: PreparedData, *, raw: pd.DataFrame | None = None, rows: in
             "target": prepared.target, "caption": caption}
 
 
-def rank_inputs(prepared: PreparedData) -> list[str]:
-    """The inputs from most to least informative alone: plug-in :math:`I(X_j; Y)` in bits.
+#: Rows and trees of :func:`rank_inputs`' small forest (a cheap, seeded ranking).
+RANK_ROWS, RANK_TREES = 2000, 25
 
-    A cheap importance (one pass over the compressed table per input) that a page opens
-    on, e.g. Dependence's first variable; ties keep the inputs' order.
+
+def rank_inputs(prepared: PreparedData, random_state: int = 0) -> list[str]:
+    """The inputs from most to least important, cheaply: a page opens on the first.
+
+    A sample: the MDI of a small seeded extra-trees forest (:data:`RANK_TREES` trees on at
+    most :data:`RANK_ROWS` rows), which sees interactions (XOR's inputs carry nothing
+    alone).  An exact distribution of at most 12 inputs: Eqn 3 (K = 1); a larger one:
+    plug-in :math:`I(X_j; Y)`.  Ties keep the inputs' order.
     """
-    t = prepared.table
-    mi = [mutual_information(t, j) for j in range(len(prepared.variables))]
-    order = sorted(range(len(mi)), key=lambda j: (-round(float(mi[j]), 12), j))
+    t, p = prepared.table, len(prepared.variables)
+    if prepared.X_numeric is not None and prepared.y is not None:
+        from sklearn.ensemble import ExtraTreesClassifier, ExtraTreesRegressor
+
+        X, y = prepared.X_numeric, prepared.y
+        if len(y) > RANK_ROWS:
+            rows = np.random.default_rng(random_state).choice(len(y), RANK_ROWS, replace=False)
+            X, y = X[rows], y[rows]
+        kind = ExtraTreesRegressor if prepared.task == "regression" else ExtraTreesClassifier
+        forest = kind(n_estimators=RANK_TREES, random_state=random_state, n_jobs=1,
+                      min_samples_leaf=2).fit(X, y)
+        score = [float(v) for v in forest.feature_importances_]
+    elif p <= 12:
+        from varimp_core.exact.eqn3 import eqn3_importances
+
+        score = [float(v) for v in eqn3_importances(t).importances]
+    else:
+        score = [float(mutual_information(t, j)) for j in range(p)]
+    order = sorted(range(p), key=lambda j: (-round(score[j], 12), j))
     return [prepared.variables[j] for j in order]
 
 
