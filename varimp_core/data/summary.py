@@ -150,25 +150,34 @@ def rank_inputs(prepared: PreparedData, random_state: int = 0) -> list[str]:
     plug-in :math:`I(X_j; Y)`.  Ties keep the inputs' order.
     """
     t, p = prepared.table, len(prepared.variables)
+    score = None
     if prepared.X_numeric is not None and prepared.y is not None:
-        from sklearn.ensemble import ExtraTreesClassifier, ExtraTreesRegressor
-
-        X, y = prepared.X_numeric, prepared.y
-        if len(y) > RANK_ROWS:
-            rows = np.random.default_rng(random_state).choice(len(y), RANK_ROWS, replace=False)
-            X, y = X[rows], y[rows]
-        kind = ExtraTreesRegressor if prepared.task == "regression" else ExtraTreesClassifier
-        forest = kind(n_estimators=RANK_TREES, random_state=random_state, n_jobs=1,
-                      min_samples_leaf=2).fit(X, y)
-        score = [float(v) for v in forest.feature_importances_]
-    elif p <= 12:
+        score = _forest_scores(prepared, random_state)
+    if score is None and t.exact and p <= 12:
         from varimp_core.exact.eqn3 import eqn3_importances
 
         score = [float(v) for v in eqn3_importances(t).importances]
-    else:
+    if score is None:  # a larger table, or values the forest refuses (beyond float32)
         score = [float(mutual_information(t, j)) for j in range(p)]
     order = sorted(range(p), key=lambda j: (-round(score[j], 12), j))
     return [prepared.variables[j] for j in order]
+
+
+def _forest_scores(prepared: PreparedData, random_state) -> list[float] | None:
+    """MDI of :func:`rank_inputs`' small forest, or None when scikit-learn refuses X."""
+    from sklearn.ensemble import ExtraTreesClassifier, ExtraTreesRegressor
+
+    X, y = prepared.X_numeric, prepared.y
+    if len(y) > RANK_ROWS:
+        rows = np.random.default_rng(random_state).choice(len(y), RANK_ROWS, replace=False)
+        X, y = X[rows], y[rows]
+    kind = ExtraTreesRegressor if prepared.task == "regression" else ExtraTreesClassifier
+    try:
+        forest = kind(n_estimators=RANK_TREES, random_state=random_state, n_jobs=1,
+                      min_samples_leaf=2).fit(X, y)
+    except ValueError:
+        return None
+    return [float(v) for v in forest.feature_importances_]
 
 
 def leak_sentence(leak: dict, task: str) -> str:
