@@ -76,7 +76,11 @@ def compute(settings, data, progress, options=(), option_ids=(), upload=None) ->
     try:  # both read one cached view of the data
         return {"store": datasource.session_data(params), "view": datasource.data_view(params)}
     except DataError as exc:
-        raise ValueError(sentence(exc)) from None
+        read = ""
+        if isinstance(upload, Mapping) and upload.get("rows"):  # the file was read: say so
+            read = (f" The file {upload.get('file') or ''} was read: {upload['rows']:,} rows, "
+                    f"{len(upload.get('columns') or ())} columns.").replace("file  was", "file was")
+        raise ValueError(sentence(exc) + read) from None
 
 
 def apply_choice(controls: Mapping[str, Any]) -> dict:
