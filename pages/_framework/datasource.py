@@ -90,7 +90,8 @@ DATA_PARAMS = ParamSet("data", [
           applies=_from_upload),
     Param("exclude", "Excluded columns", "list", None, what="excluded columns",
           choices=lambda c: c.extra.get("inputs", []), applies=_from_upload,
-          help="Identifier-like columns are excluded at first; the table below says why."),
+          help="Identifier-like, name-like (over 50 text values, under 5 rows each) and "
+               "constant columns are excluded at first; the table below says why."),
     Param("missing", "Missing values", "choice", "category", what="missing values",
           choices=list(zip(MISSING_CHOICES, ("A level of their own", "Drop incomplete rows",
                                              "Refuse"))), applies=_from_upload),
