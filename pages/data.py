@@ -22,6 +22,7 @@ from pages._framework.params import Context, ParamSet, sentence
 from pages._framework.view import JobView, job_panel
 from pages._server import jobs, limits
 from varimp_core.data.prepare import DataError
+from varimp_core.data.summary import leak_sentence
 from varimp_core.problems.registry import get_problem, spec_from_options
 
 dash.register_page(__name__, path="/data", name="Data", order=0, title="varimp \u2014 Data")
@@ -75,7 +76,11 @@ def compute(settings, data, progress, options=(), option_ids=(), upload=None) ->
     try:  # both read one cached view of the data
         return {"store": datasource.session_data(params), "view": datasource.data_view(params)}
     except DataError as exc:
-        raise ValueError(sentence(exc)) from None
+        read = ""
+        if isinstance(upload, Mapping) and upload.get("rows"):  # the file was read: say so
+            read = (f" The file {upload.get('file') or ''} was read: {upload['rows']:,} rows, "
+                    f"{len(upload.get('columns') or ())} columns.").replace("file  was", "file was")
+        raise ValueError(sentence(exc) + read) from None
 
 
 def apply_choice(controls: Mapping[str, Any]) -> dict:
@@ -168,6 +173,24 @@ def summary_block(summary: Mapping[str, Any]) -> html.Div:
     ])
 
 
+LEAK_BUTTON = "data-leak-exclude"
+
+
+def leaks_block(leaks: Sequence[Mapping[str, Any]], task: str, upload: bool) -> html.Div:
+    """Inputs that alone almost determine the target: a question each, and (for an upload)
+    a button that excludes the column (issue #24)."""
+    if not leaks:
+        return html.Div(id="data-leaks")
+    items = []
+    for w in leaks:
+        button = html.Button(f"Exclude {w['column']}", n_clicks=0,
+                             id={"type": LEAK_BUTTON, "column": w["column"]},
+                             className="vi-button vi-button-secondary") if upload else ""
+        items.append(html.P([leak_sentence(w, task), " ", button],
+                            **{"data-leak": w["column"]}))
+    return html.Div(items, id="data-leaks", className="vi-notes")
+
+
 def columns_block(rows: Sequence[Mapping[str, Any]]) -> html.Div:
     """An upload's columns as the core reads them: role, type, missing values, reason."""
     keys = ("column", "role", "type", "missing", "reason")
@@ -194,8 +217,10 @@ def render(out, settings, data, **extra):
         return no_update, html.P(NO_FILE_YET, className="vi-help"), no_update
     view = out["view"]
     notes = [html.P(n, className="vi-help") for n in view["notes"]]
-    return (out["store"], [summary_block(view["summary"]), *notes,
-                           columns_block(view.get("columns"))],
+    upload = out["store"]["params"].get("source") == "upload"
+    return (out["store"], [summary_block(view["summary"]),
+                           leaks_block(view.get("leaks", ()), view["summary"]["task"], upload),
+                           *notes, columns_block(view.get("columns"))],
             ui.preview_table(view["preview"]))
 
 
@@ -360,3 +385,15 @@ def column_controls(target, info):
     roles = datasource.column_roles(info["key"], target)
     return ([c for c in info["number_columns"] if c != target], roles["numeric"] or [],
             [c for c in info["columns"] if c != target], roles["exclude"] or [])
+
+
+@callback(Output("data-exclude", "value", allow_duplicate=True),
+          Input({"type": LEAK_BUTTON, "column": ALL}, "n_clicks"),
+          State("data-exclude", "value"), prevent_initial_call=True)
+def exclude_leak(clicks, excluded):
+    """One click on a leak's button: its column joins the excluded ones (the job reruns)."""
+    column = ctx.triggered_id["column"] if isinstance(ctx.triggered_id, dict) else None
+    if not column or not any(clicks or ()):
+        return no_update
+    excluded = list(excluded or [])
+    return no_update if column in excluded else sorted([*excluded, column])

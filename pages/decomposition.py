@@ -55,16 +55,24 @@ CELL = ParamSet(PREFIX, [
 ])
 
 
+def too_many_inputs(p: int | None) -> str | None:
+    """The sentence shown instead of the figures when p exceeds the exact limit, else None."""
+    most = limits.max_exact_features()
+    if p is None or p <= most:
+        return None
+    return (f"The decomposition is computed exactly, which handles at most {most} inputs on "
+            f"this server; this data has {p}. Choose data with fewer inputs on the Data page "
+            "(a built-in problem, or an upload with some columns excluded).")
+
+
 def compute(settings, data: DataChoice, progress, cell=None) -> dict:
     """Exact results at K = 1 and K, fully grown and at the depth, and the cell's terms."""
     load = results.make_loader(data.as_dict, progress)
     p = data.n_features()
     p = load().table.n_features if p is None else p
-    most = limits.max_exact_features()
-    if p > most:
-        raise ValueError(f"The decomposition is computed exactly, which handles at most "
-                         f"{most} inputs on this server; this data has {p}. Choose data with "
-                         "fewer inputs on the Data page.")
+    too_many = too_many_inputs(p)
+    if too_many:
+        raise ValueError(too_many)
     K, depth, sem = settings["max_features"], settings["max_depth"], settings["k_semantics"]
     runs = {"k1": (1, None, "id3"), "k": (K, None, sem)}
     if depth is not None:
@@ -257,7 +265,16 @@ def _csv(kind: str):
 CSV = {f"decomp-download-{kind}": _csv(kind) for kind in ("degrees", "totals", "terms")}
 
 
+def instant(settings, data: DataChoice, cell=None) -> dict | None:
+    """Too many inputs: the sentence, at once and without a job (the layout shows it)."""
+    sentence_ = too_many_inputs(data.n_features())
+    return {"too_many": sentence_} if sentence_ else None
+
+
 def render(out, settings, data, cell=None):
+    if out.get("too_many"):
+        return (placeholder_figure(""), {"display": "none"}, [], [], out["too_many"], None,
+                [], [], "", "", "vi-hidden")
     r = render_view(view_from_dict(out), settings)
     terms = r["terms"]
     graph = None if terms["figure"] is None else dcc.Graph(
@@ -287,6 +304,7 @@ VIEW = JobView(PREFIX, PARAMS, compute=compute, render=render, data_store="decom
                         ("decomp-terms-note", "children"), ("decomp-terms-error", "children"),
                         ("decomp-terms-error", "className")],
                query_store="decomp-query", url=url, disable=["decomp-fieldset"],
+               instant=instant,
                what="The heatmaps")
 VIEW.register()
 VIEW.register_downloads(CSV)
@@ -310,6 +328,7 @@ def layout(vi_data=None, **query):
     values, cell, more = initial_values(query, ctx)
     settings = html.Fieldset(id="decomp-fieldset", className="vi-fieldset", children=[
         ui.card("Trees", *PARAMS.fields(values, ctx))])
+    too_many = too_many_inputs(ctx.p)
     return page_frame(
         PREFIX, title="Decomposition", notes=notes + more, data=data, query=data.query(),
         download=True,
@@ -321,6 +340,10 @@ def layout(vi_data=None, **query):
         stores=[dcc.Store(id="decomp-cell", data=cell), *VIEW.stores()],
         controls=settings, status=[*VIEW.status(), download_note(PREFIX)],
         content=[
+            html.P(too_many or "", id="decomp-too-many",
+                   className="vi-notes" if too_many else "vi-hidden"),
+            # more inputs than the exact computation handles: no empty axes, no downloads
+            html.Div(id="decomp-results", className="vi-hidden" if too_many else "", children=[
             ui.card("By degree k",
                     dcc.Graph(id="decomp-graph", config=figure_config("decomposition"),
                               className="vi-figure",
@@ -338,7 +361,7 @@ def layout(vi_data=None, **query):
                     dash_table.DataTable(id="decomp-terms-table", columns=[], data=[],
                                          sort_action="native", page_size=15,
                                          **_TABLE_STYLE), download_button(PREFIX, "Download every term (CSV)", "terms")),
-        ])
+            ])])
 
 
 def cell_from_click(click_data, figure) -> dict | None:

@@ -328,7 +328,7 @@ def page_query(store, settings, shown) -> str:
 def initial_state(query, vi_data=None) -> dict:
     """:func:`pages._framework.local_forest.start`, the data's ``variables``, the link's ``query``.
 
-    ``feature`` defaults to the first input; unknown variables and unusable
+    ``feature`` defaults to the input most informative alone (plug-in I(X; Y)); unknown variables and unusable
     percentiles in the link are dropped with a note.
     """
     st = forest.start(query, vi_data, PARAMS, DISPLAY)
@@ -350,8 +350,12 @@ def initial_state(query, vi_data=None) -> dict:
             notes.append(f"The link's {what} {values[name]!r} was ignored: this data has no "
                          "input of that name.")
             values[name] = None
-    if values["feature"] is None and variables:
-        values["feature"] = variables[0]
+    if values["feature"] is None and variables:  # the most informative input alone
+        try:
+            ranked = [v for v in forest.ranked_variables(st["page"]) if v in variables]
+        except ValueError:
+            ranked = []
+        values["feature"] = (ranked or variables)[0]
     if values["feature2"] is not None and values["feature2"] == values["feature"]:
         notes.append(f"The link's second variable {values['feature2']!r} was ignored: it is "
                      "the first variable too; the 2-D partial dependence needs two.")

@@ -147,7 +147,8 @@ def problem_context(values: Mapping[str, Any], data: Context | None = None) -> C
 
     ``data`` is the session data's :func:`data_context`: an upload is offered with its label.
     """
-    offer = {"upload": data.extra["upload"]} if data and "upload" in data.extra else {}
+    offer = {"upload": data.extra["upload"], "upload_p": data.p} \
+        if data and "upload" in data.extra else {}
     if _last(values.get("problem")) == UPLOAD:
         return Context(p=data and data.p, extra={"problem": UPLOAD, "relevant": (),
                                                  "copy": False, **offer})
@@ -169,8 +170,11 @@ def problem_context(values: Mapping[str, Any], data: Context | None = None) -> C
 def problem_choices(ctx: Context) -> list:
     """The presets, the session's uploaded table, and the problem of a link when it is another."""
     current, upload = ctx.extra.get("problem"), ctx.extra.get("upload")
-    shown = PRESETS + ([(UPLOAD, f"Your data: {upload or 'the uploaded table'}")]
-                       if upload or current == UPLOAD else [])
+    label = f"Your data: {upload or 'the uploaded table'}"
+    p, most = ctx.extra.get("upload_p"), limits.max_exact_features()
+    if p is not None and p > most:  # offered (a link may ask), but said to be too wide
+        label += f" ({p} inputs; the exact curves take at most {most})"
+    shown = PRESETS + ([(UPLOAD, label)] if upload or current == UPLOAD else [])
     return shown + ([(current, current)] if current and current not in dict(shown) else [])
 
 
@@ -255,7 +259,21 @@ def forests_csv(out, s, data, exact=None) -> tuple[str, str]:
     return safe_csv(from_jsonable(out["sampled"])), name
 
 
-def figure_cards() -> list:
+def table_title(problem) -> str:
+    """The table card's title: Table 2 of Louppe et al. is the LED's (issue #26)."""
+    if problem == UPLOAD:
+        return "Table (your uploaded table)"
+    base = str(problem or "").split(":")[0]
+    return "Table (Table 2 of Louppe et al. for the LED)" if base == "led" else \
+        f"Table ({base.upper() or 'the chosen problem'})"
+
+
+def copy_card_class(problem) -> str:
+    """The Noisy copy card: hidden for an uploaded table, which gets no copy."""
+    return "vi-card vi-hidden" if problem == UPLOAD else "vi-card"
+
+
+def figure_cards(problem="led") -> list:
     """The page's content: the lines and the summary, then the ranks and the changes."""
     graph = {n: dcc.Graph(id=f"masking-{n}", style={"height": h},
                           config=figure_config(f"masking-{n}", "svg"))
@@ -270,8 +288,9 @@ def figure_cards() -> list:
                      children=[card("Rank", graph["bump"], className="vi-figure"),
                                card("Change from the first column", graph["delta"],
                                     className="vi-figure")]),
-            card("Table (Table 2 of Louppe et al. for the LED)", html.Div(id="masking-table-note",
-                                                               className="vi-help"),
+            card(None, html.H2(table_title(problem), id="masking-table-title",
+                               className="vi-card-title"),
+                 html.Div(id="masking-table-note", className="vi-help"),
                  DataTable(id="masking-table", columns=[], data=[],
                            merge_duplicate_headers=True, **table_style(["variable"])),
                  download_button("masking", "Download the table (CSV)", "table"), id="table2")]
@@ -449,7 +468,8 @@ def layout(vi_data=None, **query):
     controls = [
         html.Fieldset(id="masking-fieldset", className="vi-fieldset", children=[
             ui.card("Inputs", f["problem"], help_, f["irrelevant"]),
-            ui.card("Noisy copy", f["copy"], f["flip"]),
+            ui.card("Noisy copy", f["copy"], f["flip"], id="masking-copy-card",
+                    className="vi-hidden" if values["problem"] == UPLOAD else ""),
             ui.card("Trees", f["method"], f["k_semantics"], f["axis"], f["max_features"],
                     f["max_depth"])]),
         ui.card("Sampled forests", s["sampled"],  # outside the fieldset a job disables
@@ -472,7 +492,7 @@ def layout(vi_data=None, **query):
                 dcc.Store(id=DATA, data=data.to_store()), dcc.Store(id="masking-exact"),
                 *EXACT.stores(), *FORESTS.stores()],
         controls=controls, status=EXACT.status(),
-        content=figure_cards())
+        content=figure_cards(values["problem"]))
 
 
 @callback(Output("masking-query", "data"), *PARAMS.inputs(), *SAMPLED.inputs(),
@@ -488,6 +508,7 @@ def write_query(*a):
           Output("masking-depth", "options"), Output("masking-depth", "value"),
           Output("masking-k-field", "className"), Output("masking-depth-field", "className"),
           *(Output(f"masking-{n}-field", "className") for n in ("irrelevant", "copy", "flip")),
+          Output("masking-table-title", "children"), Output("masking-copy-card", "className"),
           Output("masking-dataset", "children"),
           *(Input(PARAMS.id(n), "value") for n in ("problem", "irrelevant", "copy", "axis")),
           State("masking-k", "value"), State("masking-depth", "value"),
@@ -495,4 +516,6 @@ def write_query(*a):
 def fit_controls(problem, irrelevant, copy, axis, k, depth, data=None):
     """Controls that follow the others (:func:`fitted_controls`)."""
     out = fitted_controls(PARAMS, problem, irrelevant, copy, axis, k, depth, data)
-    return (no_update,) * 14 if out is None else out
+    if out is None:
+        return (no_update,) * 16
+    return (*out[:-1], table_title(problem), copy_card_class(problem), out[-1])

@@ -15,9 +15,10 @@ import pytest
 
 from oracle import eqn3_bruteforce
 from varimp_core.data.columns import MISSING_LABEL, identifier_reason
-from varimp_core.data.prepare import DataError, prepare_table, read_csv_bytes
+from varimp_core.data.prepare import DataError, prepare_problem, prepare_table, read_csv_bytes
 from varimp_core.data.summary import column_table
 from varimp_core.exact.eqn3 import eqn3_importances
+from varimp_core.problems.registry import get_problem
 
 
 def _one_sentence(message: str) -> None:
@@ -68,6 +69,72 @@ def test_identifier_rules_by_hand():
     many = np.array([f"s{i % 60}" for i in range(100)], dtype=object)
     assert "60 distinct text values in 100 rows" in identifier_reason(
         "text", many, np.zeros(100, bool))
+
+
+def test_constant_columns_are_excluded_with_the_value_they_hold():
+    """Issue #26: a constant column stopped Measures, Interactions and Dependence."""
+    rng = np.random.default_rng(2)
+    n = 60
+    df = pd.DataFrame({"zero": np.zeros(n), "flag": ["on"] * n, "x": rng.integers(0, 3, n),
+                       "half": [None if i % 2 else "a" for i in range(n)],
+                       "y": rng.integers(0, 2, n)})
+    for identifiers in ("exclude", "keep"):   # whatever the identifier choice
+        d = prepare_table(df, "y", identifiers=identifiers)
+        reasons = dict(d.excluded)
+        assert set(reasons) == {"zero", "flag"}
+        assert "constant" in reasons["zero"] and "0" in reasons["zero"]
+        assert "constant" in reasons["flag"] and "'on'" in reasons["flag"]
+        assert d.variables == ("x", "half")  # "a" or missing: two levels
+    rows = {r["column"]: r for r in column_table(d, df.columns)}
+    assert rows["zero"]["role"] == "excluded" and "constant" in rows["zero"]["reason"]
+    assert any("'zero' (constant" in note for note in d.notes)
+    # with the incomplete rows dropped, "half" would hold "a" alone: constant too
+    assert "half" in dict(prepare_table(df, "y", missing="drop").excluded)
+
+
+def test_digits_constant_pixels_are_left_out():
+    """scikit-learn's digits has pixels that are 0 in every image; they are no inputs."""
+    problem = get_problem("digits")
+    frame = problem.sample(None, random_state=0)
+    constant = sorted(c for c in problem.variables if frame[c].nunique() == 1)
+    assert constant   # the premise: 3 pixels in scikit-learn's copy
+    d = prepare_problem(problem)
+    assert sorted(dict(d.excluded)) == constant
+    assert len(d.variables) == len(problem.variables) - len(constant)
+
+
+def test_name_like_text_columns_are_excluded_and_can_be_kept():
+    """5,000 customer names, two rows each: not every value distinct, yet an identifier."""
+    n = 10_000
+    names = [f"customer {i // 2}" for i in range(n)]
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"name": names, "x": rng.integers(0, 4, n), "y": rng.integers(0, 2, n)})
+    d = prepare_table(df, "y")
+    reason = dict(d.excluded)["name"]
+    assert "name-like" in reason and "5,000" in reason and "10,000" in reason and "2.0" in reason
+    assert d.variables == ("x",)
+    assert prepare_table(df, "y", identifiers="keep").variables == ("name", "x")
+    # the rule: more than 50 levels and fewer than 5 rows per level on average
+    none = np.zeros(204, dtype=bool)
+    four_each = np.array([f"v{i % 51}" for i in range(204)], dtype=object)       # 51 x 4
+    assert "name-like" in identifier_reason("text", four_each, none)
+    five_each = np.array([f"v{i % 51}" for i in range(255)], dtype=object)       # 51 x 5
+    assert identifier_reason("text", five_each, np.zeros(255, dtype=bool)) is None
+    fifty = np.array([f"v{i % 50}" for i in range(100)], dtype=object)            # 50 x 2
+    assert identifier_reason("text", fifty, np.zeros(100, dtype=bool)) is None
+
+
+def test_a_year_written_as_first_of_january_is_a_year_alone():
+    """Issue #26: "Year" always on 1 January gave a Year_weekday input; a constant month
+    was dropped without a word."""
+    rng = np.random.default_rng(4)
+    years = rng.integers(2000, 2020, 80)
+    df = pd.DataFrame({"Year": [f"{y}-01-01" for y in years], "y": rng.integers(0, 2, 80)})
+    d = prepare_table(df, "y")
+    assert d.variables == ("Year_year",)
+    note = next(n for n in d.notes if "'Year'" in n)
+    assert "month" in note and "Jan" in note and "weekday" in note
+    assert not any("day-of-week" in n for n in d.notes)
 
 
 def test_exclude_by_choice_and_its_refusals():
@@ -205,13 +272,18 @@ def test_missing_as_a_level_by_hand():
     """A is "x" or missing and Y is whether it is missing; B is independent of both.
 
     I(A;Y) = H(Y) = 1 bit and I(A;Y|B) = 1 bit, so Eqn 3 gives Imp(A) = 1/2 + 1/2 = 1
-    and Imp(B) = 0.  Dropping the incomplete rows would leave a constant target.
+    and Imp(B) = 0.  With the incomplete rows dropped, A would hold "x" alone: it is
+    excluded as constant, so its missing values drop no row.  Were A to vary ("x", "z"),
+    dropping its incomplete rows would leave a constant target, which is refused.
     """
     df = pd.DataFrame({"A": ["x", None, "x", None], "B": [0, 0, 1, 1], "Y": [0, 1, 0, 1]})
     np.testing.assert_allclose(eqn3_importances(prepare_table(df, "Y").table).importances,
                                [1.0, 0.0], atol=1e-12)
+    dropped = prepare_table(df, "Y", missing="drop")
+    assert dropped.variables == ("B",) and dropped.n_samples == 4
+    assert dict(dropped.excluded)["A"].startswith("constant")
     with pytest.raises(DataError, match="constant"):
-        prepare_table(df, "Y", missing="drop")
+        prepare_table(df.assign(A=["x", None, "z", None]), "Y", missing="drop")
 
 
 def test_infinite_values_are_refused_whatever_the_choice():

@@ -306,6 +306,10 @@ def test_odd_objects_are_text_or_refused():
 def test_binning_is_a_partition(values, bins):
     values = np.asarray(values)
     df = pd.DataFrame({"x": values, "y": np.arange(len(values)) % 2})
+    if len(np.unique(values)) == 1:  # a constant column is excluded, never binned
+        with pytest.raises(DataError, match="excluded: 'x'"):
+            prepare_table(df, "y", bins=bins, max_levels=1, kinds={"x": "numeric"})
+        return
     data = prepare_table(df, "y", bins=bins, max_levels=1, kinds={"x": "numeric"})
     codes = data.table.expand()[0][:, 0]
     counts = np.bincount(codes)
@@ -385,3 +389,18 @@ def test_a_refused_problem_link_is_refused_from_the_cache_the_second_time(monkey
         with pytest.raises(DataError):
             datasource.data_view(params)
     assert len(calls) == 1
+
+
+def test_a_file_without_a_header_is_read_with_generated_names():
+    """Issue #26: a header-less file was told "Column name '0.0' appears more than once".
+    Its first row (numbers only) is data: 4 rows, columns col1..col3, and a note says so."""
+    content = b"0.0,1.5,0\n0.0,2.5,1\n1.0,1.5,0\n2.0,3.5,1\n"
+    df = read_csv_bytes(content)
+    assert list(df.columns) == ["col1", "col2", "col3"] and len(df) == 4
+    assert df["col2"].tolist() == [1.5, 2.5, 1.5, 3.5]
+    (note,) = df.attrs["notes"]
+    assert "col1" in note and "col3" in note
+    assert any(note in n for n in prepare_table(df, "col3").notes)
+    # a header with a name among numbers is a header
+    named = read_csv_bytes(b"2019,2020,y\n1,2,0\n3,4,1\n")
+    assert list(named.columns) == ["2019", "2020", "y"] and len(named) == 2

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from varimp_core.data.prepare import prepare_problem, prepare_table
-from varimp_core.data.summary import describe, display_cell, preview
+from varimp_core.data.leaks import find_leaks
+from varimp_core.data.summary import column_table, describe, display_cell, preview, rank_inputs
 from varimp_core.problems.registry import get_problem
 
 
@@ -54,3 +56,30 @@ def test_preview_caption_says_which_rows_are_shown():
     sample = preview(load_data(problem="xor", n_samples=50), rows=3, columns=1, seed=9)
     assert sample["caption"] == ("First 3 of 50 sampled rows (seed 9). Showing the first 1 of "
                                  "2 inputs.")
+
+
+def test_a_leak_is_a_question_in_the_column_list_and_ranks_first():
+    """``copy`` equals y except on 2 rows of 200 (99% held out); ``noise`` is independent.
+    The leak's row asks whether it is known before the outcome and carries its score."""
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 2, 200)
+    copy = np.where(np.isin(np.arange(200), [10, 110]), 1 - y, y)
+    df = pd.DataFrame({"noise": rng.integers(0, 3, 200), "copy": copy, "y": y})
+    d = prepare_table(df, "y")
+    leaks = find_leaks(d)
+    rows = {r["column"]: r for r in column_table(d, df.columns, leaks)}
+    assert rows["copy"]["role"] == "input" and rows["copy"]["leak"] == pytest.approx(0.99)
+    assert "known before the outcome" in rows["copy"]["reason"]
+    assert "99.0%" in rows["copy"]["reason"]
+    assert rows["noise"]["leak"] is None and rows["noise"]["reason"] == ""
+    # I(copy; Y) is near H(Y) = 1 bit, I(noise; Y) near 0: copy ranks first
+    assert rank_inputs(d) == ["copy", "noise"]
+
+
+def test_xor_ranks_its_two_relevant_inputs_first():
+    """XOR: each input alone carries 0 bits, yet X1 and X2 carry all of H(Y) together; the
+    irrelevant bits carry nothing.  Exact (Eqn 3: 1/2 bit each) and sampled alike."""
+    exact = prepare_problem(get_problem("xor:relevant=2,irrelevant=3"))
+    assert set(rank_inputs(exact)[:2]) == {"X1", "X2"}
+    sampled = prepare_problem(get_problem("xor:relevant=2,irrelevant=3"), n_samples=500)
+    assert set(rank_inputs(sampled)[:2]) == {"X1", "X2"}

@@ -153,3 +153,49 @@ def test_labels_on_a_dependence_axis(dash_duo, dash_app):
                      what="the x ticks of the dependence over responses")
     assert set(ticks) <= {"Biscoe", "Dream", "Torgersen", "missing"} and "Biscoe" in ticks
     assert dash_duo.get_logs() == []
+
+
+def _real_looking_table(path, n: int = 400) -> pd.DataFrame:
+    """What issue #26 met: an ID, a constant column, customer names two rows each (more
+    than 50 of them), a date, a column copying the target on 99% of rows, and noise."""
+    rng = np.random.default_rng(26)
+    y = rng.integers(0, 2, n)
+    df = pd.DataFrame({
+        "id": np.arange(1, n + 1), "plant": ["A"] * n,
+        "name": [f"customer {i // 2}" for i in range(n)],
+        "day": [f"2024-{1 + i % 12:02d}-{1 + i % 28:02d}" for i in range(n)],
+        "refund": np.where(np.arange(n) % 100 == 7, 1 - y, y),
+        "x": rng.normal(size=n).round(2), "y": y})
+    df.to_csv(path, index=False)
+    return df
+
+
+@pytest.mark.browser
+def test_constant_name_like_and_leaking_columns_on_the_data_page(dash_duo, dash_app, tmp_path):
+    """Issue #26 items 1-3: the column list says why ``plant`` (constant) and ``name``
+    (name-like: 200 levels, 2 rows each) are excluded, asks about ``refund`` (it equals
+    y on 396 of 400 rows) and one click excludes it."""
+    path = tmp_path / "customers.csv"
+    _real_looking_table(path)
+    _upload(dash_duo, dash_app, path, "y")
+    roles = _roles(dash_duo)
+    assert roles["plant"][0] == "excluded" and "constant" in roles["plant"][3]
+    assert roles["name"][0] == "excluded" and "name-like" in roles["name"][3]
+    assert "200" in roles["name"][3] and "2.0" in roles["name"][3]
+    assert roles["id"][0] == "excluded"
+    assert roles["refund"][0] == "input" and "known before the outcome" in roles["refund"][3]
+    assert _checked(dash_duo, "data-exclude") == ["id", "name", "plant"]
+    # the inputs left: day's month and weekday (its year is always 2024), refund and x
+    dash_duo.wait_for_text_to_equal("#data-summary-p", "4", timeout=30)
+    leak = dash_duo.find_element("#data-leaks [data-leak='refund']")
+    assert "refund" in leak.text and "%" in leak.text
+    leak.find_element("css selector", "button").click()
+    until(lambda: _checked(dash_duo, "data-exclude") == ["id", "name", "plant", "refund"], 20)
+    dash_duo.wait_for_text_to_equal("#data-summary-p", "3", timeout=30)
+    until(lambda: _roles(dash_duo)["refund"][0] == "excluded", 30)
+    assert dash_duo.find_elements("#data-leaks [data-leak]") == []
+    # one click on the role control keeps the name-like column
+    dash_duo.find_element("#data-exclude input[value='name']").click()
+    dash_duo.wait_for_text_to_equal("#data-summary-p", "4", timeout=30)
+    until(lambda: _roles(dash_duo)["name"][0] == "input", 30)
+    assert dash_duo.get_logs() == []

@@ -262,6 +262,31 @@ def test_too_many_inputs_is_a_sentence(page):
         page.compute(_settings(1), _data({"problem": "madelon"}), Progress(None))
 
 
+def test_too_many_inputs_is_a_sentence_without_empty_axes(page):
+    """Issue #26: above 20 inputs the page drew empty axes and three download buttons.
+    madelon has 500 inputs: the sentence says 20 and 500, and nothing runs."""
+    data = _data({"problem": "madelon"})
+    p = len(get_problem("madelon").variables)
+    out = page.instant(_settings(1), data)
+    assert "20" in out["too_many"] and f"{p}" in out["too_many"]
+    figure, style, columns, rows, summary, *_ = page.render(out, _settings(1), data)
+    assert style == {"display": "none"} and rows == [] and "20" in summary
+    assert page.instant(_settings(1), _data({"problem": "led"})) is None
+
+
+@pytest.mark.browser
+def test_too_many_inputs_shows_a_sentence_and_no_buttons(dash_duo, dash_app):
+    open_page(dash_duo, dash_app, "/decomposition?problem=madelon")
+    dash_duo.wait_for_contains_text("#decomp-too-many", "at most 20", timeout=30)
+    assert "vi-hidden" in dash_duo.find_element("#decomp-results").get_attribute("class")
+    assert not [b for b in dash_duo.find_elements("button") if b.is_displayed()
+                and "CSV" in b.text]
+    until(lambda: "vi-job-running" not in dash_duo.find_element("#decomp-job")
+          .get_attribute("class"), 20)
+    assert dash_duo.find_element("#decomp-error").text == ""
+    assert dash_duo.get_logs() == []
+
+
 def test_xor_terms_by_hand(page):
     # p = 2, Y = X1 xor X2. X1's k = 1 cell has one set B = {X2}:
     # 1/(C(2,1) * 1) * I(X1; Y | X2) = 1/2 * 1 = 0.5.

@@ -57,13 +57,28 @@ def _with_constant(n=200, seed=0):
 
 
 # -- parameters and URL -----------------------------------------------------------------
-def test_defaults_pick_the_first_variable(page):
+def test_defaults_pick_the_most_important_variable(page):
+    """Issue #26: the page opened on the first column; it opens on the input the data's
+    cheap ranking puts first: X1 or X2 of XOR (X3..X5 are irrelevant)."""
     st = page.initial_state(_query(XOR_URL))
     v = st["values"]
     assert st["variables"] == ["X1", "X2", "X3", "X4", "X5"] and st["notes"] == []
-    assert (v["feature"], v["feature2"], v["grid_resolution"], v["percentiles"],
-            v["max_ice_lines"]) == ("X1", None, 30, [0.05, 0.95], 50)
+    assert v["feature"] in ("X1", "X2")
+    assert (v["feature2"], v["grid_resolution"], v["percentiles"],
+            v["max_ice_lines"]) == (None, 30, [0.05, 0.95], 50)
     assert _query(st["query"])["trees"] == "50"
+
+
+def test_an_upload_opens_on_its_informative_column_not_its_first(page):
+    """``noise`` comes first and is independent of y; ``signal`` decides y on 95% of rows."""
+    rng = np.random.default_rng(8)
+    n = 300
+    y = rng.integers(0, 2, n)
+    df = pd.DataFrame({"noise": rng.normal(size=n).round(2), "other": rng.integers(0, 4, n),
+                       "signal": np.where(rng.random(n) < 0.95, y, 1 - y) * 2.0
+                       + rng.normal(scale=0.1, size=n).round(2), "y": y})
+    st = page.initial_state(_query(_upload(df).query()))
+    assert st["variables"][0] == "noise" and st["values"]["feature"] == "signal"
 
 
 def test_link_values_round_trip_and_bad_ones_get_notes(page):
@@ -194,11 +209,15 @@ def test_regression_has_no_class_choice(page):
     assert "prediction" in draw.pd_csv(store)
 
 
-def test_constant_variable_and_uniform_forest_get_sentences(page):
+def test_a_constant_column_is_left_out_and_every_forest_runs(page):
+    """Issue #26: a constant column used to stop the default (uniform) forest with a
+    refusal; the preparation now excludes it as constant, so no forest ever sees it."""
     data = _upload(_with_constant())
-    with pytest.raises(ValueError, match="constant"):
-        _run(page, data, feature="x1")
-    with pytest.raises(ValueError, match="'const' is constant"):
+    excluded = dict(data.load().excluded)
+    assert list(excluded) == ["const"] and "constant" in excluded["const"]
+    _, store = _run(page, data, feature="x1")              # the uniform forest runs
+    assert "pd" in [t.meta for t in draw.draw(store, "1")["pd"][0].data]
+    with pytest.raises(ValueError, match="const"):          # not an input: said, not run
         _run(page, data, forest="rf", feature="const")
     _, store = _run(page, data, forest="rf", feature="x1", feature2="x2")
     assert draw.csv_filename(store, "pd") == "varimp-dependence-c-x1-x2-pd.csv"
@@ -286,10 +305,13 @@ def test_regression_constant_columns_and_single_tree(dash_duo, dash_app):
     assert "vi-hidden" in dash_duo.find_element("#dep-label-field").get_attribute("class")
     assert dash_duo.get_logs() == []
 
-    # a constant column: a sentence, never a traceback
+    # a constant column is excluded (issue #26): a link naming it gets a note, and the
+    # page draws another input's partial dependence
     visit(dash_duo, "/dependence?forest=rf&feature=const&" + data.query())
-    dash_duo.wait_for_contains_text("#dep-error", "'const' is constant", timeout=60)
-    assert "Traceback" not in dash_duo.find_element("#dep-error").text
+    dash_duo.wait_for_contains_text("#dep-link-notes", "'const'", timeout=60)
+    wait_for(lambda: [t for t in _figure(dash_duo, "dep-pd") if t["meta"] == "pd"],
+             what="the partial dependence without the constant column")
+    assert dash_duo.find_element("#dep-error").text == ""
 
     # a single tree still has a partial dependence
     visit(dash_duo, "/dependence?" + XOR_URL.replace("trees=50", "trees=1") + "&ice=3&grid=5")

@@ -189,9 +189,11 @@ def test_regression_target_for_the_class_only_view(page):
 
 def test_constant_columns_no_held_out_rows_and_csv_injection(page):
     data = _upload(_with_constant())
-    with pytest.raises(ValueError, match="constant.*random forest or extra-trees"):
-        _compute(page, data, _settings(page, 3))
-    store = _store(page, data, _settings(page, 3, forest="rf"))  # RF accepts constant columns
+    # Issue #26: the constant column is excluded as constant, so the default forest runs
+    # (it used to refuse the table) on the two inputs left.
+    assert data.load().variables == ("x1", "=cmd")
+    _compute(page, data, _settings(page, 2))
+    store = _store(page, data, _settings(page, 2, forest="rf"))
     tiny = _upload(pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [0, 1, 0], "y": [0, 1, 1]}))
     with pytest.raises(ValueError, match="no held-out rows"):
         _compute(page, tiny, _settings(page, 2, forest="rf", rows="test"))
@@ -355,10 +357,10 @@ def test_single_tree_and_regression_targets_get_sentences(dash_duo, dash_app):
 def test_constant_columns_and_no_held_out_rows(dash_duo, dash_app):
     data = _upload(_with_constant(seed=5))
     tiny = _upload(pd.DataFrame({"a": [1.0, 2.0, 4.0], "b": [0, 1, 0], "y": [0, 1, 1]}))
+    # the constant column is excluded (issue #26): the default forest draws its tiles
     open_page(dash_duo, dash_app, "/interactions?" + data.query())
-    dash_duo.wait_for_contains_text("#inter-error", "'const' is constant", timeout=60)
-    assert "Traceback" not in dash_duo.find_element("#inter-error").text
-    dash_duo.wait_for_contains_text("#inter-mosaic", "No figure for these settings", timeout=20)
+    wait_for(lambda: _tiles(dash_duo), what="the tiles without the constant column")
+    assert dash_duo.find_element("#inter-error").text == ""
     visit(dash_duo, "/interactions?forest=rf&rows=test&" +
           tiny.query())
     dash_duo.wait_for_contains_text("#inter-error", "no held-out rows", timeout=60)

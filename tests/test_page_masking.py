@@ -11,6 +11,7 @@ import dash
 import numpy as np
 import pandas as pd
 import pytest
+from dash.testing.wait import until
 from _browser import open_link_with_note, open_page, set_number, url_query, visit, wait_for
 from _pages import query_dict as _query
 from _pages import registered_page
@@ -552,6 +553,22 @@ def test_an_upload_with_more_inputs_than_the_exact_limit_opens_on_led_with_a_not
                      "shows LED. Exclude inputs on the Data page to study it."]
     values, notes = page.initial_values({"problem": "upload"}, {"params": params})
     assert values["problem"] == "upload" and notes == []
+    # Issue #26: the dropdown says why the upload is not shown (21 inputs, at most 20)
+    ctx = page.problem_context({"problem": "led"}, page.data_context(_store(params)))
+    (label,) = [o["label"] for o in page.PARAMS.by_name["problem"].options(ctx)
+                if o["value"] == "upload"]
+    assert "21 inputs" in label and "at most 20" in label
+
+
+def test_titles_and_cards_name_what_is_shown(page):
+    """Issue #26: an upload kept "Table 2 ... for the LED" and an empty Noisy copy card."""
+    assert "LED" in page.table_title("led") and "Table 2" in page.table_title("led:noise=0.1")
+    assert "Table 2" not in page.table_title("upload") and "upload" in page.table_title("upload")
+    assert "LED" not in page.table_title("xor") and "XOR" in page.table_title("xor")
+    assert "vi-hidden" in page.copy_card_class("upload")
+    assert "vi-hidden" not in page.copy_card_class("xor")
+    out = page.fit_controls("xor", 0, "none", "K", 1, "full")
+    assert out[-3] == page.table_title("xor") and out[-2] == page.copy_card_class("xor")
 
 
 @pytest.mark.browser
@@ -569,6 +586,10 @@ def test_an_uploaded_table_draws_its_exact_et_curves(dash_duo, dash_app):
                                  value="Your data: thirty.csv, 30 rows, target y")
     dash_duo.wait_for_contains_text("#masking-problem-help", "uploaded table", timeout=20)
     assert "vi-hidden" in dash_duo.find_element("#masking-irrelevant-field").get_attribute("class")
+    # the titles say what is shown: no "for the LED", no empty Noisy copy card (issue #26)
+    until(lambda: "upload" in dash_duo.find_element("#masking-table-title").text.lower(), 10)
+    assert "led" not in dash_duo.find_element("#masking-table-title").text.lower()
+    assert not dash_duo.find_element("#masking-copy-card").is_displayed()
     wait_for(lambda: set(_lines(dash_duo)) == {"x1", "x2"}, what="the bins' curves (exact)")
     dash_duo.find_element("#masking-method input[value='exact-et']").click()
     want = np.vstack([exact_et_importances(X, y, max_features=k).importances for k in (1, 2)])

@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 import numpy as np
 import pandas as pd
 import pytest
-from _browser import full_traces, open_page, set_number, visit, wait_for_trace
+from _browser import full_traces, open_page, set_number, visit, wait_for, wait_for_trace
 from _pages import upload_csv
 from _pages import page_module
 import dash
@@ -301,11 +301,13 @@ def test_regression_target_with_a_classification_impurity_is_a_sentence(page):
     assert view["results"]["mdi"].units == "variance"
 
 
-def test_constant_column_is_a_sentence(page):
+def test_a_constant_column_is_left_out_and_the_measures_run(page):
+    """Issue #26: a constant column stopped Measures with a refusal; it is excluded now."""
     rows = "\n".join(f"{i % 3},7,{i % 2}" for i in range(60))
     data = _upload("a,c,y\n" + rows, "const.csv")
-    with pytest.raises(ValueError, match="'c' has a single value in every row"):
-        _view(page, data)
+    assert data.load().variables == ("a",) and "constant" in dict(data.load().excluded)["c"]
+    view = _view(page, data)
+    assert view["results"] and all(len(r.importances) == 1 for r in view["results"].values())
 
 
 def test_cancelled_view_shows_the_measures_that_finished(page):
@@ -597,7 +599,9 @@ def test_bad_input_is_a_sentence_on_the_page(dash_duo, dash_app):
     rows = "\n".join(f"{i % 3},7,{i % 2}" for i in range(60))
     data = _upload("a,c,y\n" + rows, "const.csv")
     visit(dash_duo, "/measures?" + data.query() + "&trees=6&measures=mdi" + LIGHT)
-    dash_duo.wait_for_contains_text("#meas-error", "'c' has a single value", timeout=40)
+    # the constant column is excluded (issue #26): the measure is drawn for 'a' alone
+    wait_for(lambda: _traces(dash_duo), timeout=40, what="the measure without 'c'")
+    assert dash_duo.find_element("#meas-error").text == ""
     assert "Traceback" not in dash_duo.find_element("#vi-root").text
     assert dash_duo.get_logs() == []
 

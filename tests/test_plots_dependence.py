@@ -153,3 +153,12 @@ def test_dependence_over_responses_classification_boxes(classification):
         assert b.boxpoints == "all"
     assert sum(len(b.x) for b in boxes) == len(r.value)
     assert "not Friedman's partial dependence" in fig.layout.title.text
+
+
+def test_integer_grids_get_whole_number_ticks():
+    """Issue #26: a Year axis read "2,012.5"; its ticks are whole years, no separator."""
+    from varimp_core.plots.dependence import integer_ticks
+
+    assert integer_ticks([2010.0, 2011.0, 2012.0, 2013.0]) == [2010, 2011, 2012, 2013]
+    assert integer_ticks(np.arange(1990.0, 2021.0)) == list(range(1990, 2021, 4))
+    assert integer_ticks([0.5, 1.0, 2.0]) is None and integer_ticks([3.0]) is None

@@ -441,3 +441,16 @@ def test_gauss_is_the_stated_threshold_of_two_normal_inputs():
     assert abs(frame["X1"].mean()) < 4.5 / np.sqrt(200)          # standard normal mean 0
     noisy = get_problem("gauss").sample(random_state=4)
     assert len(noisy) == 30 and set(noisy["Y"]) <= {0, 1}
+
+
+def test_bundled_classification_sets_name_their_classes():
+    """Issue #26: iris showed "class 0/1/2"; its classes are scikit-learn's species names."""
+    import sklearn.datasets
+
+    from varimp_core.data.prepare import prepare_problem
+
+    want = tuple(str(v) for v in sklearn.datasets.load_iris().target_names)
+    d = prepare_problem(get_problem("iris"))
+    assert d.table.y_labels == want and d.task == "classification"
+    counts = np.bincount(sklearn.datasets.load_iris().target)
+    assert np.bincount(d.y.astype(int)).tolist() == counts.tolist()

@@ -8,6 +8,8 @@ with :func:`option_values`, which drops options left over from another problem.
 
 from __future__ import annotations
 
+import re
+
 from typing import Any, Sequence
 
 from dash import dcc, html
@@ -48,6 +50,9 @@ def problem_choices() -> list[dict]:
     out = []
     for p in list_problems():
         short = p["description"].split(":")[0].split("(")[0].strip()
+        if short.lower() == p["name"] and ":" in p["description"]:  # "XOR (Sutera 2013): Y
+            # is the parity ...": what follows the name says what it is (issue #26)
+            short = re.split(r";|\. ", p["description"].split(":", 1)[1])[0].strip()
         label = p["name"] if not short or short.lower() == p["name"] else f"{p['name']} \u2014 {short}"
         out.append({"label": label, "value": p["name"]})
     return out

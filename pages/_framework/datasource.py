@@ -20,7 +20,8 @@ from urllib.parse import parse_qs
 from varimp_core.data.prepare import (DataError, decode_upload, default_roles, prepare_problem,
                                       prepare_table, read_csv_bytes)
 from varimp_core.data.columns import DATE_CHOICES, MISSING_CHOICES, number_columns
-from varimp_core.data.summary import column_table, data_label, describe, preview
+from varimp_core.data.leaks import find_leaks
+from varimp_core.data.summary import column_table, data_label, describe, preview, rank_inputs
 from pages._server.retention import expired_text
 from varimp_core.problems.registry import get_problem
 
@@ -89,7 +90,8 @@ DATA_PARAMS = ParamSet("data", [
           applies=_from_upload),
     Param("exclude", "Excluded columns", "list", None, what="excluded columns",
           choices=lambda c: c.extra.get("inputs", []), applies=_from_upload,
-          help="Identifier-like columns are excluded at first; the table below says why."),
+          help="Identifier-like, name-like (over 50 text values, under 5 rows each) and "
+               "constant columns are excluded at first; the table below says why."),
     Param("missing", "Missing values", "choice", "category", what="missing values",
           choices=list(zip(MISSING_CHOICES, ("A level of their own", "Drop incomplete rows",
                                              "Refuse"))), applies=_from_upload),
@@ -217,7 +219,9 @@ def data_view(params: Mapping[str, Any], compute: bool = True) -> dict | None:
         ``distinct_rows``, ``target``, ``kinds`` (counts of discrete and numeric
         inputs), ``binned``, ``description``, ``label``; ``preview``:
         ``columns``, ``rows``, ``caption``, ``target``; ``notes``: list of str;
-        ``variables``: the inputs' names.
+        ``variables``: the inputs' names; ``ranked``: the inputs from most to least
+        informative alone (:func:`rank_inputs`); ``leaks``: :func:`find_leaks`'s flags;
+        ``columns``: the column list (an upload's, or a problem's with excluded columns).
 
     Raises
     ------
@@ -248,9 +252,18 @@ def data_view(params: Mapping[str, Any], compute: bool = True) -> dict | None:
         summary = {**describe(prepared), "description": description,
                    "label": data_label(prepared, (p.get("file") or "")
                                        if p["source"] == "upload" else None)}
-        columns = upload_columns(p["upload"])["columns"] if p["source"] == "upload" else []
+        if p["source"] == "upload":
+            columns = upload_columns(p["upload"])["columns"]
+        elif prepared.excluded:  # a problem with constant columns (digits): which, and why
+            problem = get_problem(p["problem"])
+            columns = [*problem.variables, problem.target]
+        else:
+            columns = []
+        # The leak scan and the ranking run here, in the Data page's job (never in a request).
+        leaks = find_leaks(prepared) if prepared.n_samples else []
         return {"summary": summary, "preview": _preview(prepared, p), "notes": list(prepared.notes),
-                "columns": column_table(prepared, columns), "variables": list(prepared.variables)}
+                "columns": column_table(prepared, columns, leaks), "leaks": leaks,
+                "variables": list(prepared.variables), "ranked": rank_inputs(prepared)}
 
     view = cache.get_or_compute(key, load)
     if "refused" in view:

@@ -19,6 +19,7 @@ import numpy as np
 from dash import Input, Output, State, callback, html, no_update
 
 from varimp_core.data.prepare import DataError
+from varimp_core.data.summary import rank_inputs
 from varimp_core.local.heldout import (LOCAL_FORESTS, TEST_SHARE, fit_local_forest,
                                        heldout_local_importance, split_rows)
 from varimp_core.local.importance import LocalImportance
@@ -175,6 +176,17 @@ def data_variables(data: DataChoice) -> list[str]:
         return list(view["variables"])
     return cache.get_or_compute(cache.key_for("data-variables", data.as_dict),
                                 lambda: list(data.load().variables))
+
+
+def ranked_variables(data: DataChoice) -> list[str]:
+    """Input names from most to least informative alone (plug-in I(X; Y), the core's
+    ``rank_inputs``): from the Data page's cached view, else cached here (as
+    :func:`data_variables`).  A page opens on the first (issue #26)."""
+    view = datasource.data_view(data.as_dict, compute=False)
+    if view is not None and "ranked" in view:
+        return list(view["ranked"])
+    return cache.get_or_compute(cache.key_for("data-ranked", data.as_dict),
+                                lambda: rank_inputs(data.load()))
 
 
 # -- the forest ----------------------------------------------------------------------------

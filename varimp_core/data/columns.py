@@ -9,8 +9,12 @@ as one of three types and given one of three roles:
 * role ``target``, ``input`` or ``excluded`` (with the reason).
 
 A column that looks like an identifier is excluded by default: every value a
-distinct text (names, codes), more distinct text values than half the rows,
-or a monotone integer index (row numbers).  Such a column splits the sample
+distinct text (names, codes), a name-like text column (more than
+:data:`NAME_LIKE_LEVELS` distinct values and fewer than :data:`NAME_LIKE_ROWS`
+rows per value on average: customer names, two rows each), or a monotone
+integer index (row numbers).  A constant column (one value in every row, see
+:func:`constant_reason`) is always excluded: it carries no information, and a
+forest or a partial dependence cannot split it.  Such a column splits the sample
 into near-singletons, so its plug-in importance is an artefact of the sample
 (Strobl et al. 2007; Li et al. 2019), not a property of the variable.
 
@@ -35,7 +39,8 @@ import pandas as pd
 from varimp_core.data.csvfile import DataError, quoted_names
 
 __all__ = ["DATE_CHOICES", "MISSING_CHOICES", "MISSING_LABEL", "DATE_PARTS", "column_values",
-           "date_values", "expand_date", "identifier_reason", "missing_sentence", "check_choices", "refuse_missing",
+           "date_values", "expand_date", "date_parts", "identifier_reason", "constant_reason",
+           "missing_sentence", "check_choices", "refuse_missing",
            "number_columns"]
 
 #: How missing values are handled: a level of their own, rows dropped, or a refusal.
@@ -48,6 +53,10 @@ MISSING_LABEL = "missing"
 DATE_PARTS = ("year", "month", "weekday")
 #: A column needs at least this many values before it is called an identifier.
 MIN_IDENTIFIER_ROWS = 10
+#: A text column with more distinct values than this ...
+NAME_LIKE_LEVELS = 50
+#: ... and fewer rows per value than this, on average, is name-like (an identifier).
+NAME_LIKE_ROWS = 5
 
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 _DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -154,7 +163,7 @@ def expand_date(name: str, dt: pd.Series) -> dict[str, pd.Series]:
     month = pd.Categorical.from_codes(
         dt.dt.month.fillna(0).astype(int).to_numpy() - 1, categories=list(_MONTHS))
     day = pd.Categorical.from_codes(
-        np.where(dt.isna(), -1, dt.dt.dayofweek.fillna(0).astype(int)), categories=list(_DAYS))
+        np.where(dt.isna(), -1, dt.dt.day_of_week.fillna(0).astype(int)), categories=list(_DAYS))
     return {f"{name}_year": pd.Series(year.to_numpy(), index=dt.index),
             f"{name}_month": pd.Series(month, index=dt.index),
             f"{name}_weekday": pd.Series(day, index=dt.index)}
@@ -164,7 +173,10 @@ def identifier_reason(kind: str, values: np.ndarray, missing: np.ndarray) -> str
     """Why a column looks like an identifier, or None.
 
     Text: every value distinct (at least :data:`MIN_IDENTIFIER_ROWS` of them),
-    or more than 50 distinct values and more than half the rows.  Numbers: the row
+    or name-like: more than :data:`NAME_LIKE_LEVELS` (50) distinct values and fewer than
+    :data:`NAME_LIKE_ROWS` (5) rows per value on average.  Such a column splits the rows
+    into groups of one to four, so a forest memorises it (and one-hot or per-level work
+    grows with the number of values).  Numbers: the row
     numbers themselves, 0, 1, ..., n-1 or 1, 2, ..., n in row order (a spreadsheet's or
     pandas' row index written out).  Other sorted distinct integers are measurements an
     analyst keeps: one row per year (1990, 1991, ...), counts sorted by size, values with
@@ -177,8 +189,9 @@ def identifier_reason(kind: str, values: np.ndarray, missing: np.ndarray) -> str
         distinct = len(pd.unique(values[~missing]))
         if distinct == n:
             return f"every one of its {n:,} text values is distinct, like names or codes"
-        if distinct > max(50, n // 2):
-            return (f"{distinct:,} distinct text values in {n:,} rows, like names or codes")
+        if distinct > NAME_LIKE_LEVELS and n < NAME_LIKE_ROWS * distinct:
+            return (f"name-like: {distinct:,} distinct text values in {n:,} rows "
+                    f"({n / distinct:.1f} rows each on average), like names or codes")
         return None
     if kind == "number" and not missing.any():
         if not np.all(values == np.round(values)):
@@ -186,6 +199,55 @@ def identifier_reason(kind: str, values: np.ndarray, missing: np.ndarray) -> str
         if values[0] in (0, 1) and np.array_equal(values, values[0] + np.arange(n)):
             return f"a monotone integer index, {values[0]:.0f} to {values[-1]:.0f} in row order"
     return None
+
+
+def constant_reason(values: np.ndarray, missing: np.ndarray, how: str = "category"
+                    ) -> str | None:
+    """Why a column is constant (one value in every row it keeps), or None.
+
+    A column with one distinct value present is constant unless missing values
+    are a level of their own (``how="category"``) and some are missing: then
+    "present" and "missing" are two levels.  A column whose every value is missing
+    is left to the caller.
+    """
+    present = values[~missing]
+    if not len(present):
+        return None
+    distinct = pd.unique(present)
+    if len(distinct) > 1 or (missing.any() and how == "category"):
+        return None
+    value = distinct[0]
+    value = value.item() if isinstance(value, np.generic) else value
+    if isinstance(value, float) and value == int(value):
+        value = int(value)
+    return f"constant: every row holds {value!r}, so it cannot tell rows apart"
+
+
+def date_parts(name: str, dt: pd.Series) -> tuple[dict[str, pd.Series], list[str]]:
+    """The parts of :func:`expand_date` worth keeping, and what was left out, in phrases.
+
+    A part that never changes is left out ("month always Jan").  When month and day of
+    the month never change (a year written as 1 January), the weekday only follows the
+    year, so it is left out too.
+    """
+    parts = expand_date(name, dt)
+    kept, dropped = {}, []
+    present = dt.dropna()
+    fixed_day = len(present) and present.dt.month.nunique() == 1 and \
+        present.dt.day.nunique() == 1
+    for key, part in parts.items():
+        suffix = key[len(name) + 1:]
+        values = part.dropna()
+        if values.nunique() <= 1:
+            first = values.iloc[0] if len(values) else None
+            shown = f"{first:.0f}" if isinstance(first, float) else str(first)
+            dropped.append(f"{suffix} always {shown}")
+        elif suffix == "weekday" and fixed_day:
+            dropped.append("weekday (it only follows the year, as every date is the same "
+                           "day of the year)")
+        else:
+            kept[key] = part
+    return kept, dropped
 
 
 def missing_sentence(counts: dict[str, int], how: str, *, dropped: int = 0,

@@ -146,13 +146,26 @@ def _sniff_delimiter(text: str) -> str:
     return best
 
 
-def check_rows(text: str, delimiter: str, max_columns: int | None,
-                max_name_length: int | None) -> list[str]:
-    """Return the header; refuse ragged rows, duplicate names and a header past the limits."""
+def _is_number(field: str) -> bool:
+    try:
+        float(field.strip().replace(",", "."))
+    except ValueError:
+        return False
+    return bool(field.strip())
+
+
+def _check_rows(text: str, delimiter: str, max_columns: int | None,
+                max_name_length: int | None) -> tuple[list[str], bool]:
+    """Return the header and whether the file has none; refuse ragged rows, duplicate names
+    and a header past the limits.
+
+    A first row of numbers only is no header (a file written without one, issue #26): the
+    columns are named ``col1`` .. ``colN`` and that row is data.
+    """
     # newline="": the reader splits \n, \r\n and lone \r line ends, outside quotes only.
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter,
                         skipinitialspace=True)
-    header, n_rows = None, 0
+    header, n_rows, headerless = None, 0, False
     try:
         for row in reader:
             if not row or len(row) == 1 and not row[0].strip():
@@ -160,6 +173,10 @@ def check_rows(text: str, delimiter: str, max_columns: int | None,
             if header is None:
                 header = [f.strip() for f in row]
                 _check_header(header, max_columns, max_name_length)
+                if all(_is_number(f) for f in header):
+                    headerless = True
+                    header = [f"col{i + 1}" for i in range(len(header))]
+                    n_rows += 1
                 continue
             n_rows += 1
             if len(row) != len(header):
@@ -187,7 +204,7 @@ def check_rows(text: str, delimiter: str, max_columns: int | None,
     if n_rows == 0:
         raise DataError("The file has a header but no data rows; upload a file with at "
                         "least one row of data.")
-    return header
+    return header, headerless
 
 
 def _check_header(header: list[str], max_columns: int | None,
@@ -265,10 +282,11 @@ def read_csv_bytes(content: bytes, *, max_bytes: int | None = None,
         delimiter, text = hint.group(1), text[hint.end():]
     else:
         delimiter = _sniff_delimiter(text)
-    header = check_rows(text, delimiter, max_columns, max_name_length)
+    header, headerless = _check_rows(text, delimiter, max_columns, max_name_length)
     try:
         frame = pd.read_csv(io.StringIO(text), sep=delimiter, index_col=False,
-                            skipinitialspace=True, low_memory=False)
+                            skipinitialspace=True, low_memory=False,
+                            **({"header": None, "names": header} if headerless else {}))
     except pd.errors.EmptyDataError:
         raise DataError("The file has no columns; upload a CSV file with a header "
                         "row.") from None
@@ -287,6 +305,10 @@ def read_csv_bytes(content: bytes, *, max_bytes: int | None = None,
         raise DataError("The file has no columns; upload a CSV file with a header row.")
     check_cells(frame.shape[0], frame.shape[1], max_cells)
     notes = _decimal_commas(frame) if delimiter != "," else []
+    if headerless:
+        notes.insert(0, f"The first row holds only numbers, so it was read as data and the "
+                        f"{len(header)} columns were named col1 to col{len(header)}; add a "
+                        "header row to name them.")
     frame.attrs["notes"] = notes
     return frame
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from varimp_core.data.columns import (MISSING_LABEL, check_choices, column_values, date_values,
-                                      expand_date, identifier_reason, missing_sentence,
-                                      refuse_missing)
+from varimp_core.data.columns import (MISSING_LABEL, check_choices, column_values,
+                                      constant_reason, date_parts, date_values,
+                                      identifier_reason, missing_sentence, refuse_missing)
 from varimp_core.data.csvfile import (DataError, check_cells,
                                       decode_upload, load_csv, plain_value, quoted_names,
                                       read_csv_bytes)
@@ -390,16 +390,18 @@ def _prepare(df, target, max_levels, bins, kinds, task, limit, source, missing, 
     n = frame.shape[0]
 
     # Roles: excluded by choice, dates, identifiers and empty columns; the rest typed.
-    excluded = [(c, _why_excluded(frame[c])) for c in exclude]
-    parsed, expanded = {}, {}
+    excluded = [(c, _why_excluded(frame[c], missing)) for c in exclude]
+    parsed, expanded, date_notes = {}, {}, []
     for c in columns:
         if c == target or c in exclude:
             continue
         dt = date_values(frame[c])
         if dt is not None:
             # A part that never changes (every date in one year) is no input: left out.
-            parts = {name: part for name, part in expand_date(c, dt).items()
-                     if part.nunique() > 1}
+            parts, dropped = date_parts(c, dt)
+            if dropped and parts and dates != "exclude":
+                date_notes.append(f"Date column {c!r} became {quoted_names(parts)}; left "
+                                  f"out: {'; '.join(dropped)}.")
             if dates == "exclude":
                 excluded.append((c, "a date column, and dates are excluded"))
             elif not parts:
@@ -410,7 +412,8 @@ def _prepare(df, target, max_levels, bins, kinds, task, limit, source, missing, 
         parsed[c] = column_values(frame[c])
         kind, values, _, miss = parsed[c]
         reason = "every value is missing" if miss.all() else (
-            identifier_reason(kind, values, miss) if identifiers == "exclude" else None)
+            constant_reason(values, miss, missing)
+            or (identifier_reason(kind, values, miss) if identifiers == "exclude" else None))
         if reason:
             excluded.append((c, reason))
             del parsed[c]
@@ -464,7 +467,7 @@ def _prepare(df, target, max_levels, bins, kinds, task, limit, source, missing, 
         (y_kind, y_values[keep], _used_order(y_order, y_values[keep])), target, task,
         max_levels, bins)
     notes = [*df.attrs.get("notes", ()),   # what reading the file noticed (decimal commas)
-             *_notes(excluded, counts, missing, int(n - keep.sum()), n, expanded)]
+             *_notes(excluded, counts, missing, int(n - keep.sum()), n, expanded), *date_notes]
     X_codes = np.column_stack(x_codes).astype(np.int64)
     table = DiscreteTable.from_codes(X_codes, y_codes, variables=inputs,
                                      target=target, x_labels=x_labels, y_labels=y_labels,
@@ -478,13 +481,14 @@ def _prepare(df, target, max_levels, bins, kinds, task, limit, source, missing, 
                         dropped_rows=int(n - keep.sum()), dates=tuple(expanded))
 
 
-def _why_excluded(s: pd.Series) -> str:
-    """The reason of a column excluded by choice: its identifier likeness, if it has one."""
+def _why_excluded(s: pd.Series, missing: str = "category") -> str:
+    """The reason of a column excluded by choice: constant or identifier-like, if it is."""
     try:
         kind, values, _, miss = column_values(s)
     except DataError:
         return "excluded by choice"
-    return identifier_reason(kind, values, miss) or "excluded by choice"
+    return (constant_reason(values, miss, missing) or identifier_reason(kind, values, miss)
+            or "excluded by choice")
 
 
 def _used_order(order, values):
@@ -533,9 +537,10 @@ def _notes(excluded, counts, missing, dropped, n, expanded) -> list[str]:
         notes.append("Excluded: " + "; ".join(f"{c!r} ({why})" for c, why in excluded[:10])
                      + (f"; and {len(excluded) - 10} more" if len(excluded) > 10 else "")
                      + ".")
-    if expanded:
-        notes.append(f"Date column{'s' if len(expanded) > 1 else ''} "
-                     f"{quoted_names(expanded)} expanded into year, month and day-of-week "
+    full = [c for c, (_, parts) in expanded.items() if len(parts) == 3]
+    if full:   # the others have a sentence of their own: what they became, what was left out
+        notes.append(f"Date column{'s' if len(full) > 1 else ''} "
+                     f"{quoted_names(full)} expanded into year, month and day-of-week "
                      "inputs.")
     sentence = missing_sentence(counts, missing, dropped=dropped, rows=n)
     if sentence:

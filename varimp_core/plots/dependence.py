@@ -25,7 +25,7 @@ from varimp_core.local.partial_dependence import PartialDependence
 from varimp_core.plots.style import HEATMAP_SCALE, base_layout, variable_color
 from varimp_core.plots.style import user_text_safe
 
-__all__ = ["ICE_OPACITY", "pd_outputs", "make_pd_figure", "make_pd2_figure",
+__all__ = ["ICE_OPACITY", "integer_ticks", "pd_outputs", "make_pd_figure", "make_pd2_figure",
            "make_dependence_over_responses"]
 
 #: Opacity of an ICE line: many of them darken where they agree.
@@ -96,6 +96,18 @@ def _ice_xy(grid: np.ndarray, lines: np.ndarray) -> tuple[list, list]:
 
 
 @user_text_safe
+def integer_ticks(grid, most: int = 10) -> list[int] | None:
+    """Whole-number ticks (at most ``most``, written without separators) for an axis whose
+    grid is all integers, such as a year; None otherwise (issue #26: "2,012.5")."""
+    g = np.asarray(grid, dtype=float)
+    g = g[np.isfinite(g)]
+    if g.size < 2 or not np.all(g == np.round(g)):
+        return None
+    lo, hi = int(g.min()), int(g.max())
+    step = max(1, -(-(hi - lo) // (most - 1)))
+    return list(range(lo, hi + 1, step))
+
+
 def make_pd_figure(result: PartialDependence, *, outputs=None, color: str | None = None,
                    title: str | None = None, height: int = 420,
                    value_ticks: Mapping | None = None) -> go.Figure:
@@ -172,6 +184,10 @@ def make_pd_figure(result: PartialDependence, *, outputs=None, color: str | None
         _ticks(fig.update_xaxes, value_ticks)
     elif labels[0] and result.categorical[0]:   # "Biscoe / Dream / Torgersen", not codes
         fig.update_xaxes(tickmode="array", tickvals=list(grid), ticktext=list(labels[0]))
+    elif not labels[0]:   # (a grid with labels, such as "missing", keeps them in the hover)
+        ticks = integer_ticks(grid)
+        if ticks:   # years and counts: 2012, 2013, never "2,012.5"
+            fig.update_xaxes(tickmode="array", tickvals=ticks, ticktext=[str(v) for v in ticks])
     if title is None:
         lines = "" if result.individual is None else \
             f" with {result.individual.shape[1]:,} ICE lines"

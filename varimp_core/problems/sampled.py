@@ -182,8 +182,14 @@ REAL_DATASETS = {
 def _load_real(name: str) -> pd.DataFrame:
     import sklearn.datasets
 
-    frame = getattr(sklearn.datasets, f"load_{name}")(as_frame=True).frame
+    bunch = getattr(sklearn.datasets, f"load_{name}")(as_frame=True)
+    frame = bunch.frame
     frame.columns = [str(c) for c in frame.columns]
+    names = getattr(bunch, "target_names", None)
+    if REAL_DATASETS[name][0] == "classification" and names is not None and \
+            all(isinstance(v, str) for v in names):  # species, not "class 0" (issue #26)
+        frame["target"] = pd.Categorical.from_codes(frame["target"].astype(int).to_numpy(),
+                                                    categories=[str(v) for v in names])
     return frame
 
 
