@@ -36,7 +36,7 @@ OVER = 50_000
 def _controls(trees: int) -> dict:
     return {"method": "forest", "max_features": 1, "max_depth": None, "criterion": "entropy",
             "k_semantics": "id3", "n_estimators": trees, "bootstrap": [], "random_state": 5,
-            "spread": "se"}
+            "spread": "se", "show": "above", "n_permutations": 19}
 
 
 def _store() -> dict:

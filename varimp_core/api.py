@@ -204,10 +204,11 @@ def compute_importances(data: PreparedData | DiscreteTable, *, method: str | Non
         raise ValueError(f"Unknown method {method!r}; choose one of: {', '.join(METHODS)}.")
     problem = data.source if isinstance(data, PreparedData) else None
     if criterion == "squared_error":
-        if method != "exact":
-            raise ValueError(f"criterion='squared_error' is available for the exact method "
-                             f"only, not {method!r}.")
-        if isinstance(data, PreparedData):
+        if method == "forest":
+            raise ValueError("criterion='squared_error' is available for the exact method only "
+                             "among the multiway methods, not 'forest'; the binary-split "
+                             "methods (sklearn-rf/et, exact-rf/et) take it too.")
+        if method == "exact" and isinstance(data, PreparedData):
             table = numeric_target_table(data)
     if method == "exact":
         if table.n_features > MAX_SUBSET_FEATURES:

@@ -95,7 +95,6 @@ def _ice_xy(grid: np.ndarray, lines: np.ndarray) -> tuple[list, list]:
     return xs, ys
 
 
-@user_text_safe
 def integer_ticks(grid, most: int = 10) -> list[int] | None:
     """Whole-number ticks (at most ``most``, written without separators) for an axis whose
     grid is all integers, such as a year; None otherwise (issue #26: "2,012.5")."""
@@ -108,6 +107,7 @@ def integer_ticks(grid, most: int = 10) -> list[int] | None:
     return list(range(lo, hi + 1, step))
 
 
+@user_text_safe
 def make_pd_figure(result: PartialDependence, *, outputs=None, color: str | None = None,
                    title: str | None = None, height: int = 420,
                    value_ticks: Mapping | None = None) -> go.Figure:
