@@ -136,7 +136,7 @@ def _importances_values(trees: int, seed: int, method: str = "forest") -> dict:
                                  "n": "20000"})[0]
     controls = {"method": method, "max_features": 1, "max_depth": None, "criterion": "entropy",
                 "k_semantics": "id3",
-                "n_estimators": trees, "bootstrap": [], "random_state": seed, "spread": "se", "show": "above", "n_permutations": 19}
+                "n_estimators": trees, "bootstrap": [], "random_state": seed, "spread": "se", "show": "plugin", "n_permutations": 19}
     # what the page's plain callback writes to the miss store on a cache miss
     return {"imp-miss.data": {"values": controls, "extra": {}, "data": data.to_store()},
             "imp-instance.data": "test"}
@@ -386,7 +386,7 @@ def test_an_upload_is_processed_by_a_worker_that_never_saw_the_web_disk(cluster)
                        "target": "y"}}
     controls = {"method": "exact", "max_features": 1, "max_depth": None,
                 "criterion": "entropy", "k_semantics": "id3", "n_estimators": 100,
-                "bootstrap": [], "random_state": 0, "spread": "se", "show": "above", "n_permutations": 19}
+                "bootstrap": [], "random_state": 0, "spread": "se", "show": "plugin", "n_permutations": 19}
     first, _, last = _client(cluster, IMPORTANCES).run(
         {"imp-miss.data": {"values": controls, "extra": {}, "data": data},
          "imp-instance.data": "t-upload"}, "imp-miss.data", timeout=120)
@@ -430,7 +430,7 @@ def test_each_partial_result_reaches_the_page_once(cluster):
     client = _client(cluster, IMPORTANCES)
     body = client.body(_importances_values(1000, 13, "sklearn-et"), "imp-miss.data")
     first = client.post(body)
-    streamed, deadline = [], time.monotonic() + 60
+    streamed, deadline = [], time.monotonic() + 240  # the forest, then R = 19 regrowths for the verdicts
     while time.monotonic() < deadline:
         time.sleep(0.2)
         answer = client.post(body, cacheKey=first["cacheKey"], job=first["job"])
