@@ -51,7 +51,8 @@ def _download_values(trees: int) -> dict:
     names = {"method": "imp-method", "max_features": "imp-k", "max_depth": "imp-depth",
              "criterion": "imp-criterion", "k_semantics": "imp-semantics",
              "n_estimators": "imp-trees", "bootstrap": "imp-bootstrap",
-             "random_state": "imp-tree-seed", "spread": "imp-whiskers"}
+             "random_state": "imp-tree-seed", "spread": "imp-whiskers", "show": "imp-show",
+             "n_permutations": "imp-perms"}
     return {"imp-download-button.n_clicks": 1, "imp-data.data": _store(),
             **{f"{names[k]}.value": v for k, v in c.items()}}
 
