@@ -32,8 +32,10 @@ def _views():
         module = page_module(name)
         for attr, view in sorted(vars(module).items()):
             if isinstance(view, JobView):
+                defaults = view.params.defaults()
                 for p in view.params:
-                    if p.kind in ("int", "float"):
+                    # a control that does not apply to the page's defaults is never read
+                    if p.kind in ("int", "float") and (p.applies is None or p.applies(defaults)):
                         out.append(pytest.param(name, attr, p.name, id=f"{name}.{attr}.{p.name}"))
     return out
 
@@ -68,9 +70,6 @@ def test_a_bad_number_is_refused_before_any_work(app_ready, page, attr, param, b
 
     view = getattr(page_module(page), attr)
     defaults = view.params.defaults()
-    applies = view.params.by_name[param].applies
-    if applies is not None and not applies(defaults):
-        pytest.skip(f"{param} does not apply to the page's defaults (it is not read)")
     values = {**defaults, param: bad}
     extra = {name: None for name, _ in view.extra}
     store = _default_store(view)
@@ -83,7 +82,15 @@ def test_a_bad_number_is_refused_before_any_work(app_ready, page, attr, param, b
     assert peak < PEAK_BYTES, (peak, texts)
     n_out, n_params = len(view.outputs), len(view.params.names)
     if not any(answer[n_out:n_out + n_params]) and answer[-2] == "":
-        pytest.skip(f"{bad} is within {param}'s bounds")
+        # the peek took the value: it must be inside the control's declared bounds (a seed
+        # of 10^9), as the framework's own validation says; nothing else to refuse
+        from pages._framework.datachoice import DataChoice
+        from pages._framework.view import context_for
+
+        ctx = context_for(DataChoice.from_store(store) if store else None, store)
+        _, errors = view.params.validate(values, ctx)
+        assert param not in errors, errors
+        return
     assert any(t.endswith(".") and len(t) > 10 for t in texts), answer
     assert not any(isinstance(a, dict) and "values" in a for a in answer), \
         "a bad value started a job"
