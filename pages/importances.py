@@ -32,7 +32,8 @@ from varimp_core.plots.importances import (fmt_number, make_importance_figure,
 from varimp_core.result import ImportanceResult
 from varimp_core.studies import convergence
 from varimp_core.studies.chance import ChanceLevels, band_permutations
-from varimp_core.studies.verdicts import VerdictResult, importance_verdicts
+from varimp_core.studies.verdicts import VERDICT_WORK, VerdictResult, importance_verdicts
+from varimp_core.studies.verdicts import verdict_size as core_verdict_size
 from varimp_core.studies.convergence import convergence_curve, convergence_note
 
 dash.register_page(__name__, path="/importances", name="Importances", order=1,
@@ -60,8 +61,6 @@ ALPHA = 0.05
 #: Fewest label permutations: R + 1 >= 1/alpha, else no variable can be "relevant".
 MIN_PERMUTATIONS = 19
 MAX_PERMUTATIONS = 999
-#: The verdicts' permutations are lowered so that R x trees x rows stays at most this.
-PERMUTATION_WORK = 20_000_000
 
 
 def _regression(ctx: Context) -> bool:
@@ -133,9 +132,10 @@ PARAMS = ParamSet(PREFIX, [
     Param("n_permutations", "Permutations R", default=19, key="perms", low=MIN_PERMUTATIONS,
           high=MAX_PERMUTATIONS, when=lambda c: bool(c.extra.get("sample")),
           help=f"Each permutation shuffles the target and regrows the method; the verdicts "
-               f"need R + 1 \u2265 1/\u03b1 = {round(1 / ALPHA)}. On large data R is "
-               f"lowered so that R \u00d7 trees \u00d7 rows stays under "
-               f"{PERMUTATION_WORK / 1e6:g} million, never below {MIN_PERMUTATIONS}."),
+               f"need R + 1 \u2265 1/\u03b1 = {round(1 / ALPHA)}. On large data the test's "
+               f"forests get fewer trees, then R is lowered, so that (R + 1) \u00d7 trees "
+               f"\u00d7 rows stays under {VERDICT_WORK / 1e6:g} million; never below "
+               f"{MIN_PERMUTATIONS}."),
 ])
 #: Parameters that only change the drawing (not the cache key of the result).
 DRAWING = ("spread", "show")
@@ -157,11 +157,13 @@ def core_settings(settings: Mapping[str, Any], task: str | None) -> dict:
     return kwargs
 
 
-def verdict_permutations(requested: int, prepared, kwargs: Mapping[str, Any]) -> int:
-    """R of the verdicts: the requested R, lowered on large data, never below 19.
+def verdict_size(requested: int, prepared, kwargs: Mapping[str, Any]) -> tuple[int, int | None]:
+    """R and the trees per forest of the verdicts' test (None: the exact method, no trees).
 
-    A forest's R is at most :data:`PERMUTATION_WORK` / (trees x rows); the exact method's
-    at most what its cost model fits in a few seconds (:func:`band_permutations`).
+    A forest's test keeps (R + 1) x trees x rows under :data:`VERDICT_WORK`, fewer trees
+    first (:func:`varimp_core.studies.verdicts.verdict_size`); the exact method's R is at
+    most what its cost model fits in a few seconds (:func:`band_permutations`).  R is
+    never below 19.
     """
     rows = max(int(round(prepared.table.total_weight)), 1)
     if kwargs["method"] == "exact":
@@ -169,10 +171,24 @@ def verdict_permutations(requested: int, prepared, kwargs: Mapping[str, Any]) ->
                                  max_depth=kwargs.get("max_depth"),
                                  criterion=kwargs.get("criterion", "entropy"),
                                  k_semantics=kwargs.get("k_semantics", "id3"))
-    else:
-        trees = kwargs.get("n_estimators", 100)
-        most = PERMUTATION_WORK // (trees * rows)
-    return max(MIN_PERMUTATIONS, min(int(requested), int(most)))
+        return max(MIN_PERMUTATIONS, min(int(requested), int(most))), None
+    if kwargs["method"] in ("exact-rf", "exact-et"):
+        return max(MIN_PERMUTATIONS, int(requested)), None
+    return core_verdict_size(requested, kwargs.get("n_estimators", 100), rows,
+                             min_permutations=MIN_PERMUTATIONS)
+
+
+def verdict_size_note(requested: int, R: int, trees: int | None, n_estimators: int) -> str | None:
+    """The sentence that says the verdicts' test was made smaller, or None."""
+    if trees is not None and trees < n_estimators:
+        return (f"The verdicts compare forests of {trees:,} trees (the observed target's and "
+                f"each of the R = {R} permuted ones), not {n_estimators:,}: this data is "
+                f"large, (R + 1) \u00d7 trees \u00d7 rows is kept under "
+                f"{VERDICT_WORK / 1e6:g} million. The bars keep all {n_estimators:,} trees.")
+    if R < requested:
+        return (f"R = {R} label permutations, not {requested}: this data is large "
+                f"(the exact computations are kept to a few seconds).")
+    return None
 
 
 def compute(settings, data: DataChoice, progress) -> dict:
@@ -239,14 +255,13 @@ def compute(settings, data: DataChoice, progress) -> dict:
     if not load().table.exact:   # a sample: one verdict per variable, after the bars
         progress.publish({**out, "notes": notes + ["Testing each variable against chance: "
                                                    "the verdicts follow."]})
-        R = verdict_permutations(settings.get("n_permutations", 19), load(), kwargs)
-        settings_r = settings.get("n_permutations", 19)
-        if R < settings_r:
-            notes.append(f"R = {R} label permutations, not {settings_r}: this data is large "
-                         f"(R \u00d7 trees \u00d7 rows is kept under "
-                         f"{PERMUTATION_WORK / 1e6:g} million).")
+        requested = settings.get("n_permutations", 19)
+        R, trees = verdict_size(requested, load(), kwargs)
+        note = verdict_size_note(requested, R, trees, kwargs.get("n_estimators", 100))
+        notes += [note] if note else []
         verdicts = importance_verdicts(
             load(), **kwargs, n_permutations=R, alpha=ALPHA, n_jobs=limits.n_jobs(),
+            test_estimators=trees,
             progress=lambda d, t: progress(d, t, f"{d} of {t} permutations"))
         out["verdicts"] = verdicts.to_dict()
     return out

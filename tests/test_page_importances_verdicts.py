@@ -228,3 +228,21 @@ def test_selection_on_a_sparse_sample_says_cannot_be_decided(dash_duo, dash_app)
     assert names == ["undecided: cannot be decided from 300 rows"]
     dash_duo.wait_for_contains_text("#sel-relevance-text", "G-test", timeout=10)
     assert "0.05" in dash_duo.find_element("#sel-relevance-text").text
+
+
+def test_a_large_sample_tests_with_fewer_trees_and_says_so(page):
+    """xor with 8 irrelevant bits, 20,000 rows, 2,000 trees: (R + 1) x trees x rows must stay
+    under 2e7, so the test's forests get 2e7 / (20 x 20,000) = 50 trees; the bars keep the
+    2,000 and the page says so."""
+    data = DataChoice.from_page({"problem": "xor:irrelevant=8", "sampling": "sample",
+                                 "n": "20000"})[0]
+    settings = page.PARAMS.settings(_values(method="forest", n_estimators=2000),
+                                    context_for(data))
+    from varimp_core.api import load_data
+
+    prepared = load_data(problem="xor:irrelevant=8", n_samples=20000)
+    assert page.verdict_size(19, prepared, page.core_settings(settings, "classification")) \
+        == (19, 50)
+    note = page.verdict_size_note(19, 19, 50, 2000)
+    assert "forests of 50 trees" in note and "all 2,000 trees" in note
+    assert page.verdict_size_note(19, 19, 2000, 2000) is None

@@ -409,8 +409,9 @@ def test_an_upload_is_processed_by_a_worker_that_never_saw_the_web_disk(cluster)
 def test_web_job_runs_on_a_worker_with_progress(cluster):
     cluster.ensure_worker("a")
     client = _client(cluster, IMPORTANCES)
+    # 2,000 trees on 20,000 rows, then the verdicts' 20 forests of 50 trees
     first, progress, last = client.run(_importances_values(2000, 11), "imp-miss.data",
-                                       timeout=40)
+                                       timeout=90)
     status = job_status(last, "imp-job-status")
     assert status.startswith("Done in"), status
     assert last["response"]["imp-graph"]["figure"]["data"]

@@ -222,3 +222,29 @@ def test_the_exact_binary_methods_permute_the_target_they_read(method):
     assert np.all(null.null[:, 0] < null.observed[0])
     v = importance_verdicts(data, method=method, n_permutations=19)
     assert v.verdict_map() == {"a": "relevant", "b": "chance"}
+
+
+# -- a smaller test on large data ----------------------------------------------------------
+def test_verdict_size_lowers_trees_first_then_r():
+    from varimp_core.studies.verdicts import verdict_size
+    # hand arithmetic: (R + 1) x trees x rows <= 2e7
+    assert verdict_size(19, 100, 1_000) == (19, 100)           # 20 x 100 x 1e3 = 2e6
+    assert verdict_size(19, 2_000, 20_000) == (19, 50)         # 2e7 / (20 x 2e4) = 50
+    assert verdict_size(39, 2_000, 20_000) == (39, 25)         # 2e7 / (40 x 2e4) = 25
+    assert verdict_size(99, 500, 100_000) == (19, 25)          # 25 trees: 2e7/2.5e6 - 1 = 7 < 19
+    assert verdict_size(99, 10, 10_000) == (99, 10)            # never more trees than asked
+    assert verdict_size(5, 10, 10) == (19, 10)                 # never R < 19
+
+
+def test_fewer_test_trees_keep_the_bars_and_the_truth():
+    """The test grown on 25-tree forests still gets the known truth; the reported plug-in
+    importances are the method's own 60-tree forest (same seed: the same bars).  The leak is
+    left out: with it, the other inputs' numbers come from the table without it."""
+    data = vc.load_data(data=known_truth(0).drop(columns="leak"), target="y")
+    v = importance_verdicts(data, method="sklearn-et", max_depth=5, n_estimators=60,
+                            n_permutations=19, random_state=0, test_estimators=25)
+    _check_truth(v, relevant=tuple(c for c in RELEVANT if c != "leak"))
+    bars = vc.compute_importances(data, method="sklearn-et", max_depth=5, n_estimators=60,
+                                  random_state=0).importances
+    np.testing.assert_array_equal(v.importances, bars)
+    assert v.procedure["test_estimators"] == 25 and v.parameters["test_estimators"] == 25

@@ -50,8 +50,11 @@ from varimp_core.studies.replicates import check_int
 from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict
 
 __all__ = ["VERDICTS", "MIN_CELL_ROWS", "EXACT_TOLERANCE", "PROCEDURE_NAME", "VerdictResult",
-           "importance_verdicts", "maxt_adjusted", "sparse_variables"]
+           "importance_verdicts", "maxt_adjusted", "sparse_variables", "verdict_size",
+           "VERDICT_WORK", "MIN_TEST_TREES"]
 
+#: Methods without trees to sample (``test_estimators`` does not apply).
+EXACT_METHODS = ("exact", "exact-rf", "exact-et")
 #: The three verdicts.
 VERDICTS = ("relevant", "chance", "undecided")
 #: Cochran's rule: fewer rows than this per (level x class) cell on average is too sparse.
@@ -59,6 +62,10 @@ MIN_CELL_ROWS = 5
 #: An exact value above this is relevant (population: no sampling error).
 EXACT_TOLERANCE = 1e-12
 PROCEDURE_NAME = "permutation maxT (Westfall-Young)"
+#: (R + 1) x trees x rows of the test's forests that :func:`verdict_size` aims under.
+VERDICT_WORK = 20_000_000
+#: Fewest trees per forest of the test that :func:`verdict_size` lowers trees to.
+MIN_TEST_TREES = 25
 EXACT_PROCEDURE_NAME = "exact value (population)"
 STATISTIC = ("t_j = (obs_j - mean_j) / sd_j, mean and sd over the observed and the R "
              "label-permutation values of variable j")
@@ -115,6 +122,53 @@ def maxt_adjusted(observed, null) -> tuple[np.ndarray, np.ndarray]:
     p = np.empty(obs.size)
     p[order] = p_step
     return p, t_obs
+
+
+def verdict_size(n_permutations: int, n_estimators: int, n_rows: int, *,
+                 work: int = VERDICT_WORK, min_permutations: int = 19,
+                 min_trees: int = MIN_TEST_TREES) -> tuple[int, int]:
+    """R and the trees per forest of a forest's verdict test, on a budget of work.
+
+    The test grows R + 1 forests (the observed and R permuted), each costing about
+    trees x rows.  The trees are lowered first, to at most
+    ``work / ((R + 1) x rows)`` but not below ``min_trees`` (nor above
+    ``n_estimators``); then R, to ``work / (trees x rows) - 1`` but never below
+    ``min_permutations`` (R + 1 >= 1/alpha, else nothing can be "relevant").
+    Fewer trees per forest add Monte Carlo noise to the observed and permuted values
+    alike, so the test stays exact; it loses a little power.  An MDI's expectation
+    does not depend on the number of trees, so the chance level is unchanged.
+
+    Parameters
+    ----------
+    n_permutations : int
+        R requested.
+    n_estimators : int
+        Trees of the method's own forest.
+    n_rows : int
+        Rows of the sample.
+    work : int, default=VERDICT_WORK
+    min_permutations, min_trees : int
+
+    Returns
+    -------
+    (R, trees) : tuple of int
+
+    Examples
+    --------
+    >>> verdict_size(19, 100, 1_000)            # small: as requested
+    (19, 100)
+    >>> verdict_size(19, 2_000, 20_000)         # 20 x 50 x 20,000 = 2e7
+    (19, 50)
+    >>> verdict_size(99, 500, 100_000)          # trees at their floor, then R lowered
+    (19, 25)
+    """
+    rows = max(int(n_rows), 1)
+    R = max(int(n_permutations), min_permutations)
+    trees = min(int(n_estimators), max(min_trees, work // ((R + 1) * rows)))
+    trees = max(trees, 1)
+    if (R + 1) * trees * rows > work:
+        R = max(min_permutations, min(R, work // (trees * rows) - 1))
+    return R, trees
 
 
 def sparse_variables(data) -> tuple[np.ndarray, np.ndarray]:
@@ -233,6 +287,7 @@ def importance_verdicts(data, *, method: str | None = None, max_features: int = 
                         criterion: str = "entropy", min_samples_leaf: int = 1,
                         n_permutations: int = 99, alpha: float = 0.05,
                         random_state: int = 0, n_jobs: int = 1, leaks: bool = True,
+                        test_estimators: int | None = None,
                         progress=None, should_stop=None) -> VerdictResult:
     """One verdict per variable: ``"relevant"``, ``"chance"`` or ``"undecided"``.
 
@@ -255,6 +310,14 @@ def importance_verdicts(data, *, method: str | None = None, max_features: int = 
         As in :func:`~varimp_core.studies.nulls.permutation_null`.
     leaks : bool, default=True
         Add :func:`~varimp_core.data.leaks.find_leaks`'s warnings.
+    test_estimators : int, optional
+        Trees of each forest of the test (the observed and every permuted one), when
+        fewer than ``n_estimators`` (:func:`verdict_size` picks it on large data).  The
+        reported ``importances`` stay those of ``n_estimators`` trees, so
+        ``above_chance`` is the plug-in bar minus the chance level; the test statistics
+        and p-values are those of the smaller forests, grown alike on the observed and
+        permuted targets (the rows stay exchangeable under the null).  Ignored by the
+        exact methods.
 
     Returns
     -------
@@ -295,6 +358,8 @@ def importance_verdicts(data, *, method: str | None = None, max_features: int = 
                     criterion=criterion, min_samples_leaf=min_samples_leaf)
     parameters = {k: v for k, v in settings.items() if k != "method"}
     parameters["random_state"] = random_state
+    if test_estimators is not None and method not in EXACT_METHODS:
+        parameters["test_estimators"] = min(int(test_estimators), int(n_estimators))
     warnings = tuple(find_leaks(d, random_state=random_state)) if leaks else ()
     if d.table.exact:
         observed = compute_importances(d, random_state=random_state, **settings)
@@ -313,10 +378,17 @@ def importance_verdicts(data, *, method: str | None = None, max_features: int = 
                                "undecided", "method": method},
             warnings=warnings, method=method, parameters=parameters, exact=True,
             n_samples=None, units=observed.units, elapsed=time.perf_counter() - t0)
-    run = dict(settings, n_permutations=R, random_state=random_state, n_jobs=n_jobs,
-               progress=progress, should_stop=should_stop)
+    test_trees = n_estimators
+    if test_estimators is not None and method not in EXACT_METHODS:
+        test_trees = min(check_int("test_estimators", test_estimators, 1), n_estimators)
+    run = dict(settings, n_estimators=test_trees, n_permutations=R,
+               random_state=random_state, n_jobs=n_jobs, progress=progress,
+               should_stop=should_stop)
     full = _maxt_test(d, **run)
     obs, null_mean, null_sd, stats, p_adj = (a.copy() for a in full[:5])
+    if test_trees < n_estimators and not full[7]:   # the reported plug-in: the method's own
+        obs = np.asarray(compute_importances(d, random_state=random_state,
+                                             **settings).importances, dtype=float).copy()
     done, units, cancelled = full[5], full[6], full[7]
     variables = tuple(d.variables)
     p = obs.size
@@ -327,9 +399,13 @@ def importance_verdicts(data, *, method: str | None = None, max_features: int = 
         # Serial gatekeeping: the leaks, rejected in the full family, are set aside and the
         # others tested again without them (a leak absorbs Y's impurity and masks them).
         others = [j for j in range(p) if j not in leak_cols]
-        red = _maxt_test(_drop_inputs(d, leak_names), **run)
+        reduced = _drop_inputs(d, leak_names)
+        red = _maxt_test(reduced, **run)
         for a, b in zip((obs, null_mean, null_sd, stats, p_adj), red[:5]):
             a[others] = b
+        if test_trees < n_estimators:
+            obs[others] = compute_importances(reduced, random_state=random_state,
+                                              **settings).importances
         done = min(done, red[5])
         cancelled = cancelled or red[7]
         set_aside = tuple(leak_names)
@@ -355,7 +431,8 @@ def importance_verdicts(data, *, method: str | None = None, max_features: int = 
             reasons.append(f"adjusted p = {p_adj[j]:.3g} > {alpha:g}{note}")
     procedure = {"name": PROCEDURE_NAME, "level": float(alpha), "n_permutations": done,
                  "statistic": STATISTIC, "undecided": _undecided_rule(alpha),
-                 "method": method, "leaks": LEAK_STEP, "set_aside": list(set_aside)}
+                 "method": method, "leaks": LEAK_STEP, "set_aside": list(set_aside),
+                 "test_estimators": test_trees if method not in EXACT_METHODS else None}
     return VerdictResult(
         variables=variables, importances=obs, null_mean=null_mean, null_sd=null_sd,
         statistics=stats, p_adjusted=p_adj, verdicts=tuple(verdicts), reasons=tuple(reasons),
