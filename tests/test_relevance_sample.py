@@ -210,3 +210,48 @@ def test_sampled_copies_are_weak_and_noisy_led_converges():
                                    random_state=0).table).relevance) == {"undecided"}
     assert relevance(load_data(problem="led:noise=0.1", n_samples=20_000,
                                random_state=0).table).relevance == exact
+
+
+# -- the Markov boundary on a sample: G-tests of blankets -----------------------------------
+@pytest.mark.parametrize("spec", ["led", "xor:relevant=2,irrelevant=1", "sym",
+                                  "led:irrelevant=2"])
+def test_large_samples_give_the_exact_markov_boundary(spec):
+    """N = 20,000 draws: every blanket test adequate, the boundary the population's (these
+    distributions' boundaries are unique)."""
+    exact = _exact(spec)
+    for seed in (0, 1):
+        r = relevance(load_data(problem=spec, n_samples=20_000, random_state=seed).table)
+        tested = r.test["boundary"]
+        assert tested["decided"] and tested["sparse"] == 0, (spec, seed, tested)
+        assert set(r.minimal_boundary) == set(exact.minimal_boundary), (spec, seed)
+
+
+def test_a_sparse_sample_leaves_the_boundary_undecided():
+    """LED at N = 200: 7 binary inputs and 10 classes make 1,280 cells, so every blanket test
+    of a smaller set has fewer than 5 rows per cell; no boundary is claimed, and the caption
+    and the command line say so."""
+    from varimp_core.plots.selection_captions import relevance_sentences
+
+    r = relevance(load_data(problem="led", n_samples=200, random_state=0).table)
+    assert r.test["boundary"]["decided"] is False and r.minimal_boundary == ()
+    assert r.markov_boundary is None
+    text = " ".join(relevance_sentences(r, exact=False, n=200))
+    assert "Markov boundary: cannot be decided from 200 rows" in text
+    again = RelevanceResult.from_dict(json.loads(json.dumps(r.to_dict())))
+    assert again.test["boundary"]["decided"] is False
+
+
+def test_noise_columns_stay_out_of_the_tested_boundary():
+    """y copies x on 85 % of the rows; a 7-level weekday and a 3-level code are drawn apart
+    from everything.  The boundary is {x} by construction (the old plug-in threshold, capped
+    at 0.05 bits, let a weekday in on real data)."""
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        n = 3000
+        x = rng.integers(0, 2, n)
+        y = np.where(rng.random(n) < 0.85, x, 1 - x)
+        X = np.column_stack([x, rng.integers(0, 7, n), rng.integers(0, 3, n)])
+        t = DiscreteTable.from_codes(X, y, variables=("x", "weekday", "code"))
+        r = relevance(t)
+        assert r.test["boundary"]["decided"], seed
+        assert r.minimal_boundary == ("x",), (seed, r.minimal_boundary)

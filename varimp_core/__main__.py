@@ -233,15 +233,22 @@ def _relevance(args) -> str:
         if "test" in d:   # a sample: classes from G-tests, "undecided" possible
             out["test"] = d["test"]
         return json.dumps(out)
-    if res.strictly_positive:
+    tested = (res.test or {}).get("boundary")
+    if tested is not None and not tested["decided"]:
+        note = (f" (cannot be decided from {res.test['n']:,.0f} rows: {tested['sparse']:,} "
+                "blanket tests of smaller sets are too sparse)")
+    elif tested is not None:
+        note = f" (G-tests of blankets at level {tested['level']:g})"
+    elif res.strictly_positive:
         note = ""
     elif res.boundary_unique:
         note = " (the only one, although the distribution is not strictly positive)"
     else:
         note = (" (one minimal boundary of several: the distribution is not strictly "
                 "positive)")
+    empty = "(undecided)" if tested is not None and not tested["decided"] else "(empty)"
     text = res.to_frame().to_string(index=False) + (
-        f"\nMarkov boundary: {', '.join(res.minimal_boundary) or '(empty)'}" + note)
+        f"\nMarkov boundary: {', '.join(res.minimal_boundary) or empty}" + note)
     if res.test is not None:
         text += (f"\nClasses from G-tests at level {res.test['level']:g} on N = "
                  f"{res.test['n']:,.0f} rows ({res.test['correction']}); \"undecided\": "

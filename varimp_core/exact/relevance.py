@@ -58,8 +58,19 @@ corrected level.  So the probability that the classes equal the exact classes
 tends to at least 1 - 2 alpha, and to 1 with a level that shrinks with N.
 Each irrelevant variable is called strong or weak with probability at most
 about 2 alpha (alpha for each family; in practice far less, Bonferroni being
-conservative).  The Markov boundary on a sample still uses the threshold
-:func:`default_tolerances`.  See ``docs/relevance-on-samples.md``.
+conservative).
+
+The Markov boundary on a sample is tested too (:func:`_sample_boundary`): a set M
+is accepted as a blanket when the G-test of :math:`Y \\perp X_{V \\setminus M} \\mid X_M`
+(:math:`G = 2N\\ln 2\\,[\\hat H(Y \\mid X_M) - \\hat H(Y \\mid X_V)]`,
+:math:`df = \\sum_b (r_b - 1)(c_b - 1)` over the strata b of :math:`X_M`, with
+:math:`r_b` the values of :math:`X_{V \\setminus M}` seen in b) is adequate and does
+not reject at ``alpha``; the boundary is the accepted M of least size (the largest
+p-value among them).  It is *decided* only when every test of a smaller M was adequate
+(and rejected): a sparse smaller M might be a blanket the rows cannot show.  Otherwise
+the boundary "cannot be decided from N rows" (``minimal_boundary`` empty,
+``test["boundary"]["decided"]`` False), never a set that a plug-in threshold let noise
+into.  See ``docs/relevance-on-samples.md``.
 """
 
 from __future__ import annotations
@@ -296,6 +307,84 @@ def g_test(table: DiscreteTable, m: int, cond_mask: int, cmi_bits: float | None 
             "n": n, "strata": n_strata, "expected": float(expected)}
 
 
+#: Most blanket tests of :func:`_sample_boundary` (beyond: the boundary is undecided).
+MAX_BOUNDARY_TESTS = 20_000
+
+
+def _sample_boundary(table: DiscreteTable, ent: SubsetEntropies, alpha: float
+                     ) -> tuple[int | None, dict]:
+    """The Markov boundary of a sample by G-tests of blankets, smallest sets first.
+
+    For each M, by increasing size, :math:`Y \\perp X_{V \\setminus M} \\mid X_M` is
+    tested as in :func:`g_test`, with :math:`X_{V \\setminus M}` as one variable:
+    :math:`G = 2N\\ln 2\\,[\\hat H(Y \\mid X_M) - \\hat H(Y \\mid X_V)]`,
+    :math:`df = \\sum_b (r_b - 1)(c_b - 1)`; adequate when
+    :math:`N/(r\\,c\\,S_M) \\ge 5` (r: values of :math:`X_{V \\setminus M}`, c: classes,
+    :math:`S_M`: strata of :math:`X_M`).  M = V is a blanket by definition.
+
+    Returns
+    -------
+    (mask or None, dict)
+        The accepted M of least size (ties: the largest p-value), or None when it
+        cannot be decided (a smaller M's test was sparse, or more than
+        :data:`MAX_BOUNDARY_TESTS` tests were needed); the record: ``decided``,
+        ``size``, ``unique`` (one accepted M of that size), ``tests``, ``sparse``
+        (sparse tests of sizes below the boundary's), ``level``, ``rule``.
+    """
+    from itertools import combinations
+
+    from scipy.stats import chi2
+
+    p = table.n_features
+    full = (1 << p) - 1
+    n = float(table.total_weight)
+    keep = table.weight > 0
+    sub = DiscreteTable(table.X[keep], table.y[keep], table.weight[keep], table.variables,
+                        table.target, exact=False) if not keep.all() else table
+    h_full = ent.conditional_entropy(full)
+    y = sub.y
+    classes = len(np.unique(y))
+    rule = (f"M is a blanket when the G-test of Y independent of the other inputs given X_M "
+            f"is adequate (at least {MIN_EXPECTED:g} expected rows per cell) and does not "
+            f"reject at {alpha:g}; the boundary is the accepted M of least size, decided only "
+            "when every smaller M's test was adequate")
+    record = {"level": float(alpha), "rule": rule, "tests": 0, "sparse": 0, "decided": False,
+              "size": None, "unique": None}
+    for k in range(p + 1):
+        accepted = []
+        for cols in combinations(range(p), k):
+            mask = sum(1 << j for j in cols)
+            if mask == full:
+                accepted.append((1.0, mask))
+                continue
+            record["tests"] += 1
+            if record["tests"] > MAX_BOUNDARY_TESTS:
+                record["rule"] += f"; more than {MAX_BOUNDARY_TESTS:,} tests: not decided"
+                return None, record
+            strata = _stratum_codes(sub, mask)
+            rest = _stratum_codes(sub, full & ~mask)
+            n_strata = int(strata.max()) + 1
+            r_b = _levels_per_stratum(strata, rest, n_strata)
+            c_b = _levels_per_stratum(strata, y, n_strata)
+            df = int(np.sum((r_b - 1) * (c_b - 1)))
+            g = 2.0 * n * np.log(2.0) * max(float(ent.conditional_entropy(mask)) - h_full, 0.0)
+            pval = 1.0 if df == 0 else float(chi2.sf(g, df))
+            cells = (int(rest.max()) + 1) * classes * n_strata
+            if n / cells < MIN_EXPECTED:
+                record["sparse"] += 1
+            elif pval >= alpha:
+                accepted.append((pval, mask))
+        if accepted:
+            record["size"] = k
+            record["unique"] = len(accepted) == 1
+            record["decided"] = record["sparse"] == 0
+            if not record["decided"]:
+                record["size"] = record["unique"] = None
+                return None, record
+            return max(accepted)[1], record
+    return None, record   # unreachable: M = V is always accepted
+
+
 def _holm(pvals: list, alpha: float) -> list:
     """Holm's step-down rejections of the non-None p-values at family-wise level alpha."""
     idx = [i for i, q in enumerate(pvals) if q is not None]
@@ -483,6 +572,7 @@ def relevance(table: DiscreteTable, *, tol: float | None = None,
     classes, degrees, record = [], [], None
     if use_test:
         classes, degrees, record = _sample_classes(table, ent, alpha)
+        best_mask, record["boundary"] = _sample_boundary(table, ent, alpha)
     for m in range(p if not use_test else 0):
         bit = 1 << m
         b = masks[(masks & bit) == 0]
@@ -504,7 +594,11 @@ def relevance(table: DiscreteTable, *, tol: float | None = None,
     for j in range(p):
         has = (masks >> j & 1).astype(bool)
         boundaries &= ~(has & blanket[masks ^ (1 << j)])
-    boundary = tuple(table.variables[j] for j in members(int(best)))
+    unique = bool(np.count_nonzero(boundaries) == 1)
+    if use_test:   # the tested boundary replaces the threshold's
+        best = best_mask
+        unique = None if best_mask is None else record["boundary"]["unique"]
+    boundary = () if best is None else tuple(table.variables[j] for j in members(int(best)))
     log_cells = float(np.log(table.n_levels.astype(float)).sum())
     seen = table.X[table.weight > 0]   # a cell is there only with positive probability
     x_rows = np.unique(seen, axis=0).shape[0] if seen.shape[0] else 0
@@ -513,11 +607,11 @@ def relevance(table: DiscreteTable, *, tol: float | None = None,
         variables=table.variables,
         relevance=tuple(classes),
         degree=tuple(degrees),
-        markov_boundary=boundary if positive_dist else None,
+        markov_boundary=boundary if positive_dist and best is not None else None,
         minimal_boundary=boundary,
         strictly_positive=bool(positive_dist),
         tol=float(tol),
-        boundary_unique=bool(np.count_nonzero(boundaries) == 1),
+        boundary_unique=unique,
         test=record,
     )
 

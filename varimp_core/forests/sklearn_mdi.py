@@ -184,7 +184,7 @@ def _target_matrix(y, task):
 
 def encode_nominal(X, y, nominal, *, task="classification", random_state=0,
                    n_folds=NOMINAL_FOLDS, smoothing=NOMINAL_SMOOTHING):
-    """X with each nominal column replaced by an out-of-fold target statistic of its level.
+    r"""X with each nominal column replaced by an out-of-fold target statistic of its level.
 
     A binary tree splits a column by thresholds, so a nominal input given as
     arbitrary codes is split by the order of the codes: a relevant 40-level

@@ -93,7 +93,19 @@ def relevance_sentences(r: RelevanceResult, *, exact: bool, n: int | None = None
               "capped at 0.05 bits)." if default_tol else " (yours)."))
     by = {c: [v for v, k in zip(r.variables, r.relevance) if k == c]
           for c in ("strong", "weak", "irrelevant", "undecided")}
-    mb = ("Markov boundary (unique, the input distribution is strictly positive): "
+    tested = (r.test or {}).get("boundary")
+    if tested is not None and not tested["decided"]:
+        mb = (f"Markov boundary: cannot be decided from {r.test['n']:,.0f} rows: "
+              f"{tested['sparse']:,} of the blanket G-tests of smaller sets have fewer than "
+              "5 rows per cell, so a smaller blanket cannot be ruled out.")
+    elif tested is not None:
+        mb = ("Markov boundary (tested): " + name_list(r.minimal_boundary) + ", the "
+              f"smallest set M whose G-test of Y independent of the other inputs given X_M "
+              f"does not reject at {tested['level']:g}, every smaller set rejected"
+              + ("." if tested["unique"] else "; other sets of its size were accepted too."))
+    else:
+        mb = None
+    mb = mb or ("Markov boundary (unique, the input distribution is strictly positive): "
           + name_list(r.markov_boundary) + "." if r.markov_boundary is not None else
           "A minimal Markov boundary: " + name_list(r.minimal_boundary) + " (the input "
           "distribution is not strictly positive, so it need not be unique"
