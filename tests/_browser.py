@@ -42,8 +42,12 @@ def url_query(dash_duo) -> dict:
     return query_dict(urlsplit(dash_duo.driver.current_url).query)
 
 
-def wait_for(condition, timeout: float = 60, what: str = "the figure"):
-    """Poll ``condition`` until it returns something true; return that value."""
+def wait_for(condition, timeout: float = 120, what: str = "the figure"):
+    """Poll ``condition`` until it returns something true; return that value.
+
+    120 s: on CI's two loaded cores a page's first figure took over 60 s once (Chromium
+    parses the Plotly bundle before the first poll); a figure that never comes still fails.
+    """
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         value = condition()
