@@ -1,0 +1,99 @@
+"""Jobs started against jobs hung under ``make run`` (the threaded development server), #27.1.
+
+Starts ``python app.py`` as ``make run`` does (its own cache folder and port), then
+``--clients`` threads each start ``--jobs``/clients short Importances jobs one after another
+(a 100-row xor sample, 5 trees, a new seed each: no cache hit) and poll them as the browser
+does.  Every poll is a request thread of the server that uses the diskcache (SQLite) while
+other jobs are forked.  A job whose process hangs as it starts ends, after
+``VARIMP_JOB_START_TIMEOUT`` (5 s), in the sentence "hung as it started"; it is counted hung.
+
+    PYTHONPATH=. python bench/bench_job_starts.py [--jobs 300] [--clients 3]
+
+Measured 2026-11-28 on the shared 2-core machine (load average 4-7, two other agents'
+tests running), 300 jobs each, 3 clients: see the README's reliability section.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]   # the app, and the tests' callback client
+
+
+def _values(seed: int) -> dict:
+    from pages._framework.datachoice import DataChoice
+
+    data = DataChoice.from_page({"problem": "xor:irrelevant=1", "sampling": "sample",
+                                 "n": "100"})[0]
+    controls = {"method": "forest", "max_features": 1, "max_depth": None,
+                "criterion": "entropy", "k_semantics": "id3", "n_estimators": 5,
+                "bootstrap": [], "random_state": seed, "spread": "se", "show": "above",
+                "n_permutations": 19}
+    return {"imp-miss.data": {"values": controls, "extra": {}, "data": data.to_store()},
+            "imp-instance.data": f"bench-{seed}"}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--jobs", type=int, default=300)
+    ap.add_argument("--clients", type=int, default=3)
+    ap.add_argument("--port", type=int, default=8093)
+    args = ap.parse_args()
+    import requests
+    from _servers import DashCallbackClient, job_status
+
+    env = {**os.environ, "VARIMP_PORT": str(args.port),
+           "VARIMP_CACHE_DIR": tempfile.mkdtemp(prefix="varimp-bench-starts-"),
+           "VARIMP_SECRET_KEY": "bench-job-starts", "PYTHONPATH": str(ROOT)}
+    server = subprocess.Popen([sys.executable, str(ROOT / "app.py")], env=env, cwd=ROOT,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{args.port}"
+    try:
+        for _ in range(600):
+            try:
+                if requests.get(base + "/_health", timeout=2).ok:
+                    break
+            except requests.RequestException:
+                pass
+            time.sleep(0.1)
+        counts = {"done": 0, "hung": 0, "other": 0}
+        lock = threading.Lock()
+        per = args.jobs // args.clients
+
+        def client(k: int) -> None:
+            c = DashCallbackClient.over_http(base, "imp-graph.figure", "/importances")
+            for i in range(per):
+                status = job_status(c.run(_values(1000 * k + i), "imp-miss.data",
+                                          timeout=120)[2], "imp-job-status") or ""
+                kind = ("done" if status.startswith("Done in") else
+                        "hung" if "hung as it started" in status else "other")
+                with lock:
+                    counts[kind] += 1
+                    if kind == "other":
+                        print("   other:", status[:200], flush=True)
+
+        started = time.perf_counter()
+        threads = [threading.Thread(target=client, args=(k,)) for k in range(args.clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        total = sum(counts.values())
+        print(f"make run (threaded): {total} jobs, {counts['hung']} hung as they started "
+              f"({100 * counts['hung'] / max(total, 1):.1f} %), {counts['other']} other, "
+              f"{time.perf_counter() - started:.0f} s")
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+if __name__ == "__main__":
+    main()
