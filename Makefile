@@ -65,7 +65,7 @@ redis:
 TEST_WORKERS ?= 2
 PYTEST = $(VENV)/bin/pytest tests --webdriver Chrome --headless -p no:cacheprovider \
 	--reruns 1 --only-rerun InvalidSessionIdException \
-	--only-rerun "Unable to receive message from renderer" --durations=25
+	--only-rerun "Unable to receive message from renderer" --durations=60
 test: $(VENV)/.stamp-test browser redis
 	timeout -k 30 2700 $(PYTEST) -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder \
 		-m "not serial"

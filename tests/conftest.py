@@ -63,7 +63,9 @@ _LONG_FILES = ("test_layout.py", "test_exact_binary.py", "test_screenshots.py",
                "test_scaleout.py", "test_selection.py", "test_memory.py",
                "test_hostile_uploads.py", "test_page_learn.py", "test_page_distributions.py",
                "test_page_measures.py", "test_page_selection.py", "test_celery_faults.py",
-               "test_lost_jobs.py", "test_isolation.py")
+               "test_lost_jobs.py", "test_isolation.py", "test_moments.py",
+               "test_page_explain.py", "test_local_mdi_binary.py",
+               "test_exact_binary_regression.py", "test_page_importances_verdicts.py")
 
 
 def pytest_collection_modifyitems(config, items):
