@@ -658,31 +658,3 @@ def test_deeply_nested_json_and_an_unknown_output_are_400s(app_module):
         "inputs": [{"id": "x", "property": "value", "value": 1}], "changedPropIds": []})
     assert unknown.status_code == 400, unknown.status_code
     assert "not one of the app's callbacks" in unknown.get_data(as_text=True)
-
-
-def test_a_request_thread_closes_its_sqlite_connections_before_it_ends(app_module):
-    """#27.1: a request thread of the threaded server (``make run``) used to end with its
-    diskcache connection still open; Python finalised it there, outside ``fork_guard``, and a
-    job forked at that moment hung in ``sqlite3.connect``.  Now the request's teardown closes
-    it under the lock; the main thread (a sync gunicorn worker) keeps its connection."""
-    import threading
-
-    from pages._server import cache
-
-    seen = {}
-
-    def request_thread():
-        store = cache.get_cache()
-        store.get("varimp-probe")                       # opens this thread's connection
-        seen["before"] = getattr(store.cache._local, "con", None) is not None
-        app_module.server.test_client().get("/_health")
-        seen["after"] = getattr(store.cache._local, "con", None) is not None
-
-    t = threading.Thread(target=request_thread)
-    t.start()
-    t.join(30)
-    assert seen == {"before": True, "after": False}
-    store = cache.get_cache()
-    store.get("varimp-probe")
-    app_module.server.test_client().get("/_health")
-    assert getattr(store.cache._local, "con", None) is not None   # main thread: kept

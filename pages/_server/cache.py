@@ -31,7 +31,6 @@ import os
 import tempfile
 import threading
 import time
-import weakref
 from contextlib import contextmanager
 from typing import Any, Callable
 
@@ -63,36 +62,11 @@ def fork_guard():
     return _guard["lock"]
 
 
-# Every guarded store of this process (no user data: handles), so that a request thread can
-# close its own SQLite connections under the lock before it ends (release_thread_connections).
-_guarded: "weakref.WeakSet[SQLiteGuarded]" = weakref.WeakSet()
-
-
-def release_thread_connections() -> None:
-    """Close this thread's SQLite connections, under :func:`fork_guard` (#27.1).
-
-    diskcache keeps one connection per thread.  When a request thread of the threaded
-    server (``make run``) ended, Python finalised its connection there, outside the lock:
-    a job forked at that moment inherited SQLite's allocator mutex locked and hung in
-    ``sqlite3.connect``.  Closed here, at the end of each request of a thread other than
-    the main one, nothing is left to finalise.  The main thread (a sync gunicorn worker)
-    keeps its connection.
-    """
-    if threading.current_thread() is threading.main_thread():
-        return
-    with fork_guard():
-        for guarded in list(_guarded):
-            local = getattr(guarded.cache, "_local", None)
-            if local is not None and getattr(local, "con", None) is not None:
-                guarded.cache.close()
-
-
 class SQLiteGuarded:
     """A ``diskcache.Cache`` whose every call (and ``transact`` block) holds :func:`fork_guard`."""
 
     def __init__(self, cache):
         self.cache = cache
-        _guarded.add(self)
 
     def __contains__(self, key) -> bool:
         with fork_guard():

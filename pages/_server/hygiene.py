@@ -36,8 +36,6 @@ import dash
 from dash.exceptions import DependencyException, MissingCallbackContextException
 from werkzeug.serving import WSGIRequestHandler
 
-from pages._server.cache import release_thread_connections
-
 log = logging.getLogger(__name__)
 
 #: Headers added to every response (kept when a view already set them).
@@ -357,7 +355,6 @@ def install_server(server, callback_map=None) -> None:
 
     @server.teardown_request
     def _end_request(_exc=None):
-        release_thread_connections()   # before a request thread ends: see its docstring
         token = g.pop("varimp_request_token", None)
         if token is not None:
             try:
