@@ -11,7 +11,7 @@ LED_SEGMENTS = ("1011011111", "1000111011", "1111100111", "0011111011", "1010001
                 "1101111111", "1011011011")
 # Louppe et al. (2013), Table 2: the column "Eqn. 3" and the columns K = 1..7 (10,000
 # randomized trees), truncated to 3 decimals by the paper, typed here from the paper's text
-# (/work/shared/papers/louppe2013-understanding-variable-importances.txt) and not taken from
+# (its Table 2 block is in tests/data/louppe2013_table2_text.txt) and not taken from
 # the core, so that the tests comparing the app's paper column with these values are
 # independent of the app.  The text interleaves the columns "Eqn. 3" and "K = 7"; Eqn. 3 is
 # the one that agrees with K = 1 (Theorem 1).  The paper prints
