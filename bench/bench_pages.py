@@ -48,7 +48,7 @@ os.environ.setdefault("VARIMP_MAX_CLIENT_UPLOAD_BYTES", str(1 << 34))
 
 GOAL_SECONDS = 5.0
 PAGES = ("data", "importances", "decomposition", "masking", "dependence", "interactions",
-         "distributions", "selection", "measures")
+         "distributions", "selection", "measures", "explain")
 
 
 def analyst_table(n: int = 10_000, seed: int = 0) -> pd.DataFrame:

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 import dash
 import numpy as np
 import pandas as pd
-from dash import Input, Output, callback, dcc, html, no_update
+from dash import Input, Output, callback, dash_table, dcc, html, no_update
 
 from pages._framework import controls as ui
 from pages._framework import local_forest as forest
@@ -25,7 +25,8 @@ from pages._framework import state, studies
 from pages._framework.common import placeholder_figure
 from pages._framework.datachoice import DataChoice
 from pages._framework.local_forest import cached_entry
-from pages._framework.page_frame import download_button, download_note, figure_config, page_frame
+from pages._framework.page_frame import (download_button, download_note, figure_config,
+                                        page_frame, table_style)
 from pages._framework.params import Context, Param, ParamSet, seed_param
 from pages._framework.view import JobView, context_for
 from pages._server import cache, limits
@@ -49,8 +50,12 @@ MAX_ROWS = forest.MAX_ROWS
 MAX_SHAP_ROWS = 200
 #: ... and on at most this many (row, tree node) pairs: its cost grows with the trees' size.
 SHAP_WORK = 3_000_000
-#: Rows per TreeSHAP call between two progress reports.
+#: Rows per TreeSHAP call between two progress reports (fewer for big trees: shap_chunk).
 SHAP_CHUNK = 10
+#: The search table holds at most this many cells (rows x variables) ...
+TABLE_CELLS = 60_000
+#: ... but at least this many rows.
+TABLE_MIN_ROWS = 1_000
 METHODS = [("et", "Extra-trees (scikit-learn)"), ("rf", "Random forest (scikit-learn)"),
            ("exact", "Exact local MDI (exact problems, small tables)")]
 METHOD_NAMES = {"et": "extra-trees", "rf": "random forest", "exact": "exact"}
@@ -108,6 +113,12 @@ def value_label(names: Mapping[float, str], value: float) -> str:
 
 
 # -- computing ------------------------------------------------------------------------------
+def stop_point(progress) -> None:
+    """Cancel before the first figure: a sentence (there is nothing to draw yet)."""
+    if progress.should_stop():
+        raise ValueError("Cancelled before the first figure: nothing was finished to show.")
+
+
 def _forest_loader(data: DataChoice, settings: Mapping[str, Any], progress) -> Any:
     """Zero-argument function: (prepared data, the fitted forest), fitted once."""
     memo: dict[str, Any] = {}
@@ -127,6 +138,7 @@ def _forest_loader(data: DataChoice, settings: Mapping[str, Any], progress) -> A
                 n_estimators=settings["n_estimators"], max_features=settings["max_features"],
                 bootstrap=False, random_state=settings["random_state"], n_jobs=limits.n_jobs())
             memo["fit"] = (prepared, X, est)
+            stop_point(progress)
         return memo["fit"]
 
     return load
@@ -152,7 +164,21 @@ def _class_label(prepared, output) -> str:
         return str(output)
 
 
-def _forest_rows(data, settings, load, progress) -> dict:
+class Stopped(Exception):
+    """Cancel during TreeSHAP's sample: ``entry`` holds what was finished (not cached)."""
+
+    def __init__(self, entry: dict):
+        super().__init__("cancelled")
+        self.entry = entry
+
+
+def shap_chunk(nodes: int) -> int:
+    """Rows per TreeSHAP call: fewer for big trees, so that Cancel and the progress bar
+    answer within about one call of :data:`SHAP_WORK` / 10 (row, node) pairs."""
+    return int(max(1, min(SHAP_CHUNK, SHAP_WORK // (10 * max(nodes, 1)))))
+
+
+def _forest_rows(data, settings, load, progress, early=None) -> dict:
     prepared, X, est = load()
     N = len(X)
     rows = np.arange(N) if N <= MAX_ROWS else np.sort(
@@ -160,6 +186,7 @@ def _forest_rows(data, settings, load, progress) -> dict:
     Xr = X.iloc[rows]
     progress(0, None, f"Local MDI, Saabas and Ciss of {len(rows):,} rows\u2026")
     lm = sklearn_local_mdi(est, Xr)
+    stop_point(progress)
     sa = sklearn_saabas(est, Xr)
     k = np.argmax(sa.prediction, axis=1)
     pick = np.arange(len(rows))
@@ -168,22 +195,36 @@ def _forest_rows(data, settings, load, progress) -> dict:
     shap_at = shap_rows(len(rows), nodes, settings["random_state"])
     shap = np.full((len(rows), lm.n_features), np.nan)
     shap_bias = np.full(len(rows), np.nan)
-    for start in range(0, len(shap_at), SHAP_CHUNK):
-        progress(start, len(shap_at), f"TreeSHAP: {start:,} of {len(shap_at):,} rows")
-        at = shap_at[start:start + SHAP_CHUNK]
+    notes = method_data(data, settings["method"])[1]
+    entry = {"rows": rows.tolist(), "n_data": N, "local": lm.to_dict(),
+             "saabas": sa.values[pick, :, k].tolist(), "saabas_bias": sa.bias[pick, k].tolist(),
+             "output": [_class_label(prepared, sa.outputs[i]) for i in k],
+             "prediction": sa.prediction[pick, k].tolist(), "ciss": ciss.tolist(),
+             "n_shap": int(len(shap_at)), "nodes": int(nodes), "notes": notes,
+             "value_names": prepared.value_label_pairs(prepared.variables),
+             "method": settings["method"], "exact": False}
+
+    def with_shap(done: int) -> dict:
+        return {**entry, "treeshap": np.where(np.isnan(shap), None, shap).tolist(),
+                "treeshap_bias": np.where(np.isnan(shap_bias), None, shap_bias).tolist(),
+                "shap_done": done}
+
+    if early is not None:  # the first figure: local MDI, Saabas and Ciss, TreeSHAP to come
+        early(with_shap(0))
+    # the chosen row first (when TreeSHAP's sample has it): its figure is complete soonest
+    first = [a for a in shap_at if early is not None and rows[a] == settings["row"]]
+    order = np.array(first + [a for a in shap_at if a not in first], dtype=int)
+    step = shap_chunk(nodes)
+    for start in range(0, len(order), step):
+        if progress.should_stop():
+            raise Stopped(with_shap(start))
+        progress(start, len(order), f"TreeSHAP: {start:,} of {len(order):,} rows")
+        at = order[start:start + step]
         sh = sklearn_treeshap(est, Xr.iloc[at])
         shap[at] = sh.values[np.arange(len(at)), :, k[at]]
         shap_bias[at] = sh.bias[np.arange(len(at)), k[at]]
-    progress(len(shap_at), len(shap_at), "")
-    notes = method_data(data, settings["method"])[1]
-    return {"rows": rows.tolist(), "n_data": N, "local": lm.to_dict(),
-            "saabas": sa.values[pick, :, k].tolist(), "saabas_bias": sa.bias[pick, k].tolist(),
-            "output": [_class_label(prepared, sa.outputs[i]) for i in k],
-            "prediction": sa.prediction[pick, k].tolist(), "ciss": ciss.tolist(),
-            "treeshap": np.where(np.isnan(shap), None, shap).tolist(),
-            "treeshap_bias": np.where(np.isnan(shap_bias), None, shap_bias).tolist(),
-            "n_shap": int(len(shap_at)), "nodes": int(nodes), "notes": notes,
-            "value_names": prepared.value_label_pairs(prepared.variables)}
+    progress(len(order), len(order), "")
+    return with_shap(len(order))
 
 
 def _exact_rows(data, settings, progress) -> dict:
@@ -192,10 +233,12 @@ def _exact_rows(data, settings, progress) -> dict:
     K = settings["max_features"] or len(table.variables)
     progress(0, None, "Exact local MDI of every distinct row\u2026")
     lm = exact_local_mdi(table, max_features=K, criterion="entropy")
+    stop_point(progress)
     T = settings["n_estimators"]
     progress(0, None, f"Saabas and Ciss: growing {T:,} multiway trees\u2026")
     opts = dict(n_estimators=T, max_features=K, random_state=settings["random_state"])
     sa = multiway_saabas(table, lm.X, **opts)
+    stop_point(progress)
     k = np.argmax(sa.prediction, axis=1)
     pick = np.arange(lm.n_rows)
     ciss = forest_local_importance(table, lm.X, **opts).frequencies
@@ -211,14 +254,20 @@ def _exact_rows(data, settings, progress) -> dict:
             "value_names": {v: {"names": pairs} for v, pairs in names.items()}}
 
 
-def all_rows(data: DataChoice, settings: Mapping[str, Any], progress, load=None) -> str:
-    """The cache key of the explanations of every row (computed on a miss)."""
+def all_rows(data: DataChoice, settings: Mapping[str, Any], progress, load=None,
+             early=None) -> str:
+    """The cache key of the explanations of every row (computed on a miss).
+
+    ``early(entry)``, when given, is called with the explanations without TreeSHAP as soon
+    as they are known (the first figure); Cancel during TreeSHAP's sample raises
+    :class:`Stopped` with what was finished, and nothing is cached.
+    """
     def count() -> dict:
         if settings["method"] == "exact":
             out = _exact_rows(data, settings, progress)
         else:
             out = _forest_rows(data, settings, load or _forest_loader(data, settings, progress),
-                               progress)
+                               progress, early)
         return {"exact": False, **out, "method": settings["method"]}
 
     key = cache.key_for("explain-rows", data.as_dict, {k: settings[k] for k in ALL_ROWS_KEYS})
@@ -237,9 +286,13 @@ def row_from(entry: Mapping[str, Any], i: int) -> RowExplanation:
     se = lm.standard_errors[i] if lm.standard_errors is not None else np.zeros(lm.n_features)
     notes = {"ciss": "share of trees whose leaf for the row is right below a split on it"}
     if entry["treeshap_bias"][i] is None:
-        notes["treeshap"] = ("TreeSHAP reads scikit-learn trees: not available for the exact "
-                             "forest; choose extra-trees or random forest."
-                             if entry["method"] == "exact" else "not computed for this row")
+        if entry["method"] == "exact":
+            notes["treeshap"] = ("TreeSHAP reads scikit-learn trees: not available for the "
+                                 "exact forest; choose extra-trees or random forest.")
+        elif entry.get("shap_done", entry["n_shap"]) < entry["n_shap"]:
+            notes["treeshap"] = "TreeSHAP is running (see the progress bar)"
+        else:
+            notes["treeshap"] = "not computed for this row"
     return RowExplanation(
         variables=lm.variables, x=np.asarray(lm.X[i], dtype=float), output=entry["output"][i],
         prediction=float(entry["prediction"][i]), local_mdi=lm.values[i], local_mdi_se=se,
@@ -251,24 +304,70 @@ def row_from(entry: Mapping[str, Any], i: int) -> RowExplanation:
         ciss=np.asarray(entry["ciss"][i], dtype=float), method=entry["method"], notes=notes)
 
 
-def compute(settings, data, progress) -> dict:
-    """Every row's explanations (cached), then the chosen row's, checked against N."""
-    load = _forest_loader(data, settings, progress) if settings["method"] != "exact" else None
-    key = all_rows(data, settings, progress, load)
-    entry = cached_entry(key)
-    row, n = settings["row"], entry["n_data"]
+def _check_row(entry: Mapping[str, Any], row: int) -> None:
+    n = entry["n_data"]
     if not 0 <= row < n:
         raise ValueError(f"Row {row} is not a row of this data: choose a row from 0 to "
                          f"{n - 1:,}.")
+
+
+def entry_of(out: Mapping[str, Any]) -> dict:
+    """The explanations of every row a result reads: its own (a first figure, or what a
+    cancelled job finished), else the cached entry it names."""
+    return out["entry"] if "entry" in out else cached_entry(out["all"])
+
+
+def compute(settings, data, progress) -> dict:
+    """Every row's explanations (cached), then the chosen row's, checked against N.
+
+    The first figure is published (``progress.publish``) before TreeSHAP's sample, which
+    runs in chunks; Cancel there draws what was finished, not cached (``partial``).
+    """
+    load = _forest_loader(data, settings, progress) if settings["method"] != "exact" else None
+    row = settings["row"]
+
+    own: dict[bool, RowExplanation] = {}
+
+    def own_row(treeshap: bool = True) -> RowExplanation:
+        """A row outside the rows explained (or TreeSHAP's sample): its own answers."""
+        if treeshap not in own:
+            prepared, X, est = load()
+            if treeshap:
+                progress(0, None, f"TreeSHAP of row {row:,}\u2026")
+            e = explain_row(est, X, row, treeshap=treeshap)
+            if not treeshap:
+                e.notes["treeshap"] = "TreeSHAP is running (see the progress bar)"
+            own[treeshap] = RowExplanation(**{**e.__dict__,
+                                              "output": _class_label(prepared, e.output)})
+        return own[treeshap]
+
+    def early(entry):  # the first figure, before any TreeSHAP
+        _check_row(entry, row)
+        e = row_from(entry, entry["rows"].index(row)) if row in entry["rows"] else \
+            own_row(treeshap=False)
+        progress.publish({"entry": entry, "row": row, "explanation": e.to_dict()})
+
+    try:
+        key = all_rows(data, settings, progress, load, early)
+    except Stopped as stop:
+        entry = stop.entry
+        _check_row(entry, row)
+        if row in entry["rows"]:
+            e = row_from(entry, entry["rows"].index(row))
+            if entry["treeshap_bias"][entry["rows"].index(row)] is None:
+                e.notes["treeshap"] = "cancelled before TreeSHAP reached this row"
+        else:  # TreeSHAP of the row comes after the sample: cancelled before it
+            e = own_row(treeshap=False)
+            e.notes["treeshap"] = "cancelled before TreeSHAP reached this row"
+        return {"entry": entry, "row": row, "explanation": e.to_dict(), "partial": True}
+    entry = cached_entry(key)
+    _check_row(entry, row)
     rows = entry["rows"]
     at = rows.index(row) if row in rows else None
     if at is not None and (entry["method"] == "exact" or entry["treeshap_bias"][at] is not None):
         e = row_from(entry, at)
     else:  # outside the rows explained, or outside TreeSHAP's sample: its own four answers
-        prepared, X, est = load()
-        progress(0, None, f"TreeSHAP of row {row:,}\u2026")
-        e = explain_row(est, X, row)
-        e = RowExplanation(**{**e.__dict__, "output": _class_label(prepared, e.output)})
+        e = own_row()
     return {"all": key, "row": row, "explanation": e.to_dict()}
 
 
@@ -311,12 +410,52 @@ def summary_sentence(entry: Mapping[str, Any], settings: Mapping[str, Any]) -> s
         text += ("TreeSHAP on every row." if entry["n_shap"] >= n else
                  f"TreeSHAP on a seeded sample of {entry['n_shap']:,} rows (its cost grows "
                  "with the trees' size); another row gets its own when picked.")
+        done = entry.get("shap_done", entry["n_shap"])
+        if done < entry["n_shap"]:
+            text += f" TreeSHAP so far: {done:,} of {entry['n_shap']:,} rows."
+    return text
+
+
+def search_table(entry: Mapping[str, Any], row: int) -> tuple[list, list, list]:
+    """The rows explained as a table to search (``data``, ``columns``, the chosen row's
+    highlight): one column per variable, its values as labels; at most
+    :data:`TABLE_CELLS` cells (the first rows explained; the others by index or a click)."""
+    lm = LocalMDI.from_dict(entry["local"])
+    names = entry.get("value_names", {})
+    by = [value_names(names, v) for v in lm.variables]
+    n = table_rows(lm.n_rows, lm.n_features)
+    columns = [{"name": "row", "id": "id", "type": "numeric"}] + [
+        {"name": v, "id": f"c{j}", "type": "text"} for j, v in enumerate(lm.variables)]
+    cols = {f"c{j}": [by[j].get(v) or f"{v:.6g}" for v in lm.X[:n, j].tolist()]
+            for j in range(lm.n_features)}       # value_label, column by column (faster)
+    data = [{"id": int(r), **{c: values[i] for c, values in cols.items()}}
+            for i, r in enumerate(entry["rows"][:n])]
+    style = [{"if": {"filter_query": f"{{id}} = {int(row)}"},
+              "backgroundColor": "var(--vi-accent-soft)", "fontWeight": 650}]
+    return data, columns, style
+
+
+def table_rows(n: int, p: int) -> int:
+    """Rows the search table holds: all ``n``, or as many as :data:`TABLE_CELLS` allows (at
+    least :data:`TABLE_MIN_ROWS`)."""
+    return int(min(n, max(TABLE_MIN_ROWS, TABLE_CELLS // max(p, 1))))
+
+
+def table_note(entry: Mapping[str, Any]) -> str:
+    """Which rows the search table holds."""
+    n = len(entry["rows"])
+    shown = table_rows(n, len(entry["local"]["variables"]))
+    text = ("Type in a column's filter box (a label, a number, or >, < and a number) to find "
+            "rows; click a row to explain it.")
+    if shown < n:
+        text += (f" The table holds the first {shown:,} of the {n:,} rows explained; pick "
+                 "another by its index or in the figure.")
     return text
 
 
 def render(out, settings, data) -> tuple:
-    """The two figures, the row's values, the identity and the sentences."""
-    entry = cached_entry(out["all"])
+    """The two figures, the row's values, the identity, the sentences and the search table."""
+    entry = entry_of(out)
     e = RowExplanation.from_dict(out["explanation"])
     fig = make_row_explanation(e).update_layout(height=None)
     lm = LocalMDI.from_dict(entry["local"])
@@ -324,14 +463,16 @@ def render(out, settings, data) -> tuple:
         height=None)
     ident = identity_text(entry, out["row"])
     notes = [html.P(n) for n in entry.get("notes", [])]
+    table, columns, style = search_table(entry, out["row"])
     return (fig, strip, row_values(entry, e), ident, "vi-identity" if ident else "vi-hidden",
             summary_sentence(entry, settings), notes, "vi-notes" if notes else "vi-hidden",
-            {"height": f"{max(300, 80 + 34 * lm.n_features)}px"})
+            {"height": f"{max(300, 80 + 34 * lm.n_features)}px"}, table, columns, style,
+            table_note(entry))
 
 
 def rows_csv(out, settings, data) -> tuple[str, str]:
     """Every row's explanations: one line per (row, variable), the four methods as columns."""
-    entry = cached_entry(out["all"])
+    entry = entry_of(out)
     lm = LocalMDI.from_dict(entry["local"])
     names = entry.get("value_names", {})
     n, p = lm.values.shape
@@ -356,16 +497,24 @@ OUTPUTS = [(f"{PREFIX}-row-graph", "figure"), (f"{PREFIX}-strip-graph", "figure"
            (f"{PREFIX}-values", "children"), (f"{PREFIX}-identity", "children"),
            (f"{PREFIX}-identity", "className"), (f"{PREFIX}-summary", "children"),
            (f"{PREFIX}-notes", "children"), (f"{PREFIX}-notes", "className"),
-           (f"{PREFIX}-strip-graph", "style")]
+           (f"{PREFIX}-strip-graph", "style"), (f"{PREFIX}-table", "data"),
+           (f"{PREFIX}-table", "columns"), (f"{PREFIX}-table", "style_data_conditional"),
+           (f"{PREFIX}-table-note", "children")]
 
 VIEW = JobView(PREFIX, PARAMS, compute=compute, render=render, data_store=f"{PREFIX}-data",
                outputs=OUTPUTS, query_store=f"{PREFIX}-query",
                url=lambda s, data: forest.link(data.query(), PARAMS.query(s)),
-               requires=lambda out: [out["all"]], what="The explanations",
+               requires=lambda out: [out["all"]], what="The explanations", partial=True,
                disable=[f"{PREFIX}-fieldset", f"{PREFIX}-download-button"])
 VIEW.register()
 VIEW.register_downloads({f"{PREFIX}-download-button": rows_csv})
 state.register_url_sync(PREFIX)
+
+
+def _row_or_nothing(row):
+    if isinstance(row, bool) or not isinstance(row, (int, float)) or row != int(row):
+        return no_update  # a bar (its customdata is the variable's name), no cell
+    return int(row)
 
 
 @callback(Output(PARAMS.id("row"), "value"), Input(f"{PREFIX}-strip-graph", "clickData"),
@@ -373,12 +522,16 @@ state.register_url_sync(PREFIX)
 def pick_row(click):
     """A click on a point of the summary picks its row."""
     try:
-        row = click["points"][0]["customdata"]
+        return _row_or_nothing(click["points"][0]["customdata"])
     except (KeyError, IndexError, TypeError):
         return no_update
-    if isinstance(row, bool) or not isinstance(row, (int, float)) or row != int(row):
-        return no_update  # a bar (its customdata is the variable's name)
-    return int(row)
+
+
+@callback(Output(PARAMS.id("row"), "value", allow_duplicate=True),
+          Input(f"{PREFIX}-table", "active_cell"), prevent_initial_call=True)
+def pick_table_row(cell):
+    """A click on a row of the search table picks it (its ``id`` is the row's index)."""
+    return _row_or_nothing(cell.get("row_id") if isinstance(cell, Mapping) else None)
 
 
 def initial_state(query: Mapping[str, Any], vi_data=None) -> dict:
@@ -446,4 +599,11 @@ def layout(vi_data=None, **query):
                            className="vi-help"),
                     html.P(id=f"{PREFIX}-summary", className="vi-description"),
                     download_button(PREFIX, "Download every row's explanations (CSV)")),
+            ui.card("Find a row by its values",
+                    html.P(id=f"{PREFIX}-table-note", className="vi-help"),
+                    dash_table.DataTable(
+                        id=f"{PREFIX}-table", columns=[], data=[], filter_action="native",
+                        sort_action="native", page_size=10,
+                        **table_style(wrap=False, font_size="0.82rem",
+                                      padding="0.25rem 0.5rem"))),
         ])

@@ -111,11 +111,12 @@ def test_every_learn_demo_has_a_link_on_the_home_page():
     for title, _, presets in PRESETS:
         assert links & {href for _, href in presets}, title
     titles = [title for title, _, _ in TEACH]
-    # Issue 13's seven demos, the exact Extra-Trees preset of issue 15, then issue 28's two
-    # "why this row" presets (LED and XOR on the new Explain page).
+    # Issue 13's seven demos, the exact Extra-Trees preset of issue 15, then issue 28's three
+    # "why this row" presets (LED and XOR on the new Explain page, and an upload's journey).
     assert titles == ["Table 2 of Louppe et al. (2013)", "Masking", "XOR", "SYM (Sutera)",
                       "Depth (Proposition 6)", "Irrelevant variables (Theorem 5)", "Noisy copy",
-                      "Extra-Trees, exact", "Why this row: LED", "Why this row: XOR"]
+                      "Extra-Trees, exact", "Why this row: LED", "Why this row: XOR",
+                      "Why this row: your CSV"]
     assert all(text.endswith(".") for _, text, _ in TEACH)
 
 

@@ -180,6 +180,11 @@ def test_explain_row_and_roundtrips(data):
     assert e.local_mdi.sum() == pytest.approx(e.local_mdi_total)
     np.testing.assert_allclose(e.local_mdi, vc.sklearn_local_mdi(forest, X).values[7])
     np.testing.assert_allclose(e.ciss, vc.local_importance(forest, X).frequencies[7])
+    quick = vc.explain_row(forest, X, row=7, treeshap=False)     # the page's first figure
+    assert np.isnan(quick.treeshap).all() and "treeshap" in quick.notes
+    assert quick.saabas_bias + quick.saabas.sum() == pytest.approx(
+        forest.predict_proba(X[7:8])[0, list(forest.classes_).index(quick.output)])
+    np.testing.assert_allclose(quick.local_mdi, vc.sklearn_local_mdi(forest, X).values[7])
     e0 = vc.explain_row(forest, X, row=7, output=0)
     assert e0.output == 0 and e0.saabas == pytest.approx(-e.saabas if e.output == 1 else e.saabas)
     table = vc.get_problem("led").exact_table()

@@ -203,6 +203,115 @@ def test_a_click_on_a_point_picks_its_row(page):
     assert page.pick_row(None) is page.no_update
 
 
+def test_a_click_on_a_row_of_the_search_table_picks_it(page):
+    assert page.pick_table_row({"row": 0, "column": 2, "row_id": 37}) == 37
+    assert page.pick_table_row({"row": 0, "column": 2}) is page.no_update
+    assert page.pick_table_row(None) is page.no_update
+
+
+def _shop(n=120, seed=3) -> pd.DataFrame:
+    """An analyst's upload: an identifier, a text category, a number missing at rows 3 and 7."""
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"customer_id": [f"C{i:05d}" for i in rng.permutation(n)],
+                       "colour": rng.choice(["red", "green", "blue"], n),
+                       "size": np.round(rng.normal(size=n), 3)})
+    df.loc[[3, 7], "size"] = np.nan
+    df["y"] = ((df["colour"] == "red") ^ (df["size"].fillna(0) > 0)).astype(int)
+    return df
+
+
+def test_the_search_table_shows_each_row_by_its_labels_and_the_id_is_excluded(page):
+    df = _shop()
+    data = DataChoice.from_params(upload_frame(df, "shop.csv"))
+    out, settings = _run(page, data, row=7, n_estimators=6, random_state=2)
+    table, columns, style = page.search_table(page.cached_entry(out["all"]), 7)
+    # the identifier column is excluded by the upload's default roles
+    assert [c["name"] for c in columns] == ["row", "colour", "size"]
+    assert len(table) == 120 and [t["id"] for t in table] == list(range(120))
+    for t in table:  # each cell is the uploaded value: a label, "missing", or the number
+        r = t["id"]
+        assert t["c0"] == df.loc[r, "colour"]
+        if np.isnan(df.loc[r, "size"]):
+            assert t["c1"] == "missing"
+        else:
+            assert float(t["c1"]) == pytest.approx(df.loc[r, "size"], abs=1e-9)
+    assert style[0]["if"]["filter_query"] == "{id} = 7"
+    shown = str(page.render(out, settings, data)[2])
+    assert "missing" in shown and "customer_id" not in shown
+    assert f"{df.loc[7, 'colour']}" in shown
+
+
+def test_the_search_table_is_bounded_in_cells(page):
+    """60,000 cells: 60 variables give 1,000 rows; 3 give every row up to 5,000 explained."""
+    assert page.table_rows(5000, 60) == 1000
+    assert page.table_rows(5000, 3) == 5000
+    assert page.table_rows(5000, 200) == 1000          # at least 1,000 rows
+    assert page.table_rows(40, 9) == 40
+
+
+class _Recorder:
+    """A job's progress: its messages and published results in order; Cancel once
+    ``stop_after`` TreeSHAP calls have been reported (None: never)."""
+
+    def __init__(self, stop_after=None):
+        self.events, self.published, self.stop_after = [], [], stop_after
+
+    def __call__(self, done, total, message):
+        self.events.append(message)
+
+    def publish(self, result):
+        self.published.append(result)
+        self.events.append("publish")
+
+    def should_stop(self):
+        calls = sum(m.startswith("TreeSHAP:") for m in self.events)
+        return self.stop_after is not None and calls >= self.stop_after
+
+
+def test_the_first_figure_comes_before_treeshap_and_cancel_keeps_what_was_finished(
+        page, monkeypatch):
+    monkeypatch.setattr(page, "SHAP_CHUNK", 4)
+    data = _upload_like(n=120, seed=11)
+    settings = _settings(page, data.n_features(), row=50, n_estimators=9, random_state=5)
+    progress = _Recorder(stop_after=2)
+    out = page.compute(settings, data, progress)
+    # the first figure was published before any TreeSHAP call, without TreeSHAP
+    first_shap = next(i for i, m in enumerate(progress.events) if m.startswith("TreeSHAP:"))
+    assert progress.events.index("publish") < first_shap
+    e0 = RowExplanation.from_dict(progress.published[0]["explanation"])
+    assert np.isnan(e0.treeshap).all() and "running" in e0.notes["treeshap"]
+    assert e0.saabas.sum() + e0.saabas_bias == pytest.approx(e0.prediction, abs=1e-9)
+    # Cancel after two calls of 4 rows: 8 rows have TreeSHAP, the chosen row first
+    assert out["partial"] is True
+    entry = out["entry"]
+    done = [i for i, b in enumerate(entry["treeshap_bias"]) if b is not None]
+    assert len(done) == 8 and entry["rows"].index(50) in done
+    # 9 trees on 120 rows have at most 9 x 239 nodes: TreeSHAP's sample is every row
+    assert entry["n_shap"] == 120
+    for i in done:  # shap's efficiency: the values add up to the prediction
+        assert sum(entry["treeshap"][i]) + entry["treeshap_bias"][i] == \
+            pytest.approx(entry["prediction"][i], abs=1e-6)
+    e = RowExplanation.from_dict(out["explanation"])
+    assert np.isfinite(e.treeshap).all()
+    summary = page.render(out, settings, data)[5]
+    assert "TreeSHAP so far: 8 of 120 rows." in summary
+    # nothing cached: the same settings compute again
+    key = page.cache.key_for("explain-rows", data.as_dict,
+                             {k: settings[k] for k in page.ALL_ROWS_KEYS})
+    assert page.cache.get_json(key) is None
+    again = _Recorder()
+    page.compute(settings, data, again)
+    assert sum(m.startswith("TreeSHAP:") for m in again.events) == 30    # 120 rows / 4
+    assert page.cache.get_json(key) is not None
+
+
+def test_cancel_before_the_first_figure_is_a_sentence(page):
+    data = _upload_like(n=80, seed=12)
+    settings = _settings(page, data.n_features(), n_estimators=4, random_state=6)
+    with pytest.raises(ValueError, match="Cancelled before the first figure"):
+        page.compute(settings, data, _Recorder(stop_after=0))
+
+
 # -- in Chromium -----------------------------------------------------------------------------
 def _bars(dash_duo):
     fig = _figure(dash_duo, "explain-row-graph")
@@ -222,15 +331,51 @@ def test_led_row_four_explanations_and_labels(dash_duo, dash_app):
 
 
 @pytest.mark.browser
-def test_upload_labels_then_leaving_mid_job_ends_it(dash_duo, dash_app):
+def test_home_upload_journey_labels_search_then_leaving_mid_job_ends_it(dash_duo, dash_app,
+                                                                         tmp_path):
+    """Home's upload preset, a CSV with an identifier, a text category and missing values
+    uploaded on the Data page, then Why this row: the four explanations, labels (not codes),
+    the identifier excluded; a row found by its colour in the table; then a long job is left."""
     import psutil
+    from pages._framework.lessons import TEACH
 
-    data = _upload_like()
-    open_page(dash_duo, dash_app, "/explain?trees=10&" + data.query())
+    df = _shop()
+    path = tmp_path / "shop.csv"
+    df.to_csv(path, index=False)
+    dash_duo.driver.set_window_size(1400, 900)
+    open_page(dash_duo, dash_app, "/")
+    index = [t[0] for t in TEACH].index("Why this row: your CSV")
+    dash_duo.find_element(f"#home-demo-{index}").click()
+    until(lambda: urlsplit(dash_duo.driver.current_url).path == "/data", 20)
+    dash_duo.wait_for_element("#data-upload input[type='file']", timeout=30)
+    dash_duo.find_element("#data-upload input[type='file']").send_keys(str(path))
+    dash_duo.wait_for_contains_text("#data-summary-exact", "Target y", timeout=60)
+    until(lambda: "vi-job-running" not in dash_duo.find_element("#data-job")
+          .get_attribute("class"), 60)
+    dash_duo.driver.find_element("link text", "Why this row").click()
+    until(lambda: urlsplit(dash_duo.driver.current_url).path == "/explain", 20)
     wait_for(lambda: _bars(dash_duo), 90, "the four explanations")
+    assert [t["y"] for t in _bars(dash_duo)] == [["colour", "size"]] * 4
     dash_duo.wait_for_element("#explain-values li", timeout=30)
-    wait_for(lambda: any(c in dash_duo.find_element("#explain-values").text
-                         for c in ("red", "green", "blue")), 30, "a colour's label")
+    # row 0 of the file, by its labels; the identifier is no input
+    shown = dash_duo.find_element("#explain-values").text
+    assert f"colour = {df.loc[0, 'colour']}" in shown and "customer_id" not in shown
+    # search: rows whose size is missing (rows 3 and 7 of the file), then click one
+    wait_for(lambda: len(dash_duo.find_elements("#explain-table td")) > 0, 30, "the table")
+    filters = dash_duo.find_elements("#explain-table th.dash-filter")
+    assert len(filters) == 3                                  # row, colour, size
+    filters[2].find_element("css selector", "input[type='text']").send_keys("missing\n")
+    wait_for(lambda: sorted(c.text for c in dash_duo.find_elements(
+        "#explain-table td[data-dash-column='id']")) == ["3", "7"], 20, "rows 3 and 7")
+    cell = next(c for c in dash_duo.find_elements("#explain-table td[data-dash-column='id']")
+                if c.text == "7")
+    cell.click()
+    until(lambda: dash_duo.find_element("#explain-row").get_attribute("value") == "7", 10)
+    wait_for(lambda: "size = missing" in dash_duo.find_element("#explain-values").text
+             and f"colour = {df.loc[7, 'colour']}" in
+             dash_duo.find_element("#explain-values").text, 60, "row 7's values")
+    wait_for(lambda: _bars(dash_duo), 60, "the four explanations of row 7")
+    assert "row=7" in dash_duo.driver.current_url
 
     def job_processes():
         return [c for c in psutil.Process(os.getpid()).children(recursive=True)

@@ -204,4 +204,5 @@ TEACH = (
      "/importances?problem=gauss&method=sklearn-et&K=1&trees=1000"),
     ("Why this row: LED", "What makes a 1 a 1: the top segment, off, carries 1.33 of its log2 10 bits; segments c and f, lit for 8 and 9 digits, little; two added irrelevant bits get 0.", "/explain?problem=led:irrelevant=2&method=exact&row=0"),
     ("Why this row: XOR", "Each bit matters only through the other: at every row both relevant bits get 1/2 bit of local MDI and the irrelevant ones 0.", "/explain?problem=xor:irrelevant=2&method=exact&row=0"),
+    ("Why this row: your CSV", "Upload a table (missing values, text categories and identifier columns are handled), choose its target, then open Why this row in the menu: find a customer by their values in its table and see the four explanations of that row.", "/data?source=upload"),
 )

@@ -591,7 +591,7 @@ def _pick_row(X, row):
     return sub(int(row) % n)
 
 
-def explain_row(model, X, row: int = 0, *, output=None, variables=None,
+def explain_row(model, X, row: int = 0, *, output=None, variables=None, treeshap: bool = True,
                 **forest_options) -> RowExplanation:
     """Local MDI, Saabas, TreeSHAP and Ciss (2015) of one row, in one result.
 
@@ -608,6 +608,9 @@ def explain_row(model, X, row: int = 0, *, output=None, variables=None,
         The class whose probability Saabas and TreeSHAP explain; default the row's
         most probable class.
     variables : sequence of str, optional
+    treeshap : bool, default=True
+        False leaves TreeSHAP out (NaN, with a note): the other three cost one pass of the
+        row through the trees, TreeSHAP far more on deep trees.
     **forest_options
         Multiway forest only: ``n_estimators``, ``max_features``, ``max_depth``,
         ``bootstrap``, ``k_semantics``, ``criterion``, ``random_state``.
@@ -643,10 +646,14 @@ def explain_row(model, X, row: int = 0, *, output=None, variables=None,
                              "scikit-learn forest with them instead.")
         lm = sklearn_local_mdi(model, x1, variables=variables)
         sa = sklearn_saabas(model, x1, variables=variables)
-        sh = sklearn_treeshap(model, x1, variables=variables)
         ciss = local_importance(model, x1, variables=variables)
         k = sa.output_index(output)
-        ts, ts_bias = sh.values[0, :, k], float(sh.bias[0, k])
+        if treeshap:
+            sh = sklearn_treeshap(model, x1, variables=variables)
+            ts, ts_bias = sh.values[0, :, k], float(sh.bias[0, k])
+        else:
+            ts, ts_bias = np.full(len(lm.variables), np.nan), float("nan")
+            notes["treeshap"] = "not computed (treeshap=False)"
         method, names = lm.method, lm.variables
     notes["ciss"] = "share of trees whose leaf for the row is right below a split on the variable"
     return RowExplanation(

@@ -63,9 +63,9 @@ def make_row_explanation(e: RowExplanation, *, height: int = 560) -> go.Figure:
         values = np.asarray(getattr(e, field), dtype=float)
         if not np.isfinite(values).any():
             note = e.notes.get(field, "not available")
-            fig.add_annotation(text=_wrap(note, 36), showarrow=False, xref=f"x{k + 1} domain",
+            fig.add_annotation(text=_wrap(note, 22), showarrow=False, xref=f"x{k + 1} domain",
                                yref=f"y{k + 1} domain", x=0.5, y=0.5,
-                               font=dict(size=12, color="#5b6477"))
+                               font=dict(size=11, color="#5b6477"))
             fig.add_trace(go.Bar(x=[0] * len(names), y=names, orientation="h",
                                  showlegend=False, hoverinfo="skip"), row=r + 1, col=c + 1)
             continue
