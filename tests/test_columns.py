@@ -501,3 +501,27 @@ def test_the_interactions_tile_list_names_categories_and_missing_values():
     tile = tile_frame(local, interactions(local), "island", "bill", value_names=names)
     assert tile["island"].tolist() == ["Biscoe", "Dream", MISSING_LABEL]
     assert tile["bill"].tolist() == [MISSING_LABEL, 32.0, 40.0]
+
+
+def test_distinct_whole_numbers_under_an_id_name_are_identifiers():
+    """Customer numbers (100000, 100001, ... or shuffled) under ``customer_id`` are excluded;
+    the same numbers under ``year`` or ``count`` stay, and so does a non-distinct id."""
+    import pandas as pd
+
+    from varimp_core.api import load_data
+
+    rng = np.random.default_rng(0)
+    n = 60
+    y = rng.integers(0, 2, n)
+    base = pd.DataFrame({"x": rng.integers(0, 3, n), "y": y})
+    for name in ("customer_id", "CustomerID", "customerId", "Order No", "id"):
+        for ids in (100000 + np.arange(n), rng.permutation(np.arange(5000, 5000 + 3 * n, 3))):
+            d = load_data(data=base.assign(**{name: ids}), target="y")
+            reasons = dict(d.excluded)
+            assert name in reasons and "identifier" in reasons[name], (name, reasons)
+    for name in ("year", "count", "video", "paid"):
+        d = load_data(data=base.assign(**{name: 1990 + np.arange(n)}), target="y")
+        assert name in d.variables, name
+    repeated = np.repeat(np.arange(n // 2), 2)          # two rows per customer: not an id
+    d = load_data(data=base.assign(customer_id=repeated), target="y")
+    assert "customer_id" in d.variables

@@ -169,7 +169,14 @@ def expand_date(name: str, dt: pd.Series) -> dict[str, pd.Series]:
             f"{name}_weekday": pd.Series(day, index=dt.index)}
 
 
-def identifier_reason(kind: str, values: np.ndarray, missing: np.ndarray) -> str | None:
+#: A column name that says "identifier": ``id``, ``customer_id``, ``Order No``, ``CustomerID``,
+#: ``customerId``, ``key``, ``uuid`` (not ``idea``, ``paid`` or ``grid``).
+ID_NAME = re.compile(r"(?i:^(id|uuid|guid|key|index)$|(^|[_\s.-])(id|key|no|nr|number|code)$"
+                     r"|^id[_\s.-])|[a-z]I[Dd]$")
+
+
+def identifier_reason(kind: str, values: np.ndarray, missing: np.ndarray,
+                      name: str | None = None) -> str | None:
     """Why a column looks like an identifier, or None.
 
     Text: every value distinct (at least :data:`MIN_IDENTIFIER_ROWS` of them),
@@ -180,7 +187,9 @@ def identifier_reason(kind: str, values: np.ndarray, missing: np.ndarray) -> str
     numbers themselves, 0, 1, ..., n-1 or 1, 2, ..., n in row order (a spreadsheet's or
     pandas' row index written out).  Other sorted distinct integers are measurements an
     analyst keeps: one row per year (1990, 1991, ...), counts sorted by size, values with
-    gaps or in decreasing order.
+    gaps or in decreasing order.  Distinct integers under a name that says identifier
+    (:data:`ID_NAME`: ``customer_id``, ``CustomerID``, ``order_no``) are identifiers too,
+    in any order and from any start: customer or order numbers.
     """
     n = int((~missing).sum())
     if n < MIN_IDENTIFIER_ROWS:
@@ -198,6 +207,9 @@ def identifier_reason(kind: str, values: np.ndarray, missing: np.ndarray) -> str
             return None
         if values[0] in (0, 1) and np.array_equal(values, values[0] + np.arange(n)):
             return f"a monotone integer index, {values[0]:.0f} to {values[-1]:.0f} in row order"
+        if name is not None and ID_NAME.search(str(name)) and len(np.unique(values)) == n:
+            return (f"an identifier: its name says so and each of its {n:,} whole numbers is "
+                    "distinct")
     return None
 
 

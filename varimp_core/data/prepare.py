@@ -413,7 +413,7 @@ def _prepare(df, target, max_levels, bins, kinds, task, limit, source, missing, 
         kind, values, _, miss = parsed[c]
         reason = "every value is missing" if miss.all() else (
             constant_reason(values, miss, missing)
-            or (identifier_reason(kind, values, miss) if identifiers == "exclude" else None))
+            or (identifier_reason(kind, values, miss, c) if identifiers == "exclude" else None))
         if reason:
             excluded.append((c, reason))
             del parsed[c]
@@ -487,8 +487,8 @@ def _why_excluded(s: pd.Series, missing: str = "category") -> str:
         kind, values, _, miss = column_values(s)
     except DataError:
         return "excluded by choice"
-    return (constant_reason(values, miss, missing) or identifier_reason(kind, values, miss)
-            or "excluded by choice")
+    return (constant_reason(values, miss, missing)
+            or identifier_reason(kind, values, miss, s.name) or "excluded by choice")
 
 
 def _used_order(order, values):
