@@ -264,7 +264,21 @@ def compute(settings, data: DataChoice, progress) -> dict:
             test_estimators=trees,
             progress=lambda d, t: progress(d, t, f"{d} of {t} permutations"))
         out["verdicts"] = verdicts.to_dict()
+        note = depth_power_note(verdicts, kwargs)
+        notes += [note] if note else []
     return out
+
+
+def depth_power_note(verdicts: VerdictResult, kwargs: Mapping[str, Any]) -> str | None:
+    """On a sample, fully grown trees and a variable not found relevant: say that a depth
+    limit tests the terms the rows can estimate (the deep ones are noise on few rows)."""
+    if kwargs.get("max_depth") is not None or len(verdicts.variables) < 3 or \
+            all(v == "relevant" for v in verdicts.verdicts):
+        return None
+    return (f"Fully grown trees split these {verdicts.n_samples:,} rows into cells of a few "
+            "rows, where the deep terms of an importance are mostly noise, so the test has "
+            "little power for moderate effects. A Max depth of 2 or 3 keeps the first terms "
+            "of the decomposition, which the rows can estimate, and tests them instead.")
 
 
 def method_label_of(method: str) -> str:
