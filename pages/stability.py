@@ -16,7 +16,7 @@ from dash import dcc, html
 from pages._framework import controls as ui
 from pages._framework import results, state
 from pages._framework.datachoice import DataChoice
-from pages._framework.page_frame import figure_config, page_frame, register_data_label
+from pages._framework.page_frame import figure_config, page_frame
 from pages._framework.params import Context, Param, ParamSet, sentence
 from pages._framework.results import SAMPLED
 from pages._framework.view import JobView, context_for
@@ -128,6 +128,8 @@ def core_settings(settings: Mapping[str, Any]) -> dict:
     kwargs = {k: v for k, v in settings.items() if k not in DRAWING}
     if settings["method"] in SAMPLED:
         kwargs["bootstrap"] = False
+    if kwargs.get("criterion") == "squared_error" and settings["method"] in SAMPLED:
+        kwargs.pop("criterion")     # scikit-learn's forests measure the variance natively
     return kwargs
 
 
@@ -287,7 +289,6 @@ VIEW = StabilityView(
     disable=["stab-fieldset"], what="The figures")
 VIEW.register()
 state.register_url_sync(PREFIX)
-register_data_label(PREFIX)
 
 
 def initial_values(query, ctx: Context) -> tuple[dict, list[str]]:
