@@ -59,7 +59,8 @@ def test_xor_on_four_rows_has_two_trees(page):
     *_, cards = page.render(out, settings, data)
     assert _probabilities(cards) == ["1/2", "1/2"]
     texts = sorted(c.children[2].children for c in cards)
-    assert texts == ["X1 0.0000 \u00b7 X2 1.0000 bits", "X1 1.0000 \u00b7 X2 0.0000 bits"]
+    assert texts == ["X1\u00a00.0000 \u00b7 X2\u00a01.0000 bits",
+                     "X1\u00a01.0000 \u00b7 X2\u00a00.0000 bits"]
 
 
 def test_led_beyond_the_limit_gives_the_count_in_a_sentence(page):

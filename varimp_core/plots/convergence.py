@@ -112,7 +112,7 @@ def _add_expected(fig: go.Figure, expected: pd.DataFrame, units: str,
                              "\u221aT,<br>expected sum of |forest \u2212 exact|",
                              line=dict(color=EXPECTED_COLOR, width=2), hovertemplate=hover))
     fig.add_trace(go.Scatter(x=T, y=expected["max_abs"], mode="lines", meta="expected-max",
-                             name="exact law, largest variable: \u221a(2/\u03c0)\u00b7"
+                             name="exact law, largest variable:<br>\u221a(2/\u03c0)\u00b7"
                              "max\u2c7c \u03c3\u2c7c/\u221aT",
                              line=dict(color=EXPECTED_COLOR, width=1.2, dash="dot"),
                              hovertemplate=hover))

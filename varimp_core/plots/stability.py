@@ -54,9 +54,15 @@ def _edge_label(child: dict) -> str:
     return f"\u2264 {lo:g}" if child.get("side") == "<=" else f"\u2265 {hi:g}"
 
 
-def _leaf_label(node: dict) -> str:
+def _leaf_label(node: dict, short: bool = True) -> str:
+    """``y = c`` at a pure leaf; the classes of a mixed one (``{1,3,7}``, or ``5 classes``
+    beyond three when ``short``)."""
     labels = list(node.get("class_weights", {}))
-    return f"y = {labels[0]}" if len(labels) == 1 else "{" + ", ".join(labels) + "}"
+    if len(labels) == 1:
+        return f"y = {labels[0]}"
+    if short and len(labels) > 3:
+        return f"{len(labels)} classes"
+    return "{" + ",".join(labels) + "}"
 
 
 def tree_layout(structure: dict) -> tuple[list[dict], list[dict]]:
@@ -72,7 +78,8 @@ def tree_layout(structure: dict) -> tuple[list[dict], list[dict]]:
     nodes : list of dict
         ``x`` (a leaf's rank; an inner node sits at the mean of its children's
         ``x``), ``depth`` (0 at the root), ``label`` (the split variable, or
-        ``y = class`` at a pure leaf), ``leaf`` and, for a split, ``gain``
+        ``y = class`` at a pure leaf, the classes of a mixed one), ``leaf``,
+        ``classes`` (a leaf's every class) and, for a split, ``gain``
         :math:`p(t)\\Delta i(t)`.
     edges : list of dict
         ``x0, depth0, x1, depth1`` and ``label`` (``= value`` for a multiway
@@ -85,7 +92,8 @@ def tree_layout(structure: dict) -> tuple[list[dict], list[dict]]:
         if node.get("leaf", False) or not node.get("children"):
             x = float(leaves[0])
             leaves[0] += 1
-            nodes.append({"x": x, "depth": depth, "label": _leaf_label(node), "leaf": True})
+            nodes.append({"x": x, "depth": depth, "label": _leaf_label(node), "leaf": True,
+                          "classes": _leaf_label(node, short=False)})
             return x
         xs = [place(child["node"], depth + 1) for child in node["children"]]
         x = float(np.mean(xs))
@@ -127,6 +135,7 @@ def make_tree_figure(structure: dict, variables, *, units: str = "bits",
     depth = max(n["depth"] for n in nodes)
     width = max(n["x"] for n in nodes)
     colour = {str(v): variable_color(i) for i, v in enumerate(variables)}
+    n_leaves = sum(n["leaf"] for n in nodes)
     fig = go.Figure()
     for e in edges:
         fig.add_shape(type="line", x0=e["x0"], y0=-e["depth0"], x1=e["x1"], y1=-e["depth1"],
@@ -137,7 +146,7 @@ def make_tree_figure(structure: dict, variables, *, units: str = "bits",
     for n in nodes:
         fig.add_annotation(x=n["x"], y=-n["depth"], text=n["label"] if n["leaf"]
                            else f"<b>{n['label']}</b>", showarrow=False,
-                           font=dict(size=11 if n["leaf"] else 12,
+                           font=dict(size=(9 if n_leaves > 3 else 11) if n["leaf"] else 12,
                                      color=_LEAF if n["leaf"] else "#ffffff"),
                            bgcolor="#eef1f5" if n["leaf"] else colour.get(n["label"], _NODE),
                            bordercolor="#c7ced6" if n["leaf"] else colour.get(n["label"], _NODE),
@@ -145,8 +154,8 @@ def make_tree_figure(structure: dict, variables, *, units: str = "bits",
     fig.add_trace(go.Scatter(
         x=[n["x"] for n in nodes], y=[-n["depth"] for n in nodes], mode="markers",
         marker=dict(size=1, color="rgba(0,0,0,0)"), showlegend=False,
-        customdata=[[n["label"], n.get("gain", 0.0)] for n in nodes],
-        hovertemplate=[("%{customdata[0]}<extra></extra>" if n["leaf"] else
+        customdata=[[n.get("classes", n["label"]), n.get("gain", 0.0)] for n in nodes],
+        hovertemplate=[("leaf: %{customdata[0]}<extra></extra>" if n["leaf"] else
                         "split on %{customdata[0]}<br>p(t)\u00b7\u0394i = %{customdata[1]:.4f} "
                         + units + "<extra></extra>") for n in nodes]))
     base_layout(fig, height=height or 70 * depth + 60)
@@ -158,8 +167,9 @@ def make_tree_figure(structure: dict, variables, *, units: str = "bits",
 
 
 def tree_importance_text(importances, variables, units: str = "bits") -> str:
-    """``"X1 0.9183 · X2 0.0000 bits"``: a tree's importance of every variable, 4 decimals."""
-    parts = [f"{v} {float(x):.4f}" for v, x in zip(variables, importances)]
+    """``"X1 0.9183 · X2 0.0000 bits"``: a tree's importance of every variable, 4 decimals
+    (a no-break space inside each pair, so a line breaks only between variables)."""
+    parts = [f"{v}\u00a0{float(x):.4f}" for v, x in zip(variables, importances)]
     return " \u00b7 ".join(parts) + f" {units}"
 
 
@@ -209,7 +219,7 @@ def make_flip_figure(moments, n_trees: int, *, height: int | None = None) -> go.
     fig.update_yaxes(type="category", autorange="reversed", title_text="")
     label = ("estimate from " + (f"{moments.n_trees:,} trees" if moments.n_trees else "trees")
              if moments.estimated else "exact")
-    fig.add_annotation(text=label, xref="paper", yref="paper", x=1, y=1, xanchor="right",
+    fig.add_annotation(text=label, xref="paper", yref="paper", x=0, y=1, xanchor="left",
                        yanchor="bottom", showarrow=False, font=dict(color="#ffffff", size=12),
                        bgcolor="#2b6cb0" if moments.estimated else "#1f7a3d", borderpad=4)
     return fig
