@@ -214,7 +214,8 @@ def stability_sentences(moments: ImportanceMoments, T: int) -> list[str]:
            f"{T:,} trees orders the two variables the other way round, "
            "\u03a6(\u2212|\u03bc\u1d62 \u2212 \u03bc\u2c7c| \u221aT / "
            "\u221a(\u03a3\u1d62\u1d62 + \u03a3\u2c7c\u2c7c \u2212 2\u03a3\u1d62\u2c7c)) by the "
-           "central limit theorem; 50% for two variables of equal mean."]
+           "central limit theorem; 50% for two variables of equal mean; a blank cell is under "
+           "0.5% (hover for its value)."]
     if len(moments.variables) >= 2:
         bound = moments.ranking_error_bound(T)
         try:

@@ -192,8 +192,8 @@ def make_flip_figure(moments, n_trees: int, *, height: int | None = None) -> go.
         Trace 0 is the heatmap: ``z[i][j]`` is
         :meth:`~varimp_core.exact.moments.ImportanceMoments.flip_probabilities`
         (T) for variables in decreasing order of their mean importance (rows
-        top to bottom, columns left to right), None on the diagonal; a badge
-        says "exact" or "estimate".
+        top to bottom, columns left to right), None on the diagonal, each cell's
+        text the whole percent (blank under 0.5%); a badge says "exact" or "estimate".
     """
     p = len(moments.variables)
     if p < 2:
@@ -204,8 +204,10 @@ def make_flip_figure(moments, n_trees: int, *, height: int | None = None) -> go.
     z = flips[np.ix_(order, order)].astype(object)
     for i in range(p):
         z[i, i] = None
-    text = [["" if a == b else f"{flips[a, b]:.2%}" if flips[a, b] >= 0.0001 or flips[a, b] == 0
-             else "<0.01%" for b in order] for a in order]
+    # whole percents, blank under 0.5% (the hover has every value): short enough for a
+    # phone's cells
+    text = [["" if a == b or flips[a, b] < 0.005 else f"{flips[a, b]:.0%}" for b in order]
+            for a in order]
     fig = go.Figure(go.Heatmap(
         z=z.tolist(), x=names, y=names, zmin=0, zmax=0.5, colorscale=FLIP_SCALE,
         text=text, texttemplate="%{text}" if p <= 12 else None, textfont=dict(size=11),
