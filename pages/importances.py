@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 import dash
+import numpy as np
 from dash import Input, Output, State, callback, dash_table, dcc, html, no_update
 from dash.dash_table.Format import Format, Scheme
 
@@ -25,6 +26,7 @@ from pages._server import jobs, limits
 from varimp_core.csvtext import csv_filename as common_csv_filename
 from varimp_core.csvtext import safe_csv, table_number
 from varimp_core.exact.binary import BINARY_METHODS
+from varimp_core.exact.moments import ImportanceMoments, exact_moments
 from varimp_core.exact.information import joint_information
 from varimp_core.plots.convergence import make_convergence_figure
 from varimp_core.plots.importances import (fmt_number, make_importance_figure,
@@ -34,7 +36,8 @@ from varimp_core.studies import convergence
 from varimp_core.studies.chance import ChanceLevels, band_permutations
 from varimp_core.studies.verdicts import VERDICT_WORK, VerdictResult, importance_verdicts
 from varimp_core.studies.verdicts import verdict_size as core_verdict_size
-from varimp_core.studies.convergence import convergence_curve, convergence_note
+from varimp_core.studies.convergence import (convergence_curve, convergence_note,
+                                             expected_error_curve)
 
 dash.register_page(__name__, path="/importances", name="Importances", order=1,
                    title="varimp \u2014 Importances")
@@ -99,6 +102,10 @@ def _sampled(s) -> bool:
     return s.get("method") in SAMPLED
 
 
+#: Methods whose per-tree covariance is exact (:func:`varimp_core.exact.moments.exact_moments`).
+EXACT_MOMENTS = ("exact", "exact-rf", "exact-et")
+
+
 PARAMS = ParamSet(PREFIX, [
     Param("method", "Method", "choice", "exact", choices=method_options),
     Param("max_features", "K", default=1, key="K", low=1, high=lambda c: c.p or 10_000,
@@ -123,6 +130,15 @@ PARAMS = ParamSet(PREFIX, [
           choices=[("se", "Standard error of the mean"), ("trees", "Per-tree spread")],
           help="The standard error (per-tree SD / \u221aT) says how precise a bar is; the "
                "spread of single trees is \u221aT times wider and can dwarf the bars."),
+    Param("n_trees", "Trees T", default=None, key="T", low=1, high=10**9,
+          blank=str(10 ** 2), what="T", applies=lambda s: s.get("method") in EXACT_MOMENTS,
+          help="Whiskers on the exact bars: where a forest of T trees (bootstrap off) falls "
+               "with probability 95%, \u00b11.96 \u03c3\u2c7c/\u221aT from the exact "
+               "per-tree covariance; blank: 100."),
+    Param("precision", "Precision \u03b5", "float", None, key="eps", low=1e-6, high=1e6,
+          blank="0.01", what="\u03b5", applies=lambda s: s.get("method") in EXACT_MOMENTS,
+          help="The table gives, per variable, the trees that bring its standard error "
+               "\u03c3\u2c7c/\u221aT under \u03b5; blank: 0.01."),
     Param("show", "Show", "choice", "above", choices=[
         ("above", "above chance (debiased)"), ("plugin", "plug-in (biased on a sample)")],
           when=lambda c: bool(c.extra.get("sample")),
@@ -138,7 +154,9 @@ PARAMS = ParamSet(PREFIX, [
                f"{MIN_PERMUTATIONS}."),
 ])
 #: Parameters that only change the drawing (not the cache key of the result).
-DRAWING = ("spread", "show")
+DRAWING = ("spread", "show", "n_trees", "precision")
+#: T and epsilon of a blank control.
+DEFAULT_T, DEFAULT_EPS = 100, 0.01
 #: Parameters of a sample only (``when``: hidden and left out on an exact distribution).
 SAMPLE_ONLY = ("show", "n_permutations")
 
@@ -245,13 +263,23 @@ def compute(settings, data: DataChoice, progress) -> dict:
                 exact = results.cached_importances(data.as_dict, reference, load)
             except ValueError as exc:
                 notes.append(f"No exact values are drawn: {exc}")
+    moments = None
+    source = result if method in EXACT_MOMENTS else exact
+    if source is not None and source.method in EXACT_MOMENTS and (
+            method in EXACT_MOMENTS or convergence_note(result, exact) is None):
+        progress(1, 1, "Computing the exact covariance of one tree's importances\u2026")
+        try:
+            moments = cached_moments(data.as_dict, source, load)
+        except ValueError as exc:
+            notes.append(f"No exact error bars: {exc}")
     information = result.information if result.information is not None else (
         exact.information if exact is not None else None)
     if information is None and result.units == "bits":
         information = float(joint_information(load().table))
     out = {"result": result.to_dict(), "exact": None if exact is None else exact.to_dict(),
            "information": information, "notes": notes, "p": p, "task": task,
-           "verdicts": None, "excluded": [c for c, _ in load().excluded]}
+           "verdicts": None, "excluded": [c for c, _ in load().excluded],
+           "moments": None if moments is None else moments.to_dict()}
     if not load().table.exact:   # a sample: one verdict per variable, after the bars
         progress.publish({**out, "notes": notes + ["Testing each variable against chance: "
                                                    "the verdicts follow."]})
@@ -279,6 +307,34 @@ def depth_power_note(verdicts: VerdictResult, kwargs: Mapping[str, Any]) -> str 
             "rows, where the deep terms of an importance are mostly noise, so the test has "
             "little power for moderate effects. A Max depth of 2 or 3 keeps the first terms "
             "of the decomposition, which the rows can estimate, and tests them instead.")
+
+
+def moments_kwargs(result: ImportanceResult) -> dict:
+    """Keyword arguments of :func:`exact_moments` for an exact result: its own settings."""
+    par = result.parameters
+    kw = {"method": result.method, "max_features": par.get("max_features", 1),
+          "max_depth": par.get("max_depth"), "criterion": par.get("criterion", "entropy")}
+    if result.method == "exact":
+        kw["k_semantics"] = par.get("k_semantics", "id3")
+    elif par.get("min_samples_leaf", 1) != 1:
+        kw["min_samples_leaf"] = par["min_samples_leaf"]
+    return kw
+
+
+def cached_moments(data: Mapping[str, Any], exact: ImportanceResult, load) -> ImportanceMoments:
+    """The exact mean and per-tree covariance of ``exact``'s method, through the cache.
+
+    Raises
+    ------
+    ValueError
+        With the core's sentence when the covariance's memory is beyond its limit.
+    """
+    from pages._server import cache
+
+    kw = moments_kwargs(exact)
+    key = cache.key_for("moments", datasource.canonical_params(data), kw)
+    return ImportanceMoments.from_dict(cache.get_or_compute(
+        key, lambda: exact_moments(load(), **kw).to_dict()))
 
 
 def method_label_of(method: str) -> str:
@@ -370,7 +426,8 @@ def exact_note(view: Mapping[str, Any], spread: str = "se", show: str = "above")
 
 
 def table_columns(units: str = "bits", *, exact: bool = False, sampled: bool = False,
-                  chance: ChanceLevels | None = None, verdicts: bool = False) -> list:
+                  chance: ChanceLevels | None = None, verdicts: bool = False,
+                  moments: tuple | None = None) -> list:
     """DataTable column specs, in ``units`` (4 decimals; 4 significant digits for a
     variance), the verdict columns first after the variable on a sample."""
     units = units_label(units)
@@ -387,6 +444,13 @@ def table_columns(units: str = "bits", *, exact: bool = False, sampled: bool = F
     if sampled:
         cols += [{"name": "Std. error", "id": "sem", "type": "numeric", "format": num},
                  {"name": "Per-tree SD", "id": "std", "type": "numeric", "format": num}]
+    if moments is not None:
+        T, eps = moments
+        cols += [{"name": "Per-tree SD (exact)", "id": "std", "type": "numeric", "format": num},
+                 {"name": f"Std. error at T = {T:,}", "id": "sem", "type": "numeric",
+                  "format": num},
+                 {"name": f"Trees for SE < {eps:g}", "id": "trees_needed", "type": "numeric",
+                  "format": Format(group=True)}]
     cols.append({"name": "Share (normalised)", "id": "normalised", "type": "numeric",
                  "format": Format(precision=2, scheme=Scheme.percentage)})
     if exact:
@@ -405,15 +469,27 @@ def table_columns(units: str = "bits", *, exact: bool = False, sampled: bool = F
 
 def table_rows(result: ImportanceResult, exact: ImportanceResult | None = None,
                chance: ChanceLevels | None = None,
-               verdicts: VerdictResult | None = None) -> list[dict]:
-    """One row per variable, with the exact numbers of the result (not rounded)."""
+               verdicts: VerdictResult | None = None, moments: tuple | None = None
+               ) -> list[dict]:
+    """One row per variable, with the exact numbers of the result (not rounded).
+
+    ``moments`` = (ImportanceMoments, T, epsilon) of an exact result adds the exact per-tree
+    SD :math:`\\sigma_j`, the standard error :math:`\\sigma_j/\\sqrt T` and the trees
+    :math:`\\lfloor\\sigma_j^2/\\varepsilon^2\\rfloor + 1` that bring it under epsilon.
+    """
     sem, std = result.importances_sem, result.importances_std
+    needed = None
+    if moments is not None and sem is None:
+        m, T, eps = moments
+        sem, std, needed = m.standard_errors(T), np.sqrt(m.variances), m.trees_needed_each(eps)
     rows, extra = [], chance.table_rows() if chance is not None else []
     for i, name in enumerate(result.variables):
         row = {"variable": name, "importance": table_number(result.importances[i]),
                "normalised": table_number(result.normalised[i])}
         if sem is not None:
             row["sem"], row["std"] = table_number(sem[i]), table_number(std[i])
+        if needed is not None:
+            row["trees_needed"] = int(needed[i])
         if exact is not None:
             row["exact"] = table_number(exact.importances[i])
             row["difference"] = table_number(result.importances[i] - exact.importances[i])
@@ -455,6 +531,8 @@ def csv_filename(data: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
 def view_from_dict(out: Mapping[str, Any]) -> dict:
     """The page's cached result with its core results rebuilt by the core's ``from_dict``."""
     return {**out, "result": ImportanceResult.from_dict(out["result"]),
+            "moments": None if out.get("moments") is None
+            else ImportanceMoments.from_dict(out["moments"]),
             "exact": None if out.get("exact") is None else ImportanceResult.from_dict(out["exact"]),
             "chance": None if out.get("chance") is None else ChanceLevels.from_dict(out["chance"]),
             "verdicts": None if out.get("verdicts") is None
@@ -498,7 +576,37 @@ def leak_children(verdicts: VerdictResult | None, data: DataChoice | None,
     return out
 
 
-def render_view(view: Mapping[str, Any], spread: str = "se", show: str = "above") -> dict:
+def moments_sentences(result: ImportanceResult, moments: ImportanceMoments | None, T: int,
+                      eps: float) -> list[str]:
+    """The exact bars' whiskers, the trees a precision needs, and a stable ranking's T."""
+    if moments is None or result.method not in EXACT_MOMENTS:
+        return []
+    units = units_label(result)
+    need = moments.trees_needed(eps)
+    out = [f"Whiskers: where a forest of T = {T:,} trees of this method (bootstrap off) falls "
+           "with probability 95%, \u00b11.96 \u03c3\u2c7c/\u221aT, with \u03c3\u2c7c\u00b2 "
+           "the exact variance of one tree's importance of the variable.",
+           f"{need:,} trees bring every standard error under \u03b5 = {eps:g} {units} (the "
+           "table gives each variable's)."]
+    if len(moments.variables) >= 2:
+        try:
+            out.append(f"The ranking is right with probability at least 95% from "
+                       f"T = {moments.stable_ranking_trees(0.95):,} trees (see How many trees "
+                       "do I need? and the Stability page).")
+        except ValueError:
+            pass
+    return out
+
+
+def expected_curve(moments: ImportanceMoments, curve=None, stable: int | None = None):
+    """The exact expected-error law over the sampled curve's T (or to 10x the stable T)."""
+    top = int(curve["n_trees"].max()) if curve is not None and len(curve) else \
+        max(1000, 10 * (stable or 1))
+    return expected_error_curve(moments, min(top, 10 ** 9), points=200)
+
+
+def render_view(view: Mapping[str, Any], spread: str = "se", show: str = "above",
+                T: int | None = None, eps: float | None = None) -> dict:
     """Figures, texts and table of a computed view.
 
     Returns
@@ -511,31 +619,47 @@ def render_view(view: Mapping[str, Any], spread: str = "se", show: str = "above"
     result, exact, chance = view["result"], view["exact"], view.get("chance")
     verdicts = view.get("verdicts")
     info = view.get("information")
+    moments = view.get("moments")
+    T, eps = T or DEFAULT_T, eps or DEFAULT_EPS
     shown = result
     if result.information is None and info is not None:
         shown = ImportanceResult(**{**result.__dict__, "information": info})
+    own = moments if result.method in EXACT_MOMENTS else None
     figure = make_importance_figure(result, exact, spread=spread, chance=chance,
-                                    verdicts=verdicts, show=show)
+                                    verdicts=verdicts, show=show, moments=own, n_trees=T)
     why = convergence_note(result, exact)
     curve = None if why else convergence_curve(result, exact, points=400)
+    expected, stable = None, None
+    if moments is not None:
+        try:
+            stable = moments.stable_ranking_trees(0.95) if len(moments.variables) > 1 else None
+        except ValueError:
+            stable = None
+        expected = expected_curve(moments, curve, stable)
     figure.update_layout(height=None)  # the page sizes it (taller in presentation mode)
+    note = exact_note(view, spread, show)
+    extra = moments_sentences(result, own, T, eps)
     return {
         "figure": figure,
         "theorem2_figure": make_theorem2_figure(shown),
-        "convergence": make_convergence_figure(curve, label=method_label(result),
-                                               units=result.units, note=why),
+        "convergence": make_convergence_figure(
+            curve, label=method_label(result), units=result.units,
+            note=why, expected=expected, stable_trees=stable),
         "theorem2": theorem2_text(result, info),
-        "note": exact_note(view, spread, show),
+        "note": " ".join([note, *extra]) if extra else note,
         "columns": table_columns(result.units, exact=exact is not None,
                                  sampled=result.importances_sem is not None, chance=chance,
-                                 verdicts=verdicts is not None),
-        "rows": table_rows(result, exact, chance, verdicts),
+                                 verdicts=verdicts is not None,
+                                 moments=(T, eps) if own is not None else None),
+        "rows": table_rows(result, exact, chance, verdicts,
+                           moments=(own, T, eps) if own is not None else None),
     }
 
 
 def render(out, settings, data):
     view = view_from_dict(out)
-    r = render_view(view, settings.get("spread", "se"), settings.get("show", "above"))
+    r = render_view(view, settings.get("spread", "se"), settings.get("show", "above"),
+                    settings.get("n_trees"), settings.get("precision"))
     leaks = leak_children(view["verdicts"], data, settings, out.get("excluded"))
     return (r["figure"], r["theorem2"], r["theorem2_figure"], r["columns"], r["rows"], r["note"],
             r["convergence"], leaks, "vi-leaks" if leaks else "vi-leaks vi-hidden")
@@ -584,7 +708,8 @@ def layout(vi_data=None, **query):
     f = dict(zip(PARAMS.names, PARAMS.fields(values, ctx)))
     settings = html.Fieldset(id="imp-fieldset", className="vi-fieldset", children=[
         ui.card("Method", f["method"]),
-        ui.card("Trees", f["max_features"], f["max_depth"], f["criterion"], f["k_semantics"]),
+        ui.card("Trees", f["max_features"], f["max_depth"], f["criterion"], f["k_semantics"],
+                f["n_trees"], f["precision"]),
         ui.card("Sampling", f["n_estimators"], f["bootstrap"], f["random_state"], f["spread"]),
         ui.card("On a sample", f["show"], f["n_permutations"],
                 className="" if data.is_sample else "vi-hidden"),

@@ -26,7 +26,7 @@ from pages._framework.page_frame import figure_config
 
 #: Every page (issue 28 added /explain, "Why this row": the navigation reaches it too).
 PAGE_PATHS = ("/", "/data", "/importances", "/decomposition", "/masking", "/measures",
-              "/distributions", "/selection", "/dependence", "/interactions", "/explain",
+              "/distributions", "/selection", "/dependence", "/interactions", "/explain", "/stability",
               "/learn")
 
 _SETTLED = """

@@ -65,7 +65,8 @@ def test_settings_keep_only_what_the_method_uses(page):
     s = _settings(page, method="exact", max_features=3, max_depth="", n_estimators=50,
                   bootstrap=["on"], k_semantics="sklearn", random_state=4)
     assert s == {"method": "exact", "max_features": 3, "max_depth": None,
-                 "criterion": "entropy", "k_semantics": "sklearn"}
+                 "criterion": "entropy", "k_semantics": "sklearn",
+                 "n_trees": None, "precision": None}      # blank T and epsilon: 100, 0.01
     s = _settings(page, method="sklearn-rf", max_features="2", max_depth=4, n_estimators="30",
                   bootstrap=["on"], k_semantics="id3", random_state=0)
     assert s == {"method": "sklearn-rf", "max_features": 2, "max_depth": 4,

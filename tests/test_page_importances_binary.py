@@ -128,7 +128,9 @@ def test_curve_last_point_is_the_forest_against_exact(page, small):
     assert exact.method == "exact-et" and result.per_tree.shape == (80, 2)
     gap = np.abs(result.per_tree.mean(axis=0) - exact.importances)
     fig = _plugin(view)["convergence"]
-    l1, largest, ref = fig.data
+    # The exact law (exact-et's moments) first, then the sampled curve on top of it.
+    expected_l1, expected_max, l1, largest = fig.data
+    assert (expected_l1.meta, expected_max.meta) == ("expected-l1", "expected-max")
     assert l1.x[-1] == 80 and len(l1.x) == 80
     assert l1.y[-1] == pytest.approx(gap.sum(), abs=1e-14)
     assert largest.y[-1] == pytest.approx(gap.max(), abs=1e-14)
@@ -205,7 +207,8 @@ def test_methods_are_offered_with_their_labels(page):
                               "criterion": "gini", "k_semantics": "sklearn",
                               "n_estimators": 5, "bootstrap": [], "random_state": 0,
                               "spread": "se"}, Context(p=2))
-    assert s == {"method": "exact-et", "max_features": 2, "max_depth": 3, "criterion": "gini"}
+    assert s == {"method": "exact-et", "max_features": 2, "max_depth": 3, "criterion": "gini",
+                 "n_trees": None, "precision": None}      # blank T and epsilon: 100, 0.01
 
 
 @pytest.mark.browser

@@ -363,7 +363,7 @@ def test_parse_spec_fills_defaults():
 
 
 @pytest.mark.parametrize("spec, must_contain", [
-    ("lde", ["'lde'", "led, xor, sym, madelon, strobl, gauss, iris, wine, "
+    ("lde", ["'lde'", "led, xor, sym, toy, madelon, strobl, gauss, iris, wine, "
                       "breast_cancer, digits, diabetes"]),
     ("", ["empty", "led"]),
     ("led:foo=1", ["'foo'", "irrelevant", "noise", "copies"]),
@@ -397,8 +397,8 @@ def test_non_string_spec():
 
 def test_list_problems_describes_every_option():
     problems = list_problems()
-    assert [p["name"] for p in problems] == ["led", "xor", "sym", "madelon", "strobl", "gauss",
-                                             "iris", "wine", "breast_cancer", "digits",
+    assert [p["name"] for p in problems] == ["led", "xor", "sym", "toy", "madelon", "strobl",
+                                             "gauss", "iris", "wine", "breast_cancer", "digits",
                                              "diabetes"]
     for entry in problems:
         assert entry["description"]

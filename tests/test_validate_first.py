@@ -18,7 +18,7 @@ import tracemalloc
 import pytest
 from _pages import page_module
 
-PAGES = ["data", "importances", "selection", "dependence", "masking", "decomposition",
+PAGES = ["data", "importances", "stability", "selection", "dependence", "masking", "decomposition",
          "distributions", "interactions", "measures", "learn", "home"]
 BAD = [10**9, -5]
 PEAK_BYTES = 50 * 2**20

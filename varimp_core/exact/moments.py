@@ -118,6 +118,40 @@ class ImportanceMoments:
             T -= 1
         return T
 
+    def trees_needed_each(self, eps: float) -> np.ndarray:
+        """Per variable, the smallest T with its standard error below ``eps``.
+
+        .. math:: T_j = \\min\\{T \\ge 1 : \\sigma_j / \\sqrt{T} < \\varepsilon\\}
+                      = \\lfloor \\sigma_j^2 / \\varepsilon^2 \\rfloor + 1
+
+        (1 for a variable whose importance does not vary from tree to tree);
+        :meth:`trees_needed` is their maximum.
+        """
+        if not eps > 0:
+            raise ValueError(f"eps must be positive, got {eps!r}.")
+        out = []
+        for v in self.variances.tolist():
+            T = max(1, int(math.floor(v / eps ** 2)) + 1)
+            while math.sqrt(v / T) >= eps:
+                T += 1
+            while T > 1 and math.sqrt(v / (T - 1)) < eps:
+                T -= 1
+            out.append(T)
+        return np.array(out, dtype=np.int64)
+
+    def interval_half_widths(self, n_trees: int, level: float = 0.95) -> np.ndarray:
+        """Half-width of the interval holding a forest of T trees with probability ``level``.
+
+        .. math:: h_j = z_{(1+\\text{level})/2}\\, \\sqrt{\\Sigma_{jj} / T}
+
+        (the central limit theorem: a forest's importance of variable j is about
+        :math:`N(\\mu_j, \\Sigma_{jj}/T)`; z = 1.96 at 95%).
+        """
+        if not 0 < level < 1:
+            raise ValueError(f"level must be in (0, 1), got {level!r}.")
+        from statistics import NormalDist
+        return NormalDist().inv_cdf((1 + level) / 2) * self.standard_errors(n_trees)
+
     def _pair(self, i, j):
         d = float(self.mean[i] - self.mean[j])
         v = float(self.covariance[i, i] + self.covariance[j, j] - 2 * self.covariance[i, j])

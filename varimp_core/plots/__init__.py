@@ -7,9 +7,10 @@ job or a browser.
 
 from varimp_core.plots import (convergence, decomposition, dependence, distributions,
                                distributions_captions, importances, interactions, masking,
-                               measures, measures_captions, selection, selection_captions, style)
+                               measures, measures_captions, selection, selection_captions, stability,
+                               style)
 from varimp_core.plots import explain
 
 __all__ = ["convergence", "decomposition", "dependence", "distributions", "explain",
            "distributions_captions", "importances", "interactions", "masking", "measures",
-           "measures_captions", "selection", "selection_captions", "style"]
+           "measures_captions", "selection", "selection_captions", "stability", "style"]

@@ -132,7 +132,8 @@ SPREADS = ("se", "trees")
 def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | None = None, *,
                            max_bars: int = 50, height: int = 440, spread: str = "se",
                            chance: ChanceLevels | None = None,
-                           verdicts: VerdictResult | None = None, show: str = "above"
+                           verdicts: VerdictResult | None = None, show: str = "above",
+                           moments=None, n_trees: int | None = None, level: float = 0.95
                            ) -> go.Figure:
     """Bar chart of MDI importances, one bar per variable in the variable's colour.
 
@@ -172,6 +173,15 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
         draws the plug-in values, biased upwards on a sample, with the null mean as a
         dash on each bar.  The exact diamonds are plug-in values: drawn with ``"plugin"``
         only.
+    moments : ImportanceMoments, optional
+        The exact mean and per-tree covariance of an exact ``result``
+        (:func:`~varimp_core.exact.moments.exact_moments`); with ``n_trees``,
+        the exact bars carry whiskers of half-width
+        :math:`z_{(1+\\text{level})/2}\\sqrt{\\Sigma_{jj}/T}`, where a forest of
+        T trees (bootstrap off) falls with probability ``level``.
+    n_trees : int, optional
+        T of those whiskers.
+    level : float, default=0.95
 
     Returns
     -------
@@ -217,7 +227,13 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
     sem = result.importances_sem
     sem = None if sem is None else sem[idx]
     sampled = not _is_exact(result)
+    forest_t = n_trees
     n_trees = None if result.per_tree is None else result.per_tree.shape[0]
+    half = None
+    if moments is not None and forest_t is not None and not sampled:
+        if tuple(moments.variables) != tuple(result.variables):
+            raise ValueError("The moments must have the same variables as the result.")
+        half = moments.interval_half_widths(forest_t, level)[idx]
 
     what = "importance above chance" if above else (
         "plug-in importance" if verdicts is not None
@@ -228,6 +244,10 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
     if sem is not None:
         lines.insert(1, f"standard error = %{{customdata[1]:{fmt}}} {units} (T = {n_trees:,})")
         custom = [[s, e] for s, e in zip(share, sem)]
+    elif half is not None:
+        lines.insert(1, f"a forest of T = {forest_t:,} trees: \u00b1%{{customdata[1]:{fmt}}} "
+                     f"{units} ({level:.0%})")
+        custom = [[s, e] for s, e in zip(share, half)]
     opacity = SAMPLED_OPACITY if sampled else 1.0
     text = None
     if verdicts is not None:
@@ -244,15 +264,18 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
         name=(method_label(result) + (", above chance" if above else
                                       ", plug-in (biased on a sample)" if verdicts is not None
                                       else "")
-              + ("" if sem is None else ", whiskers \u00b11 standard error")),
+              + ("" if sem is None else ", whiskers \u00b11 standard error")
+              + ("" if half is None else f",<br>whiskers: {level:.0%} of forests of "
+                 f"T = {forest_t:,} trees")),
         marker=dict(color=colors, opacity=opacity,
                     line=dict(color=colors, width=1.5),
                     pattern=dict(shape="/" if sampled else "", fillmode="overlay",
                                  fgcolor="#ffffff", fgopacity=0.45, size=8)),
         text=text, textposition="outside" if text else None, cliponaxis=False,
         textfont=dict(size=12, color="#222222"),
-        error_y=None if sem is None else dict(type="data", array=sem, visible=True,
-                                              color="#333333", thickness=1.5, width=6),
+        error_y=dict(type="data", array=sem if sem is not None else half, visible=True,
+                     color="#333333", thickness=1.5, width=6)
+        if sem is not None or half is not None else None,
         customdata=custom, hovertemplate="<br>".join(lines) + "<extra></extra>",
     ))
     quartiles = result.per_tree_quartiles if spread == "trees" else None

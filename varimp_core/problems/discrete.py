@@ -1,4 +1,4 @@
-"""Discrete built-in problems with an exact distribution: LED, XOR and SYM.
+"""Discrete built-in problems with an exact distribution: LED, XOR, SYM and Louppe's toy.
 
 Private to :mod:`varimp_core.problems.registry` (through :mod:`varimp_core.problems.specs`).
 Also holds :class:`ProblemDef`, the defaults every problem definition shares,
@@ -14,7 +14,7 @@ import pandas as pd
 
 from varimp_core.problems.options import copies_pairs
 
-__all__ = ["LED_SEGMENTS", "ProblemDef", "DiscreteDef", "LedDef", "XorDef", "SymDef"]
+__all__ = ["LED_SEGMENTS", "ProblemDef", "DiscreteDef", "LedDef", "XorDef", "SymDef", "ToyDef"]
 
 # Louppe et al. (2013), Table 1: the i-th character is segment x_j for digit y = i.
 LED_SEGMENTS = ("1011011111", "1000111011", "1111100111", "0011111011",
@@ -203,6 +203,44 @@ class SymDef(DiscreteDef):
                 "fair coin, so each is informative alone and more so together.")
         if o["noise"]:
             text += f" Y is flipped with probability {o['noise']:g}."
+        return text + _irrelevant_text(self, o)
+
+
+class ToyDef(DiscreteDef):
+    """Louppe's thesis toy (section 7.2.3): three equally likely rows.
+
+    ======  ====  ====  ===
+    row     X1    X2    Y
+    ======  ====  ====  ===
+    1       0     0     0
+    2       1     1     1
+    3       2     1     1
+    ======  ====  ====  ===
+
+    X2 = Y and X1 takes three values.  :math:`H(Y) = \\log_2 3 - 2/3 = 0.9183` bits;
+    both inputs carry all of it, so totally randomized multiway trees give each
+    :math:`H(Y)/2 = 0.4591` bits, while scikit-learn's Extra-Trees at K = 1 (four
+    distinct trees, probabilities 1/8, 1/8, 1/4, 1/2) give 0.3758 and 0.5425 bits.
+    """
+
+    def n_relevant(self, o):
+        return 2
+
+    def n_base_rows(self, o):
+        return 3
+
+    def base(self, o):
+        X = np.array([[0, 0], [1, 1], [2, 1]], np.int8)
+        return X, np.array([0, 1, 1]), np.full(3, 1.0 / 3)
+
+    def exact(self, o: dict):
+        X, y, w, x_labels, y_labels = super().exact(o)
+        return X, y, w, ((0, 1, 2),) + tuple(x_labels[1:]), y_labels
+
+    def describe(self, o):
+        text = ("Louppe's toy (thesis, section 7.2.3): three equally likely rows with "
+                "X1 = 0, 1, 2, X2 = Y and Y = 0, 1, 1; its extra-trees at K = 1 are four "
+                "trees.")
         return text + _irrelevant_text(self, o)
 
 

@@ -109,6 +109,9 @@ OPTION_SPECS: dict[str, tuple[Option, ...]] = {
         Option("irrelevant", 0, "int", _IRR, 0, 1000),
         Option("noise", 0.0, "float", _NOISE_Y, 0, 0.5),
     ),
+    "toy": (
+        Option("irrelevant", 0, "int", _IRR, 0, 1000),
+    ),
     "madelon": (
         Option("samples", 1500, "int", "Number of rows to draw.", 10, 1_000_000),
         Option("irrelevant", 480, "int", "Number of Gaussian probes (irrelevant features).",

@@ -7,7 +7,7 @@ distribution (when one exists) and a seeded sampler.
 
 The definitions live in three modules, gathered here in :data:`PROBLEM_DEFS`:
 :mod:`varimp_core.problems.options` (the ``key=value`` options),
-:mod:`varimp_core.problems.discrete` (LED, XOR and SYM, with exact tables) and
+:mod:`varimp_core.problems.discrete` (LED, XOR, SYM and Louppe's toy, with exact tables) and
 :mod:`varimp_core.problems.sampled` (Madelon, Strobl and the datasets bundled
 with scikit-learn, sampled only).
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from varimp_core.problems.discrete import LedDef, SymDef, XorDef
+from varimp_core.problems.discrete import LedDef, SymDef, ToyDef, XorDef
 from varimp_core.problems.sampled import (REAL_DATASETS, GaussDef, MadelonDef, RealDef,
                                           StroblDef)
 
@@ -24,6 +24,6 @@ __all__ = ["PROBLEM_DEFS"]
 
 
 PROBLEM_DEFS: dict[str, Any] = {
-    "led": LedDef(), "xor": XorDef(), "sym": SymDef(), "madelon": MadelonDef(),
+    "led": LedDef(), "xor": XorDef(), "sym": SymDef(), "toy": ToyDef(), "madelon": MadelonDef(),
     "strobl": StroblDef(), "gauss": GaussDef(), **{name: RealDef(name) for name in REAL_DATASETS},
 }

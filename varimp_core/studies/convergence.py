@@ -26,7 +26,7 @@ from varimp_core.exact.binary import MAX_BINARY_NODES, binary_inputs, binary_ref
 from varimp_core.result import ImportanceResult
 
 __all__ = ["CURVE_CAPTION", "BINARY_LIMITS", "binary_limit", "binary_refusal", "exact_reference",
-           "convergence_curve", "convergence_note"]
+           "convergence_curve", "convergence_note", "expected_error_curve"]
 
 #: What the Importances page's convergence card shows, in one paragraph.
 CURVE_CAPTION = (
@@ -36,7 +36,11 @@ CURVE_CAPTION = (
     "one, so the curve costs no extra trees (cumulative means of the per-tree importances). "
     "The dashed line is the 1/\u221aT law of the central limit theorem: "
     "\u221a(2/\u03c0) \u03a3\u2c7c \u03c3\u2c7c / \u221aT, with \u03c3\u2c7c the "
-    "per-tree spread of variable j around its exact value.")
+    "per-tree spread of variable j around its exact value. For the exact methods, and under "
+    "a sampled forest whose exact limit is drawn, the solid green lines are that law with the "
+    "exact per-tree spread (the exact covariance of one tree's importances), and the dotted "
+    "vertical line the number of trees from which the forest ranks the variables in the "
+    "exact order with probability at least 95%.")
 
 #: The exact method each scikit-learn forest converges to when it does not bootstrap.
 BINARY_LIMITS = {"sklearn-rf": "exact-rf", "sklearn-et": "exact-et"}
@@ -219,3 +223,41 @@ def convergence_curve(result: ImportanceResult, exact: ImportanceResult,
         keep = np.unique(np.geomspace(1, len(T), max(2, int(points))).round().astype(int))
         curve = curve.iloc[keep - 1].reset_index(drop=True)
     return curve
+
+
+def expected_error_curve(moments, max_trees: int, points: int = 200) -> pd.DataFrame:
+    """Expected distance of a forest of T trees to the exact value, from the exact moments.
+
+    A forest of T trees grown without bootstrap averages T i.i.d. trees, so
+    :math:`\\bar I_j(T) - \\mu_j` is about :math:`N(0, \\Sigma_{jj}/T)`, and
+    :math:`E|N(0, s^2)| = \\sqrt{2/\\pi}\\, s`:
+
+    .. math::
+
+        E\\,|\\bar I_j(T) - \\mu_j| \\approx \\sqrt{2/\\pi}\\,\\sigma_j/\\sqrt{T},
+        \\qquad E[L_1(T)] \\approx \\sqrt{2/\\pi}\\,\\sum_j \\sigma_j/\\sqrt{T},
+
+    with :math:`\\sigma_j^2 = \\Sigma_{jj}` the exact per-tree variance
+    (:class:`~varimp_core.exact.moments.ImportanceMoments`).
+
+    Parameters
+    ----------
+    moments : ImportanceMoments
+    max_trees : int
+        The largest T of the curve (at least 2).
+    points : int, default=200
+        About this many values of T, evenly spaced on a log scale from 1.
+
+    Returns
+    -------
+    curve : DataFrame
+        ``n_trees``, ``l1`` (the expected sum over variables) and ``max_abs``
+        (the largest variable's expected error,
+        :math:`\\sqrt{2/\\pi}\\,\\max_j \\sigma_j/\\sqrt T`).
+    """
+    T = np.unique(np.geomspace(1, max(int(max_trees), 2), max(2, int(points))).round()
+                  .astype(np.int64))
+    sigma = np.sqrt(moments.variances)
+    scale = sqrt(2 / pi) / np.sqrt(T.astype(float))
+    return pd.DataFrame({"n_trees": T, "l1": scale * sigma.sum(),
+                         "max_abs": scale * float(sigma.max(initial=0.0))})
