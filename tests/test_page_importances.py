@@ -433,6 +433,26 @@ def test_importances_page_follows_k(dash_duo, dash_app):
 
 
 @pytest.mark.browser
+def test_exact_view_has_no_empty_sampling_card_nor_empty_trees_figure(dash_duo, dash_app):
+    """On the exact method the Sampling card (every field of which is a forest's) is hidden,
+    and "How many trees?" is one sentence, not a 340 px empty figure (issue #26); a sampled
+    method brings both back, with the curve."""
+    open_page(dash_duo, dash_app, "/importances?problem=led")
+    _wait_for_bars(dash_duo, eqn3_importances(get_problem("led").exact_table()).importances)
+    dash_duo.wait_for_contains_text("#imp-convergence-why", "no trees to count", timeout=10)
+    assert not dash_duo.find_element("#imp-sampling-card").is_displayed()
+    assert not dash_duo.find_element("#imp-convergence-graph").is_displayed()
+    card = dash_duo.find_element("#imp-convergence-why").find_element("xpath", "..")
+    assert card.size["height"] < 200, card.size          # a title and a sentence
+    dash_duo.find_element("#imp-method input[value='forest']").click()
+    until(lambda: dash_duo.find_element("#imp-sampling-card").is_displayed(), 10)
+    until(lambda: dash_duo.find_element("#imp-convergence-graph").is_displayed()
+          and dash_duo.find_element("#imp-convergence-why").text == "", 60)
+    assert dash_duo.find_element("#imp-trees").is_displayed()
+    assert dash_duo.get_logs() == []
+
+
+@pytest.mark.browser
 def test_shared_link_reproduces_a_sampled_view(dash_duo, dash_app):
     query = (f"problem={XOR3}&method=forest&K=2&depth=2&trees=40&bootstrap=1"
              "&semantics=sklearn&tree_seed=3")
