@@ -442,8 +442,8 @@ def initial_values(query, vi_data=None) -> tuple[dict, list[str]]:
     query["problem"], query["irrelevant"], more = link_problem(query, data)
     if not built_in(query):  # link_problem's note names the copy it ignores
         query.pop("copy", None)
-    method, more = binary_method(query["problem"], _last(query.get("method")))
-    notes += more
+    method, binary_notes = binary_method(query["problem"], _last(query.get("method")))
+    notes += binary_notes
     if method is not None:
         query["method"] = method
     ctx = problem_context(query, data_context(data))
