@@ -613,7 +613,8 @@ def render_view(view: Mapping[str, Any], spread: str = "se", show: str = "above"
     -------
     out : dict
         ``figure``, ``theorem2_figure``, ``convergence`` (how many trees),
-        ``theorem2`` (text), ``note`` (text),
+        ``convergence_note`` (why no curve is drawn, None when one is), ``theorem2`` (text),
+        ``note`` (text),
         ``columns`` and ``rows`` of the table.
     """
     result, exact, chance = view["result"], view["exact"], view.get("chance")
@@ -636,6 +637,13 @@ def render_view(view: Mapping[str, Any], spread: str = "se", show: str = "above"
         except ValueError:
             stable = None
         expected = expected_curve(moments, curve, stable)
+    # one sentence in place of the figure only when it would be empty: an exact method
+    # without its exact moments (with them, the figure draws the exact expected error)
+    hidden = None
+    if why and result.per_tree is None and expected is None:
+        hidden = (f"These are the infinite forest's values ({method_label(result)}): there "
+                  "are no trees to count. Choose a sampled method, with Bootstrap off, to see "
+                  "how many trees come close to them.")
     figure.update_layout(height=None)  # the page sizes it (taller in presentation mode)
     note = exact_note(view, spread, show)
     extra = moments_sentences(result, own, T, eps)
@@ -645,6 +653,7 @@ def render_view(view: Mapping[str, Any], spread: str = "se", show: str = "above"
         "convergence": make_convergence_figure(
             curve, label=method_label(result), units=result.units,
             note=why, expected=expected, stable_trees=stable),
+        "convergence_note": hidden,
         "theorem2": theorem2_text(result, info),
         "note": " ".join([note, *extra]) if extra else note,
         "columns": table_columns(result.units, exact=exact is not None,
@@ -661,8 +670,10 @@ def render(out, settings, data):
     r = render_view(view, settings.get("spread", "se"), settings.get("show", "above"),
                     settings.get("n_trees"), settings.get("precision"))
     leaks = leak_children(view["verdicts"], data, settings, out.get("excluded"))
+    why = r["convergence_note"]   # one sentence in place of an empty 340 px figure
     return (r["figure"], r["theorem2"], r["theorem2_figure"], r["columns"], r["rows"], r["note"],
-            r["convergence"], leaks, "vi-leaks" if leaks else "vi-leaks vi-hidden")
+            r["convergence"], leaks, "vi-leaks" if leaks else "vi-leaks vi-hidden",
+            "vi-hidden" if why else "", why or "")
 
 
 class ImportancesView(JobView):
@@ -679,7 +690,8 @@ VIEW = ImportancesView(
              ("imp-theorem2-graph", "figure"), ("imp-table", "columns"),
              ("imp-table", "data"), ("imp-note", "children"),
              ("imp-convergence-graph", "figure"), ("imp-leaks", "children"),
-             ("imp-leaks", "className")],
+             ("imp-leaks", "className"), ("imp-convergence-body", "className"),
+             ("imp-convergence-why", "children")],
     query_store="imp-query",
     url=lambda s, data: "&".join(q for q in (data.query(), PARAMS.query(s)) if q),
     disable=["imp-fieldset", "imp-download-button"], what="The figure")
@@ -710,7 +722,8 @@ def layout(vi_data=None, **query):
         ui.card("Method", f["method"]),
         ui.card("Trees", f["max_features"], f["max_depth"], f["criterion"], f["k_semantics"],
                 f["n_trees"], f["precision"]),
-        ui.card("Sampling", f["n_estimators"], f["bootstrap"], f["random_state"], f["spread"]),
+        ui.card("Sampling", f["n_estimators"], f["bootstrap"], f["random_state"], f["spread"],
+                id="imp-sampling-card", className=sampling_class(values["method"])),
         ui.card("On a sample", f["show"], f["n_permutations"],
                 className="" if data.is_sample else "vi-hidden"),
     ])
@@ -736,9 +749,11 @@ def layout(vi_data=None, **query):
                               className="vi-figure", style={"height": "440px"}),
                     html.P(id="imp-note", className="vi-help")),
             ui.card("How many trees do I need?",
-                    dcc.Graph(id="imp-convergence-graph", config=figure_config("convergence"),
-                              style={"height": "340px"}),
-                    html.P(convergence.CURVE_CAPTION, className="vi-help")),
+                    html.P(id="imp-convergence-why", className="vi-help"),
+                    html.Div(id="imp-convergence-body", children=[
+                        dcc.Graph(id="imp-convergence-graph",
+                                  config=figure_config("convergence"), style={"height": "340px"}),
+                        html.P(convergence.CURVE_CAPTION, className="vi-help")])),
             ui.card("Theorem 2",
                     html.P(id="imp-theorem2", style={"margin": "0 0 0.5rem", "fontWeight": 600}),
                     dcc.Graph(id="imp-theorem2-graph", config={"displayModeBar": False},
@@ -754,8 +769,14 @@ def layout(vi_data=None, **query):
         ])
 
 
+def sampling_class(method: str) -> str:
+    """The Sampling card's class: hidden for an exact method, whose fields all are."""
+    return "" if _sampled({"method": method}) else "vi-hidden"
+
+
 @callback([Output(f"{PARAMS.id(n)}-field", "className") for n in PARAMS.names],
-          Output(PARAMS.id("bootstrap"), "value"), Input(PARAMS.id("method"), "value"),
+          Output(PARAMS.id("bootstrap"), "value"), Output("imp-sampling-card", "className"),
+          Input(PARAMS.id("method"), "value"),
           State(PARAMS.id("bootstrap"), "value"), State("imp-data", "data"),
           prevent_initial_call=True)
 def show_method_fields(method, bootstrap, store):
@@ -765,7 +786,7 @@ def show_method_fields(method, bootstrap, store):
     except ValueError:
         ctx = Context()
     return [*PARAMS.field_classes({"method": method}, ctx),  # one flat list: Dash 4 flattens
-            no_update if default == (bootstrap or []) else default]
+            no_update if default == (bootstrap or []) else default, sampling_class(method)]
 
 
 def csv_of(out, settings, data) -> tuple[str, str]:

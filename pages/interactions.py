@@ -137,17 +137,31 @@ def layout(vi_data=None, **query):
                                         "observation has two positions, so a variable "
                                         "never first or second sits at that floor.",
                                         className="vi-help"),
+                                 not_a_verdict("inter-vii-caveat", "VII"),
                                  download_button(PREFIX, "Download variables (CSV)",
                                                         "variables")),
                          ui.card("Partial importance", _part("partial", "400px"),
                                  html.P("Share of the chosen observations with each "
                                         "variable at position 1.", className="vi-help")),
                      ]),
-            ui.card("Importance over labels", _part("over", "360px")),
+            ui.card("Importance over labels", _part("over", "360px"),
+                    not_a_verdict("inter-over-caveat", "The ranking over labels")),
         ])
 
 
 PARTS = ("mosaic", "vii", "partial", "over")
+
+
+def not_a_verdict(id_: str, what: str) -> html.P:
+    """The sentence under a figure that ranks the variables by where the trees put them."""
+    return html.P([
+        f"{what} measures where the forest's trees put each variable (how often it comes "
+        "first or second on an observation's path), not whether the variable carries "
+        "information on the target: a noise variable the trees split on early can rank "
+        "first and a leak, which settles the target in one split, last. It is no relevance "
+        "verdict; the ", dcc.Link("Importances page", href="/importances"),
+        " gives those, each tested against label permutations."], id=id_,
+        className="vi-help")
 #: What the page draws: ``inter-<name>``'s property, in the order of :func:`outputs`.
 OUTPUTS = [(f"{name}{part}", prop) for name in PARTS for part, prop in (
     ("", "figure"), ("-wrap", "className"), ("-msg", "children"), ("-msg", "className"))] + [

@@ -39,7 +39,8 @@ from varimp_core.studies import masking_report as report
 from varimp_core.studies.masking import (BINARY_CHOICES, MaskingCurves, importance_change,
                                          masking_curves, sampled_vs_k)
 from varimp_core.studies.masking_copy import (MAX_IRRELEVANT, UPLOAD, masking_data, masking_spec,
-                                              split_masking_spec, study_spec)
+                                              needs_binary_method, split_masking_spec,
+                                              study_spec)
 
 dash.register_page(__name__, path="/masking", name="Masking", order=3,
                    title="varimp \u2014 Masking")
@@ -108,6 +109,26 @@ def data_context(store: Any) -> Context:
 def session_data(query: Mapping[str, Any], vi_data: Any) -> tuple[DataChoice, list]:
     """The session's data choice and notes; a link may name an upload (``problem`` is ours)."""
     return DataChoice.from_page(query if query.get("source") == "upload" else {}, vi_data)
+
+
+def binary_method(problem, method) -> tuple[str | None, list[str]]:
+    """The method for ``problem`` when ``method`` (None: the default, ``exact``) cannot run.
+
+    A problem with continuous inputs (gauss) is computed by the exact binary forests only,
+    so the multiway ``exact`` becomes ``exact-rf``, with a note when a link asked for it.
+
+    Returns
+    -------
+    method : str or None
+        ``"exact-rf"``, or None when ``method`` can stay.
+    notes : list of str
+    """
+    if method not in (None, "exact") or not needs_binary_method(problem):
+        return None, []
+    name = str(problem).split(":")[0]
+    return "exact-rf", [] if method is None else [
+        f"{name} has continuous inputs, which only exact-rf and exact-et take: the page "
+        "uses exact-rf."]
 
 
 def problem_help(problem: str) -> str:
@@ -421,6 +442,10 @@ def initial_values(query, vi_data=None) -> tuple[dict, list[str]]:
     query["problem"], query["irrelevant"], more = link_problem(query, data)
     if not built_in(query):  # link_problem's note names the copy it ignores
         query.pop("copy", None)
+    method, binary_notes = binary_method(query["problem"], _last(query.get("method")))
+    notes += binary_notes
+    if method is not None:
+        query["method"] = method
     ctx = problem_context(query, data_context(data))
     try:
         PARAMS.by_name["copy"].parse(query.get("copy", NO_COPY), ctx)
@@ -500,6 +525,14 @@ def layout(vi_data=None, **query):
 def write_query(*a):
     query = page_query(dict(zip(PARAMS.names + SAMPLED.names, a)), data_context(a[-1]))
     return no_update if query is None else query
+
+
+@callback(Output(PARAMS.id("method"), "value"), Input(PARAMS.id("problem"), "value"),
+          State(PARAMS.id("method"), "value"), prevent_initial_call=True)
+def method_for_problem(problem, method):
+    """exact-rf when the problem chosen has continuous inputs and the method is ``exact``."""
+    chosen = binary_method(problem, method or "exact")[0]
+    return no_update if chosen is None else chosen
 
 
 @callback(Output("masking-copy", "options"), Output("masking-copy", "value"),

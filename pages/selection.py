@@ -21,7 +21,7 @@ from typing import Any, Mapping
 
 import dash
 import numpy as np
-from dash import Input, dash_table, html
+from dash import Input, Output, callback, dash_table, html
 
 from pages._framework import controls as ui
 from pages._framework import datasource, state, studies
@@ -179,6 +179,16 @@ def render_null(out: Mapping[str, Any], settings: Mapping[str, Any], data, **_) 
                         running=bool(out.get("running"))) if out["partial"] else ""
     return (rel_figure, [html.P(t) for t in rel_text], rows, make_pvalue_figure(pn),
             [html.P(t) for t in null_text], note, "vi-notes" if note else "vi-hidden")
+
+
+def rs_source_note(source: Any) -> str:
+    """The sentence above the RS/SRS study when it does not run on the session's data."""
+    if source == "data":
+        return ""
+    return ("This study runs on Madelon, a built-in benchmark (20 relevant features and "
+            f"{int(source):,} irrelevant ones), not on your data: choose \u201cThe data "
+            "above\u201d as its problem, under RS / SRS, to run it on the data chosen on the "
+            "Data page.")
 
 
 def rs_words(settings: Mapping[str, Any], data=None) -> str:
@@ -394,6 +404,8 @@ def layout(vi_data=None, **query):
                                     ("Download p-values and classes (CSV)",
                                      "sel-download-pvalues"))),
             ui.card("3. Random Subspace against Sequential Random Subspace",
+                    html.P(rs_source_note(rss["source"]), id="sel-rs-source-note",
+                           className="vi-notes" if rs_source_note(rss["source"]) else "vi-hidden"),
                     *RS_VIEW.status(), html.Div(id="sel-rs-partial", className="vi-hidden"),
                     html.P(RS_NOTE, className="vi-notes", id="sel-rs-honest"),
                     studies.graph("sel-rs-graph", "selection"),
@@ -404,3 +416,14 @@ def layout(vi_data=None, **query):
                                     ("Download curves (CSV)", "sel-download-curves"),
                                     ("Download selections (CSV)", "sel-download-selected"))),
         ])
+
+
+@callback(Output("sel-rs-source-note", "children"), Output("sel-rs-source-note", "className"),
+          Input(RSS.id("source"), "value"), prevent_initial_call=True)
+def show_rs_source(source):
+    """The Madelon sentence follows the RS/SRS problem chosen."""
+    try:
+        text = rs_source_note(source)
+    except (TypeError, ValueError):
+        text = ""
+    return text, "vi-notes" if text else "vi-hidden"

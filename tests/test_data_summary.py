@@ -87,3 +87,15 @@ def test_xor_ranks_its_two_relevant_inputs_first():
     assert set(rank_inputs(exact)[:2]) == {"X1", "X2"}
     sampled = prepare_problem(get_problem("xor:relevant=2,irrelevant=3"), n_samples=500)
     assert set(rank_inputs(sampled)[:2]) == {"X1", "X2"}
+
+
+def test_scikit_learn_sets_show_floats_in_their_shortest_form():
+    """Fisher's first iris flower is 5.1, 3.5, 1.4, 0.2 cm, a setosa (Fisher 1936): the
+    preview shows those numbers as written, never 5.100000 (issue #26), and so does a float32
+    column, whose 5.1 is 5.099999904632568 as a double."""
+    from varimp_core.api import load_data
+
+    rows = preview(load_data(problem="iris"), rows=1)["rows"]   # all 150 rows, in order
+    assert [str(v) for v in rows[0]] == ["5.1", "3.5", "1.4", "0.2", "setosa"]
+    assert str(display_cell(np.float32(5.1))) == "5.1"
+    assert str(display_cell(np.float64(0.0380759064334241))) == "0.0380759"   # 6 digits

@@ -434,6 +434,44 @@ def test_importances_page_follows_k(dash_duo, dash_app):
 
 
 @pytest.mark.browser
+def test_exact_view_has_no_empty_sampling_card_nor_empty_trees_figure(dash_duo, dash_app):
+    """On the exact method the Sampling card (every field of which is a forest's) is hidden,
+    and "How many trees?" draws the exact expected error of T trees (issue #29), not a 340 px
+    empty figure (issue #26); a sampled method brings the card back, with its curve."""
+    open_page(dash_duo, dash_app, "/importances?problem=led")
+    _wait_for_bars(dash_duo, eqn3_importances(get_problem("led").exact_table()).importances)
+    until(lambda: any("exact" in (t[0] or "") for t in _convergence_names(dash_duo)), 30)
+    assert not dash_duo.find_element("#imp-sampling-card").is_displayed()
+    assert dash_duo.find_element("#imp-convergence-graph").is_displayed()
+    assert dash_duo.find_element("#imp-convergence-why").text == ""
+    dash_duo.find_element("#imp-method input[value='forest']").click()
+    until(lambda: dash_duo.find_element("#imp-sampling-card").is_displayed(), 10)
+    until(lambda: dash_duo.find_element("#imp-convergence-graph").is_displayed()
+          and dash_duo.find_element("#imp-convergence-why").text == "", 60)
+    assert dash_duo.find_element("#imp-trees").is_displayed()
+    assert dash_duo.get_logs() == []
+
+
+def _convergence_names(dash_duo):
+    return dash_duo.driver.execute_script(
+        "const g = document.querySelector('#imp-convergence-graph .js-plotly-plot');"
+        "return g && g.data ? g.data.map(t => [t.name || '']) : [];")
+
+
+def test_an_exact_view_without_its_moments_says_so_in_place_of_the_figure():
+    """When the exact covariance cannot be afforded (no moments), the exact method has no
+    trees to count: one sentence replaces the empty figure."""
+    from varimp_core.api import compute_importances as compute
+
+    result = compute(load_data(problem="led"), method="exact")
+    view = {"result": result, "exact": None, "information": None, "chance": None,
+            "verdicts": None, "moments": None, "notes": [], "p": 7}
+    out = draw.render_view(view)
+    assert "no trees to count" in out["convergence_note"]
+    assert draw.sampling_class("exact") == "vi-hidden" and draw.sampling_class("forest") == ""
+
+
+@pytest.mark.browser
 def test_shared_link_reproduces_a_sampled_view(dash_duo, dash_app):
     query = (f"problem={XOR3}&method=forest&K=2&depth=2&trees=40&bootstrap=1"
              "&semantics=sklearn&tree_seed=3")

@@ -286,6 +286,26 @@ def _tiles(dash_duo):
 
 
 @pytest.mark.browser
+def test_vii_and_over_labels_say_they_are_no_relevance_verdicts(dash_duo, dash_app):
+    """Under VII and under the importance over labels, a sentence says what they measure
+    and that the Importances page gives the relevance verdicts, with a link that opens it
+    (issue #26: they ranked noise first and a leak last with no caveat)."""
+    open_page(dash_duo, dash_app, "/interactions?" + XOR_URL)
+    wait_for(lambda: _tiles(dash_duo), what="the mosaic")
+    for caveat, graph in (("#inter-vii-caveat", "#inter-vii"),
+                          ("#inter-over-caveat", "#inter-over")):
+        text = dash_duo.find_element(caveat)
+        assert text.is_displayed()
+        assert "where the forest's trees put each variable" in text.text
+        assert "no relevance verdict" in text.text and "Importances page" in text.text
+        below = dash_duo.find_element(graph).rect   # under its figure, in the same card
+        assert text.rect["y"] >= below["y"] + below["height"] - 1
+    dash_duo.find_element("#inter-over-caveat a").click()
+    dash_duo.wait_for_element("#imp-graph", timeout=20)
+    assert dash_duo.get_logs() == []
+
+
+@pytest.mark.browser
 def test_interactions_page_loads_updates_and_lists_a_tile(dash_duo, dash_app):
     open_page(dash_duo, dash_app, "/interactions?" + XOR_URL)
     tiles = wait_for(lambda: _tiles(dash_duo), what="the mosaic")

@@ -180,6 +180,30 @@ def test_numeric_problem_draws_the_binary_forests_curves(page, method):
         _exact(page, problem="gauss:samples=200", method="exact-et")
 
 
+def test_gauss_opens_on_exact_rf_not_on_an_error(page):
+    """gauss's inputs are continuous: only the binary forests take them (issue #26), so a
+    link without a method, or asking the multiway ``exact``, gets exact-rf; other problems
+    and an explicit binary method keep theirs."""
+    values, notes = page.initial_values({"problem": "gauss"})
+    assert values["method"] == "exact-rf" and notes == []
+    values, notes = page.initial_values({"problem": "gauss:samples=20", "method": "exact"})
+    assert values["method"] == "exact-rf"
+    assert any("only exact-rf and exact-et" in n for n in notes), notes
+    assert page.initial_values({"problem": "gauss", "method": "exact-et"})[0]["method"] == \
+        "exact-et"
+    assert page.initial_values({"problem": "led"})[0]["method"] == "exact"
+    # The dropdown: switching to gauss moves exact to exact-rf, and nothing else.
+    assert page.method_for_problem("gauss", "exact") == "exact-rf"
+    assert page.method_for_problem("gauss", "exact-et") is dash.no_update
+    assert page.method_for_problem("xor", "exact") is dash.no_update
+    # The curves of the values it opens on: K = 1 and 2 sum to H(Y) (fully grown trees).
+    df = MaskingCurves.from_dict(page.compute_exact(
+        page.PARAMS.settings(_values(problem="gauss", method=values["method"]), Context()),
+        None, Progress(None))).frame
+    assert df.groupby("K").importance.sum().to_numpy() == pytest.approx(_gauss_entropy(),
+                                                                        abs=1e-12)
+
+
 def test_compute_exact_is_cached(page):
     first = page.EXACT.run(_values(irrelevant=1), _store())[0]
     calls = []
@@ -422,6 +446,22 @@ def test_numeric_data_draws_the_exact_et_curves_or_the_refusal(dash_duo, dash_ap
     open_page(dash_duo, dash_app, "/masking?problem=gauss:samples=200&method=exact-et")
     dash_duo.wait_for_contains_text("#masking-error", "would need about", timeout=30)
     assert "Traceback" not in dash_duo.find_element("#masking-error").text
+
+
+@pytest.mark.browser
+def test_gauss_from_the_dropdown_draws_exact_rf_curves(dash_duo, dash_app):
+    """Choosing gauss on LED's page switches the method to exact-rf and draws its curves,
+    with no error shown (it said "choose exact-rf or exact-et"; issue #26)."""
+    open_page(dash_duo, dash_app, "/masking?problem=led")
+    wait_for(lambda: len(_lines(dash_duo)) == 7, what="the LED curves")
+    dash_duo.select_dcc_dropdown("#masking-problem", value="gauss \u2014 2 continuous inputs")
+    lines = wait_for(lambda: (lambda d: d if set(d) == {"X1", "X2"} else None)(
+        _lines(dash_duo)), what="the gauss curves")
+    for k in (0, 1):
+        assert lines["X1"][k] + lines["X2"][k] == pytest.approx(_gauss_entropy(), abs=1e-9)
+    assert url_query(dash_duo)["method"] == "exact-rf"
+    assert dash_duo.find_element("#masking-error").text == ""
+    assert dash_duo.get_logs() == []
 
 
 # -- the session's upload --------------------------------------------------------------

@@ -319,6 +319,34 @@ def test_the_header_follows_the_problem_dropdown(dash_duo, dash_app):
     assert dash_duo.get_logs() == []
 
 
+def test_the_madelon_study_says_it_is_not_on_the_users_data(page):
+    """Each Madelon choice is named as a built-in benchmark with its irrelevant count (the
+    study ran under the user's data without saying so; issue #26); the data's study is not."""
+    for k in (480, 5480):
+        text = page.rs_source_note(str(k))
+        assert "Madelon, a built-in benchmark" in text and f"{k:,} irrelevant" in text
+        assert "not on your data" in text
+    assert page.rs_source_note("data") == ""
+    assert page.show_rs_source("1480")[1] == "vi-notes"
+    assert page.show_rs_source("data") == ("", "vi-hidden")
+
+
+@pytest.mark.browser
+def test_the_madelon_sentence_follows_the_rs_problem(dash_duo, dash_app):
+    """On the session's data (XOR here), the RS/SRS card opens on Madelon and says so above
+    its figure; choosing the data above takes the sentence away."""
+    open_page(dash_duo, dash_app, _SMALL)
+    note = dash_duo.find_element("#sel-rs-source-note")
+    assert note.is_displayed()
+    assert "This study runs on Madelon, a built-in benchmark (20 relevant features and 480 " \
+           "irrelevant ones), not on your data" in note.text
+    assert note.rect["y"] < dash_duo.find_element("#sel-rs-graph").rect["y"]   # above it
+    dash_duo.select_dcc_dropdown("#sel-rs-rs", value="The data above")
+    wait_for(lambda: not dash_duo.find_element("#sel-rs-source-note").is_displayed(),
+             what="the Madelon sentence to go")
+    assert dash_duo.find_element("#sel-rs-source-note").text == ""
+
+
 @pytest.mark.browser
 def test_bad_input_shows_a_sentence(dash_duo, dash_app):
     open_link_with_note(dash_duo, dash_app, _SMALL + "&seeds=99", "#sel-link-notes",

@@ -10,7 +10,7 @@ from varimp_core.local.interactions import (OTHER_FEATURES, importance_over_labe
 from varimp_core.local.importance import fit_uniform_forest, local_importance
 from varimp_core.plots.interactions import (OTHER_COLOR, make_importance_over_labels,
                                             make_mosaic, make_partial_importance_figure,
-                                            make_vii_bars, mosaic_geometry)
+                                            fit_label, make_vii_bars, mosaic_geometry)
 from varimp_core.plots.style import variable_color
 from varimp_core.forests.sklearn_mdi import fit_sklearn_forest
 
@@ -152,6 +152,70 @@ def test_importance_over_labels_heatmap(local):
 def test_over_labels_refuses_regression(regression_local):
     with pytest.raises(ValueError, match="classifier"):
         importance_over_labels(regression_local)
+
+
+# -- shortened labels stay distinct (issue #26: "bil…" twice for bill_length and bill_depth) --
+def test_fit_label_keeps_a_prefix_that_no_other_label_shares():
+    """At font 10 a character takes 7 px (0.7 em).  bill_length_mm and bill_depth_mm share
+    "bill_" (5 characters), so a cut one keeps 6 characters and the ellipsis (7 slots)."""
+    pair = ["bill_length_mm", "bill_depth_mm"]
+    assert fit_label("bill_length_mm", 49, font=10, others=pair) == "bill_l…"   # 7 slots
+    assert fit_label("bill_depth_mm", 49, font=10, others=pair) == "bill_d…"
+    assert fit_label("bill_length_mm", 56, font=10, others=pair) == "bill_le…"  # 8 slots
+    # 5 slots: "bill…" would name both; nothing is drawn, the hover names it.
+    assert fit_label("bill_length_mm", 35, font=10, others=pair) == ""
+    # Alone, the same 5 slots keep four characters, as before.
+    assert fit_label("bill_length_mm", 35, font=10) == "bill…"
+    # A name that fits is whole; "X1" and "X10" stay apart by the ellipsis.
+    assert fit_label("X1", 21, font=10, others=["X1", "X10"]) == "X1"
+    assert fit_label("X10", 21, font=10, others=["X1", "X10"]) == "X10"
+    assert fit_label("X10", 14, font=10, others=["X1", "X10"]) == ""   # "X1" would be X1's
+    assert fit_label("X100", 21, font=10, others=["X2", "X200"]) == "X1…"
+
+
+def test_fit_label_never_gives_two_names_the_same_text_nor_overflows():
+    """Random names with long shared starts, each at every width: two different names never
+    get the same non-empty text, and no text has more characters than its width holds."""
+    rng = np.random.default_rng(0)
+    stems = ["bill_", "flipper_", "sepal ", "X", "X1", ""]
+    for _ in range(50):
+        names = sorted({stems[rng.integers(len(stems))]
+                        + "".join(rng.choice(list("abcl_d0"), size=rng.integers(1, 8)))
+                        for _ in range(6)})
+        for px in range(0, 200, 7):
+            texts = {}
+            for name in names:
+                text = fit_label(name, px, font=10, others=names)
+                assert len(text) <= px // 7, (name, px, text)
+                assert text == name or text == "" or (text.endswith("…")
+                                                       and name.startswith(text[:-1]))
+                if text:
+                    assert text not in texts, (name, texts.get(text), text)
+                    texts[text] = name
+
+
+def test_mosaic_ticks_tell_bill_length_from_bill_depth():
+    """Penguin-like columns 21 % wide: 0.21 x 240 - 4 = 46.4 px, 5 slots of 9.1 px at 13 px.
+    The old rule drew "bill…" under both; now neither is drawn (the hover names them), and
+    the 29 % columns (65.6 px, 7 slots) keep distinct prefixes."""
+    from varimp_core.local.interactions import Interactions
+
+    labels = ("bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g")
+    widths = np.array([0.21, 0.21, 0.29, 0.29])
+    joint = np.array([[0, 1, 1, 1], [1, 0, 1, 1], [1, 1, 0, 1], [1, 1, 1, 0]]) / 3.0
+    joint = joint * widths[:, None]
+    fig = make_mosaic(Interactions(labels=labels, joint=joint, vii=np.zeros((4, 4)),
+                                   first=widths, second=joint.sum(axis=0), n_observations=100,
+                                   n_pairs=100, merged=(), min_share=0.0))
+    ticks = list(fig.layout.xaxis.ticktext)
+    assert ticks == ["", "", "flippe…", "body_m…"]
+    texts = [t for tile in _tiles(fig) for t in tile.text if t]
+    for name in labels:   # a tile's text starts only its own name
+        mine = [t for t in texts if name.startswith(t.rstrip("…"))]
+        assert all(t.rstrip("…") and not any(o != name and o.startswith(t.rstrip("…"))
+                                             for o in labels) for t in mine), mine
+    firsts = {row[0] for tile in _tiles(fig) for row in tile.customdata}
+    assert firsts == set(labels)   # the hover gives the full names
 
 
 # -- labels never overlap, measured in the browser --------------------------------------------

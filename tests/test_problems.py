@@ -79,31 +79,46 @@ def test_led_noise_flips_segments():
 @pytest.mark.parametrize("noise", [0.0, 0.1])
 def test_led_copies_are_identical_columns(noise):
     problem = get_problem(f"led:copies=X5:2,noise={noise}")
-    assert problem.variables == tuple(f"X{j}" for j in range(1, 10))
+    # Named as the Masking page names a copy (issue #26: the copy was X8 there, X5' here).
+    assert problem.variables == (*(f"X{j}" for j in range(1, 8)), "X5'", "X5''")
     assert problem.relevant == problem.variables
-    assert problem.details["copy_of"] == {"X8": "X5", "X9": "X5"}
+    assert problem.details["copy_of"] == {"X5'": "X5", "X5''": "X5"}
     table = problem.exact_table()
     np.testing.assert_array_equal(table.X[:, 7], table.X[:, 4])
     np.testing.assert_array_equal(table.X[:, 8], table.X[:, 4])
     # Copies add columns, not rows.
     assert table.n_rows == (10 if noise == 0 else 1280)
     sample = problem.sample(200, random_state=3)
-    assert (sample["X8"] == sample["X5"]).all() and (sample["X9"] == sample["X5"]).all()
+    assert (sample["X5'"] == sample["X5"]).all() and (sample["X5''"] == sample["X5"]).all()
 
 
 def test_led_several_copies_and_irrelevant():
     problem = get_problem("led:irrelevant=3,copies=X5:2+X2:1")
     assert problem.spec == "led:copies=X2:1+X5:2,irrelevant=3"
     assert len(problem.variables) == 7 + 3 + 3
-    assert problem.relevant == tuple(f"X{j}" for j in range(1, 11))
-    assert problem.details["copy_of"] == {"X8": "X2", "X9": "X5", "X10": "X5"}
+    assert problem.relevant == (*(f"X{j}" for j in range(1, 8)), "X2'", "X5'", "X5''")
+    assert problem.variables[10:] == ("X8", "X9", "X10")   # the bits, as without copies
+    assert problem.details["copy_of"] == {"X2'": "X2", "X5'": "X5", "X5''": "X5"}
+    assert "X8..X10: 3 irrelevant fair bits" in problem.description
     table = problem.exact_table()
     assert table.n_rows == 10 * 2**3
     np.testing.assert_allclose(table.weight, 0.1 / 8)
     np.testing.assert_array_equal(table.X[:, 7], table.X[:, 1])
-    for j in (10, 11, 12):           # X11..X13 are fair bits independent of Y
+    for j in (10, 11, 12):           # X8..X10 are fair bits independent of Y
         assert _entropy(table, [j]) == pytest.approx(1.0)
         assert _mi(table, [j], ["y"]) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_led_copy_is_named_as_the_masking_page_names_it():
+    """led:copies=X5:1 and the Masking page's exact copy of X5 (flip 0) are one table, with
+    one name for the copy (issue #26: X8 against X5')."""
+    from varimp_core.studies.masking_copy import masking_table
+
+    spec = get_problem("led:copies=X5:1,irrelevant=2")
+    page = masking_table("led", 2, copy="X5", flip=0.0)
+    assert spec.variables == page.variables == (*(f"X{j}" for j in range(1, 8)), "X5'",
+                                                 "X8", "X9")
+    assert spec.description.count("X5' copies X5") == 1
 
 
 def test_led_seven_plus_seventeen_exceeds_the_exact_limit():

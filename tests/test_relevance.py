@@ -59,7 +59,7 @@ def test_relevance_dict_without_boundary_unique_reads_as_unknown():
 def test_led_copy_makes_x5_weak():
     t = get_problem("led:copies=X5:1").exact_table()
     r = relevance(t)
-    x5, copy = t.variables.index("X5"), t.variables.index("X8")
+    x5, copy = t.variables.index("X5"), t.variables.index("X5'")
     assert r.relevance[x5] == "weak" and r.relevance[copy] == "weak"
 
 

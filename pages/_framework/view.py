@@ -271,9 +271,10 @@ class JobView:
     def drawn_key(self, data: DataChoice, settings: Mapping[str, Any],
                   extra: Mapping[str, Any]) -> str:
         """Key of the drawn outputs: every input of ``render`` (a view's own :meth:`key` may
-        leave out what only changes the drawing, as the Measures page's scale)."""
-        return cache.key_for("drawn", self.namespace, None if data is None else data.as_dict,
-                             dict(settings), dict(extra))
+        leave out what only changes the drawing, as the Measures page's scale), and the
+        outputs it fills: a drawing kept before a page gained an output is not sent to it."""
+        return cache.key_for("drawn", self.namespace, [list(o) for o in self.outputs],
+                             None if data is None else data.as_dict, dict(settings), dict(extra))
 
     def draw_and_keep(self, result, settings, data, extra) -> tuple:
         """:meth:`draw`, kept in the cache as JSON so the next hit skips building figures.

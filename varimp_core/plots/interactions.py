@@ -36,13 +36,45 @@ _EM = 0.7  # the advance of one character, in em, with room for the wide ones (W
 _FONT = 13  # base_layout's font size, in pixels
 
 
-def fit_label(label: str, pixels: float, font: float = _FONT) -> str:
-    """``label`` as it fits ``pixels`` of width at ``font`` pixels: whole, cut with an
-    ellipsis (at least two characters and the ellipsis), or ``""``."""
+def fit_label(label: str, pixels: float, font: float = _FONT, others: Sequence[str] = ()) -> str:
+    """``label`` as it fits ``pixels`` of width at ``font`` pixels, told apart from ``others``.
+
+    Parameters
+    ----------
+    label : str
+    pixels : float
+        The width available, in pixels.
+    font : float, default=13
+        The font size, in pixels.
+    others : sequence of str, default=()
+        The other labels shown beside it (``label`` itself among them is ignored).
+
+    Returns
+    -------
+    text : str
+        ``label`` whole when it fits; else its first characters and an ellipsis, with at
+        least two characters and, when ``others`` share its start, enough characters to
+        differ from each of them ("bill_l…" and "bill_d…", never "bil…" twice); else
+        ``""`` (the hover names it).  Two different labels never get the same text.
+    """
     room = int(pixels // (_EM * font))
     if len(label) <= room:
         return label
-    return label[:room - 1] + "…" if room >= 3 else ""
+    # The shortest prefix no other label starts with: one character past the longest start
+    # it shares with another label.
+    shared = max((_common_prefix(label, o) for o in others if o != label), default=0)
+    keep = max(room - 1, 2, shared + 1)
+    return label[:keep] + "…" if keep + 1 <= room else ""
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """The number of leading characters ``a`` and ``b`` share."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 def _layout(fig: go.Figure, title: str | None, height: int, *, legend: bool = False) -> go.Figure:
@@ -140,8 +172,8 @@ def make_mosaic(result: Interactions, *, variables: Sequence[str] | None = None,
             continue
         custom = [[labels[r], second, float(result.joint[r, c]), float(heights[r, c]),
                    float(widths[r]), int(counts[r, c])] for r in cols]
-        text = [fit_label(second, widths[r] * MOSAIC_MIN_WIDTH - 4) if heights[r, c] >= 0.08
-                else "" for r in cols]
+        text = [fit_label(second, widths[r] * MOSAIC_MIN_WIDTH - 4, others=labels)
+                if heights[r, c] >= 0.08 else "" for r in cols]
         fig.add_trace(go.Bar(
             x=centres, y=y, width=widths[cols], name=second, customdata=custom,
             marker=dict(color=colors[second], line=dict(color="#ffffff", width=1.5)),
@@ -159,7 +191,8 @@ def make_mosaic(result: Interactions, *, variables: Sequence[str] | None = None,
     fig.update_xaxes(title_text=f"variable at position 1<br>(column width = its share of the "
                                 f"{result.n_pairs:,} observations)",
                      tickmode="array", tickvals=centres, tickangle=0, ticktext=[
-                         fit_label(labels[r], widths[r] * MOSAIC_MIN_WIDTH - 4) for r in cols],
+                         fit_label(labels[r], widths[r] * MOSAIC_MIN_WIDTH - 4, others=labels)
+                         for r in cols],
                      range=[0, 1], showgrid=False, automargin=True)
     fig.update_yaxes(title_text="variable at position 2, given the first", range=[0, 1],
                      tickformat=".0%", showgrid=False)

@@ -102,6 +102,14 @@ class LedDef(DiscreteDef):
     def n_relevant(self, o):
         return 7 + sum(n for _, n in copies_pairs(o["copies"]))
 
+    def variables(self, o):
+        """X1..X7, the copies named as the Masking page names a copy (X5', X5'' for two
+        copies of X5), then the irrelevant bits X8, X9, ..."""
+        copies = [f"X{seg}" + "'" * (i + 1) for seg, n in copies_pairs(o["copies"])
+                  for i in range(n)]
+        return (*(f"X{j}" for j in range(1, 8)), *copies,
+                *(f"X{8 + j}" for j in range(o["irrelevant"])))
+
     def n_base_rows(self, o):
         return 10 if o["noise"] == 0 else 10 * 2**7
 
@@ -257,6 +265,6 @@ def _irrelevant_text(d: DiscreteDef, o: dict) -> str:
     k = o["irrelevant"]
     if not k:
         return ""
-    first = d.n_relevant(o) + 1
-    names = f"X{first}" if k == 1 else f"X{first}..X{first + k - 1}"
+    bits = d.variables(o)[d.n_relevant(o):]
+    names = bits[0] if k == 1 else f"{bits[0]}..{bits[-1]}"
     return f" {names}: {k} irrelevant fair bit{'s' if k > 1 else ''}."

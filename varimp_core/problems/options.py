@@ -98,7 +98,8 @@ OPTION_SPECS: dict[str, tuple[Option, ...]] = {
         Option("noise", 0.0, "float", "Probability of flipping each of the 7 segments "
                "independently (Breiman's LED uses 0.1).", 0, 0.5),
         Option("copies", "", "copies", "Exact copies of segments, e.g. X5:2 adds two "
-               "copies of X5; several joined by '+'."),
+               "copies of X5, named X5' and X5'' as the Masking page names a copy; several "
+               "joined by '+'."),
     ),
     "xor": (
         Option("relevant", 2, "int", "Number of fair bits whose parity is Y.", 1, 30),

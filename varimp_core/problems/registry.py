@@ -268,7 +268,7 @@ def get_problem(spec: str) -> Problem:
     --------
     >>> p = get_problem("led:copies=X5:2")
     >>> p.variables
-    ('X1', 'X2', 'X3', 'X4', 'X5', 'X6', 'X7', 'X8', 'X9')
+    ('X1', 'X2', 'X3', 'X4', 'X5', 'X6', 'X7', "X5'", "X5''")
     """
     name, options = parse_spec(spec)
     d = PROBLEM_DEFS[name]

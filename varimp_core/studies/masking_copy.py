@@ -18,7 +18,7 @@ from varimp_core.problems.registry import get_problem, parse_spec, spec_from_opt
 
 __all__ = ["add_noisy_copy", "masking_table", "masking_data", "masking_spec", "study_spec",
            "split_masking_spec", "MASKING_PROBLEMS", "NUMERIC_MASKING_PROBLEMS", "MAX_IRRELEVANT",
-           "UPLOAD"]
+           "UPLOAD", "needs_binary_method"]
 
 #: Built-in problems whose exact distribution is small enough for every K and depth at once.
 MASKING_PROBLEMS = ("led", "xor", "sym")
@@ -88,6 +88,21 @@ def masking_table(base: str, irrelevant: int = 0, copy: str | None = None,
     return table
 
 
+def needs_binary_method(base) -> bool:
+    """Whether problem ``base`` (a spec such as ``"gauss:samples=200"``) has continuous
+    inputs, which only the exact binary forests (``exact-rf``, ``exact-et``) take.
+
+    Examples
+    --------
+    >>> needs_binary_method("gauss:samples=200"), needs_binary_method("led")
+    (True, False)
+    """
+    try:
+        return parse_spec(str(base))[0] in NUMERIC_MASKING_PROBLEMS
+    except ValueError:
+        return False
+
+
 def masking_data(base: str, irrelevant: int = 0, copy: str | None = None, flip: float = 0.1):
     """What a masking study of problem ``base`` runs on.
 
@@ -95,7 +110,7 @@ def masking_data(base: str, irrelevant: int = 0, copy: str | None = None, flip: 
     (:data:`NUMERIC_MASKING_PROBLEMS`) its sampled rows as prepared data, which only the
     exact binary forests (``exact-rf``, ``exact-et``) take, with no bits or copy added.
     """
-    if parse_spec(str(base))[0] not in NUMERIC_MASKING_PROBLEMS:
+    if not needs_binary_method(base):
         return masking_table(base, irrelevant, copy, flip)
     if irrelevant or copy is not None:
         raise ValueError(f"{base} has continuous inputs: the Masking page adds no irrelevant "
