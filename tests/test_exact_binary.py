@@ -200,6 +200,7 @@ def _sk_table():
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 @pytest.mark.parametrize("criterion", ["entropy", "gini"])
 @pytest.mark.parametrize("K", [1, 2, 3])
 @pytest.mark.parametrize("kind", ["rf", "et"])

@@ -75,6 +75,8 @@ def test_theorem_2_analogue_sum_is_the_explained_variance(kind):
         assert r.units == "variance"
 
 
+@pytest.mark.slow
+@pytest.mark.serial
 @pytest.mark.parametrize("kind, K", [("rf", 1), ("rf", 3), ("et", 1), ("et", 3)])
 def test_agrees_with_scikit_learn_regressors(kind, K):
     """Within 4.5 standard errors of a forest of 10,000 trees.

@@ -57,6 +57,8 @@ def test_global_from_local_and_efficiency():
                                 assert v.sum() == pytest.approx(root - leaf, abs=1e-12)
 
 
+@pytest.mark.slow
+@pytest.mark.serial
 @pytest.mark.parametrize("cls,method", [(RandomForestClassifier, "exact-rf"),
                                         (ExtraTreesClassifier, "exact-et")])
 def test_sklearn_forests_converge_to_exact(cls, method):

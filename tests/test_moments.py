@@ -327,6 +327,7 @@ def test_moments_from_forest_trees_are_estimates():
 # ---------------------------------------------------------------------------
 
 @pytest.mark.slow
+@pytest.mark.serial
 @pytest.mark.parametrize("method", ["exact-rf", "exact-et"])
 @pytest.mark.parametrize("K", [1, 3])
 def test_sklearn_per_tree_covariance_matches_the_exact_one(method, K):

@@ -230,7 +230,8 @@ def test_the_importances_cache_is_shared_with_the_importances_page(page, app_mod
                                             "k_semantics": "id3"},
                                            Context(p=7))
     importances.compute(settings, data, Progress(None))
-    shared = results.peek_importances(data.as_dict, {**settings, "criterion": "entropy"})
+    shared = results.peek_importances(data.as_dict, importances.core_settings(
+        {**settings, "criterion": "entropy"}, "classification"))
     assert shared is not None
     np.testing.assert_allclose(_view(page, _settings(3))["k"].importances, shared.importances)
 

@@ -80,7 +80,7 @@ def test_every_variable_gets_one_verdict_and_the_leak_a_warning(page, method):
     assert [r["warning"] != "" for r in csv_rows] == [False, False, True]
     # the sentence above the figure, and its link excluding the column
     rendered = draw.render(out, settings, data)
-    leaks, cls = rendered[-2], rendered[-1]
+    leaks, cls = rendered[7], rendered[8]   # after the figures, table, note and convergence
     assert len(leaks) == 1 and "vi-hidden" not in cls
     text = leaks[0].children[0].children
     assert text.startswith("leak alone predicts the target") and f"{score:.2f}" in text
