@@ -106,7 +106,7 @@ def full_traces(dash_duo, graph: str):
     return dash_duo.driver.execute_script(_FULL, graph)
 
 
-def wait_for_trace(dash_duo, graph: str, expected, *, trace: int = 0, timeout: float = 30):
+def wait_for_trace(dash_duo, graph: str, expected, *, trace: int = 0, timeout: float = 90):
     """Wait until trace ``trace`` of ``graph`` draws ``expected`` as y; all traces then."""
     def match():
         traces = full_traces(dash_duo, graph)
