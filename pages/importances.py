@@ -212,13 +212,8 @@ def verdict_size_note(requested: int, R: int, trees: int | None, n_estimators: i
 def compute(settings, data: DataChoice, progress) -> dict:
     """The method's importances, the exact reference of a sampled method, and I(X;Y); on a
     sample, one verdict per variable (after the bars, which are published first)."""
-    load = results.make_loader(data.as_dict, progress)
-    p = data.n_features()
-    p = load().table.n_features if p is None else p
     method, most = settings["method"], limits.max_exact_features()
-    if method == "exact" and p > most:
-        raise ValueError(f"The exact method accepts at most {most} input variables on this "
-                         f"server and this data has {p}; choose a sampled method.")
+    load, p = results.width_checked_loader(data, method, progress)
     task = load().task
     criterion = settings.get("criterion", "entropy")
     if task == "regression" and criterion != "squared_error":

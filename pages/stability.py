@@ -158,13 +158,8 @@ def _enumeration(prepared, kwargs: Mapping[str, Any]) -> tuple[dict | None, str 
 def compute(settings, data: DataChoice, progress) -> dict:
     """The moments of one tree's importance vector (exact, or estimated from a sampled
     forest's trees), and for an exact method its trees when there are at most 64."""
-    load = results.make_loader(data.as_dict, progress)
-    p = data.n_features()
-    p = load().table.n_features if p is None else p
-    method, most = settings["method"], limits.max_exact_features()
-    if method == "exact" and p > most:
-        raise ValueError(f"The exact method accepts at most {most} input variables on this "
-                         f"server and this data has {p}; choose a sampled method.")
+    method = settings["method"]
+    load, p = results.width_checked_loader(data, method, progress)
     task = load().task
     criterion = settings.get("criterion", "entropy")
     if (task == "regression") != (criterion == "squared_error"):

@@ -21,6 +21,21 @@ from pages._framework import datasource
 SAMPLED = ("forest", "sklearn-rf", "sklearn-et")
 
 
+def width_checked_loader(data, method: str, progress: Callable | None = None
+                         ) -> tuple[Callable, int]:
+    """The data's loader and its number of inputs p, refusing the exact method past the
+    server's :func:`limits.max_exact_features` with a sentence (before loading, when the
+    data choice knows p)."""
+    load = make_loader(data.as_dict, progress)
+    p = data.n_features()
+    p = load().table.n_features if p is None else p
+    most = limits.max_exact_features()
+    if method == "exact" and p > most:
+        raise ValueError(f"The exact method accepts at most {most} input variables on this "
+                         f"server and this data has {p}; choose a sampled method.")
+    return load, p
+
+
 def make_loader(data: Mapping[str, Any], progress: Callable | None = None) -> Callable:
     """A zero-argument function loading the data once (on its first call)."""
     loaded: dict[str, Any] = {}
