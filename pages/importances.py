@@ -53,8 +53,6 @@ METHOD_OPTIONS = [("exact", "Exact (infinite forest)"), ("forest", "Multiway for
                   ("sklearn-et", "scikit-learn extra-trees"),
                   ("exact-rf", "Exact: scikit-learn RandomForest, bootstrap off (binary splits)"),
                   ("exact-et", "Exact: scikit-learn ExtraTrees (binary splits)")]
-CRITERIA = [("entropy", "Entropy (bits)"), ("gini", "Gini index")]
-VARIANCE = [("squared_error", "Variance (squared error)")]
 #: Why a method cannot measure the variance of a numeric target.
 NO_VARIANCE = {"forest": "classification targets only",
                "exact-rf": "classification targets only",
@@ -66,13 +64,8 @@ MIN_PERMUTATIONS = 19
 MAX_PERMUTATIONS = 999
 
 
-def _regression(ctx: Context) -> bool:
-    return ctx.extra.get("task") == "regression"
-
-
-def criterion_options(ctx: Context) -> list[tuple[str, str]]:
-    """The impurities that apply: the variance for a numeric target, else entropy and Gini."""
-    return VARIANCE if _regression(ctx) else CRITERIA
+_regression = ui.is_regression
+criterion_options = ui.criterion_options
 
 
 def default_criterion(ctx: Context) -> str:
@@ -702,10 +695,7 @@ def initial_values(query, data: DataChoice, ctx: Context) -> tuple[dict, list[st
         values["method"] = default_method(ctx.p)
     if values["bootstrap"] is None:
         values["bootstrap"] = DEFAULT_BOOTSTRAP[values["method"]]
-    allowed = [v for v, _ in criterion_options(ctx)]
-    if values["criterion"] not in allowed:
-        values["criterion"] = allowed[0]
-    return values, notes
+    return ui.allowed_criterion(values, ctx), notes
 
 
 def layout(vi_data=None, **query):

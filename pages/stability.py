@@ -66,15 +66,8 @@ THESIS_NOTE = (
     "totally randomized multiway trees give 0.4591 and 0.4591.")
 
 
-def _regression(ctx: Context) -> bool:
-    return ctx.extra.get("task") == "regression"
-
-
-def criterion_options(ctx: Context) -> list[tuple[str, str]]:
-    """The variance for a numeric target, else entropy and Gini."""
-    if _regression(ctx):
-        return [("squared_error", "Variance (squared error)")]
-    return [("entropy", "Entropy (bits)"), ("gini", "Gini index")]
+_regression = ui.is_regression
+criterion_options = ui.criterion_options
 
 
 def method_options(ctx: Context) -> list[dict]:
@@ -290,10 +283,7 @@ state.register_url_sync(PREFIX)
 def initial_values(query, ctx: Context) -> tuple[dict, list[str]]:
     """Control values of a fresh page: the link's (with notes), the impurity of the target."""
     values, notes = PARAMS.from_url(query, ctx)
-    allowed = [v for v, _ in criterion_options(ctx)]
-    if values["criterion"] not in allowed:
-        values["criterion"] = allowed[0]
-    return values, notes
+    return ui.allowed_criterion(values, ctx), notes
 
 
 def layout(vi_data=None, **query):

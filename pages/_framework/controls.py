@@ -106,3 +106,27 @@ def preview_table(preview: dict) -> html.Div:
                  className="vi-table-wrap"),
         html.P(preview.get("caption", ""), className="vi-help"),
     ])
+
+
+#: The impurities of a target with classes, and of a numeric target.
+CRITERIA = [("entropy", "Entropy (bits)"), ("gini", "Gini index")]
+VARIANCE = [("squared_error", "Variance (squared error)")]
+
+
+def is_regression(ctx) -> bool:
+    """Whether the page's data has a numeric target (``ctx.extra["task"]``)."""
+    return ctx.extra.get("task") == "regression"
+
+
+def criterion_options(ctx) -> list[tuple[str, str]]:
+    """The impurities that apply: the variance for a numeric target, else entropy and Gini."""
+    return VARIANCE if is_regression(ctx) else CRITERIA
+
+
+def allowed_criterion(values: dict, ctx) -> dict:
+    """``values`` with an impurity that applies to the target (the first one otherwise)."""
+    allowed = [v for v, _ in criterion_options(ctx)]
+    if values.get("criterion") not in allowed:
+        values["criterion"] = allowed[0]
+    return values
+
