@@ -184,12 +184,14 @@ def compute(settings, data: DataChoice, progress) -> dict:
         out["gallery_note"] = ("The trees of the infinite forest are listed for the exact "
                                "methods; choose one (on a small problem).")
     out["moments"] = moments.to_dict()
+    out["sample"] = not load().table.exact
     return out
 
 
 # -- what it shows ------------------------------------------------------------------------
-def stability_sentences(moments: ImportanceMoments, T: int) -> list[str]:
-    """What the heatmap is (exact or an estimate), and how many trees a stable ranking needs."""
+def stability_sentences(moments: ImportanceMoments, T: int, sample: bool = False) -> list[str]:
+    """What the heatmap is (exact or an estimate), and how many trees a stable ranking needs;
+    on a sample, that the exact law is the law of trees grown on these rows."""
     units = units_label(moments.units)
     if moments.estimated:
         head = (f"An estimate: the mean and covariance of one tree's importances are those of "
@@ -198,6 +200,11 @@ def stability_sentences(moments: ImportanceMoments, T: int) -> list[str]:
     else:
         head = ("Exact: the covariance \u03a3 of one tree's importance vector is computed over "
                 "the forest's randomisation, and a forest of T trees has covariance \u03a3/T.")
+        if sample:
+            head += (" On this sample it is the law of trees grown on these rows (a plug-in "
+                     "of the population's): it says how far T trees are from the infinite "
+                     "forest of this sample, not how far this sample is from the population; "
+                     "the Importances page gives each variable its verdict.")
     out = [head, "Each cell: the probability that a forest of T = "
            f"{T:,} trees orders the two variables the other way round, "
            "\u03a6(\u2212|\u03bc\u1d62 \u2212 \u03bc\u2c7c| \u221aT / "
@@ -252,7 +259,8 @@ def render_view(out: Mapping[str, Any], T: int) -> dict:
         mean_fig = empty_figure(gallery_note or "No trees to list.", 200)
         cards = []
     return {"flip": make_flip_figure(moments, T),
-            "flip_text": [html.P(s) for s in stability_sentences(moments, T)],
+            "flip_text": [html.P(s) for s in stability_sentences(moments, T,
+                                                                 bool(out.get("sample")))],
             "gallery_note": gallery_note, "gallery_mean": mean_fig, "gallery": cards}
 
 

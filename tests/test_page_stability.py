@@ -121,3 +121,15 @@ def test_stability_page_renders_the_toy_preset(dash_duo, dash_app):
         "return g.data[0].z[0][1];") < heat[0][1], 30, "the heatmap at T = 1000")
     assert [e.text for e in dash_duo.find_elements(".vi-error")] == []
     assert dash_duo.get_logs() == []
+
+
+def test_exact_moments_on_a_sample_say_they_are_the_samples(page):
+    """A drawn sample's exact law is that of trees grown on its rows: the page says so and
+    points to the verdicts; the exact distribution's page does not."""
+    out, settings, data = _run(page, {"problem": "xor", "sampling": "sample", "n": "200"},
+                               method="exact", max_features=1)
+    text = " ".join(p.children for p in page.render(out, settings, data)[1])
+    assert "law of trees grown on these rows" in text and "verdict" in text
+    out, settings, data = _run(page, {"problem": "xor"}, method="exact", max_features=1)
+    text = " ".join(p.children for p in page.render(out, settings, data)[1])
+    assert "these rows" not in text
