@@ -26,7 +26,7 @@ from pages._server import jobs, limits
 from varimp_core.csvtext import csv_filename as common_csv_filename
 from varimp_core.csvtext import safe_csv, table_number
 from varimp_core.exact.binary import BINARY_METHODS
-from varimp_core.exact.moments import ImportanceMoments, exact_moments
+from varimp_core.exact.moments import ImportanceMoments
 from varimp_core.exact.information import joint_information
 from varimp_core.plots.convergence import make_convergence_figure
 from varimp_core.plots.importances import (fmt_number, make_importance_figure,
@@ -257,7 +257,7 @@ def compute(settings, data: DataChoice, progress) -> dict:
             method in EXACT_MOMENTS or convergence_note(result, exact) is None):
         progress(1, 1, "Computing the exact covariance of one tree's importances\u2026")
         try:
-            moments = cached_moments(data.as_dict, source, load)
+            moments = results.cached_moments(data.as_dict, source, load)
         except ValueError as exc:
             notes.append(f"No exact error bars: {exc}")
     information = result.information if result.information is not None else (
@@ -295,34 +295,6 @@ def depth_power_note(verdicts: VerdictResult, kwargs: Mapping[str, Any]) -> str 
             "rows, where the deep terms of an importance are mostly noise, so the test has "
             "little power for moderate effects. A Max depth of 2 or 3 keeps the first terms "
             "of the decomposition, which the rows can estimate, and tests them instead.")
-
-
-def moments_kwargs(result: ImportanceResult) -> dict:
-    """Keyword arguments of :func:`exact_moments` for an exact result: its own settings."""
-    par = result.parameters
-    kw = {"method": result.method, "max_features": par.get("max_features", 1),
-          "max_depth": par.get("max_depth"), "criterion": par.get("criterion", "entropy")}
-    if result.method == "exact":
-        kw["k_semantics"] = par.get("k_semantics", "id3")
-    elif par.get("min_samples_leaf", 1) != 1:
-        kw["min_samples_leaf"] = par["min_samples_leaf"]
-    return kw
-
-
-def cached_moments(data: Mapping[str, Any], exact: ImportanceResult, load) -> ImportanceMoments:
-    """The exact mean and per-tree covariance of ``exact``'s method, through the cache.
-
-    Raises
-    ------
-    ValueError
-        With the core's sentence when the covariance's memory is beyond its limit.
-    """
-    from pages._server import cache
-
-    kw = moments_kwargs(exact)
-    key = cache.key_for("moments", datasource.canonical_params(data), kw)
-    return ImportanceMoments.from_dict(cache.get_or_compute(
-        key, lambda: exact_moments(load(), **kw).to_dict()))
 
 
 def method_label_of(method: str) -> str:

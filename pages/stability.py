@@ -20,9 +20,9 @@ from pages._framework.page_frame import figure_config, page_frame
 from pages._framework.params import Context, Param, ParamSet, sentence
 from pages._framework.results import SAMPLED
 from pages._framework.view import JobView, context_for
-from pages._server import cache, jobs, limits
+from pages._server import jobs, limits
 from varimp_core.exact.enumerate_trees import TreeEnumeration, count_trees, enumerate_trees
-from varimp_core.exact.moments import ImportanceMoments, exact_moments, moments_from_trees
+from varimp_core.exact.moments import ImportanceMoments, moments_from_trees
 from varimp_core.plots.importances import units_label
 from varimp_core.plots.stability import (make_flip_figure, make_gallery_mean_figure,
                                          make_tree_figure, probability_text,
@@ -164,16 +164,15 @@ def compute(settings, data: DataChoice, progress) -> dict:
     kwargs = core_settings(settings)
     out: dict[str, Any] = {"exact": None, "enumeration": None, "gallery_note": None}
     if method in EXACT:
-        progress(0, 1, "Computing the exact covariance of one tree's importances\u2026")
         mkw = {k: kwargs[k] for k in ("method", "max_features", "max_depth", "criterion")}
         if method == "exact":
             mkw["k_semantics"] = kwargs.get("k_semantics", "id3")
-        key = cache.key_for("moments", data.as_dict, mkw)
-        moments = ImportanceMoments.from_dict(cache.get_or_compute(
-            key, lambda: exact_moments(load(), **mkw).to_dict()))
         progress(0, 1, "Computing the exact importances\u2026")
         exact = results.cached_importances(data.as_dict, mkw, load)
         out["exact"] = exact.importances.tolist()
+        progress(0, 1, "Computing the exact covariance of one tree's importances\u2026")
+        # the same cache entry as the Importances page's error bars
+        moments = results.cached_moments(data.as_dict, exact, load)
         progress(0, 1, "Listing the trees of the infinite forest\u2026")
         out["enumeration"], out["gallery_note"] = _enumeration(load(), mkw)
     else:

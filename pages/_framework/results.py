@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 from varimp_core.api import compute_importances
+from varimp_core.exact.moments import ImportanceMoments, exact_moments
 from varimp_core.result import ImportanceResult
 
 from pages._server import cache, limits
@@ -97,3 +98,29 @@ def exact_reference(kwargs: Mapping[str, Any]) -> dict:
     return {"method": "exact", "max_features": kwargs["max_features"],
             "max_depth": kwargs.get("max_depth"), "k_semantics": semantics,
             "criterion": kwargs.get("criterion", "entropy")}
+
+
+def moments_kwargs(result: ImportanceResult) -> dict:
+    """Keyword arguments of :func:`exact_moments` for an exact result: its own settings."""
+    par = result.parameters
+    kw = {"method": result.method, "max_features": par.get("max_features", 1),
+          "max_depth": par.get("max_depth"), "criterion": par.get("criterion", "entropy")}
+    if result.method == "exact":
+        kw["k_semantics"] = par.get("k_semantics", "id3")
+    elif par.get("min_samples_leaf", 1) != 1:
+        kw["min_samples_leaf"] = par["min_samples_leaf"]
+    return kw
+
+
+def cached_moments(data: Mapping[str, Any], exact: ImportanceResult, load) -> ImportanceMoments:
+    """The exact mean and per-tree covariance of ``exact``'s method, through the cache.
+
+    Raises
+    ------
+    ValueError
+        With the core's sentence when the covariance's memory is beyond its limit.
+    """
+    kw = moments_kwargs(exact)
+    key = cache.key_for("moments", datasource.canonical_params(data), kw)
+    return ImportanceMoments.from_dict(cache.get_or_compute(
+        key, lambda: exact_moments(load(), **kw).to_dict()))
