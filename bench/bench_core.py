@@ -73,7 +73,7 @@ def main(argv=None):
         line(f"forest 1000 trees K=1 led:noise=0.1 N={n}", ours, theirs, "ET 1000 trees K=1",
              ">= 10x" if n > 500 else ">= 1x")
 
-    # MDI of a fitted scikit-learn forest (was a timed test, tests/test_sklearn_mdi.py)
+    # MDI of a fitted scikit-learn forest (was a timed test, tests/core/forests/test_sklearn_mdi.py)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(1000, 5))
     y = (X[:, 0] + rng.normal(size=1000) > 0).astype(int)

@@ -17,7 +17,7 @@ Then the kill-and-restart figure: the Selection study with this process helping,
 page's job does on its worker (``local=True``: it computes the runs nobody started and
 those whose worker stalls), once undisturbed and once with worker ``b`` killed with
 SIGKILL while it runs a run and started again at once.  Printed: both times and whether
-the numbers are identical.  ``tests/test_scaleout.py`` asserts the same through gunicorn.
+the numbers are identical.  ``tests/server/test_scaleout.py`` asserts the same through gunicorn.
 
     PYTHONPATH=. python bench/bench_fanout.py [--quick]
 """

@@ -11,7 +11,7 @@ n_jobs (issue #16): varimp's multiway forest grown and routed (K=1) against scik
 extra-trees (K=1) fitted and then counted (``local_importance``), both at n_jobs 1 and 2
 side by side, and what 16 cores would give by Amdahl's law from the serial fraction those
 measure (a projection, not a measurement).  The counts are the same for every n_jobs
-(tests/test_local_multiway.py).
+(tests/core/local/test_multiway.py).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ distinct rows with counts; scikit-learn on the N rows.  Printed: seconds, and th
 (scikit-learn time / varimp time) side by side, at n_jobs 1 and 2, and what 16 cores would
 give by Amdahl's law from the serial fraction those two measure (a projection, not a
 measurement).  The numbers of the multiway forest are the same for every n_jobs
-(tests/test_multiway_forest.py).
+(tests/core/forests/test_multiway.py).
 
     PYTHONPATH=. python bench/bench_n_jobs.py [--quick]
 """

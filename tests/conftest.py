@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -21,7 +22,7 @@ os.environ.pop("REDIS_URL", None)  # background jobs run on diskcache in tests
 os.environ.pop("VARIMP_CACHE_URL", None)  # so does the cache, but for `cache_backend`
 os.environ["VARIMP_WARM"] = "0"  # no page computes its defaults at start (test_page_measures)
 # Every upload a test makes outside a browser request counts against one client ("-"); the
-# whole run would fill its 256 MiB quota.  tests/test_retention.py sets its own quota.
+# whole run would fill its 256 MiB quota.  tests/server/test_retention.py sets its own quota.
 os.environ["VARIMP_MAX_CLIENT_UPLOAD_BYTES"] = str(64 << 30)
 
 CHROMIUM = os.environ.get("VARIMP_CHROMIUM", "/usr/bin/chromium")
@@ -59,19 +60,24 @@ def pytest_setup_options():
 # The files that take a minute or more, longest first (measured with --durations).  Under
 # `make test` (pytest-xdist, a file per process, in collection order) they start first, so
 # that no long file is left running alone at the end while the other process has finished.
-_LONG_FILES = ("test_layout.py", "test_exact_binary.py", "test_screenshots.py",
-               "test_scaleout.py", "test_selection.py", "test_memory.py",
-               "test_hostile_uploads.py", "test_page_learn.py", "test_page_distributions.py",
-               "test_page_measures.py", "test_page_selection.py", "test_celery_faults.py",
-               "test_lost_jobs.py", "test_isolation.py", "test_moments.py",
-               "test_page_explain.py", "test_local_mdi_binary.py",
-               "test_exact_binary_regression.py", "test_page_importances_verdicts.py")
+_LONG_FILES = ("browser/test_layout.py", "core/exact/test_binary.py",
+               "browser/test_screenshots.py", "server/test_scaleout.py",
+               "core/studies/test_selection.py", "server/test_memory.py",
+               "framework/test_hostile_uploads.py", "pages/test_learn.py",
+               "pages/test_distributions.py", "pages/test_measures.py",
+               "pages/test_selection.py", "server/test_celery_faults.py",
+               "server/test_lost_jobs.py", "server/test_isolation.py",
+               "core/exact/test_moments.py", "pages/test_explain.py",
+               "core/local/test_local_binary.py", "core/exact/test_binary_regression.py",
+               "pages/test_importances_verdicts.py")
 
 
 def pytest_collection_modifyitems(config, items):
     """Long files first (a stable sort: every other test keeps its order)."""
     rank = {name: i for i, name in enumerate(_LONG_FILES)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+    here = Path(__file__).resolve().parent
+    items.sort(key=lambda item: rank.get(item.path.resolve().relative_to(here).as_posix(),
+                                         len(rank)))
 
 
 def _xdist_controller(config) -> bool:

@@ -3,7 +3,7 @@
 Each formula is ``(title, Markdown with TeX, [(link text, href)])`` and each demo
 ``(title, sentences, [(link text, href)])``; a href is a varimp page and the URL query that
 sets it up, so a demo is a link to share.  Every number a demo states is checked against
-theory, the papers or a brute-force oracle in ``tests/test_page_learn.py``.
+theory, the papers or a brute-force oracle in ``tests/pages/test_learn.py``.
 
 References
 ----------

@@ -46,7 +46,7 @@ SECURITY_HEADERS = {
     "X-Frame-Options": "SAMEORIGIN",
 }
 #: A Dash app's CSP: its own files, its inline scripts by their hashes ({}; Chromium finds no
-#: violation on any page, tests/test_hygiene.py), inline styles (Dash, MathJax), data: images.
+#: violation on any page, tests/server/test_hygiene.py), inline styles (Dash, MathJax), data: images.
 CSP = ("default-src 'self'; script-src 'self' {}; style-src 'self' 'unsafe-inline'; "
        "img-src 'self' data: blob:; frame-ancestors 'self'")
 REQUEST_ID_HEADER = "X-Request-ID"

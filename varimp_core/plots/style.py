@@ -7,7 +7,7 @@ each other and from the black of exact values: every colour has a contrast of at
 3:1 against white (WCAG 2.1, success criterion 1.4.11, graphics), so none is yellow, and
 every two differ by a CIE76 colour difference of more than 15 in normal vision and in
 simulated protanopia, deuteranopia and tritanopia (Machado et al. 2009, severity 1; see
-``tests/test_layout.py``).  After ten variables the colours repeat.  Heatmaps use the
+``tests/browser/test_layout.py``).  After ten variables the colours repeat.  Heatmaps use the
 perceptually uniform, colour-blind-safe ``cividis`` scale; signed differences use the
 diverging ``RdBu`` scale centred on zero.
 """

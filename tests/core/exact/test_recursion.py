@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from _tables import TABLE2, led_rows, led_table, rows_of, with_irrelevant, xor_table
 from oracle import cmi, enumerate_trees, eqn3_bruteforce
 from varimp_core.api import compute_importances
-from test_eqn3 import tables
+from .test_eqn3 import tables
 from varimp_core.exact.recursion import exact_importances, exact_importances_path
 from varimp_core.forests.sklearn_mdi import sklearn_importances
 from varimp_core.exact.splitting import sklearn_draw_law, win_probability_table

@@ -7,7 +7,7 @@ tasks itself, then the real task group on an in-process Celery app (in-memory
 broker and result store) with one worker thread (solo pool): same numbers as
 a local run, runs nobody started computed by the caller, a stuck worker's run
 recomputed, Cancel stopping the worker's running run.
-``tests/test_scaleout.py`` does it on Redis with worker processes.
+``tests/server/test_scaleout.py`` does it on Redis with worker processes.
 """
 
 from __future__ import annotations

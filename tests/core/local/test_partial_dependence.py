@@ -148,7 +148,7 @@ def test_bad_inputs():
 
 # -- Ciss's dependence over responses -------------------------------------------------------
 def test_dependence_over_responses_by_hand():
-    # Tree: root x1, then x2 (left) and x3 (right); see tests/test_local.py.
+    # Tree: root x1, then x2 (left) and x3 (right); see tests/core/local/test_importance.py.
     X = np.array([[a, b, c] for a in (0, 1) for b in (0, 1) for c in (0, 1)], dtype=float)
     y = 2 * X[:, 0] + np.where(X[:, 0] == 0, X[:, 1], X[:, 2])
     tree = DecisionTreeClassifier(criterion="entropy", random_state=0).fit(X, y)

@@ -188,7 +188,7 @@ def test_scikit_learn_forests_grown_in_chunks_are_the_forest_of_one_fit(method, 
 def test_the_importances_page_draws_the_trees_so_far(app_module):
     import pages.importances as page
     from pages._server import jobs
-    from tests._pages import upload_frame
+    from _pages import upload_frame
 
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"a": rng.normal(size=300), "b": rng.normal(size=300)})
@@ -244,7 +244,7 @@ def test_local_forest_trees_scale_as_declared(rows, inputs, expected):
 
 def test_dependence_starts_with_trees_scaled_to_an_upload_and_a_link_keeps_its_own(app_module):
     import pages.dependence as page
-    from tests._pages import upload_frame
+    from _pages import upload_frame
 
     rng = np.random.default_rng(1)
     frame = pd.DataFrame(rng.normal(size=(5_000, 50)), columns=[f"x{j}" for j in range(50)])
@@ -273,7 +273,7 @@ def test_a_sweep_hands_out_the_values_done_and_ends_as_without():
 
 def test_measures_starts_with_trees_scaled_to_an_upload(app_module):
     import pages.measures as page
-    from tests._pages import upload_frame
+    from _pages import upload_frame
 
     rng = np.random.default_rng(3)
     frame = pd.DataFrame(rng.normal(size=(5_000, 50)), columns=[f"x{j}" for j in range(50)])

@@ -121,7 +121,7 @@ def test_cli_min_samples_leaf_on_a_multiway_method_is_one_sentence(capsys, metho
 
 def test_readme_synopsis_names_the_binary_methods_and_the_leaf_flag():
     from pathlib import Path
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    text = (Path(__file__).resolve().parents[3] / "README.md").read_text()
     synopsis = text[text.index("python -m varimp_core importances"):]
     synopsis = synopsis[:synopsis.index("python -m varimp_core relevance")]
     assert "exact-rf|exact-et" in synopsis and "[--min-samples-leaf L]" in synopsis

@@ -29,7 +29,7 @@ import pytest
 import app as _app  # noqa: F401  (builds the page registry; conftest set the cache dir first)
 import dash
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 SHOTS = DOCS / "screenshots"
 FIRST_PAINT = DOCS / "first_paint.json"
 WINDOW = (1400, 1000)

@@ -27,7 +27,7 @@ from varimp_core.studies.masking_report import (LOUPPE2013_TABLE2, LOUPPE2013_TA
                                                 table2_sentences)
 
 # Table 2's block of the text extracted from Louppe et al. (2013)'s PDF, verbatim
-PAPER = Path(__file__).parent / "data" / "louppe2013_table2_text.txt"
+PAPER = Path(__file__).resolve().parents[2] / "data" / "louppe2013_table2_text.txt"
 LED = dict(problem="led", irrelevant=0, copy="none", flip=0.1, k_semantics="id3", axis="K",
            max_features=1, max_depth="full")
 COLUMNS = ["Eqn 3", *(f"K = {k}" for k in range(1, 8))]
