@@ -220,3 +220,26 @@ def test_no_underscore_name_is_imported_from_another_module():
                     and _known(base) is not None and f"{base}.{what}" not in MODULES):
                 found.append(f"{MODULES[name].relative_to(ROOT)}:{line}: {what} from {base}")
     assert found == []
+
+
+TEST_FOLDERS = ("core", "framework", "server", "pages", "browser")
+
+
+def test_tests_mirror_the_source():
+    """A test file lies in the folder of what it tests (``tests/core/<subpackage>/``,
+    ``framework/``, ``server/``, ``pages/``, ``browser/``); at the top of ``tests/`` only the
+    project-wide checks (this file, the package and the container image)."""
+    tests = ROOT / "tests"
+    top = sorted(p.name for p in tests.glob("test_*.py"))
+    assert top == ["test_architecture.py", "test_image.py", "test_package.py"], top
+    for path in tests.rglob("test_*.py"):
+        parts = path.relative_to(tests).parts
+        if len(parts) == 1 or parts[0] in ("data", "hostile"):
+            continue
+        assert parts[0] in TEST_FOLDERS, path
+        if parts[0] == "core" and len(parts) == 3:
+            assert (ROOT / "varimp_core" / parts[1] / "__init__.py").exists(), path
+        if parts[0] == "pages" and parts[-1] not in ("test_app_shell.py", "test_headers.py",
+                                                     "test_user_text.py", "test_streaming.py"):
+            page = parts[-1].removeprefix("test_").removesuffix(".py").split("_")[0]
+            assert (ROOT / "pages" / f"{page}.py").exists(), path
