@@ -234,3 +234,39 @@
   new MutationObserver(follow).observe(document.documentElement,
     {childList: true, subtree: true});
 })();
+
+/* A callback the server refuses with 429 (too many uploads or computations in a short time,
+ * pages/_server/ratelimit.py) answers a sentence: show it, since Dash shows nothing. */
+(function () {
+  const original = window.fetch;
+  if (!original) { return; }
+  function showServerNote(text) {
+    let note = document.getElementById("vi-server-note");
+    if (!note) {
+      note = document.createElement("div");
+      note.id = "vi-server-note";
+      note.className = "vi-server-note";
+      note.setAttribute("role", "alert");
+      const words = document.createElement("span");
+      const close = document.createElement("button");
+      close.type = "button";
+      close.textContent = "Close";
+      close.className = "vi-server-note-close";
+      close.addEventListener("click", function () { note.hidden = true; });
+      note.appendChild(words);
+      note.appendChild(close);
+      document.body.appendChild(note);
+    }
+    note.firstChild.textContent = text;
+    note.hidden = false;
+  }
+  window.fetch = function (input) {
+    const url = typeof input === "string" ? input : (input && input.url) || "";
+    return original.apply(this, arguments).then(function (response) {
+      if (response.status === 429 && url.indexOf("_dash-update-component") >= 0) {
+        response.clone().text().then(showServerNote, function () {});
+      }
+      return response;
+    });
+  };
+})();

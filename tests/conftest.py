@@ -24,6 +24,12 @@ os.environ["VARIMP_WARM"] = "0"  # no page computes its defaults at start (test_
 # Every upload a test makes outside a browser request counts against one client ("-"); the
 # whole run would fill its 256 MiB quota.  tests/server/test_retention.py sets its own quota.
 os.environ["VARIMP_MAX_CLIENT_UPLOAD_BYTES"] = str(64 << 30)
+os.environ["VARIMP_UPLOAD_STORE_BYTES"] = str(64 << 30)  # and every client's together
+# Every test's server takes its requests from 127.0.0.1: the run is one address uploading
+# and starting jobs far faster than a person.  tests/server/test_ratelimit.py sets its own.
+os.environ["VARIMP_UPLOAD_RATE"] = "1000000 per minute"
+os.environ["VARIMP_UPLOAD_MIB_RATE"] = "1000000 per minute"
+os.environ["VARIMP_JOB_RATE"] = "1000000 per minute"
 
 CHROMIUM = os.environ.get("VARIMP_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("VARIMP_CHROMEDRIVER", "/usr/bin/chromedriver")

@@ -117,6 +117,31 @@ def get_cache():
     return cache
 
 
+def get_upload_store():
+    """The store of uploaded tables (opened on first use).
+
+    On one machine a diskcache of its own, ``<cache dir>/uploads``, that evicts nothing:
+    tables leave it only when they expire (``VARIMP_UPLOAD_TTL``), and a new one is admitted
+    only while every stored table fits ``VARIMP_UPLOAD_STORE_BYTES``
+    (:func:`pages._server.store.put_upload`).  So no result, and no other client's uploads
+    however many, can push a user's table out of the server: a flood of uploads is refused,
+    with a sentence, once the store is full.  With Redis (``VARIMP_CACHE_URL``/``REDIS_URL``),
+    the shared store: run Redis with enough memory for the budget (see ``store``).
+    """
+    url = _url()
+    if url:
+        return get_cache()
+    path = os.path.join(cache_dir(), "uploads")
+    handle = (path, os.getpid())
+    cache = _caches.get(handle)
+    if cache is None:
+        import diskcache
+
+        cache = SQLiteGuarded(diskcache.Cache(path, size_limit=1 << 62, eviction_policy="none"))
+        _caches[handle] = cache
+    return cache
+
+
 def _url() -> str | None:
     return os.environ.get("VARIMP_CACHE_URL") or os.environ.get("REDIS_URL") or None
 
@@ -171,23 +196,26 @@ def put_table(df: pd.DataFrame, client: str = "-") -> str:
     """Store an uploaded table for ``VARIMP_UPLOAD_TTL`` s; a new key of 256 random bits.
 
     The text is stored once per content, under its hash (which opens nothing), and
-    counts once against ``client``'s quota (``VARIMP_MAX_CLIENT_UPLOAD_BYTES``): over it,
-    a ``DataError`` with a sentence (:func:`pages._server.store.put_upload`).
+    counts once against ``client``'s quota (``VARIMP_MAX_CLIENT_UPLOAD_BYTES``) and the
+    store's budget (``VARIMP_UPLOAD_STORE_BYTES``): over either, a ``DataError`` with a
+    sentence (:func:`pages._server.store.put_upload`).  Kept in :func:`get_upload_store`.
     """
-    return store.put_upload(get_cache(), table_to_json(df), client,
+    return store.put_upload(get_upload_store(), table_to_json(df), client,
                             quota=limits.value("client_upload_bytes"),
+                            budget=limits.value("upload_store_bytes"),
                             ttl=limits.value("upload_ttl"), now=time.time())
 
 
 def has_table(key: str) -> bool:
     """True when ``key`` names an upload still on the server (not expired, not evicted)."""
-    digest = get_cache().get(f"upload:{key}", default=None, retry=True)
-    return isinstance(digest, str) and f"table:{digest}" in get_cache()
+    uploads = get_upload_store()
+    digest = uploads.get(f"upload:{key}", default=None, retry=True)
+    return isinstance(digest, str) and f"table:{digest}" in uploads
 
 
 def get_table(key: str) -> pd.DataFrame | None:
     """The table uploaded under ``key``, or None when it is unknown, expired or evicted."""
-    text = store.upload_text(get_cache(), key)
+    text = store.upload_text(get_upload_store(), key)
     if text is None:
         return None
     try:

@@ -36,6 +36,8 @@ import dash
 from dash.exceptions import DependencyException, MissingCallbackContextException
 from werkzeug.serving import WSGIRequestHandler
 
+from pages._server import ratelimit
+
 log = logging.getLogger(__name__)
 
 #: Headers added to every response (kept when a view already set them).
@@ -251,6 +253,7 @@ def install(app) -> None:
         response.headers["Content-Security-Policy"] = policy["csp"]
         return response
     install_server(app.server, lambda: app.callback_map)
+    ratelimit.install(app.server, lambda: app.callback_map, client_id)
     secret = os.environ.get("VARIMP_SECRET_KEY", "").strip()
     if secret:
         # Flask's secret_key is what Dash signs background-job handles with, before a

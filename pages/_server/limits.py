@@ -20,6 +20,9 @@ trees on this server.") and their checks, and the Data page lists them all
 ``VARIMP_UPLOAD_TTL``, ``VARIMP_RESULT_TTL``, ``VARIMP_MAX_CLIENT_UPLOAD_BYTES``
     Seconds an upload (24 h) and a result (7 days) are kept; bytes of parsed tables
     one browser may keep at once (256 MiB).  See :func:`pages._server.cache.put_table`.
+``VARIMP_UPLOAD_STORE_BYTES``
+    Bytes of parsed tables the server keeps for every browser together (4 GiB); the
+    upload store evicts nothing, so past it new uploads are refused with a sentence.
 
 The core refuses no size (a notebook reads any table): the server passes the upload
 limits in (``read_csv_bytes``, ``prepare_table``); the pages and :mod:`pages._server.jobs`
@@ -71,6 +74,8 @@ LIMITS: dict[str, Limit] = {
     "result_ttl": Limit("VARIMP_RESULT_TTL", 7 * 24 * 3600, None, "seconds a result is kept"),
     "client_upload_bytes": Limit("VARIMP_MAX_CLIENT_UPLOAD_BYTES", 256 << 20, None,
                                  "bytes of stored uploads per browser"),
+    "upload_store_bytes": Limit("VARIMP_UPLOAD_STORE_BYTES", 4 << 30, None,
+                                "bytes of stored uploads, every browser's together"),
 }
 
 

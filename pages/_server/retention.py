@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from varimp_core.data.csvfile import DataError
 
-__all__ = ["kept_for", "expired_text", "quota_text", "admit"]
+__all__ = ["kept_for", "expired_text", "quota_text", "store_full_text", "admit"]
 
 #: A browser's holding: content hash -> [stored bytes, expiry time in seconds since the epoch].
 Holding = dict[str, list[float]]
@@ -69,8 +69,21 @@ def quota_text(used: int, size: int, quota: int, ttl: int) -> str:
             "smaller table.")
 
 
+def store_full_text(used: int, size: int, quota: int, ttl: int) -> str:
+    """The sentence refusing a table that the server's upload store has no room for.
+
+    The store evicts nothing (no upload pushes out another user's table), so when every
+    client's unexpired tables together would pass its budget, the new one is refused.
+    Arguments as :func:`quota_text`, with ``quota`` the store's budget.
+    """
+    return (f"The server holds {used / 2**20:.1f} MiB of uploaded tables, and this one "
+            f"({size / 2**20:.1f} MiB once read) would pass the {quota / 2**20:g} MiB it keeps "
+            f"for everyone's uploads; they are kept {kept_for(ttl)}. Try again later, or run "
+            "varimp on your own machine (`make run`).")
+
+
 def admit(holding: Holding | None, digest: str, size: int, *, quota: int, ttl: int,
-          now: float) -> Holding:
+          now: float, sentence=quota_text) -> Holding:
     """A browser's holding after it stores one more table, or a refusal.
 
     Parameters
@@ -85,6 +98,8 @@ def admit(holding: Holding | None, digest: str, size: int, *, quota: int, ttl: i
         :math:`Q` in bytes and :math:`\\tau` in seconds.
     now : float
         The time :math:`t`, seconds since the epoch.
+    sentence : callable
+        ``sentence(used, size, quota, ttl)`` of the refusal (:func:`quota_text`, a browser's).
 
     Returns
     -------
@@ -100,6 +115,6 @@ def admit(holding: Holding | None, digest: str, size: int, *, quota: int, ttl: i
     held = {h: v for h, v in (holding or {}).items() if v[1] > now}
     used = int(sum(v[0] for h, v in held.items() if h != digest))
     if used + size > quota:
-        raise DataError(quota_text(used, size, quota, ttl))
+        raise DataError(sentence(used, size, quota, ttl))
     held[digest] = [size, now + ttl]
     return held

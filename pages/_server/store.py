@@ -44,7 +44,7 @@ from typing import Any, Callable, Iterator, Protocol
 import numpy as np
 
 from varimp_core import __version__ as core_version
-from pages._server.retention import admit
+from pages._server.retention import admit, store_full_text
 
 __all__ = ["Store", "RedisStore", "key_for", "json_default", "compute_once", "holder",
            "holder_is_gone", "put_upload", "upload_text"]
@@ -266,19 +266,26 @@ def compute_once(store: Store, key: str, fn: Callable[[], Any], *, expire: float
 
 
 def put_upload(store: Store, text: str, client: str, *, quota: int, ttl: float,
-               now: float) -> str:
+               now: float, budget: int | None = None) -> str:
     """Store an uploaded table's text for ``ttl`` s; a new key of 256 random bits.
 
     The text is stored once per content, under its hash, and counts once against
     ``client``'s quota of ``quota`` bytes: over it, a ``DataError`` with a sentence
-    (:func:`pages._server.retention.admit`), and nothing is stored.
+    (:func:`pages._server.retention.admit`), and nothing is stored.  With a ``budget``, the
+    store's tables together (every client's, counted once per content, under ``quota:*``)
+    are held to it the same way (:func:`pages._server.retention.store_full_text`).
     """
     data = text.encode("utf-8")
     digest, key = hashlib.sha256(data).hexdigest(), secrets.token_hex(32)
     with store.transact(retry=True):  # one quota update at a time
         held = admit(_get_json(store, f"quota:{client}"), digest, len(data), quota=quota,
                      ttl=int(ttl), now=now)
+        if budget is not None:
+            everyone = admit(_get_json(store, "quota:*"), digest, len(data), quota=budget,
+                             ttl=int(ttl), now=now, sentence=store_full_text)
         store.set(f"quota:{client}", json.dumps(held), expire=ttl, retry=True)
+        if budget is not None:
+            store.set("quota:*", json.dumps(everyone), expire=ttl, retry=True)
         if not store.touch(f"table:{digest}", expire=ttl, retry=True):
             store.set(f"table:{digest}", text, expire=ttl, retry=True)
         store.set(f"upload:{key}", digest, expire=ttl, retry=True)

@@ -47,7 +47,7 @@ pytestmark = pytest.mark.usefixtures("cache_backend")  # on diskcache, then on R
 
 
 def _table_entries() -> int:
-    store = cache.get_cache()
+    store = cache.get_upload_store()
     if cache.is_shared():  # Redis
         return sum(1 for _ in store.client.scan_iter(store.prefix + "table:*"))
     return sum(1 for k in store.cache.iterkeys() if str(k).startswith("table:"))

@@ -28,8 +28,9 @@ def test_every_key_the_server_writes_to_redis_expires(redis_url, monkeypatch):
     job_signals.request_stop("view", "job")
     job_signals.mark_polled("job")
     keys = list(client.scan_iter("*"))
-    # upload:<key>, table:<hash>, quota:<client>, two results, the stop flag, the heartbeat
-    assert len(keys) == 7, keys
+    # upload:<key>, table:<hash>, quota:<client>, quota:* (every client's), two results, the
+    # stop flag, the heartbeat
+    assert len(keys) == 8, keys
     ttl = {k.decode(): client.pttl(k) for k in keys}
     assert all(t > 0 for t in ttl.values()), ttl
     assert 0 < ttl[f"varimp:cache:upload:{key}"] <= 600_000
