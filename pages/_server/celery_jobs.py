@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
 from pages._server.process_limits import lift_memory_limit_later
 
@@ -34,6 +35,9 @@ log = logging.getLogger(__name__)
 #: Traceback text of the error Dash gets for a lost job (recognised by the page's on_error).
 LOST_MARK = "varimp: the job's worker is gone"
 _KEY = "varimp-job-{}"
+_QUEUED = "varimp-queued-since-{}"  # Dash's result key of a job no worker has taken yet
+#: Seconds a job waits for a worker before its page says so (it keeps waiting).
+QUEUED_NOTE_AFTER = 15.0
 _DASH_TASK = "background_callback_"
 _beats: dict[str, threading.Event] = {}  # task id -> its heartbeat's stop flag (no user data)
 _limits: dict[str, object] = {}  # task id -> what lifts its memory limit (no user data)
@@ -99,10 +103,26 @@ def submit(celery_app, job_fn, args) -> str:
     from celery.utils import uuid
 
     task_id = uuid()
-    celery_app.backend.client.set(_KEY.format(task_id), "queued",
-                                  px=int(queue_timeout() * 1000))
+    client = celery_app.backend.client
+    client.set(_KEY.format(task_id), "queued", px=int(queue_timeout() * 1000))
+    client.set(_QUEUED.format(args[0]), repr(time.time()), px=int(queue_timeout() * 1000))
     job_fn.apply_async(args, task_id=task_id)
     return task_id
+
+
+def queued_for(celery_app, key) -> float | None:
+    """Seconds the job of Dash's result key ``key`` has waited for a worker; None once a
+    worker took it (or it was never queued here).  Measured on the web server's clock, which
+    wrote the time."""
+    since = celery_app.backend.client.get(_QUEUED.format(key))
+    return None if since is None else max(0.0, time.time() - float(since))
+
+
+def queued_sentence(seconds: float) -> str:
+    """The page's progress message for a job no worker has taken for ``seconds``."""
+    return (f"Waiting for a worker: none has taken this computation in {seconds:.0f} s (all "
+            "busy, or none running). It stays in the queue until one does, for up to "
+            f"{queue_timeout():g} s; Cancel takes it out.")
 
 
 def lost_sentence(celery_app, job) -> str | None:
@@ -155,6 +175,7 @@ def _start_heartbeat(sender=None, task_id=None, task=None, args=None, **_kwargs)
         return
     if args:
         start_job(args[0])  # Dash's result key: polls of it keep the job wanted
+        task.backend.client.delete(_QUEUED.format(args[0]))  # a worker has taken it
     client, key = task.backend.client, _KEY.format(task_id)
     ttl = int(lost_after() * 1000)
     stop = threading.Event()

@@ -562,7 +562,17 @@ class _CeleryManager(_KeyPerRequest, CeleryManager):
                       key, job)
 
     def get_progress(self, key):
-        return _reach(None, super().get_progress, key)
+        return _reach(None, self._progress_or_queued, key)
+
+    def _progress_or_queued(self, key):
+        """The job's progress; before any, once it waited ``QUEUED_NOTE_AFTER`` s for a
+        worker, a message saying so (Dash would show nothing until a worker took it)."""
+        progress = super().get_progress(key)
+        if progress is None:
+            waited = celery_jobs.queued_for(self.handle, key)
+            if waited is not None and waited >= celery_jobs.QUEUED_NOTE_AFTER:
+                return [None, "1", celery_jobs.queued_sentence(waited)]
+        return progress
 
     def get_updated_props(self, key):
         if key is None:

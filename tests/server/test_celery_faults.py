@@ -259,6 +259,35 @@ def test_a_job_over_a_limit_gets_the_diskcache_sentence_under_celery(
     assert last["response"]["imp-error"]["children"] == diskcache
 
 
+def test_a_job_no_worker_takes_says_so_within_15_s_and_keeps_waiting(cluster):
+    """No worker running (#27.8): Dash showed nothing for the queue's 300 s.  The page's
+    progress message says so once the job has waited 15 s, and the job stays queued: a
+    worker started then takes it and it ends as any other."""
+    from pages._server.celery_jobs import QUEUED_NOTE_AFTER
+
+    cluster.procs.kill("worker")
+    seen, started = {}, time.monotonic()
+
+    def on_poll(first, progress):
+        message = json.dumps(progress[-1]) if progress else ""  # the message among the
+        if "Waiting for a worker" in message and "t" not in seen:    # progress outputs
+            seen["t"], seen["message"] = time.monotonic() - started, message
+            cluster.start_worker()  # now one comes
+
+    try:
+        _, _, last = cluster.client().run(_values(30, 40), "imp-miss.data", timeout=180,
+                                          on_poll=on_poll)
+    finally:
+        if "worker" not in cluster.procs.procs or \
+                cluster.procs.procs["worker"].poll() is not None:
+            cluster.start_worker()
+    assert seen, "the page never said that no worker had taken the job"
+    print(f"\nafter {seen['t']:.1f} s the page says: {seen['message']}")
+    assert QUEUED_NOTE_AFTER <= seen["t"] <= QUEUED_NOTE_AFTER + DEADLINE
+    assert "Cancel" in seen["message"]
+    assert last["response"]["imp-job-status"]["children"].startswith("Done in"), last
+
+
 def test_a_fanned_out_piece_over_the_memory_limit_is_a_memory_error_for_the_caller():
     """A piece is a task of its own (it gets the memory guard too); its MemoryError reaches
     the job as one, so the page says the memory sentence, not 'Something went wrong'."""
