@@ -236,7 +236,8 @@
 })();
 
 /* A callback the server refuses with 429 (too many uploads or computations in a short time,
- * pages/_server/ratelimit.py) answers a sentence: show it, since Dash shows nothing. */
+ * pages/_server/ratelimit.py) or 503 (Redis unreachable, pages/_server/hygiene.py) answers
+ * a sentence: show it, since Dash shows nothing. */
 (function () {
   const original = window.fetch;
   if (!original) { return; }
@@ -263,7 +264,8 @@
   window.fetch = function (input) {
     const url = typeof input === "string" ? input : (input && input.url) || "";
     return original.apply(this, arguments).then(function (response) {
-      if (response.status === 429 && url.indexOf("_dash-update-component") >= 0) {
+      if ((response.status === 429 || response.status === 503) &&
+          url.indexOf("_dash-update-component") >= 0) {
         response.clone().text().then(showServerNote, function () {});
       }
       return response;

@@ -58,6 +58,17 @@ CLIENT_COOKIE = "varimp_client"
 #: A client's request id is used only when it matches this (else a new one is made).
 SAFE_REQUEST_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 #: The body of every HTTP 500 answer.
+#: The answer to a request that failed because Redis (the job queue and shared store) could
+#: not be reached: the same words as a job's (``celery_jobs.STORE_DOWN``), for any request.
+STORE_DOWN = ("The server cannot reach its job queue and store (Redis), so this could not be "
+              "done. Try again in a minute.")
+
+
+def store_down(error: BaseException | None) -> bool:
+    """Whether ``error`` is Redis's or the broker's (by module: this module imports neither)."""
+    return error is not None and type(error).__module__.split(".")[0] in ("redis", "kombu")
+
+
 SERVER_ERROR = ("Something went wrong on the server; the error was logged. "
                 "Reload the page, or try other settings.")
 #: The body of an HTTP 404 answer for a file the app does not have.
@@ -366,6 +377,9 @@ def install_server(server, callback_map=None) -> None:
                 request_id.set("-")
 
     @server.errorhandler(InternalServerError)
-    def _server_error(_error):
+    def _server_error(error):
         # Flask has logged the exception (ERROR, with its traceback) before calling this.
+        if store_down(getattr(error, "original_exception", None)):
+            return STORE_DOWN, 503, {"Content-Type": "text/plain; charset=utf-8",
+                                     "Retry-After": "60"}
         return SERVER_ERROR, 500, {"Content-Type": "text/plain; charset=utf-8"}

@@ -658,3 +658,17 @@ def test_deeply_nested_json_and_an_unknown_output_are_400s(app_module):
         "inputs": [{"id": "x", "property": "value", "value": 1}], "changedPropIds": []})
     assert unknown.status_code == 400, unknown.status_code
     assert "not one of the app's callbacks" in unknown.get_data(as_text=True)
+
+
+def test_a_request_that_cannot_reach_redis_answers_its_sentence_not_something_went_wrong():
+    """#27.8: with Redis down, a peek (any plain callback reading the shared store) answered
+    "Something went wrong"; it now answers 503 with the unreachable-store sentence (which the
+    page's script shows), as a job does."""
+    code = _FAILING_APP.replace('raise RuntimeError("secret internal detail 4242")',
+                                'import redis\n    raise redis.exceptions.ConnectionError('
+                                '"Error 111 connecting to 127.0.0.1:6379")')
+    proc = _run_python(code)
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["status"] == 503
+    assert out["body"] == hygiene.STORE_DOWN and "6379" not in out["body"]
+    assert hygiene.store_down(RuntimeError("x")) is False
