@@ -113,6 +113,29 @@ def test_binary_moments_equal_the_enumerated_law(seed, method):
             np.testing.assert_allclose(V, mean, atol=1e-12, err_msg=f"K={K} D={depth}")
             np.testing.assert_allclose(S - np.outer(V, V), cov, atol=1e-12,
                                        err_msg=f"K={K} D={depth}")
+            # the batched pass exact_moments uses, against the same enumerated law
+            from varimp_core.exact.moments import _binary_moments_batched
+            Vb, Cb, _ = _binary_moments_batched(w.d, method, w.K, depth, 1)
+            np.testing.assert_allclose(Vb, mean, atol=1e-12, err_msg=f"batched K={K} D={depth}")
+            np.testing.assert_allclose(Cb, cov, atol=1e-12, err_msg=f"batched K={K} D={depth}")
+
+
+@pytest.mark.parametrize("method", ["exact-rf", "exact-et"])
+def test_batched_binary_moments_equal_the_rewalk_with_leaf_sizes(method):
+    # min_samples_leaf > 1 and depth limits, which the enumerated law does not take:
+    # the batched pass (the mean's solver) against the independent memoised re-walk.
+    from varimp_core.exact.moments import BinaryWalker, _binary_moments, _binary_moments_batched
+    for seed in range(4):
+        X, y = _binary_data(seed)
+        p = X.shape[1]
+        for K in sorted({1, p}):
+            for depth in (None, 2, 3):
+                w = BinaryWalker(X, y, method=method, max_features=K, max_depth=depth,
+                                 min_samples_leaf=2, criterion="gini", sample_weight=None)
+                V, S, _ = _binary_moments(w)
+                Vb, Cb, _ = _binary_moments_batched(w.d, method, w.K, depth, 2)
+                np.testing.assert_allclose(Vb, V, atol=1e-12)
+                np.testing.assert_allclose(Cb, S - np.outer(V, V), atol=1e-12)
 
 
 @pytest.mark.parametrize("method", ["exact-rf", "exact-et"])

@@ -516,6 +516,91 @@ def _binary_moments(walker: BinaryWalker):
     return V, S, len(memo)
 
 
+def _binary_moments_batched(d, method, K, max_depth, L, max_nodes=MAX_BINARY_MOMENT_NODES):
+    """(V, C, nodes) at the root with the mean's batched solver: V = E[I], C = Cov(I).
+
+    Down: the nodes of :class:`~varimp_core.exact.binary.BinarySolver`, found
+    in decreasing number of distinct rows, one numpy batch per size, each
+    batch's split outcomes kept (node, feature f, probability P, gain g, the
+    children that split further).  Up, in increasing size (both children of a
+    split hold fewer distinct rows, so they are done), per batch at once:
+
+    .. math::
+
+        w_s = g_s e_{f_s} + V(l_s) + V(r_s), \\qquad V(t) = \\sum_s P_s w_s,
+
+        C(t) = \\sum_s P_s \\big[w_s w_s^T + C(l_s) + C(r_s)\\big] - V(t) V(t)^T,
+
+    the covariance form of ``docs/exact-moments.md``'s recursion (leaves: V = 0,
+    C = 0).  Returns None when the solver's keys do not fit one integer (the
+    caller then re-walks with :class:`BinaryWalker`).
+    """
+    from varimp_core.exact.binary import BinarySolver, _chunks
+    solver = BinarySolver(d, method, K, max_depth, L, 1, max_nodes)
+    if not solver.int_keys:
+        return None
+    solver.keep_outcomes = True
+    U, p = solver.U, solver.p
+    H0 = U - 1 if max_depth is None else min(max_depth, U - 1)
+    if solver._root_is_leaf() or H0 <= 0:
+        return np.zeros(p), np.zeros((p, p)), 0
+    root = np.stack([np.zeros(p, dtype=np.int64), np.array(d.n_distinct) - 1], axis=1)
+    pending = {U: [solver._keys(root[None], np.array([H0]))]}
+    levels = []            # per size, largest first: keys, node, f, P, g, children
+    for n in range(U, 1, -1):
+        if n not in pending:
+            continue
+        keys = np.unique(np.concatenate(pending.pop(n)))
+        solver.n_split_nodes += keys.size
+        if solver.n_split_nodes > max_nodes:
+            raise ValueError(
+                f"The exact covariance of the binary forest needs more than {max_nodes:,} "
+                f"distinct nodes on this table (each holds p + p^2 = {p + p * p} numbers); use "
+                "fewer rows, a max depth, or estimate it from a sampled scikit-learn forest's "
+                "trees.")
+        box, h = solver._boxes(keys)
+        parts = []
+        for i, k in _chunks(keys.size, solver.CHUNK // (p * U * 8)):
+            _, (_, _, kbox, kh, kn) = solver._expand(box[i:i + k], h[i:i + k], n)
+            bi, fi, P, G, split = solver.last_outcomes
+            kk = solver._keys(kbox, kh)
+            n_left = int(split[0].sum())
+            lkey = np.full(bi.size, -1, dtype=np.int64)
+            rkey = np.full(bi.size, -1, dtype=np.int64)
+            lkey[split[0]] = kk[:n_left]
+            rkey[split[1]] = kk[n_left:]
+            parts.append((bi + i, fi, P, G / d.total_weight, lkey, rkey))
+            for size in np.unique(kn).tolist():
+                pending.setdefault(size, []).append(kk[kn == size])
+        levels.append((keys,) + tuple(np.concatenate(c) for c in zip(*parts)))
+    done_keys = np.zeros(0, dtype=np.int64)
+    done_V, done_C = np.zeros((0, p)), np.zeros((0, p, p))
+    flat_pp = np.arange(p * p)
+    for keys, node, f, P, g, lkey, rkey in reversed(levels):
+        B = keys.size
+        w = np.zeros((node.size, p))
+        w[np.arange(node.size), f] = g
+        kids_C = np.zeros((node.size, p, p))
+        for ck in (lkey, rkey):
+            has = ck >= 0
+            if has.any():
+                j = np.searchsorted(done_keys, ck[has])
+                w[has] += done_V[j]
+                kids_C[has] += done_C[j]
+        V = np.stack([np.bincount(node, weights=P * w[:, a], minlength=B) for a in range(p)],
+                     axis=1)
+        term = (P[:, None, None] * (w[:, :, None] * w[:, None, :] + kids_C)).reshape(-1)
+        C = np.bincount((node[:, None] * p * p + flat_pp).ravel(), weights=term,
+                        minlength=B * p * p).reshape(B, p, p)
+        C -= V[:, :, None] * V[:, None, :]
+        all_keys = np.concatenate([done_keys, keys])
+        order = np.argsort(all_keys, kind="stable")
+        done_keys = all_keys[order]
+        done_V = np.concatenate([done_V, V])[order]
+        done_C = np.concatenate([done_C, C])[order]
+    return V[0], C[0], solver.n_split_nodes
+
+
 # ---------------------------------------------------------------------------
 # entry points
 # ---------------------------------------------------------------------------
@@ -572,9 +657,14 @@ def exact_moments(data, *, method: str = "exact", max_features: int = 1, max_dep
         walker = BinaryWalker(X, y, method=method, max_features=max_features,
                                max_depth=max_depth, min_samples_leaf=min_samples_leaf,
                                criterion=criterion, sample_weight=sw)
-        V, S, n_nodes = _binary_moments(walker)
+        out = _binary_moments_batched(walker.d, method, walker.K, max_depth, walker.L)
+        if out is None:         # keys too wide for the batched pass: the re-walk
+            V, S, n_nodes = _binary_moments(walker)
+            C = S - np.outer(V, V)
+        else:
+            V, C, n_nodes = out
         return ImportanceMoments(
-            variables=table.variables, mean=V, covariance=_symmetric(S - np.outer(V, V)),
+            variables=table.variables, mean=V, covariance=_symmetric(C),
             method=method,
             parameters={"max_features": walker.K, "max_depth": max_depth,
                         "min_samples_leaf": int(min_samples_leaf), "criterion": criterion,
