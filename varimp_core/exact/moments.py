@@ -22,10 +22,14 @@ wrong way round (by the central limit theorem).
 
   so the pass holds one vector of p numbers per node (two lattice levels at
   a time) and the reach, not a p x p matrix per node.
-* ``exact-rf`` / ``exact-et`` (scikit-learn's binary trees): a memoised
-  re-walk of the row sets with the production split law
-  (:func:`~varimp_core.exact.binary.split_win_probabilities`), holding
-  :math:`V(t)` and :math:`S(t) = E[I_t I_t^T]` per node, for small tables.
+  At K = 1 (id3, entropy or Gini) the lattice is skipped: every node is a
+  cell of one dense tensor and V is one compiled pass over it
+  (:func:`_k1_dense_pass`).
+* ``exact-rf`` / ``exact-et`` (scikit-learn's binary trees): the mean's
+  batched solver, keeping each batch's split outcomes, then an up pass by
+  size holding :math:`V(t)` and :math:`C(t) = Cov(I_t)` per node
+  (:func:`_binary_moments_batched`); the memoised Python re-walk
+  (:class:`BinaryWalker`) is the fallback for keys past 62 bits.
 * :func:`moments_from_trees`: the same summaries estimated from the per-tree
   importances of a sampled forest (``estimated=True``).
 """
@@ -358,6 +362,134 @@ def _multiway_pass(lattice, p, K, max_depth, k_semantics):
             new_v[mask] = full_v
         level_v = new_v
     mean = level_v[0][0] if 0 in level_v else np.zeros(p)
+    return mean, second
+
+
+def _k1_subtree_means_py(order, share, source, strides, c):
+    """V of every cell, children first (compiled with numba below; this is its source).
+
+    ``V[b] = source[b] + share[b] * sum over free v, values x of V[child(b, v, x)]``,
+    the cells visited by decreasing number of fixed inputs, so each child is
+    final when its parent reads it: one pass, no temporaries.
+    """
+    n, p = source.shape
+    V = source.copy()
+    for i in range(n):
+        b = order[i]
+        s = share[b]
+        if s == 0.0:
+            continue
+        for v in range(p):
+            cv = c[v]
+            st = strides[v]
+            if (b // st) % (cv + 1) != cv:
+                continue
+            base = b - cv * st
+            for x in range(cv):
+                ch = base + x * st
+                for j in range(p):
+                    V[b, j] += s * V[ch, j]
+    return V
+
+
+try:
+    from numba import njit as _njit
+    _k1_subtree_means = _njit(cache=True, nogil=True)(_k1_subtree_means_py)
+except ImportError:                      # pragma: no cover - numba is a dependency
+    _k1_subtree_means = _k1_subtree_means_py
+
+
+def _free_sum(t: np.ndarray, axis: int, c: int) -> np.ndarray:
+    """Sum over the values 0..c-1 of ``axis`` (the children of the cells with that axis free)."""
+    lead = (slice(None),) * axis
+    out = t[lead + (0,)].copy()
+    for x in range(1, c):           # slice by slice: a strided reduce is several times slower
+        out += t[lead + (x,)]
+    return out
+
+
+def _at_free(t: np.ndarray, axis: int, c: int) -> np.ndarray:
+    """The cells whose ``axis`` is free (index c): a view without that axis."""
+    return t[(slice(None),) * axis + (c,)]
+
+
+def _k1_dense_cells(table) -> int:
+    """Cells of the K = 1 grid, :math:`\\prod_j (c_j + 1)`."""
+    return int(np.prod(table.n_levels.astype(float) + 1.0))
+
+
+def _k1_dense_pass(table, criterion, max_depth):
+    """(mean, E[I I^T]) of a totally randomized tree (K = 1, id3) on the dense cell grid.
+
+    Every node of every subset is a cell of one tensor with an axis per input
+    of length :math:`c_j + 1` (index :math:`c_j`: the input is not on the
+    branch).  With k inputs fixed at a cell b, a random K = 1 tree reaches b
+    with probability :math:`r(b) = 1/\\binom{p}{k}` (the weight of Louppe et
+    al. 2013, Eqn 3) and splits it on each free input with probability
+    1/(p - k), so
+
+    .. math::
+
+        V(b) = \\frac{1}{p-k} \\sum_{v \\notin B} A_v(b), \\qquad
+        A_v(b) = G_v(b)\\, e_v + \\sum_x V(b, X_v = x),
+
+        E[I I^T] = \\sum_b \\frac{r(b)}{p-k} \\sum_{v \\notin B}
+            \\Big[A_v A_v^T - \\sum_x V(b, X_v{=}x)\\, V(b, X_v{=}x)^T\\Big](b)
+
+    with :math:`G_v(b) = p(b)\\, i(b) - \\sum_x p(b, x)\\, i(b, x)` (clipped at
+    0, as the lattice) and V = 0 at pure, empty and depth-limited cells
+    (``docs/exact-moments.md``, "K = 1 on the cell grid").  The class
+    weights of every cell are the joint table's with a "free" slot appended
+    per axis (its sum); V is one compiled pass over the cells, children first;
+    the second moment is one weighted Gram matrix per input plus one for the
+    children's term (each child cell weighted by the sum of its parents'
+    r/(p - k)).
+    """
+    from math import comb
+    from varimp_core.exact.lattice import weighted_impurity
+    p = table.n_features
+    c = [int(v) for v in table.n_levels]
+    ny = table.n_classes
+    shape = tuple(v + 1 for v in c)
+    counts = np.bincount(np.ravel_multi_index((*table.X.T, table.y), tuple(c) + (ny,)),
+                         weights=table.probabilities,
+                         minlength=int(np.prod(c)) * ny).reshape(tuple(c) + (ny,))
+    for j in range(p):                      # append the "free" slot: the sum over the axis
+        counts = np.concatenate([counts, counts.sum(axis=j, keepdims=True)], axis=j)
+    imp = weighted_impurity(counts, criterion)
+    level = np.zeros(shape, dtype=np.int64)  # inputs fixed at each cell
+    for j in range(p):
+        level = level + (np.arange(shape[j]) < c[j]).reshape((-1,) + (1,) * (p - 1 - j))
+    split = ((counts > 0).sum(axis=-1) > 1) & (level < max_depth)   # impure, within depth
+    del counts
+    share = np.where(split, 1.0 / np.maximum(p - level, 1), 0.0)    # P(split on a given v)
+    gains = [np.where(_at_free(split, v, c[v]),
+                      np.maximum(_at_free(imp, v, c[v]) - _free_sum(imp, v, c[v]), 0.0), 0.0)
+             for v in range(p)]
+    source = np.zeros(shape + (p,))          # share(b) G_v(b) e_v, v free at b
+    for v in range(p):
+        _at_free(source, v, c[v])[..., v] = gains[v] * _at_free(share, v, c[v])
+    strides = np.array([int(np.prod(shape[j + 1:], dtype=np.int64)) for j in range(p)],
+                       dtype=np.int64)
+    order = np.argsort(-level.ravel(), kind="stable")     # children (more fixed) first
+    V = _k1_subtree_means(order, share.ravel(), source.reshape(-1, p), strides,
+                          np.array(c, dtype=np.int64)).reshape(shape + (p,))
+    del source
+    mean = V[tuple(c)].copy()
+    reach = np.array([1.0 / comb(p, k) for k in range(p + 1)])
+    omega = reach[level] * share             # r(b) / (p - k) where b splits
+    second = np.zeros((p, p))
+    child_w = np.zeros(shape)
+    for v in range(p):
+        a = _free_sum(V, v, c[v])
+        a[..., v] += gains[v]
+        a = a.reshape(-1, p)
+        w = _at_free(omega, v, c[v]).reshape(-1)
+        second += (a * w[:, None]).T @ a
+        child_w[(slice(None),) * v + (slice(0, c[v]),)] += np.expand_dims(
+            _at_free(omega, v, c[v]), v)
+    Vf = V.reshape(-1, p)
+    second -= (Vf * child_w.reshape(-1)[:, None]).T @ Vf
     return mean, second
 
 
@@ -698,8 +830,13 @@ def _exact_multiway(data, table, max_features, max_depth, k_semantics, criterion
         sd = np.sqrt(var) if var > 0 else 1.0
         y_values = (values - mu) / sd
         scale = sd * sd
-    lattice = build_lattice(table, criterion=criterion, max_depth=depth, y_values=y_values)
-    mean, second = _multiway_pass(lattice, p, K, depth, k_semantics)
+    if (K == 1 and k_semantics == "id3" and criterion in ("entropy", "gini")
+            and _k1_dense_cells(table) * (p + 1) * table.n_classes <= MAX_MOMENT_ENTRIES):
+        mean, second = _k1_dense_pass(table, criterion, depth)    # no lattice needed
+    else:
+        lattice = build_lattice(table, criterion=criterion, max_depth=depth,
+                                y_values=y_values)
+        mean, second = _multiway_pass(lattice, p, K, depth, k_semantics)
     cov = _symmetric(second - np.outer(mean, mean))
     units = {"entropy": "bits", "squared_error": VARIANCE_UNITS}.get(criterion, "gini")
     return ImportanceMoments(
