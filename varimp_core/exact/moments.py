@@ -365,17 +365,18 @@ def _multiway_pass(lattice, p, K, max_depth, k_semantics):
     return mean, second
 
 
-def _k1_subtree_means_py(order, share, source, strides, c):
+def _k1_subtree_means_py(share, source, strides, c):
     """V of every cell, children first (compiled with numba below; this is its source).
 
-    ``V[b] = source[b] + share[b] * sum over free v, values x of V[child(b, v, x)]``,
-    the cells visited by decreasing number of fixed inputs, so each child is
-    final when its parent reads it: one pass, no temporaries.
+    ``V[b] = source[b] + share[b] * sum over free v, values x of V[child(b, v, x)]``.
+    A child differs from its parent on one axis only, where it holds a value
+    x < c_v and the parent the free slot c_v, so its flat (C-order) index is
+    smaller: the cells in flat order are children first, each child final
+    when its parent reads it -- one sequential pass, no temporaries.
     """
     n, p = source.shape
     V = source.copy()
-    for i in range(n):
-        b = order[i]
+    for b in range(n):
         s = share[b]
         if s == 0.0:
             continue
@@ -471,8 +472,7 @@ def _k1_dense_pass(table, criterion, max_depth):
         _at_free(source, v, c[v])[..., v] = gains[v] * _at_free(share, v, c[v])
     strides = np.array([int(np.prod(shape[j + 1:], dtype=np.int64)) for j in range(p)],
                        dtype=np.int64)
-    order = np.argsort(-level.ravel(), kind="stable")     # children (more fixed) first
-    V = _k1_subtree_means(order, share.ravel(), source.reshape(-1, p), strides,
+    V = _k1_subtree_means(share.ravel(), source.reshape(-1, p), strides,
                           np.array(c, dtype=np.int64)).reshape(shape + (p,))
     del source
     mean = V[tuple(c)].copy()
