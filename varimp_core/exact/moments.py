@@ -393,11 +393,19 @@ def _k1_subtree_means_py(share, source, strides, c):
     return V
 
 
-try:
-    from numba import njit as _njit
-    _k1_subtree_means = _njit(cache=True, nogil=True)(_k1_subtree_means_py)
-except ImportError:                      # pragma: no cover - numba is a dependency
-    _k1_subtree_means = _k1_subtree_means_py
+_K1_KERNEL = []
+
+
+def _k1_subtree_means(*args):
+    """:func:`_k1_subtree_means_py` compiled by numba on first use (importing numba costs
+    about 0.7 s, so ``import varimp_core`` does not pay it; the kernel is cached on disk)."""
+    if not _K1_KERNEL:
+        try:
+            from numba import njit
+            _K1_KERNEL.append(njit(cache=True, nogil=True)(_k1_subtree_means_py))
+        except ImportError:              # pragma: no cover - numba is a dependency
+            _K1_KERNEL.append(_k1_subtree_means_py)
+    return _K1_KERNEL[0](*args)
 
 
 def _free_sum(t: np.ndarray, axis: int, c: int) -> np.ndarray:
