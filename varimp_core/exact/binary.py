@@ -452,6 +452,10 @@ class BinarySolver:
         self.n_split_nodes = 0
         self.n_found = 0            # distinct nodes found when the recursion stopped early
         self._next_check = 0
+        #: When True, :meth:`_expand` keeps its batch's split outcomes in ``last_outcomes``:
+        #: (node, feature, probability, weighted decrease, (2, S) children that split further).
+        self.keep_outcomes = False
+        self.last_outcomes = None
         # keys: (lo, hi) of each feature as one pair index, and the horizon, in mixed radix
         pairs = [c * (c + 1) // 2 for c in d.n_distinct]
         self.radix = pairs + [U + 1]
@@ -557,6 +561,8 @@ class BinarySolver:
         tail = np.stack([np.minimum.accumulate(rev, axis=2),
                          np.maximum.accumulate(rev, axis=2)], axis=-1)[:, :, ::-1]
         lbox, rbox = head[bi, fi, k], tail[bi, fi, k + 1]                   # (S, p, 2)
+        if self.keep_outcomes:      # for the per-tree covariance (exact/moments.py)
+            self.last_outcomes = (bi, fi, Psel, G[bi, fi, k], split)
         kids = (np.concatenate([bi[split[0]], bi[split[1]]]),
                 np.concatenate([Psel[split[0]], Psel[split[1]]]),
                 np.concatenate([lbox[split[0]], rbox[split[1]]]),

@@ -22,10 +22,14 @@ wrong way round (by the central limit theorem).
 
   so the pass holds one vector of p numbers per node (two lattice levels at
   a time) and the reach, not a p x p matrix per node.
-* ``exact-rf`` / ``exact-et`` (scikit-learn's binary trees): a memoised
-  re-walk of the row sets with the production split law
-  (:func:`~varimp_core.exact.binary.split_win_probabilities`), holding
-  :math:`V(t)` and :math:`S(t) = E[I_t I_t^T]` per node, for small tables.
+  At K = 1 (id3, entropy or Gini) the lattice is skipped: every node is a
+  cell of one dense tensor and V is one compiled pass over it
+  (:func:`_k1_dense_pass`).
+* ``exact-rf`` / ``exact-et`` (scikit-learn's binary trees): the mean's
+  batched solver, keeping each batch's split outcomes, then an up pass by
+  size holding :math:`V(t)` and :math:`C(t) = Cov(I_t)` per node
+  (:func:`_binary_moments_batched`); the memoised Python re-walk
+  (:class:`BinaryWalker`) is the fallback for keys past 62 bits.
 * :func:`moments_from_trees`: the same summaries estimated from the per-tree
   importances of a sampled forest (``estimated=True``).
 """
@@ -361,6 +365,142 @@ def _multiway_pass(lattice, p, K, max_depth, k_semantics):
     return mean, second
 
 
+def _k1_subtree_means_py(share, source, strides, c):
+    """V of every cell, children first (compiled with numba below; this is its source).
+
+    ``V[b] = source[b] + share[b] * sum over free v, values x of V[child(b, v, x)]``.
+    A child differs from its parent on one axis only, where it holds a value
+    x < c_v and the parent the free slot c_v, so its flat (C-order) index is
+    smaller: the cells in flat order are children first, each child final
+    when its parent reads it -- one sequential pass, no temporaries.
+    """
+    n, p = source.shape
+    V = source.copy()
+    for b in range(n):
+        s = share[b]
+        if s == 0.0:
+            continue
+        for v in range(p):
+            cv = c[v]
+            st = strides[v]
+            if (b // st) % (cv + 1) != cv:
+                continue
+            base = b - cv * st
+            for x in range(cv):
+                ch = base + x * st
+                for j in range(p):
+                    V[b, j] += s * V[ch, j]
+    return V
+
+
+_K1_KERNEL = []
+
+
+def _k1_subtree_means(*args):
+    """:func:`_k1_subtree_means_py` compiled by numba on first use (importing numba costs
+    about 0.7 s, so ``import varimp_core`` does not pay it; the kernel is cached on disk)."""
+    if not _K1_KERNEL:
+        try:
+            from numba import njit
+            _K1_KERNEL.append(njit(cache=True, nogil=True)(_k1_subtree_means_py))
+        except ImportError:              # pragma: no cover - numba is a dependency
+            _K1_KERNEL.append(_k1_subtree_means_py)
+    return _K1_KERNEL[0](*args)
+
+
+def _free_sum(t: np.ndarray, axis: int, c: int) -> np.ndarray:
+    """Sum over the values 0..c-1 of ``axis`` (the children of the cells with that axis free)."""
+    lead = (slice(None),) * axis
+    out = t[lead + (0,)].copy()
+    for x in range(1, c):           # slice by slice: a strided reduce is several times slower
+        out += t[lead + (x,)]
+    return out
+
+
+def _at_free(t: np.ndarray, axis: int, c: int) -> np.ndarray:
+    """The cells whose ``axis`` is free (index c): a view without that axis."""
+    return t[(slice(None),) * axis + (c,)]
+
+
+def _k1_dense_cells(table) -> int:
+    """Cells of the K = 1 grid, :math:`\\prod_j (c_j + 1)`."""
+    return int(np.prod(table.n_levels.astype(float) + 1.0))
+
+
+def _k1_dense_pass(table, criterion, max_depth):
+    """(mean, E[I I^T]) of a totally randomized tree (K = 1, id3) on the dense cell grid.
+
+    Every node of every subset is a cell of one tensor with an axis per input
+    of length :math:`c_j + 1` (index :math:`c_j`: the input is not on the
+    branch).  With k inputs fixed at a cell b, a random K = 1 tree reaches b
+    with probability :math:`r(b) = 1/\\binom{p}{k}` (the weight of Louppe et
+    al. 2013, Eqn 3) and splits it on each free input with probability
+    1/(p - k), so
+
+    .. math::
+
+        V(b) = \\frac{1}{p-k} \\sum_{v \\notin B} A_v(b), \\qquad
+        A_v(b) = G_v(b)\\, e_v + \\sum_x V(b, X_v = x),
+
+        E[I I^T] = \\sum_b \\frac{r(b)}{p-k} \\sum_{v \\notin B}
+            \\Big[A_v A_v^T - \\sum_x V(b, X_v{=}x)\\, V(b, X_v{=}x)^T\\Big](b)
+
+    with :math:`G_v(b) = p(b)\\, i(b) - \\sum_x p(b, x)\\, i(b, x)` (clipped at
+    0, as the lattice) and V = 0 at pure, empty and depth-limited cells
+    (``docs/exact-moments.md``, "K = 1 on the cell grid").  The class
+    weights of every cell are the joint table's with a "free" slot appended
+    per axis (its sum); V is one compiled pass over the cells, children first;
+    the second moment is one weighted Gram matrix per input plus one for the
+    children's term (each child cell weighted by the sum of its parents'
+    r/(p - k)).
+    """
+    from math import comb
+    from varimp_core.exact.lattice import weighted_impurity
+    p = table.n_features
+    c = [int(v) for v in table.n_levels]
+    ny = table.n_classes
+    shape = tuple(v + 1 for v in c)
+    counts = np.bincount(np.ravel_multi_index((*table.X.T, table.y), tuple(c) + (ny,)),
+                         weights=table.probabilities,
+                         minlength=int(np.prod(c)) * ny).reshape(tuple(c) + (ny,))
+    for j in range(p):                      # append the "free" slot: the sum over the axis
+        counts = np.concatenate([counts, counts.sum(axis=j, keepdims=True)], axis=j)
+    imp = weighted_impurity(counts, criterion)
+    level = np.zeros(shape, dtype=np.int64)  # inputs fixed at each cell
+    for j in range(p):
+        level = level + (np.arange(shape[j]) < c[j]).reshape((-1,) + (1,) * (p - 1 - j))
+    split = ((counts > 0).sum(axis=-1) > 1) & (level < max_depth)   # impure, within depth
+    del counts
+    share = np.where(split, 1.0 / np.maximum(p - level, 1), 0.0)    # P(split on a given v)
+    gains = [np.where(_at_free(split, v, c[v]),
+                      np.maximum(_at_free(imp, v, c[v]) - _free_sum(imp, v, c[v]), 0.0), 0.0)
+             for v in range(p)]
+    source = np.zeros(shape + (p,))          # share(b) G_v(b) e_v, v free at b
+    for v in range(p):
+        _at_free(source, v, c[v])[..., v] = gains[v] * _at_free(share, v, c[v])
+    strides = np.array([int(np.prod(shape[j + 1:], dtype=np.int64)) for j in range(p)],
+                       dtype=np.int64)
+    V = _k1_subtree_means(share.ravel(), source.reshape(-1, p), strides,
+                          np.array(c, dtype=np.int64)).reshape(shape + (p,))
+    del source
+    mean = V[tuple(c)].copy()
+    reach = np.array([1.0 / comb(p, k) for k in range(p + 1)])
+    omega = reach[level] * share             # r(b) / (p - k) where b splits
+    second = np.zeros((p, p))
+    child_w = np.zeros(shape)
+    for v in range(p):
+        a = _free_sum(V, v, c[v])
+        a[..., v] += gains[v]
+        a = a.reshape(-1, p)
+        w = _at_free(omega, v, c[v]).reshape(-1)
+        second += (a * w[:, None]).T @ a
+        child_w[(slice(None),) * v + (slice(0, c[v]),)] += np.expand_dims(
+            _at_free(omega, v, c[v]), v)
+    Vf = V.reshape(-1, p)
+    second -= (Vf * child_w.reshape(-1)[:, None]).T @ Vf
+    return mean, second
+
+
 # ---------------------------------------------------------------------------
 # binary trees: memoised re-walk of the row sets with the production split law
 # ---------------------------------------------------------------------------
@@ -516,6 +656,91 @@ def _binary_moments(walker: BinaryWalker):
     return V, S, len(memo)
 
 
+def _binary_moments_batched(d, method, K, max_depth, L, max_nodes=MAX_BINARY_MOMENT_NODES):
+    """(V, C, nodes) at the root with the mean's batched solver: V = E[I], C = Cov(I).
+
+    Down: the nodes of :class:`~varimp_core.exact.binary.BinarySolver`, found
+    in decreasing number of distinct rows, one numpy batch per size, each
+    batch's split outcomes kept (node, feature f, probability P, gain g, the
+    children that split further).  Up, in increasing size (both children of a
+    split hold fewer distinct rows, so they are done), per batch at once:
+
+    .. math::
+
+        w_s = g_s e_{f_s} + V(l_s) + V(r_s), \\qquad V(t) = \\sum_s P_s w_s,
+
+        C(t) = \\sum_s P_s \\big[w_s w_s^T + C(l_s) + C(r_s)\\big] - V(t) V(t)^T,
+
+    the covariance form of ``docs/exact-moments.md``'s recursion (leaves: V = 0,
+    C = 0).  Returns None when the solver's keys do not fit one integer (the
+    caller then re-walks with :class:`BinaryWalker`).
+    """
+    from varimp_core.exact.binary import BinarySolver, _chunks
+    solver = BinarySolver(d, method, K, max_depth, L, 1, max_nodes)
+    if not solver.int_keys:
+        return None
+    solver.keep_outcomes = True
+    U, p = solver.U, solver.p
+    H0 = U - 1 if max_depth is None else min(max_depth, U - 1)
+    if solver._root_is_leaf() or H0 <= 0:
+        return np.zeros(p), np.zeros((p, p)), 0
+    root = np.stack([np.zeros(p, dtype=np.int64), np.array(d.n_distinct) - 1], axis=1)
+    pending = {U: [solver._keys(root[None], np.array([H0]))]}
+    levels = []            # per size, largest first: keys, node, f, P, g, children
+    for n in range(U, 1, -1):
+        if n not in pending:
+            continue
+        keys = np.unique(np.concatenate(pending.pop(n)))
+        solver.n_split_nodes += keys.size
+        if solver.n_split_nodes > max_nodes:
+            raise ValueError(
+                f"The exact covariance of the binary forest needs more than {max_nodes:,} "
+                f"distinct nodes on this table (each holds p + p^2 = {p + p * p} numbers); use "
+                "fewer rows, a max depth, or estimate it from a sampled scikit-learn forest's "
+                "trees.")
+        box, h = solver._boxes(keys)
+        parts = []
+        for i, k in _chunks(keys.size, solver.CHUNK // (p * U * 8)):
+            _, (_, _, kbox, kh, kn) = solver._expand(box[i:i + k], h[i:i + k], n)
+            bi, fi, P, G, split = solver.last_outcomes
+            kk = solver._keys(kbox, kh)
+            n_left = int(split[0].sum())
+            lkey = np.full(bi.size, -1, dtype=np.int64)
+            rkey = np.full(bi.size, -1, dtype=np.int64)
+            lkey[split[0]] = kk[:n_left]
+            rkey[split[1]] = kk[n_left:]
+            parts.append((bi + i, fi, P, G / d.total_weight, lkey, rkey))
+            for size in np.unique(kn).tolist():
+                pending.setdefault(size, []).append(kk[kn == size])
+        levels.append((keys,) + tuple(np.concatenate(c) for c in zip(*parts)))
+    done_keys = np.zeros(0, dtype=np.int64)
+    done_V, done_C = np.zeros((0, p)), np.zeros((0, p, p))
+    flat_pp = np.arange(p * p)
+    for keys, node, f, P, g, lkey, rkey in reversed(levels):
+        B = keys.size
+        w = np.zeros((node.size, p))
+        w[np.arange(node.size), f] = g
+        kids_C = np.zeros((node.size, p, p))
+        for ck in (lkey, rkey):
+            has = ck >= 0
+            if has.any():
+                j = np.searchsorted(done_keys, ck[has])
+                w[has] += done_V[j]
+                kids_C[has] += done_C[j]
+        V = np.stack([np.bincount(node, weights=P * w[:, a], minlength=B) for a in range(p)],
+                     axis=1)
+        term = (P[:, None, None] * (w[:, :, None] * w[:, None, :] + kids_C)).reshape(-1)
+        C = np.bincount((node[:, None] * p * p + flat_pp).ravel(), weights=term,
+                        minlength=B * p * p).reshape(B, p, p)
+        C -= V[:, :, None] * V[:, None, :]
+        all_keys = np.concatenate([done_keys, keys])
+        order = np.argsort(all_keys, kind="stable")
+        done_keys = all_keys[order]
+        done_V = np.concatenate([done_V, V])[order]
+        done_C = np.concatenate([done_C, C])[order]
+    return V[0], C[0], solver.n_split_nodes
+
+
 # ---------------------------------------------------------------------------
 # entry points
 # ---------------------------------------------------------------------------
@@ -572,9 +797,14 @@ def exact_moments(data, *, method: str = "exact", max_features: int = 1, max_dep
         walker = BinaryWalker(X, y, method=method, max_features=max_features,
                                max_depth=max_depth, min_samples_leaf=min_samples_leaf,
                                criterion=criterion, sample_weight=sw)
-        V, S, n_nodes = _binary_moments(walker)
+        out = _binary_moments_batched(walker.d, method, walker.K, max_depth, walker.L)
+        if out is None:         # keys too wide for the batched pass: the re-walk
+            V, S, n_nodes = _binary_moments(walker)
+            C = S - np.outer(V, V)
+        else:
+            V, C, n_nodes = out
         return ImportanceMoments(
-            variables=table.variables, mean=V, covariance=_symmetric(S - np.outer(V, V)),
+            variables=table.variables, mean=V, covariance=_symmetric(C),
             method=method,
             parameters={"max_features": walker.K, "max_depth": max_depth,
                         "min_samples_leaf": int(min_samples_leaf), "criterion": criterion,
@@ -608,8 +838,13 @@ def _exact_multiway(data, table, max_features, max_depth, k_semantics, criterion
         sd = np.sqrt(var) if var > 0 else 1.0
         y_values = (values - mu) / sd
         scale = sd * sd
-    lattice = build_lattice(table, criterion=criterion, max_depth=depth, y_values=y_values)
-    mean, second = _multiway_pass(lattice, p, K, depth, k_semantics)
+    if (K == 1 and k_semantics == "id3" and criterion in ("entropy", "gini")
+            and _k1_dense_cells(table) * (p + 1) * table.n_classes <= MAX_MOMENT_ENTRIES):
+        mean, second = _k1_dense_pass(table, criterion, depth)    # no lattice needed
+    else:
+        lattice = build_lattice(table, criterion=criterion, max_depth=depth,
+                                y_values=y_values)
+        mean, second = _multiway_pass(lattice, p, K, depth, k_semantics)
     cov = _symmetric(second - np.outer(mean, mean))
     units = {"entropy": "bits", "squared_error": VARIANCE_UNITS}.get(criterion, "gini")
     return ImportanceMoments(

@@ -47,6 +47,37 @@ def test_multiway_moments_equal_the_enumerated_law(seed, semantics):
                                        err_msg=f"K={K} D={depth}")
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_k1_cell_grid_equals_the_enumerated_law_with_more_levels(seed):
+    # K = 1 (id3, entropy) takes the cell-grid pass: against the brute-force law on
+    # tables with 4 levels, empty cells and 3 classes.
+    rng = np.random.default_rng(100 + seed)
+    p = 3
+    X = rng.integers(0, 4, size=(7, p))
+    y = rng.integers(0, 3, size=7)
+    table = DiscreteTable.from_codes(X, y, weight=rng.choice([1.0, 2.0], size=7))
+    for depth in (None, 1, 2):
+        mean, cov = moments(multiway_law(rows_of(table), p, 1, max_depth=depth))
+        got = exact_moments(table, max_features=1, max_depth=depth)
+        np.testing.assert_allclose(got.mean, mean, atol=1e-12)
+        np.testing.assert_allclose(got.covariance, cov, atol=1e-12)
+
+
+@pytest.mark.parametrize("criterion", ["entropy", "gini"])
+def test_k1_cell_grid_equals_the_lattice_pass(criterion):
+    # The grid pass (numba, one sweep over cells) against the lattice recursion,
+    # an independent implementation, on LED (7 inputs) at every depth, gini included.
+    from varimp_core.exact.lattice import build_lattice
+    from varimp_core.exact.moments import _k1_dense_pass, _multiway_pass
+    led = led_table()
+    for depth in range(1, 8):
+        m1, s1 = _k1_dense_pass(led, criterion, depth)
+        m2, s2 = _multiway_pass(build_lattice(led, criterion=criterion, max_depth=depth),
+                                7, 1, depth, "id3")
+        np.testing.assert_allclose(m1, m2, atol=1e-12)
+        np.testing.assert_allclose(s1, s2, atol=1e-12)
+
+
 @pytest.mark.parametrize("K,depth,semantics", [(1, None, "id3"), (3, None, "id3"),
                                                (2, 2, "sklearn"), (7, None, "sklearn"),
                                                (1, 3, "sklearn")])
@@ -113,6 +144,29 @@ def test_binary_moments_equal_the_enumerated_law(seed, method):
             np.testing.assert_allclose(V, mean, atol=1e-12, err_msg=f"K={K} D={depth}")
             np.testing.assert_allclose(S - np.outer(V, V), cov, atol=1e-12,
                                        err_msg=f"K={K} D={depth}")
+            # the batched pass exact_moments uses, against the same enumerated law
+            from varimp_core.exact.moments import _binary_moments_batched
+            Vb, Cb, _ = _binary_moments_batched(w.d, method, w.K, depth, 1)
+            np.testing.assert_allclose(Vb, mean, atol=1e-12, err_msg=f"batched K={K} D={depth}")
+            np.testing.assert_allclose(Cb, cov, atol=1e-12, err_msg=f"batched K={K} D={depth}")
+
+
+@pytest.mark.parametrize("method", ["exact-rf", "exact-et"])
+def test_batched_binary_moments_equal_the_rewalk_with_leaf_sizes(method):
+    # min_samples_leaf > 1 and depth limits, which the enumerated law does not take:
+    # the batched pass (the mean's solver) against the independent memoised re-walk.
+    from varimp_core.exact.moments import BinaryWalker, _binary_moments, _binary_moments_batched
+    for seed in range(4):
+        X, y = _binary_data(seed)
+        p = X.shape[1]
+        for K in sorted({1, p}):
+            for depth in (None, 2, 3):
+                w = BinaryWalker(X, y, method=method, max_features=K, max_depth=depth,
+                                 min_samples_leaf=2, criterion="gini", sample_weight=None)
+                V, S, _ = _binary_moments(w)
+                Vb, Cb, _ = _binary_moments_batched(w.d, method, w.K, depth, 2)
+                np.testing.assert_allclose(Vb, V, atol=1e-12)
+                np.testing.assert_allclose(Cb, S - np.outer(V, V), atol=1e-12)
 
 
 @pytest.mark.parametrize("method", ["exact-rf", "exact-et"])
