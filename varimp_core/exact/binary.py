@@ -534,7 +534,7 @@ class BinarySolver:
             PI = nonconst[:, :, None].astype(float)
         CW = self.draw[nonconst.sum(axis=1)]
         P = np.concatenate([_win_batch(s[i:i + k], PI[i:i + k], tol[i:i + k], CW[i:i + k])
-                            for i, k in _chunks(B, self.CHUNK // max(1, (p * s.shape[2]) ** 2))])
+                            for i, k in index_chunks(B, self.CHUNK // max(1, (p * s.shape[2]) ** 2))])
         own = (P * np.take_along_axis(G, pos, axis=2)).sum(axis=2)
         # children of the chosen splits, both sides at once: index 0 = left, 1 = right
         bi, fi, gi = np.nonzero(P > 0)
@@ -609,7 +609,7 @@ class BinarySolver:
             if self.n_split_nodes > self.max_nodes:
                 raise self._too_many()
             box, h = self._boxes(keys)
-            for i, k in _chunks(keys.shape[0], self.CHUNK // (p * U * 8)):
+            for i, k in index_chunks(keys.shape[0], self.CHUNK // (p * U * 8)):
                 own, (kp, kP, kbox, kh, kn) = self._expand(box[i:i + k], h[i:i + k], n)
                 r = reach[i:i + k]
                 total += own.T @ r
@@ -664,7 +664,7 @@ def _merge(parts, nc):
     return uniq, summed
 
 
-def _chunks(total, size):
+def index_chunks(total, size):
     """(start, length) of consecutive chunks of at most ``size`` (at least 1) items."""
     size = max(1, int(size))
     return [(i, min(size, total - i)) for i in range(0, total, size)]

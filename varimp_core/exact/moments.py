@@ -675,7 +675,7 @@ def _binary_moments_batched(d, method, K, max_depth, L, max_nodes=MAX_BINARY_MOM
     C = 0).  Returns None when the solver's keys do not fit one integer (the
     caller then re-walks with :class:`BinaryWalker`).
     """
-    from varimp_core.exact.binary import BinarySolver, _chunks
+    from varimp_core.exact.binary import BinarySolver, index_chunks
     solver = BinarySolver(d, method, K, max_depth, L, 1, max_nodes)
     if not solver.int_keys:
         return None
@@ -700,7 +700,7 @@ def _binary_moments_batched(d, method, K, max_depth, L, max_nodes=MAX_BINARY_MOM
                 "trees.")
         box, h = solver._boxes(keys)
         parts = []
-        for i, k in _chunks(keys.size, solver.CHUNK // (p * U * 8)):
+        for i, k in index_chunks(keys.size, solver.CHUNK // (p * U * 8)):
             _, (_, _, kbox, kh, kn) = solver._expand(box[i:i + k], h[i:i + k], n)
             bi, fi, P, G, split = solver.last_outcomes
             kk = solver._keys(kbox, kh)

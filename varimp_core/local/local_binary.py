@@ -69,7 +69,7 @@ class _LocalSolver(_b.BinarySolver):
             PI = nonconst[:, :, None].astype(float)
         CW = self.draw[nonconst.sum(axis=1)]
         P = np.concatenate([_b._win_batch(s[i:i + k], PI[i:i + k], tol[i:i + k], CW[i:i + k])
-                            for i, k in _b._chunks(B, self.CHUNK // max(1, (p * s.shape[2]) ** 2))])
+                            for i, k in _b.index_chunks(B, self.CHUNK // max(1, (p * s.shape[2]) ** 2))])
         own = (P * np.take_along_axis(G, pos, axis=2)).sum(axis=2)
         bi, fi, gi = np.nonzero(P > 0)
         k = pos[bi, fi, gi]
@@ -123,7 +123,7 @@ class _LocalSolver(_b.BinarySolver):
             if self.n_split_nodes > self.max_nodes:
                 raise self._too_many()
             box, h = self._boxes(keys)
-            for i, k in _b._chunks(keys.shape[0], self.CHUNK // (p * U * 8)):
+            for i, k in _b.index_chunks(keys.shape[0], self.CHUNK // (p * U * 8)):
                 own, (kp, kP, kbox, kh, kn) = self._expand(box[i:i + k], h[i:i + k], n)
                 r = reach[i:i + k]
                 total += own.T @ r
