@@ -25,16 +25,32 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import sys
 from typing import Any, Callable
 
 log = logging.getLogger(__name__)
 
-#: Modules the fork server imports before it forks any job: the app and its pages.
+#: Modules the fork server imports before it forks any job: the app and its pages (when the
+#: main script is not ``app.py``: gunicorn, tests).
 PRELOAD = ["app"]
 #: Set in the fork server's environment: importing the app there starts no other server.
 HOST_FLAG = "VARIMP_JOB_HOST"
 
+#: The web process's main script, for the fork server (see :func:`_skip_main_in_jobs`).
+MAIN_FLAG = "VARIMP_JOB_HOST_MAIN"
+
 _context: dict[str, Any] = {}
+
+
+def _skip_main_in_jobs() -> None:
+    """In the fork server: each child it forks would run the web process's main script
+    (``app.py``) again as ``__mp_main__`` before its job (multiprocessing's ``prepare``;
+    Python 3.11's forkserver drops the main path it was to preload), seconds under load, so
+    jobs were taken for hung.  The app is preloaded instead (:data:`PRELOAD`); naming the
+    script as this server's ``__main__`` file makes ``prepare`` skip it."""
+    main = os.environ.get(MAIN_FLAG)
+    if main:
+        sys.modules["__main__"].__file__ = os.path.normpath(main)
 
 
 def in_host() -> bool:
@@ -60,9 +76,13 @@ def start(preload: list[str] | None = None) -> None:
     from multiprocessing import forkserver
 
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(list(PRELOAD if preload is None else preload))
-    saved = {name: os.environ.get(name) for name in (HOST_FLAG, "VARIMP_WARM")}
-    os.environ.update({HOST_FLAG: "1", "VARIMP_WARM": "0"})
+    if preload is None:
+        preload = [__name__, *PRELOAD]
+    ctx.set_forkserver_preload(list(preload))
+    names = (HOST_FLAG, "VARIMP_WARM", MAIN_FLAG)
+    saved = {name: os.environ.get(name) for name in names}
+    os.environ.update({HOST_FLAG: "1", "VARIMP_WARM": "0",
+                       MAIN_FLAG: getattr(sys.modules["__main__"], "__file__", None) or ""})
     try:
         forkserver.ensure_running()
     finally:
@@ -93,6 +113,10 @@ def start_job(func_key: str, directory: str, target_args: tuple, hooks: tuple[Ca
 def run_job(func_key, directory, key, progress_key, args, ctx_value, env, hooks, request_id="-"):
     """In the job's process: the web process's environment, then Dash's job function of
     the callback, on the manager's store, under the job's guards."""
+    import faulthandler
+    import signal
+
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # ``kill -USR1``: where it is
     os.environ.clear()
     os.environ.update(env)
     import diskcache
@@ -116,3 +140,7 @@ def run_job(func_key, directory, key, progress_key, args, ctx_value, env, hooks,
     on_start, started = hooks
     guards.GuardedJob(job_fn, on_start=on_start, started=started)(
         key, progress_key, args, ctx_value)
+
+
+if os.environ.get(HOST_FLAG) == "1" and multiprocessing.parent_process() is None:
+    _skip_main_in_jobs()  # imported by the fork server as its first preload

@@ -28,6 +28,7 @@ import json
 import logging
 import os
 import secrets
+import signal
 import time
 from typing import Any, Callable, Iterable
 
@@ -514,6 +515,11 @@ def _lost_or_overdue(job) -> str | None:
                 log.warning("Job process %s did not start within %g s; it is stopped", pid,
                             start_timeout())
                 record_end_reason(STALLED, pid)
+                try:  # where it is stuck, in the log (GuardedJob's faulthandler), then killed
+                    os.kill(pid, signal.SIGUSR1)
+                    time.sleep(0.2)
+                except OSError:
+                    pass
                 return STALLED_SENTENCE.format(seconds=start_timeout())
             return None
     except (psutil.NoSuchProcess, ValueError):
