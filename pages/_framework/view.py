@@ -415,8 +415,8 @@ def warm(name: str, runs: Sequence[tuple[JobView, Mapping[str, Any], Any]]):
     finds ``runs`` in the cache.  Returns the process; None when ``VARIMP_WARM=0`` (tests)."""
     if os.environ.get("VARIMP_WARM", "1") == "0":
         return None
-    with cache.fork_guard():  # no other thread inside SQLite while the process forks
-        process = multiprocessing.get_context("fork").Process(
-            target=warm_now, args=(list(runs),), daemon=True, name=f"varimp-warm-{name}")
-        process.start()
+    # A fork at import, before the server has a thread (no SQLite call can be in flight).
+    process = multiprocessing.get_context("fork").Process(
+        target=warm_now, args=(list(runs),), daemon=True, name=f"varimp-warm-{name}")
+    process.start()
     return process

@@ -29,9 +29,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-import threading
 import time
-from contextlib import contextmanager
 from typing import Any, Callable
 
 import pandas as pd
@@ -48,45 +46,9 @@ from pages._server import limits
 # child then hangs for ever in diskcache's reconnect).
 _caches: dict[tuple[str, int], Any] = {}
 
-# SQLite and fork: a job process forked while another thread of the web process is inside
-# SQLite inherits SQLite's own mutex locked and hangs for ever at its first connection (seen
-# with the threaded server: a job stuck in sqlite3.connect).  So every SQLite call of this
-# process holds one lock, and so does the fork of a job (jobs.py); the child starts with a
-# fresh lock.  Each call lasts a millisecond or so; a sync gunicorn worker has one thread.
-_guard = {"lock": threading.RLock()}
-os.register_at_fork(after_in_child=lambda: _guard.update(lock=threading.RLock()))
-
-
-def fork_guard():
-    """The lock held around every SQLite call and around forking a job (a context manager)."""
-    return _guard["lock"]
-
-
-class SQLiteGuarded:
-    """A ``diskcache.Cache`` whose every call (and ``transact`` block) holds :func:`fork_guard`."""
-
-    def __init__(self, cache):
-        self.cache = cache
-
-    def __contains__(self, key) -> bool:
-        with fork_guard():
-            return key in self.cache
-
-    def __getattr__(self, name):
-        attr = getattr(self.cache, name)
-        if name == "transact":
-            @contextmanager
-            def transact(*args, **kwargs):
-                with fork_guard(), attr(*args, **kwargs) as value:
-                    yield value
-            return transact
-        if not callable(attr):
-            return attr
-
-        def call(*args, **kwargs):
-            with fork_guard():
-                return attr(*args, **kwargs)
-        return call
+# No lock around SQLite calls is needed against forks: Diskcache jobs start from a fork server
+# with no thread (pages._server.job_host), never as a fork of a threaded web process; Celery's
+# prefork workers use Redis, never SQLite (REDIS_URL makes the store Redis, _url below).
 
 
 def cache_dir() -> str:
@@ -111,8 +73,7 @@ def get_cache():
         import diskcache
 
         size = int(os.environ.get("VARIMP_CACHE_BYTES", str(1 << 30)))
-        cache = SQLiteGuarded(diskcache.Cache(path, size_limit=size,
-                                              eviction_policy="least-recently-used"))
+        cache = diskcache.Cache(path, size_limit=size, eviction_policy="least-recently-used")
     _caches[handle] = cache
     return cache
 

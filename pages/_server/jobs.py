@@ -28,6 +28,7 @@ import json
 import logging
 import os
 import secrets
+import signal
 import time
 from typing import Any, Callable, Iterable
 
@@ -35,13 +36,13 @@ from dash import CeleryManager, DiskcacheManager, Input, Output, clientside_call
 
 from pages._server import fanout
 
-from pages._server import cache, celery_jobs, guards, limits
-from pages._server.hygiene import client_id
+from pages._server import cache, celery_jobs, guards, job_host, limits
+from pages._server.hygiene import client_id, request_id
 from pages._server.job_signals import (STALLED, TIMEOUT, JobAbandoned, check_heartbeat,
                                       end_reason, forget_job_state, forget_old_beats,
                                       job_started, mark_polled, mark_started, record_end_reason,
                                       start_job, start_timeout, stop_requested)
-from pages._server.cache import SQLiteGuarded, cache_dir, fork_guard
+from pages._server.cache import cache_dir
 from pages._server.guards import JobTimeout
 
 log = logging.getLogger(__name__)
@@ -309,7 +310,7 @@ def make_manager():
 
     manager = _DiskcacheManager(diskcache.Cache(os.path.join(cache_dir(), "jobs")),
                                 expire=expire)
-    manager.handle = SQLiteGuarded(manager.handle)  # see cache.fork_guard
+    job_host.start()  # before the server starts a thread
     return manager, None
 
 
@@ -424,10 +425,12 @@ class _DiskcacheManager(_KeyPerRequest, DiskcacheManager):
         if not self.admit():
             return REFUSED
         mark_polled(key)
-        with fork_guard():  # no other thread inside SQLite while the job's process forks
-            job = super().call_job_fn(key, guards.GuardedJob(job_fn, on_start=start_job,
-                                                             started=_report_start),
-                                      args, context)
+        # From the fork server (job_host), never a fork of this (threaded) process: a job
+        # forked while another thread was inside SQLite hung for ever (#27.1).
+        func_key = next(k for k, fn in self.func_registry.items() if fn is job_fn)
+        job = job_host.start_job(func_key, self.handle.directory,
+                                 (key, self._make_progress_key(key), args, context),
+                                 (start_job, _report_start), request_id=request_id.get())
         self.started(job)
         return job
 
@@ -512,6 +515,11 @@ def _lost_or_overdue(job) -> str | None:
                 log.warning("Job process %s did not start within %g s; it is stopped", pid,
                             start_timeout())
                 record_end_reason(STALLED, pid)
+                try:  # where it is stuck, in the log (GuardedJob's faulthandler), then killed
+                    os.kill(pid, signal.SIGUSR1)
+                    time.sleep(0.2)
+                except OSError:
+                    pass
                 return STALLED_SENTENCE.format(seconds=start_timeout())
             return None
     except (psutil.NoSuchProcess, ValueError):

@@ -344,3 +344,34 @@ def test_a_process_gone_without_a_reason_is_not_said_to_have_run_out_of_memory(m
     proc.wait()
     sentence = _error_sentence(manager.get_result("m" * 64, str(proc.pid)))
     assert "memory" not in sentence, sentence
+
+
+def test_a_job_starts_from_a_single_threaded_fork_server_with_the_current_environment(
+        app_module, monkeypatch):
+    """#27.1: a job forked from a threaded web process could inherit SQLite's mutex locked.
+    A job runs in a child of a process with one thread (the fork server, started before
+    this job), not of this multi-threaded process, and obeys a limit set after that server
+    began (a 1 s time limit: the job's sentence names it)."""
+    import json
+    import threading
+
+    import psutil
+    from _servers import DashCallbackClient
+
+    from pages._server import job_host
+
+    job_host.start()
+    threading.Thread(target=time.sleep, args=(5,), daemon=True).start()  # a threaded parent
+    assert threading.active_count() > 1
+    monkeypatch.setenv("VARIMP_JOB_TIMEOUT", "1")
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    browser = DashCallbackClient.over_flask(app_module.server.test_client(), "imp-graph.figure",
+                                            "/importances")
+    body = browser.body(_importances_job(10_000, 777), "imp-miss.data")
+    first = browser.post(body)
+    pid = int(first["job"].split("~")[0])
+    host = psutil.Process(pid).parent()
+    assert host.pid != os.getpid() and host.pid in before
+    assert host.num_threads() == 1
+    _, _, last = browser.run(_importances_job(9_999, 778), "imp-miss.data", timeout=60)
+    assert "stopped after 1 s, the time limit" in json.dumps(last), last
