@@ -98,7 +98,7 @@ def get_upload_store():
     if cache is None:
         import diskcache
 
-        cache = SQLiteGuarded(diskcache.Cache(path, size_limit=1 << 62, eviction_policy="none"))
+        cache = diskcache.Cache(path, size_limit=1 << 62, eviction_policy="none")
         _caches[handle] = cache
     return cache
 
