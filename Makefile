@@ -31,9 +31,11 @@ run: $(VENV)/.stamp-run $(SECRET_FILE)
 	VARIMP_SECRET_KEY=$${VARIMP_SECRET_KEY:-$$(cat $(SECRET_FILE))} VARIMP_PORT=$(PORT) VARIMP_HOST=$(HOST) \
 		$(PY) app.py
 
+# gthread workers: a slow client holds one of WEB_THREADS threads, not a whole worker.
 serve: $(VENV)/.stamp-run $(SECRET_FILE)
-	VARIMP_SECRET_KEY=$${VARIMP_SECRET_KEY:-$$(cat $(SECRET_FILE))} $(VENV)/bin/gunicorn app:server --workers $${WEB_CONCURRENCY:-2} --timeout 120 \
-		--bind $(HOST):$(PORT)
+	VARIMP_SECRET_KEY=$${VARIMP_SECRET_KEY:-$$(cat $(SECRET_FILE))} $(VENV)/bin/gunicorn app:server --workers $${WEB_CONCURRENCY:-2} \
+		--worker-class gthread --threads $${WEB_THREADS:-4} --timeout 120 --graceful-timeout 30 \
+		--keep-alive 5 --bind $(HOST):$(PORT)
 
 # Debian's Chromium and its driver for the browser tests (installed only when missing).
 browser:
