@@ -50,7 +50,7 @@ def _table_entries() -> int:
     store = cache.get_upload_store()
     if cache.is_shared():  # Redis
         return sum(1 for _ in store.client.scan_iter(store.prefix + "table:*"))
-    return sum(1 for k in store.cache.iterkeys() if str(k).startswith("table:"))
+    return sum(1 for k in store.iterkeys() if str(k).startswith("table:"))
 
 
 def test_upload_keys_are_random_with_at_least_128_bits():
