@@ -11,7 +11,7 @@ def frame_table(df, formats: dict | None = None, default: str = "fixed4") -> tup
 
     Numeric columns get a number format by name: ``fixed4`` (the default), ``fixed3``,
     ``fixed6``, ``signed4``, ``pct2`` or ``exp4`` (``formats`` maps a column to one, or to
-    None: shown as it is); the cells hold the numbers so rounded (:func:`grid_table`).
+    None: shown as it is), shown by the grid's d3 formatter (:func:`grid_table`).
     NaN and infinities are blank cells (:func:`table_number`).
     """
     import pandas as pd

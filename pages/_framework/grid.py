@@ -5,17 +5,18 @@
 * :func:`grid_table`: ``(columnDefs, rowData)`` from column specs in the DataTable style
   (``name``, ``id``, ``type``, ``format``: a ``dash.dash_table.Format`` or its dict) and rows.
 
-Numbers are formatted here, on the server: each cell holds the number rounded as its
-column's format says (``.4f``: 4 decimals; ``.4r``/``.4g``: 4 significant digits; ``.2%``: a
-percentage, the header says "(%)"), so the grid sorts numerically and needs none of
-ag-grid's JavaScript "function" props, which the app's Content-Security-Policy (no
-``'unsafe-eval'``) forbids.  CSV exports stay server-side (``page_frame.register_csv_downloads``
-and :func:`varimp_core.csvtext` make their cells safe).
+Numbers keep their exact values in ``rowData`` (so the grid sorts them numerically) and
+are shown through d3-format, as DataTable showed them: each numeric column's
+``valueFormatter`` is ``d3.format(specifier)``.  dash-ag-grid parses such a "function"
+string with esprima and evaluates its syntax tree itself (no ``eval`` or ``new Function``),
+so the app's Content-Security-Policy (no ``'unsafe-eval'``) holds; ``tests/test_grid.py``
+checks the browser reports no violation.  Blank cells (None) stay blank.  CSV exports stay
+server-side (``page_frame.register_csv_downloads``; :mod:`varimp_core.csvtext` makes their
+cells safe).
 """
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any, Sequence
 
@@ -30,23 +31,11 @@ def _specifier(fmt: Any) -> str:
     return str(fmt.get("specifier", "")) if isinstance(fmt, dict) else str(fmt)
 
 
-def format_number(value: Any, specifier: str) -> Any:
-    """``value`` rounded as the d3 ``specifier`` shows it (a number; None for NaN/inf)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return value
-    if not math.isfinite(value):
+def value_formatter(specifier: str) -> dict | None:
+    """The ``valueFormatter`` showing a number as the d3 ``specifier`` says (None: as it is)."""
+    if not specifier or not _SPEC.match(specifier):
         return None
-    m = _SPEC.match(specifier or "")
-    if not m or m["precision"] is None:
-        return value
-    p, kind = int(m["precision"]), m["type"]
-    if kind == "%":
-        return round(value * 100, p)
-    if kind in ("r", "g", "e", "s") and value != 0:
-        return float(f"{value:.{max(p, 1)}g}")
-    if kind in ("f", ""):
-        return round(value, p)
-    return value
+    return {"function": f"params.value == null ? '' : d3.format('{specifier}')(params.value)"}
 
 
 def grid_table(columns: Sequence[dict], rows: Sequence[dict]) -> tuple[list, list]:
@@ -56,20 +45,18 @@ def grid_table(columns: Sequence[dict], rows: Sequence[dict]) -> tuple[list, lis
     shared by the consecutive columns naming the same group (DataTable's merged headers).
     """
     defs: list[dict] = []
-    specs = {}
     for c in columns:
         spec = _specifier(c.get("format"))
         name = c.get("name", c["id"])
         group, name = (str(name[0]), str(name[-1])) if isinstance(name, (list, tuple)) else (
             None, str(name))
-        if spec.endswith("%") and "%" not in name:
-            name += " (%)"
         d: dict[str, Any] = {"field": str(c["id"]), "headerName": name,
                              "headerTooltip": name if group is None else f"{group}: {name}"}
         if c.get("type") == "numeric":
             d["type"] = "numericColumn"
             d["cellDataType"] = "number"
-            specs[str(c["id"])] = spec
+            if value_formatter(spec):
+                d["valueFormatter"] = value_formatter(spec)
         else:
             d["cellDataType"] = False  # shown as it is (no inferred checkbox or date editor)
         if group is None:
@@ -78,9 +65,7 @@ def grid_table(columns: Sequence[dict], rows: Sequence[dict]) -> tuple[list, lis
             defs[-1]["children"].append(d)
         else:
             defs.append({"headerName": group, "children": [d]})
-    out = [{k: format_number(v, specs[k]) if k in specs else v for k, v in r.items()}
-           for r in rows]
-    return defs, out
+    return defs, list(rows)
 
 
 def grid(id: Any, *, page_size: int | None = None, columns: Sequence[dict] = (),
@@ -90,7 +75,8 @@ def grid(id: Any, *, page_size: int | None = None, columns: Sequence[dict] = (),
     Columns sort and resize, and are sized to their content (wider than the page: the grid
     scrolls sideways, never cuts); ``page_size`` rows a page; ``filter`` adds a filter per
     column; ``row_id``: the (string) field naming a row (``cellClicked``'s ``rowId``);
-    ``columns``: fixed column specs (:func:`grid_table`).  Text is left-aligned, numbers right-aligned (their column type).
+    ``columns``: fixed column specs (:func:`grid_table`).  Text is left-aligned, numbers
+    right-aligned (their column type).
     """
     import dash_ag_grid as dag
 
