@@ -392,7 +392,7 @@ def table_columns(units: str = "bits", *, exact: bool = False, sampled: bool = F
     a sample."""
     units = units_label(units)
     variance = units == "variance of Y"
-    num = {"specifier": ".4r" if variance else ".4f"}  # d3 specifiers (pages._framework.grid)
+    num = {"specifier": ",.4r" if variance else ".4f"}  # d3 specifiers (pages._framework.grid)
     cols = [{"name": "Variable", "id": "variable"}]
     if verdicts:
         cols += [{"name": "Verdict", "id": "verdict"},
@@ -415,7 +415,7 @@ def table_columns(units: str = "bits", *, exact: bool = False, sampled: bool = F
     if exact:
         cols += [{"name": f"Exact ({units})", "id": "exact", "type": "numeric", "format": num},
                  {"name": "Bar \u2212 exact", "id": "difference", "type": "numeric",
-                  "format": {"specifier": "+.4r" if variance else "+.4f"}}]
+                  "format": {"specifier": "+,.4r" if variance else "+.4f"}}]
     if verdicts:
         cols += [{"name": f"Chance level ({units})", "id": "null_mean", "type": "numeric",
                   "format": num},
