@@ -91,6 +91,5 @@ def grid(id: Any, *, page_size: int | None = None, columns: Sequence[dict] = (),
         id=id, columnDefs=grid_table(columns, [])[0], rowData=[], className="vi-grid",
         columnSize="autoSize", columnSizeOptions={"skipHeader": False},
         defaultColDef={"sortable": True, "resizable": True, "filter": bool(filter),
-                       "floatingFilter": bool(filter), "wrapHeaderText": True,
-                       "autoHeaderHeight": True, "minWidth": 70},
+                       "floatingFilter": bool(filter), "minWidth": 70},
         dashGridOptions=options, style={"width": "100%", **(style or {})})
