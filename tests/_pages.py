@@ -107,8 +107,11 @@ def grid_cell_selector(grid: str, column: str) -> str:
 
 
 def grid_cells(dash_duo, grid: str, column: str) -> list[str]:
-    """The texts of ``column``'s shown cells in the grid ``grid``, top to bottom."""
-    return [c.text for c in dash_duo.find_elements(grid_cell_selector(grid, column))]
+    """The texts of ``column``'s shown cells in the grid ``grid``, top to bottom (read in one
+    script: a redraw of the grid cannot stale them)."""
+    return dash_duo.driver.execute_script(
+        "return Array.from(document.querySelectorAll(arguments[0]))"
+        ".map(c => c.innerText.trim());", grid_cell_selector(grid, column))
 
 
 def grid_rows(dash_duo, grid: str) -> list:

@@ -370,8 +370,9 @@ def test_home_upload_journey_labels_search_then_leaving_mid_job_ends_it(dash_duo
     filters[2].find_element("css selector", "input").send_keys("missing\n")
     wait_for(lambda: sorted(grid_cells(dash_duo, "#explain-table", "id")) == ["3", "7"], 20,
              "rows 3 and 7")
-    cell = next(c for c in dash_duo.find_elements(grid_cell_selector("#explain-table", "id"))
-                if c.text == "7")
+    cell = dash_duo.driver.execute_script(   # found in one script: no stale element
+        "return Array.from(document.querySelectorAll(arguments[0]))"
+        ".find(c => c.innerText.trim() === '7');", grid_cell_selector("#explain-table", "id"))
     cell.click()
     until(lambda: dash_duo.find_element("#explain-row").get_attribute("value") == "7", 10)
     wait_for(lambda: "size = missing" in dash_duo.find_element("#explain-values").text

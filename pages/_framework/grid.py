@@ -82,6 +82,8 @@ def grid(id: Any, *, page_size: int | None = None, columns: Sequence[dict] = (),
 
     options: dict[str, Any] = {"domLayout": "autoHeight", "enableCellTextSelection": True,
                                "ensureDomOrder": True, "tooltipShowDelay": 300,
+                               # every column drawn (small tables): sized to content, readable
+                               "suppressColumnVirtualisation": True,
                                "suppressDragLeaveHidesColumns": True}
     if page_size:
         options.update(pagination=True, paginationPageSize=page_size,
