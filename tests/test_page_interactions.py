@@ -10,6 +10,7 @@ from _browser import open_page, set_number, url_query, visit, wait_for
 from _pages import query_dict as _query
 from _pages import constant_column_frame, grid_rows, registered_page, upload_frame
 from _pages import page_module
+from dash.testing.wait import until
 
 from pages._framework import datasource
 from pages._framework import local_forest as forest
