@@ -11,15 +11,14 @@ from typing import Any, Mapping
 
 import dash
 import pandas as pd
-from dash import Input, Output, State, callback, dash_table, dcc, html, no_update
-from dash.dash_table.Format import Format, Scheme
+from dash import Input, Output, State, callback, dcc, html, no_update
 
 from pages._framework import controls as ui
 from pages._framework import results, state
 from pages._framework.common import placeholder_figure
 from pages._framework.datachoice import DataChoice
-from pages._framework.page_frame import (download_button, download_note, figure_config, page_frame,
-                                         table_style)
+from pages._framework.grid import grid, grid_table
+from pages._framework.page_frame import (download_button, download_note, figure_config, page_frame)
 from pages._framework.params import Context, Param, ParamSet
 from pages._framework.view import JobView, context_for
 from pages._server import cache, jobs, limits
@@ -34,7 +33,6 @@ dash.register_page(__name__, path="/decomposition", name="Decomposition", order=
                    title="varimp \u2014 Decomposition")
 
 PREFIX = "decomp"
-_TABLE_STYLE = table_style(["variable", "B"])
 
 PARAMS = ParamSet(PREFIX, [
     Param("max_features", "K (right heatmap)", default=None, key="K", low=1,
@@ -114,7 +112,7 @@ NO_SPLIT = ("The split by degree k is not available for these settings (scikit-l
             "semantics at K = 1 on this many inputs is beyond the exact recursion), so only "
             "the importances are shown, in the Totals table.")
 RESULTS = ("k1", "k", "k1_depth", "k_depth")
-_NUM = Format(precision=4, scheme=Scheme.fixed)
+_NUM = {"specifier": ".4f"}  # 4 decimals (pages._framework.grid)
 
 
 def view_from_dict(out: Mapping[str, Any]) -> dict:
@@ -207,13 +205,13 @@ def render_terms(view: Mapping[str, Any], settings: Mapping[str, Any]) -> dict:
              "term": float(t)}
             for b, d, c, w, t in zip(shown["conditioning"], shown["degree"], shown["cmi"],
                                      shown["weight"], shown["term"])]
-    num = Format(precision=6, scheme=Scheme.fixed)
+    num = {"specifier": ".6f"}
     var = view["cell"]["var"]
     cols = [{"name": "Conditioning set B", "id": "B"},
             {"name": "|B|", "id": "size", "type": "numeric"},
             {"name": f"I({var}; Y | B) (bits)", "id": "cmi", "type": "numeric", "format": num},
             {"name": "Weight", "id": "weight", "type": "numeric",
-             "format": Format(precision=6, scheme=Scheme.decimal_or_exponent)},
+             "format": {"specifier": ".6g"}},
             {"name": "Term (bits)", "id": "term", "type": "numeric", "format": num}]
     note = _terms_note(view, settings)
     if len(terms) > MAX_TERM_ROWS:
@@ -283,8 +281,8 @@ def render(out, settings, data, cell=None):
     figure, shown = r["figure"], {"height": f"{r['height']}px"}
     if figure is None:  # no split by degree: the summary says why
         figure, shown = placeholder_figure(""), {"display": "none"}
-    return (figure, shown, r["columns"], r["rows"], r["summary"],
-            graph, terms["columns"], terms["rows"], terms["note"], out["terms_error"],
+    return (figure, shown, *grid_table(r["columns"], r["rows"]), r["summary"],
+            graph, *grid_table(terms["columns"], terms["rows"]), terms["note"], out["terms_error"],
             "vi-error" if out["terms_error"] else "vi-hidden")
 
 
@@ -298,9 +296,9 @@ VIEW = JobView(PREFIX, PARAMS, compute=compute, render=render, data_store="decom
                namespace="decomposition",  # its terms: to_jsonable, not the old lists
                extra=[("cell", Input("decomp-cell", "data"))],
                outputs=[("decomp-graph", "figure"), ("decomp-graph", "style"),
-                        ("decomp-totals", "columns"), ("decomp-totals", "data"),
+                        ("decomp-totals", "columnDefs"), ("decomp-totals", "rowData"),
                         ("decomp-summary", "children"), ("decomp-terms-figure", "children"),
-                        ("decomp-terms-table", "columns"), ("decomp-terms-table", "data"),
+                        ("decomp-terms-table", "columnDefs"), ("decomp-terms-table", "rowData"),
                         ("decomp-terms-note", "children"), ("decomp-terms-error", "children"),
                         ("decomp-terms-error", "className")],
                query_store="decomp-query", url=url, disable=["decomp-fieldset"],
@@ -351,16 +349,13 @@ def layout(vi_data=None, **query):
                     html.P(id="decomp-summary", className="vi-help"),
                     download_button(PREFIX, "Download the heatmaps' values (CSV)", "degrees")),
             ui.card("Totals",
-                    dash_table.DataTable(id="decomp-totals", columns=[], data=[],
-                                         **_TABLE_STYLE), download_button(PREFIX, "Download the totals (CSV)", "totals")),
+                    grid("decomp-totals"), download_button(PREFIX, "Download the totals (CSV)", "totals")),
             ui.card("Terms of the selected cell",
                     html.Div(id="decomp-terms-error", className="vi-hidden"),
                     html.P("Click a cell of a heatmap to list its conditioning sets B.",
                            id="decomp-terms-note", className="vi-help"),
                     html.Div(id="decomp-terms-figure"),
-                    dash_table.DataTable(id="decomp-terms-table", columns=[], data=[],
-                                         sort_action="native", page_size=15,
-                                         **_TABLE_STYLE), download_button(PREFIX, "Download every term (CSV)", "terms")),
+                    grid("decomp-terms-table", page_size=15), download_button(PREFIX, "Download every term (CSV)", "terms")),
             ])])
 
 

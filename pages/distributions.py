@@ -15,13 +15,14 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 import dash
-from dash import Input, Output, State, callback, dash_table, html, no_update
+from dash import Input, Output, State, callback, html, no_update
 
 from pages._framework import controls as ui
 from pages._framework import state, studies
 from pages._framework.common import frame_table, placeholder_figure
 from pages._framework.datachoice import DataChoice
-from pages._framework.page_frame import page_frame, table_style
+from pages._framework.grid import grid
+from pages._framework.page_frame import page_frame
 from pages._framework.params import Context, Param, ParamSet, seed_param
 from pages._framework.studies import generator, is_exact, partial_note
 from pages._framework.view import JobView, context_for
@@ -131,7 +132,7 @@ def allowed(options) -> set:
 
 
 def summary_table(result) -> tuple[list, list]:
-    """The mean \u00b1 sd table (:func:`make_summary_table_frame`): DataTable columns, rows."""
+    """The mean \u00b1 sd table (:func:`make_summary_table_frame`): grid columns, rows."""
     df = make_summary_table_frame(result)
     return frame_table(df, {"R": None, **{c: "signed4" for c in df.columns if "\u2212" in c}})
 
@@ -280,8 +281,8 @@ def compute_sweep(settings, data: DataChoice, progress, data_store=None, **run_v
 DATA = ("data_store", Input("dist-data", "data"))  # choosing another problem reruns the views
 VIEW = JobView(PREFIX, RUN, compute=compute, partial=True, data_store="dist-data", extra=[DATA],
                render=render, outputs=[
-                   ("dist-graph", "figure"), ("dist-table", "columns"), ("dist-table", "data"),
-                   ("dist-fit-table", "columns"), ("dist-fit-table", "data"),
+                   ("dist-graph", "figure"), ("dist-table", "columnDefs"), ("dist-table", "rowData"),
+                   ("dist-fit-table", "columnDefs"), ("dist-fit-table", "rowData"),
                    ("dist-summary", "children"), ("dist-partial", "children"),
                    ("dist-partial", "className")],
                disable=["dist-fieldset", "dist-problem", "dist-download-summary",
@@ -333,9 +334,6 @@ def layout(vi_data=None, **query):
     f = {**dict(zip(RUN.names, RUN.fields(run, ctx))),
          **dict(zip(SWEEPS.names, SWEEPS.fields(sweep, ctx)))}
     row = lambda *kids: html.Div(kids, className="vi-row")  # noqa: E731
-    table = dict(sort_action="native", page_size=20,
-                 **table_style(("variable", "relevance", "Variable", "Relevance", "Law",
-                                "Parameters"), wrap=True))
     controls = [html.Fieldset(id="dist-fieldset", className="vi-fieldset", children=[
         ui.card("Data", studies.problem_field(PREFIX, data),
                 html.P(description(data), id="dist-problem-help", className="vi-help"),
@@ -367,12 +365,12 @@ def layout(vi_data=None, **query):
                     studies.graph("dist-graph", "distributions"),
                     html.Div(id="dist-summary", className="vi-description")),
             ui.card("Mean \u00b1 standard deviation (as in Sutera 2013, Tables 3.2\u20133.33)",
-                    dash_table.DataTable(id="dist-table", columns=[], data=[], **table),
+                    grid("dist-table", page_size=20),
                     studies.buttons("dist-download-note",
                                     ("Download table (CSV)", "dist-download-summary"),
                                     ("Download replicates (CSV)", "dist-download-replicates"))),
             ui.card("Goodness of fit",
-                    dash_table.DataTable(id="dist-fit-table", columns=[], data=[], **table),
+                    grid("dist-fit-table", page_size=20),
                     html.P("Kolmogorov\u2013Smirnov distance D between the replicates and each "
                            "fitted law (smaller is closer). The laws are fitted to the same "
                            "values, so the p-values are too large (Lilliefors 1967): read D as "

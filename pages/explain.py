@@ -17,7 +17,7 @@ from typing import Any, Mapping
 import dash
 import numpy as np
 import pandas as pd
-from dash import Input, Output, callback, dash_table, dcc, html, no_update
+from dash import Input, Output, callback, dcc, html, no_update
 
 from pages._framework import controls as ui
 from pages._framework import local_forest as forest
@@ -26,7 +26,8 @@ from pages._framework.common import placeholder_figure
 from pages._framework.datachoice import DataChoice
 from pages._framework.local_forest import cached_entry
 from pages._framework.page_frame import (download_button, download_note, figure_config,
-                                        page_frame, table_style)
+                                        page_frame)
+from pages._framework.grid import grid, grid_table
 from pages._framework.params import Context, Param, ParamSet, seed_param
 from pages._framework.view import JobView, context_for
 from pages._server import cache, limits
@@ -418,7 +419,7 @@ def summary_sentence(entry: Mapping[str, Any], settings: Mapping[str, Any]) -> s
 
 def search_table(entry: Mapping[str, Any], row: int) -> tuple[list, list, list]:
     """The rows explained as a table to search (``data``, ``columns``, the chosen row's
-    highlight): one column per variable, its values as labels; at most
+    highlight as the grid's ``getRowStyle``): one column per variable, its values as labels; at most
     :data:`TABLE_CELLS` cells (the first rows explained; the others by index or a click)."""
     lm = LocalMDI.from_dict(entry["local"])
     names = entry.get("value_names", {})
@@ -430,8 +431,10 @@ def search_table(entry: Mapping[str, Any], row: int) -> tuple[list, list, list]:
             for j in range(lm.n_features)}       # value_label, column by column (faster)
     data = [{"id": int(r), **{c: values[i] for c, values in cols.items()}}
             for i, r in enumerate(entry["rows"][:n])]
-    style = [{"if": {"filter_query": f"{{id}} = {int(row)}"},
-              "backgroundColor": "var(--vi-accent-soft)", "fontWeight": 650}]
+    # a condition dash-ag-grid parses itself (no eval: the CSP allows none)
+    style = {"styleConditions": [{"condition": f"params.data.id == {int(row)}",
+                                  "style": {"backgroundColor": "var(--vi-accent-soft)",
+                                            "fontWeight": 650}}]}
     return data, columns, style
 
 
@@ -464,6 +467,7 @@ def render(out, settings, data) -> tuple:
     ident = identity_text(entry, out["row"])
     notes = [html.P(n) for n in entry.get("notes", [])]
     table, columns, style = search_table(entry, out["row"])
+    columns, table = grid_table(columns, [{**r, "key": str(r["id"])} for r in table])
     return (fig, strip, row_values(entry, e), ident, "vi-identity" if ident else "vi-hidden",
             summary_sentence(entry, settings), notes, "vi-notes" if notes else "vi-hidden",
             {"height": f"{max(300, 80 + 34 * lm.n_features)}px"}, table, columns, style,
@@ -497,8 +501,8 @@ OUTPUTS = [(f"{PREFIX}-row-graph", "figure"), (f"{PREFIX}-strip-graph", "figure"
            (f"{PREFIX}-values", "children"), (f"{PREFIX}-identity", "children"),
            (f"{PREFIX}-identity", "className"), (f"{PREFIX}-summary", "children"),
            (f"{PREFIX}-notes", "children"), (f"{PREFIX}-notes", "className"),
-           (f"{PREFIX}-strip-graph", "style"), (f"{PREFIX}-table", "data"),
-           (f"{PREFIX}-table", "columns"), (f"{PREFIX}-table", "style_data_conditional"),
+           (f"{PREFIX}-strip-graph", "style"), (f"{PREFIX}-table", "rowData"),
+           (f"{PREFIX}-table", "columnDefs"), (f"{PREFIX}-table", "getRowStyle"),
            (f"{PREFIX}-table-note", "children")]
 
 VIEW = JobView(PREFIX, PARAMS, compute=compute, render=render, data_store=f"{PREFIX}-data",
@@ -528,10 +532,14 @@ def pick_row(click):
 
 
 @callback(Output(PARAMS.id("row"), "value", allow_duplicate=True),
-          Input(f"{PREFIX}-table", "active_cell"), prevent_initial_call=True)
+          Input(f"{PREFIX}-table", "cellClicked"), prevent_initial_call=True)
 def pick_table_row(cell):
-    """A click on a row of the search table picks it (its ``id`` is the row's index)."""
-    return _row_or_nothing(cell.get("row_id") if isinstance(cell, Mapping) else None)
+    """A click on a row of the search table picks it (its grid row id is the row's index)."""
+    try:
+        row = int(cell.get("rowId")) if isinstance(cell, Mapping) else None
+    except (TypeError, ValueError):
+        row = None
+    return _row_or_nothing(row)
 
 
 def initial_state(query: Mapping[str, Any], vi_data=None) -> dict:
@@ -601,9 +609,5 @@ def layout(vi_data=None, **query):
                     download_button(PREFIX, "Download every row's explanations (CSV)")),
             ui.card("Find a row by its values",
                     html.P(id=f"{PREFIX}-table-note", className="vi-help"),
-                    dash_table.DataTable(
-                        id=f"{PREFIX}-table", columns=[], data=[], filter_action="native",
-                        sort_action="native", page_size=10,
-                        **table_style(wrap=False, font_size="0.82rem",
-                                      padding="0.25rem 0.5rem"))),
+                    grid(f"{PREFIX}-table", page_size=10, filter=True, row_id="key")),
         ])

@@ -10,15 +10,14 @@ from typing import Any, Mapping
 
 import dash
 import numpy as np
-from dash import Input, Output, State, callback, dash_table, dcc, html, no_update
-from dash.dash_table.Format import Format, Scheme
+from dash import Input, Output, State, callback, dcc, html, no_update
 
 from pages._framework import controls as ui
 from pages._framework import datasource, results, state
 from pages._framework.datachoice import DataChoice
+from pages._framework.grid import grid, grid_table
 from pages._framework.datasource import data_query
-from pages._framework.page_frame import (download_button, download_note, figure_config, page_frame,
-                                         table_style)
+from pages._framework.page_frame import (download_button, download_note, figure_config, page_frame)
 from pages._framework.params import Context, Param, ParamSet
 from pages._framework.results import SAMPLED
 from pages._framework.view import JobView, context_for
@@ -388,12 +387,12 @@ def exact_note(view: Mapping[str, Any], spread: str = "se", show: str = "above")
 def table_columns(units: str = "bits", *, exact: bool = False, sampled: bool = False,
                   chance: ChanceLevels | None = None, verdicts: bool = False,
                   moments: tuple | None = None) -> list:
-    """DataTable column specs, in ``units`` (4 decimals; 4 significant digits for a
-    variance), the verdict columns first after the variable on a sample."""
+    """Column specs (:func:`pages._framework.grid.grid_table`), in ``units`` (4 decimals;
+    4 significant digits for a variance), the verdict columns first after the variable on
+    a sample."""
     units = units_label(units)
     variance = units == "variance of Y"
-    num = Format(precision=4, scheme=Scheme.decimal if variance else Scheme.fixed,
-                 group=bool(variance))
+    num = {"specifier": ",.4r" if variance else ".4f"}  # d3 specifiers (pages._framework.grid)
     cols = [{"name": "Variable", "id": "variable"}]
     if verdicts:
         cols += [{"name": "Verdict", "id": "verdict"},
@@ -410,19 +409,18 @@ def table_columns(units: str = "bits", *, exact: bool = False, sampled: bool = F
                  {"name": f"Std. error at T = {T:,}", "id": "sem", "type": "numeric",
                   "format": num},
                  {"name": f"Trees for SE < {eps:g}", "id": "trees_needed", "type": "numeric",
-                  "format": Format(group=True)}]
+                  "format": {"specifier": ","}}]
     cols.append({"name": "Share (normalised)", "id": "normalised", "type": "numeric",
-                 "format": Format(precision=2, scheme=Scheme.percentage)})
+                 "format": {"specifier": ".2%"}})
     if exact:
         cols += [{"name": f"Exact ({units})", "id": "exact", "type": "numeric", "format": num},
                  {"name": "Bar \u2212 exact", "id": "difference", "type": "numeric",
-                  "format": Format(precision=4, scheme=Scheme.decimal if variance
-                                   else Scheme.fixed, sign="+", group=bool(variance))}]
+                  "format": {"specifier": "+,.4r" if variance else "+.4f"}}]
     if verdicts:
         cols += [{"name": f"Chance level ({units})", "id": "null_mean", "type": "numeric",
                   "format": num},
                  {"name": "Adjusted p", "id": "p_adjusted", "type": "numeric",
-                  "format": Format(precision=4, scheme=Scheme.fixed)}]  # why: CSV, hover
+                  "format": {"specifier": ".4f"}}]  # why: CSV, hover
     return cols + [{"name": name, "id": cid, "type": "numeric", "format": num}
                    for cid, name in (chance.table_columns() if chance is not None else [])]
 
@@ -631,7 +629,8 @@ def render(out, settings, data):
                     settings.get("n_trees"), settings.get("precision"))
     leaks = leak_children(view["verdicts"], data, settings, out.get("excluded"))
     why = r["convergence_note"]   # one sentence in place of an empty 340 px figure
-    return (r["figure"], r["theorem2"], r["theorem2_figure"], r["columns"], r["rows"], r["note"],
+    return (r["figure"], r["theorem2"], r["theorem2_figure"], *grid_table(r["columns"], r["rows"]),
+            r["note"],
             r["convergence"], leaks, "vi-leaks" if leaks else "vi-leaks vi-hidden",
             "vi-hidden" if why else "", why or "")
 
@@ -647,8 +646,8 @@ class ImportancesView(JobView):
 VIEW = ImportancesView(
     PREFIX, PARAMS, compute=compute, render=render, data_store="imp-data",
     outputs=[("imp-graph", "figure"), ("imp-theorem2", "children"),
-             ("imp-theorem2-graph", "figure"), ("imp-table", "columns"),
-             ("imp-table", "data"), ("imp-note", "children"),
+             ("imp-theorem2-graph", "figure"), ("imp-table", "columnDefs"),
+             ("imp-table", "rowData"), ("imp-note", "children"),
              ("imp-convergence-graph", "figure"), ("imp-leaks", "children"),
              ("imp-leaks", "className"), ("imp-convergence-body", "className"),
              ("imp-convergence-why", "children")],
@@ -716,9 +715,7 @@ def layout(vi_data=None, **query):
                     dcc.Graph(id="imp-theorem2-graph", config={"displayModeBar": False},
                               style={"height": "170px"})),
             ui.card("Table",
-                    dash_table.DataTable(
-                        id="imp-table", columns=[], data=[], sort_action="native",
-                        page_size=20, **table_style(["variable"])),
+                    grid("imp-table", page_size=20),
                     html.P("The CSV has the same rows, with the importance split by "
                            "degree k (by-degree columns), and on a sample each verdict with "
                            "its adjusted p-value and a leak warning.", className="vi-help"),

@@ -13,15 +13,16 @@ from typing import Any, Mapping
 
 import dash
 import numpy as np
-from dash import Input, Output, callback, ctx, dash_table, dcc, html, no_update
+from dash import Input, Output, callback, ctx, dcc, html, no_update
 
 from pages._framework import controls as ui
 from pages._framework import local_forest as forest
 from pages._framework import state
 from pages._framework.common import frame_table, placeholder_figure
+from pages._framework.grid import grid
 from pages._framework.local_forest import FOREST_NAMES, load_local
 from pages._framework.page_frame import (download_button, download_note, figure_config, page_frame,
-                                         register_csv_downloads, table_style)
+                                         register_csv_downloads)
 from pages._framework.params import Context, Param, ParamSet, sentence
 from pages._framework.view import JobView
 from pages._server import jobs
@@ -122,11 +123,7 @@ def layout(vi_data=None, **query):
             ui.card("Observations behind a tile",
                     html.P("Click a tile of the mosaic.", id=f"{PREFIX}-tile-caption",
                            className="vi-help"),
-                    dash_table.DataTable(
-                        id=f"{PREFIX}-tile-table", columns=[], data=[], page_size=10,
-                        sort_action="native",
-                        **table_style(font_size="0.85rem", padding="0.25rem 0.5rem",
-                                      wrap=False))),
+                    grid(f"{PREFIX}-tile-table", page_size=10)),
             html.Div(style={"display": "grid", "gap": "1rem",
                             "gridTemplateColumns": "repeat(auto-fit, minmax(min(100%, 380px), 1fr))"},
                      children=[
@@ -269,7 +266,7 @@ def summary_sentence(store: Mapping[str, Any], it=None) -> str:
 
 def tile_rows(store: Mapping[str, Any], min_share: float, first: str, second: str
               ) -> tuple[list[dict], list[dict], str]:
-    """DataTable columns and rows of the observations behind the mosaic tile ``(first,
+    """Grid columns and rows of the observations behind the mosaic tile ``(first,
     second)`` (:func:`tile_frame`, at most :data:`MAX_TILE_ROWS`), and a caption."""
     local, data_rows = load_local(store["local"])
     names = {f: dict(map(tuple, v["names"])) for f, v in store.get("labels", {}).items()}
@@ -309,7 +306,7 @@ def _min_share(value) -> float:
     return DISPLAY.by_name["min_share"].parse(value, Context())
 
 
-@callback(Output(f"{PREFIX}-tile-table", "columns"), Output(f"{PREFIX}-tile-table", "data"),
+@callback(Output(f"{PREFIX}-tile-table", "columnDefs"), Output(f"{PREFIX}-tile-table", "rowData"),
           Output(f"{PREFIX}-tile-caption", "children"), Input(f"{PREFIX}-mosaic", "clickData"),
           Input(f"{PREFIX}-current", "data"), Input(DISPLAY.id("min_share"), "value"),
           prevent_initial_call=True)

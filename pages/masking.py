@@ -18,15 +18,13 @@ from typing import Any, Mapping
 
 import dash
 from dash import Input, Output, State, callback, dcc, html, no_update
-from dash.dash_table import DataTable
-from dash.dash_table.Format import Format, Scheme
 
 from pages._framework import controls as ui
 from pages._framework import state
 from pages._framework.controls import card
 from pages._framework.datachoice import DataChoice
-from pages._framework.page_frame import (download_button, download_note, figure_config, page_frame,
-                                         table_style)
+from pages._framework.grid import grid, grid_table
+from pages._framework.page_frame import (download_button, download_note, figure_config, page_frame)
 from pages._framework.params import Context, Param, ParamSet, seed_param, sentence
 from pages._framework.view import JobView
 from pages._server import limits
@@ -55,7 +53,7 @@ PRESETS = [("led", "LED \u2014 7 segments (Table 2)"),
            ("xor", "XOR of 2 bits"), ("xor:relevant=3", "XOR of 3 bits"),
            ("sym", "SYM \u2014 2 bits, symmetric"), ("gauss", "gauss \u2014 2 continuous inputs")]
 NO_COPY = "none"
-NUM = Format(precision=4, scheme=Scheme.fixed)
+NUM = {"specifier": ".4f"}  # 4 decimals (pages._framework.grid)
 
 
 # -- the problem and its exact table ---------------------------------------------------------
@@ -257,7 +255,7 @@ def table(exact: Mapping[str, Any], settings: Mapping[str, Any]) -> tuple[list, 
         return [head, sub.rstrip(")").replace(" - ", " \u2212 ") or "ours"] if two else c
     cols = [{"name": ["", "Variable"] if two else "Variable", "id": "variable"}] + [
         {"name": name(c), "id": c, "type": "numeric",  # the paper's values: as printed
-         "format": Format(precision=3, scheme=Scheme.fixed) if "(paper)" in c else NUM}
+         "format": {"specifier": ".3f"} if "(paper)" in c else NUM}
         for c in t.columns[1:]]
     return cols, t.to_dict("records"), [html.P(s) for s in report.table2_sentences(t, mismatch)]
 
@@ -312,8 +310,7 @@ def figure_cards(problem="led") -> list:
             card(None, html.H2(table_title(problem), id="masking-table-title",
                                className="vi-card-title"),
                  html.Div(id="masking-table-note", className="vi-help"),
-                 DataTable(id="masking-table", columns=[], data=[],
-                           merge_duplicate_headers=True, **table_style(["variable"])),
+                 grid("masking-table"),
                  download_button("masking", "Download the table (CSV)", "table"), id="table2")]
 
 
@@ -388,8 +385,9 @@ def compute_exact(s, data, progress) -> dict:
 
 def render_exact(out, s, data):
     """The figures, the summary, the settings the finite forests start from, the table."""
+    columns, rows, sentences = table(out, s)
     return (*masking_figures(MaskingCurves.from_dict(out)), summary(out, s), s,
-            *table(out, s))
+            *grid_table(columns, rows), sentences)
 
 
 def compute_sampled(s, data, progress, exact=None) -> dict:
@@ -420,8 +418,8 @@ EXACT = JobView(PREFIX, PARAMS, compute=compute_exact, render=render_exact, data
                 namespace="masking-curves",  # MaskingCurves.to_dict, not the old records
                 outputs=[("masking-lines", "figure"), ("masking-bump", "figure"),
                          ("masking-delta", "figure"), ("masking-summary", "children"),
-                         ("masking-exact", "data"), ("masking-table", "columns"),
-                         ("masking-table", "data"), ("masking-table-note", "children")],
+                         ("masking-exact", "data"), ("masking-table", "columnDefs"),
+                         ("masking-table", "rowData"), ("masking-table-note", "children")],
                 disable=["masking-fieldset", *(PARAMS.id(n) for n in (  # dcc controls
                     "problem", "irrelevant", "copy", "flip", "max_features", "max_depth"))])
 FORESTS = JobView("masking-forests", SAMPLED, compute=compute_sampled, render=render_sampled,

@@ -30,14 +30,14 @@ from typing import Any, Mapping, Sequence
 import dash
 import numpy as np
 import pandas as pd
-from dash import dash_table, dcc, html
+from dash import dcc, html
 
 from pages._framework import controls as ui
 from pages._framework import datasource, results, state, studies
 from pages._framework.common import frame_table, placeholder_figure
+from pages._framework.grid import grid
 from pages._framework.datachoice import DataChoice
-from pages._framework.page_frame import (download_button, download_note, figure_config, page_frame,
-                                         table_style)
+from pages._framework.page_frame import (download_button, download_note, figure_config, page_frame)
 from pages._framework.params import Param, ParamSet, Ticks, seed_param
 from pages._framework.view import JobView, context_for, warm
 from pages._server import cache, jobs, limits
@@ -230,7 +230,7 @@ def _with_exact(view: Mapping[str, Any], name: str) -> dict:
 
 
 def measures_table(view: Mapping[str, Any]) -> tuple[list, list]:
-    """DataTable columns (each naming its units) and rows: one row per variable (raw)."""
+    """Grid columns (each naming its units) and rows: one row per variable (raw)."""
     shown = _with_exact(view, "exact")
     first = next(iter(shown.values()), None)
     df = pd.DataFrame({"Variable": list(first.variables if first is not None else ()), **{
@@ -474,15 +474,15 @@ class ForestView(JobView):
 
 FOREST_VIEW = ForestView(
     PREFIX, FOREST, compute=compute_forest, render=render_forest,
-    outputs=[("meas-graph", "figure"), ("meas-table", "columns"), ("meas-table", "data"),
+    outputs=[("meas-graph", "figure"), ("meas-table", "columnDefs"), ("meas-table", "rowData"),
              ("meas-note", "children"), ("meas-warning", "children"),
              ("meas-warning", "className")],
     data_store="meas-data", disable=["meas-fieldset", "meas-download-button"], partial=True,
     what="The figure", saved=_saved(compute_forest))
 # The studies draw their own data: no data store, so their results are keyed by their settings.
 AUC_VIEW = JobView(f"{PREFIX}-auc", STUDY, compute=compute_auc, render=render_auc,
-                   outputs=[("meas-auc-graph", "figure"), ("meas-auc-table", "columns"),
-                            ("meas-auc-table", "data"), ("meas-auc-note", "children")],
+                   outputs=[("meas-auc-graph", "figure"), ("meas-auc-table", "columnDefs"),
+                            ("meas-auc-table", "rowData"), ("meas-auc-note", "children")],
                    data_store=None, partial=True, saved=_saved(compute_auc),
                    disable=["meas-auc-fieldset", "meas-auc-download-button"])
 BIAS_VIEW = JobView(f"{PREFIX}-bias", BIAS, compute=compute_bias,
@@ -499,7 +499,6 @@ state.register_url_sync(PREFIX)
 
 # -- the page -------------------------------------------------------------------------------
 _H2 = {"fontSize": "1.35rem", "margin": "2.2rem 0 0.3rem"}
-_TABLE = table_style(["Variable", "Measure"])
 
 
 def _graph(id_, height, name):
@@ -552,8 +551,7 @@ def layout(vi_data=None, **query):
             ui.card("Importance per variable", fo["scale"],
                     _graph("meas-graph", "460px", "measures"),
                     html.P(id="meas-note", className="vi-help")),
-            ui.card("Table", dash_table.DataTable(id="meas-table", columns=[], data=[],
-                                                  sort_action="native", page_size=20, **_TABLE),
+            ui.card("Table", grid("meas-table", page_size=20),
                     _button(FOREST_VIEW))])
     # Three sections: the frame's controls and content are the first; the studies follow.
     frame.children.insert(-1, html.H2("1 \u00b7 The measures side by side", style=_H2))
@@ -562,7 +560,7 @@ def layout(vi_data=None, **query):
                   html.Fieldset(ui.card("Protocol", *st.values()), id="meas-auc-fieldset",
                                 className="vi-fieldset"),
                   ui.card("AUC per measure",
-                          dash_table.DataTable(id="meas-auc-table", columns=[], data=[], **_TABLE),
+                          grid("meas-auc-table"),
                           _graph("meas-auc-graph", "440px", "measures-auc"),
                           html.P(id="meas-auc-note", className="vi-help"), _button(AUC_VIEW))),
         *_section("3 \u00b7 MDI against min leaf size and depth (Li et al., Figs 1\u20133)",

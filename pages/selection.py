@@ -21,13 +21,14 @@ from typing import Any, Mapping
 
 import dash
 import numpy as np
-from dash import Input, Output, callback, dash_table, html
+from dash import Input, Output, callback, html
 
 from pages._framework import controls as ui
 from pages._framework import datasource, state, studies
 from pages._framework.common import placeholder_figure
 from pages._framework.datachoice import DataChoice
-from pages._framework.page_frame import page_frame, table_style
+from pages._framework.grid import grid
+from pages._framework.page_frame import page_frame
 from pages._framework.params import Context, Param, ParamSet, seed_param
 from pages._framework.studies import partial_note
 from pages._framework.view import JobView, warm
@@ -309,7 +310,7 @@ NULL_VIEW = JobView(
     NULL, NULLS, compute=compute_null, render=render_null, partial=True,
     data_store="sel-data", extra=[DATA], outputs=[
         ("sel-relevance-graph", "figure"), ("sel-relevance-text", "children"),
-        ("sel-relevance-table", "data"), ("sel-pvalue-graph", "figure"),
+        ("sel-relevance-table", "rowData"), ("sel-pvalue-graph", "figure"),
         ("sel-pvalue-text", "children"), ("sel-null-partial", "children"),
         ("sel-null-partial", "className")],
     disable=["sel-null-fieldset", "sel-null-problem", "sel-download-pvalues"])
@@ -373,7 +374,6 @@ def layout(vi_data=None, **query):
                    "(or a new split) and runs RS and SRS on it.", className="vi-help")]),
             html.P(caps_text(), id="sel-caps", className="vi-help")),
     ]
-    table = dict(sort_action="native", page_size=25, **table_style(("variable", "relevance")))
     return page_frame(
         PREFIX, title="Selection", notes=notes + more + most, data_label=data.label(),
         download=True,
@@ -390,8 +390,8 @@ def layout(vi_data=None, **query):
             ui.card("1. Relevance classes, degrees and the Markov boundary",
                     studies.graph("sel-relevance-graph", "selection"),
                     html.Div(id="sel-relevance-text", className="vi-description"),
-                    dash_table.DataTable(
-                        id="sel-relevance-table", data=[], **table,
+                    grid(
+                        "sel-relevance-table", page_size=25,
                         columns=[{"name": "Variable", "id": "variable"},
                                  {"name": "Class", "id": "relevance"},
                                  {"name": "Degree d", "id": "degree"},

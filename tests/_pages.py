@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["query_dict", "registered_page", "store_csv", "upload_csv", "upload_frame",
-           "problem_settings", "constant_column_frame", "FORMULA_CSV", "page_module"]
+           "problem_settings", "constant_column_frame", "FORMULA_CSV", "page_module",
+           "grid_cell_selector", "grid_cells", "grid_rows"]
 
 #: A small uploaded table whose column names a spreadsheet would run as formulas.
 FORMULA_CSV = ("=cmd|' /C calc'!A0,@x,y\n"
@@ -98,3 +99,21 @@ def page_module(name: str):
     import app  # noqa: F401  (builds the app, which loads every page)
 
     return importlib.import_module(f"pages.{name}")
+
+
+def grid_cell_selector(grid: str, column: str) -> str:
+    """CSS of the shown body cells of ``column`` in the ag-grid ``grid`` (``"#imp-table"``)."""
+    return f"{grid} .ag-center-cols-container .ag-cell[col-id='{column}']"
+
+
+def grid_cells(dash_duo, grid: str, column: str) -> list[str]:
+    """The texts of ``column``'s shown cells in the grid ``grid``, top to bottom (read in one
+    script: a redraw of the grid cannot stale them)."""
+    return dash_duo.driver.execute_script(
+        "return Array.from(document.querySelectorAll(arguments[0]))"
+        ".map(c => c.innerText.trim());", grid_cell_selector(grid, column))
+
+
+def grid_rows(dash_duo, grid: str) -> list:
+    """The shown body rows of the grid ``grid`` (a page of them when it paginates)."""
+    return dash_duo.find_elements(f"{grid} .ag-center-cols-container .ag-row")

@@ -1,4 +1,4 @@
-"""Helpers every page uses: DataTable columns and rows, a placeholder figure (safe CSV
+"""Helpers every page uses: grid columns and rows (:mod:`pages._framework.grid`), a placeholder figure (safe CSV
 text and names: :mod:`varimp_core.csvtext`)."""
 
 from __future__ import annotations
@@ -7,32 +7,28 @@ from varimp_core.csvtext import table_number
 
 
 def frame_table(df, formats: dict | None = None, default: str = "fixed4") -> tuple[list, list]:
-    """DataTable columns and rows of a DataFrame the core built (its column names shown).
+    """Grid ``columnDefs`` and ``rowData`` of a DataFrame the core built (its column names shown).
 
     Numeric columns get a number format by name: ``fixed4`` (the default), ``fixed3``,
     ``fixed6``, ``signed4``, ``pct2`` or ``exp4`` (``formats`` maps a column to one, or to
-    None: shown as it is);
+    None: shown as it is), shown by the grid's d3 formatter (:func:`grid_table`).
     NaN and infinities are blank cells (:func:`table_number`).
     """
     import pandas as pd
-    from dash.dash_table.Format import Format, Scheme
 
-    fixed, exp = Scheme.fixed, Scheme.decimal_or_exponent
-    specs = {"fixed3": dict(precision=3, scheme=fixed), "fixed4": dict(precision=4, scheme=fixed),
-             "fixed6": dict(precision=6, scheme=fixed), "exp4": dict(precision=4, scheme=exp),
-             "signed4": dict(precision=4, scheme=fixed, sign="+"),
-             "pct2": dict(precision=2, scheme=Scheme.percentage)}
-    fmt = lambda name: Format(**specs[name])  # noqa: E731
+    from pages._framework.grid import grid_table
 
+    specs = {"fixed3": ".3f", "fixed4": ".4f", "fixed6": ".6f", "exp4": ".4g",
+             "signed4": "+.4f", "pct2": ".2%"}
     formats = formats or {}
     numeric = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])
                and not pd.api.types.is_bool_dtype(df[c])]
     cols = [{"name": str(c), "id": str(c), **({"type": "numeric"} if c in numeric else {}),
-             **({"format": fmt(formats.get(c, default))}
+             **({"format": {"specifier": specs[formats.get(c, default)]}}
                 if c in numeric and formats.get(c, default) else {})} for c in df.columns]
     rows = [{str(c): table_number(v) if c in numeric else v for c, v in row.items()}
             for row in df.to_dict("records")]
-    return cols, rows
+    return grid_table(cols, rows)
 
 
 def placeholder_figure(text: str = "Computing\u2026"):

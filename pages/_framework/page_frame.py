@@ -3,8 +3,8 @@
 * :func:`page_frame`: title, lead, the stores, then the controls beside the
   content, which starts with the link notes, the error box and the job panel
   (ids ``{prefix}-link-notes``, ``{prefix}-error``, ``{prefix}-job``...);
-* :func:`figure_config` and :func:`table_style`: the options of a page's
-  ``dcc.Graph`` and ``DataTable``;
+* :func:`figure_config`: the options of a page's ``dcc.Graph`` (its tables:
+  :mod:`pages._framework.grid`);
 * :func:`register_csv_downloads`: the buttons that fill a page's one
   ``dcc.Download`` with a CSV of the shown result.
 
@@ -71,21 +71,6 @@ def figure_config(name: str, image: str = "png") -> dict:
             "modeBarButtonsToRemove": ["sendChartToCloud", "select2d", "lasso2d", "zoomIn2d",
                                        "zoomOut2d", "autoScale2d"],
             "toImageButtonOptions": {"format": image, "filename": f"varimp-{name}"}}
-
-
-def table_style(left: Sequence[str] = (), *, font_size: str = "0.88rem",
-                padding: str = "0.3rem 0.6rem", wrap: bool = True) -> dict:
-    """Keyword arguments of a ``DataTable`` in the app's style; ``left``: left-aligned columns."""
-    cell = {"fontFamily": "var(--vi-font)", "fontSize": font_size, "padding": padding}
-    if wrap:
-        cell["whiteSpace"] = "normal"
-    out: dict[str, Any] = dict(
-        style_as_list_view=True, style_table={"overflowX": "auto"}, style_cell=cell,
-        style_header={"fontWeight": 650, "backgroundColor": "#f0f3f8"})
-    if left:
-        out["style_cell_conditional"] = [{"if": {"column_id": c}, "textAlign": "left"}
-                                         for c in left]
-    return out
 
 
 def register_csv_downloads(prefix: str, makers: Mapping[str, Callable[[dict, Any], tuple]],

@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from dash.testing.wait import until
 
-from _pages import page_module
+from _pages import grid_cell_selector, grid_cells, page_module
 from varimp_core.problems.registry import get_problem
 
 from pages._framework import datasource
@@ -74,16 +74,16 @@ def test_shared_link_keeps_its_data_through_the_navigation(dash_duo, dash_app):
     dash_duo.start_server(dash_app)
     dash_duo.driver.execute_script("window.sessionStorage.clear()")  # a fresh session
     dash_duo.driver.get(dash_duo.server_url + f"/importances?problem={XOR3}")
-    dash_duo.wait_for_text_to_equal("#imp-table td[data-dash-column='variable']", "X1",
+    dash_duo.wait_for_text_to_equal(grid_cell_selector("#imp-table", "variable"), "X1",
                                     timeout=30)
-    assert len(dash_duo.find_elements("#imp-table td[data-dash-column='variable']")) == 3
+    assert len(grid_cells(dash_duo, "#imp-table", "variable")) == 3
     # The navigation links now carry the link's data choice.
     until(lambda: "problem=xor" in _nav_href(dash_duo, "Decomposition"), 10)
 
     dash_duo.driver.find_element("link text", "Decomposition").click()
     until(lambda: urlsplit(dash_duo.driver.current_url).path == "/decomposition", 10)
-    until(lambda: [c.text for c in dash_duo.find_elements(
-        "#decomp-totals td[data-dash-column='variable']")] == ["X1", "X2", "X3", "Sum"], 30)
+    until(lambda: grid_cells(dash_duo, "#decomp-totals", "variable") == ["X1", "X2", "X3", "Sum"],
+          30)
     query = parse_qs(urlsplit(dash_duo.driver.current_url).query)
     assert query["problem"] == [get_problem(XOR3).spec]
     # The bound of K is said beside the control (and checked on the server).

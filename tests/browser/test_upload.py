@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from _browser import open_page
+from _pages import grid_cell_selector
 from dash.testing.wait import until
 
 from varimp_core.api import compute_importances, default_method, load_data
@@ -41,14 +42,14 @@ def _write_table(path) -> pd.DataFrame:
 
 
 def _shown(value: float) -> str:
-    """The table's ``Format(precision=4, scheme=fixed)`` of a number (no negative zero)."""
+    """The table's d3 format ``.4f`` of a number (no negative zero)."""
     text = f"{value:.4f}"
     return "0.0000" if text == "-0.0000" else text
 
 
 def _cells(dash_duo, column: str) -> list[str]:
     return [td.text.replace("\u2212", "-") for td in
-            dash_duo.find_elements(f"#imp-table td[data-dash-column='{column}']")]
+            dash_duo.find_elements(grid_cell_selector("#imp-table", column))]
 
 
 @pytest.mark.browser

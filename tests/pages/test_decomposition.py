@@ -16,7 +16,7 @@ from oracle import cmi
 from _browser import open_page, set_number
 from dash.testing.wait import until
 
-from _pages import page_module
+from _pages import grid_cells, grid_rows, page_module
 from varimp_core.exact.recursion import exact_importances
 from varimp_core.problems.registry import get_problem
 from varimp_core.exact.eqn3 import conditional_terms, eqn3_importances
@@ -414,9 +414,8 @@ def test_heatmaps_follow_k_and_clicks_list_terms(dash_duo, dash_app, led_table):
     # Click X5 (row 4) at k = 2 in the left heatmap: its 15 sets B are listed.
     _click_cell(dash_duo, 1, 2, 4)
     dash_duo.wait_for_contains_text("#decomp-terms-note", "X5 at k = 2", timeout=20)
-    until(lambda: len(dash_duo.find_elements("#decomp-terms-table tbody tr")) == 15 + 1, 10)
-    terms = [float(td.text) for td in
-             dash_duo.find_elements("#decomp-terms-table td[data-dash-column='term']")]
+    until(lambda: len(grid_rows(dash_duo, "#decomp-terms-table")) == 15, 10)
+    terms = [float(t) for t in grid_cells(dash_duo, "#decomp-terms-table", "term")]
     assert sum(terms) == pytest.approx(k1[4, 2], abs=15 * 5e-7)  # 6 decimals shown
     query = parse_qs(urlsplit(dash_duo.driver.current_url).query)
     assert query["var"] == ["X5"] and query["degree"] == ["2"] and query["panel"] == ["K1"]
@@ -453,9 +452,9 @@ def test_shared_link_reproduces_depth_and_cell(dash_duo, dash_app, led_table):
     assert dash_duo.find_element("#decomp-k").get_attribute("value") == "7"
     assert dash_duo.find_element("#decomp-depth").get_attribute("value") == "2"
     dash_duo.wait_for_contains_text("#decomp-terms-note", "X2 at k = 1", timeout=20)
-    until(lambda: len(dash_duo.find_elements("#decomp-terms-table tbody tr")) == 6 + 1, 10)
+    until(lambda: len(grid_rows(dash_duo, "#decomp-terms-table")) == 6, 10)
     # Totals at depth 2 are Proposition 6's sums of the first two terms.
     pruned = eqn3_importances(led_table, max_depth=2).importances
-    cells = dash_duo.find_elements("#decomp-totals td[data-dash-column='k1_depth']")
-    assert [c.text for c in cells[:7]] == [f"{v:.4f}" for v in pruned]
+    cells = grid_cells(dash_duo, "#decomp-totals", "k1_depth")
+    assert cells[:7] == [f"{v:.4f}" for v in pruned]
     assert dash_duo.get_logs() == []

@@ -306,7 +306,7 @@ def test_permutation_mode_on_a_real_dataset(page):
     np.testing.assert_array_equal(result.null, direct.null)
     np.testing.assert_array_equal(result.observed, direct.observed)
     _, columns, _, _, _, summary, _, _ = draw.render(out, settings, data)
-    assert columns[1]["id"] == "observed"
+    assert columns[1]["field"] == "observed"
     assert "permutations of the target of iris" in summary[0].children
 
 

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from _browser import figure as _figure
 from _browser import open_page, set_number, wait_for
-from _pages import upload_frame
+from _pages import grid_cell_selector, grid_cells, upload_frame
 from dash.testing.wait import until
 
 from pages._framework.datachoice import DataChoice
@@ -204,8 +204,10 @@ def test_a_click_on_a_point_picks_its_row(page):
 
 
 def test_a_click_on_a_row_of_the_search_table_picks_it(page):
-    assert page.pick_table_row({"row": 0, "column": 2, "row_id": 37}) == 37
-    assert page.pick_table_row({"row": 0, "column": 2}) is page.no_update
+    # the grid's cellClicked: rowId is the row's "key" (its index as a string)
+    assert page.pick_table_row({"rowIndex": 0, "colId": "c1", "rowId": "37"}) == 37
+    assert page.pick_table_row({"rowIndex": 0, "colId": "c1"}) is page.no_update
+    assert page.pick_table_row({"rowIndex": 0, "rowId": "not a row"}) is page.no_update
     assert page.pick_table_row(None) is page.no_update
 
 
@@ -235,7 +237,8 @@ def test_the_search_table_shows_each_row_by_its_labels_and_the_id_is_excluded(pa
             assert t["c1"] == "missing"
         else:
             assert float(t["c1"]) == pytest.approx(df.loc[r, "size"], abs=1e-9)
-    assert style[0]["if"]["filter_query"] == "{id} = 7"
+    # the grid's getRowStyle highlights row 7 alone
+    assert [c["condition"] for c in style["styleConditions"]] == ["params.data.id == 7"]
     shown = str(page.render(out, settings, data)[2])
     assert "missing" in shown and "customer_id" not in shown
     assert f"{df.loc[7, 'colour']}" in shown
@@ -361,14 +364,15 @@ def test_home_upload_journey_labels_search_then_leaving_mid_job_ends_it(dash_duo
     shown = dash_duo.find_element("#explain-values").text
     assert f"colour = {df.loc[0, 'colour']}" in shown and "customer_id" not in shown
     # search: rows whose size is missing (rows 3 and 7 of the file), then click one
-    wait_for(lambda: len(dash_duo.find_elements("#explain-table td")) > 0, 30, "the table")
-    filters = dash_duo.find_elements("#explain-table th.dash-filter")
+    wait_for(lambda: len(grid_cells(dash_duo, "#explain-table", "id")) > 0, 30, "the table")
+    filters = dash_duo.find_elements("#explain-table .ag-floating-filter")
     assert len(filters) == 3                                  # row, colour, size
-    filters[2].find_element("css selector", "input[type='text']").send_keys("missing\n")
-    wait_for(lambda: sorted(c.text for c in dash_duo.find_elements(
-        "#explain-table td[data-dash-column='id']")) == ["3", "7"], 20, "rows 3 and 7")
-    cell = next(c for c in dash_duo.find_elements("#explain-table td[data-dash-column='id']")
-                if c.text == "7")
+    filters[2].find_element("css selector", "input").send_keys("missing\n")
+    wait_for(lambda: sorted(grid_cells(dash_duo, "#explain-table", "id")) == ["3", "7"], 20,
+             "rows 3 and 7")
+    cell = dash_duo.driver.execute_script(   # found in one script: no stale element
+        "return Array.from(document.querySelectorAll(arguments[0]))"
+        ".find(c => c.innerText.trim() === '7');", grid_cell_selector("#explain-table", "id"))
     cell.click()
     until(lambda: dash_duo.find_element("#explain-row").get_attribute("value") == "7", 10)
     wait_for(lambda: "size = missing" in dash_duo.find_element("#explain-values").text

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 import numpy as np
 import pytest
 from _browser import full_traces, open_page, set_number, wait_for_trace
-from _pages import FORMULA_CSV, upload_csv
+from _pages import FORMULA_CSV, grid_cell_selector, grid_cells, upload_csv
 from _pages import page_module
 from dash.testing.wait import until
 
@@ -350,10 +350,8 @@ def test_a_sampled_problem_shows_one_verdict_per_bar(dash_duo, dash_app):
         "const g = document.querySelector('#imp-graph .js-plotly-plot');"
         "return g && g.data && g.data[0].text;") == ["relevant"] * 7, 30)
     dash_duo.wait_for_contains_text("#imp-table", "Verdict", timeout=10)
-    cells = dash_duo.find_elements("#imp-table td[data-dash-column='verdict']")
-    assert [c.text for c in cells] == ["relevant"] * 7
-    cells = dash_duo.find_elements("#imp-table td[data-dash-column='p_adjusted']")
-    assert [c.text for c in cells] == ["0.0500"] * 7     # 1/(R + 1): above all 19 nulls
+    assert grid_cells(dash_duo, "#imp-table", "verdict") == ["relevant"] * 7
+    assert grid_cells(dash_duo, "#imp-table", "p_adjusted") == ["0.0500"] * 7     # 1/(R + 1): above all 19 nulls
     assert dash_duo.get_logs() == []
 
 
@@ -420,7 +418,7 @@ def test_importances_page_follows_k(dash_duo, dash_app):
     _wait_for_bars(dash_duo, exact_importances(led, max_features=3).importances)
     until(lambda: parse_qs(urlsplit(dash_duo.driver.current_url).query).get("K") == ["3"], 10)
     # The table shows the same numbers (4 decimals).
-    first = dash_duo.find_element("#imp-table td[data-dash-column='importance']").text
+    first = dash_duo.find_element(grid_cell_selector("#imp-table", "importance")).text
     assert first == f"{exact_importances(led, max_features=3).importances[0]:.4f}"
 
     # A bad K is a sentence on the page, and the figure keeps the last good view.

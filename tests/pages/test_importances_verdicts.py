@@ -161,7 +161,7 @@ def test_a_numeric_target_is_measured_by_its_variance(page):
     assert f"{shown} variance of Y" in r["theorem2"] and "Var(Y)" in r["theorem2"]
     header = {c["id"]: c for c in r["columns"]}
     assert "variance of Y" in header["importance"]["name"]
-    assert header["importance"]["format"].to_plotly_json()["specifier"] == ",.4r"  # 4 digits
+    assert header["importance"]["format"]["specifier"] == ",.4r"  # 4 digits, grouped
     assert "variance of Y" in r["figure"].layout.yaxis.title.text
     # the null permutes Y's own numbers (the variance reads them, not the binned Y)
     verdicts = view["verdicts"]
@@ -179,8 +179,9 @@ def _bar_text(dash_duo):
 def _cells(dash_duo, column, table="#imp-table"):
     """The texts of a table column, read in one script (a redraw cannot stale them)."""
     return dash_duo.driver.execute_script(
-        "return Array.from(document.querySelectorAll(arguments[0] + ' td[data-dash-column=\"'"
-        " + arguments[1] + '\"]')).map(c => c.innerText.trim());", table, column)
+        "return Array.from(document.querySelectorAll(arguments[0] + ' .ag-center-cols-container"
+        " .ag-cell[col-id=\"' + arguments[1] + '\"]')).map(c => c.innerText.trim());",
+        table, column)
 
 
 @pytest.mark.browser

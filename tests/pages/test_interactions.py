@@ -8,8 +8,9 @@ import pytest
 from _browser import figure as _figure
 from _browser import open_page, set_number, url_query, visit, wait_for
 from _pages import query_dict as _query
-from _pages import constant_column_frame, registered_page, upload_frame
+from _pages import constant_column_frame, grid_rows, registered_page, upload_frame
 from _pages import page_module
+from dash.testing.wait import until
 
 from pages._framework import datasource
 from pages._framework import local_forest as forest
@@ -253,7 +254,7 @@ def test_tile_rows_are_the_observations_of_the_tile(page):
     assert caption.startswith(f"{len(rows):,} observation")
     assert {row["Position 1"] for row in rows} == {it.labels[r]}
     assert {row["Position 2"] for row in rows} == {it.labels[c]}
-    assert [col["name"] for col in columns[1:6]] == list(local.variables)
+    assert [col["headerName"] for col in columns[1:6]] == list(local.variables)
     with pytest.raises(ValueError, match="click a tile again"):
         draw.tile_rows(store, 0, "nope", it.labels[c])
 
@@ -351,7 +352,7 @@ def test_interactions_page_loads_updates_and_lists_a_tile(dash_duo, dash_app):
     caption = dash_duo.find_element("#inter-tile-caption").text
     n = int(caption.split(" ")[0].replace(",", ""))
     assert n > 0
-    assert len(dash_duo.find_elements("#inter-tile-table tbody tr")) >= min(n, 10)
+    until(lambda: len(grid_rows(dash_duo, "#inter-tile-table")) >= min(n, 10), 10)
     assert dash_duo.get_logs() == []
 
 

@@ -208,7 +208,7 @@ def test_measures_on_an_exact_problem_use_a_sample_and_the_exact_mdi(page):
     np.testing.assert_allclose(figure.data[-1].y, exact.importances)
     assert "N = 1,000 rows drawn from the exact distribution" in note
     assert "Black diamonds" in note and warning == ""
-    assert [c["id"] for c in columns] == ["Variable", "MDI (gini)", "MDI-oob (gini)",
+    assert [c["field"] for c in columns] == ["Variable", "MDI (gini)", "MDI-oob (gini)",
                                           "MDA, held out (accuracy)", "Exact MDI (gini)"]
     np.testing.assert_allclose([r["Exact MDI (gini)"] for r in rows], exact.importances)
 
@@ -221,7 +221,7 @@ def test_every_header_and_axis_names_the_units_of_its_values(page):
     view = views.view_from_dict(out)
     units = {m: r.units for m, r in view["results"].items()}
     figure, columns, *_ = views.render_forest(out, settings)
-    names = [c["name"] for c in columns]
+    names = [c["headerName"] for c in columns]
     for i, (m, r) in enumerate(view["results"].items()):
         assert names[i + 1] == f"{measure_label(m)} ({r.units})"
     assert names[-1] == f"Exact MDI ({view['exact'].units})"
@@ -263,7 +263,7 @@ def test_entropy_forest_without_mdi_oob_shows_the_other_measures(page):
         np.testing.assert_allclose(view["results"][m].importances, r.importances, atol=1e-12)
     figure, columns, _, _, warning, shown = views.render_forest(out, settings)
     assert [t.legendgroup for t in figure.data] == ["mdi", "naive_oob"]
-    assert [c["id"] for c in columns] == ["Variable", "MDI (bits)", "naive-oob (bits)"]
+    assert [c["field"] for c in columns] == ["Variable", "MDI (bits)", "naive-oob (bits)"]
     assert warning.startswith("MDI-oob is left out: with the entropy impurity")
     assert warning.count(".") == 2 and "choose the Gini impurity" in warning   # one sentence
     assert shown == "vi-notes"
