@@ -19,7 +19,7 @@ from dash.testing.wait import until
 
 from pages._framework.grid import grid, grid_table
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def test_no_page_module_imports_dash_table_or_builds_a_datatable():
