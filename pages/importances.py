@@ -90,6 +90,13 @@ def default_method(p: int | None) -> str:
     return "exact" if p is None or p <= limits.max_exact_features() else "sklearn-et"
 
 
+def default_order(data: DataChoice) -> str:
+    """Bars of a sample (an upload, a drawn or real data set) open largest first, where the
+    analyst looks for the important ones; an exact problem's keep the paper's column
+    order, as its tables list them (issue #26)."""
+    return "importance" if data.is_sample else "columns"
+
+
 def _sampled(s) -> bool:
     return s.get("method") in SAMPLED
 
@@ -131,6 +138,10 @@ PARAMS = ParamSet(PREFIX, [
           blank="0.01", what="\u03b5", applies=lambda s: s.get("method") in EXACT_MOMENTS,
           help="The table gives, per variable, the trees that bring its standard error "
                "\u03c3\u2c7c/\u221aT under \u03b5; blank: 0.01."),
+    Param("order", "Bar order", "choice", "columns", choices=[
+        ("importance", "Largest first"), ("columns", "Column order")],
+          help="A sample's bars open largest first; an exact problem's in the paper's "
+               "column order (X1, X2, ...)."),
     Param("show", "Show", "choice", "above", choices=[
         ("above", "above chance (debiased)"), ("plugin", "plug-in (biased on a sample)")],
           when=lambda c: bool(c.extra.get("sample")),
@@ -146,7 +157,7 @@ PARAMS = ParamSet(PREFIX, [
                f"{MIN_PERMUTATIONS}."),
 ])
 #: Parameters that only change the drawing (not the cache key of the result).
-DRAWING = ("spread", "show", "n_trees", "precision")
+DRAWING = ("spread", "show", "n_trees", "precision", "order")
 #: T and epsilon of a blank control.
 DEFAULT_T, DEFAULT_EPS = 100, 0.01
 #: Parameters of a sample only (``when``: hidden and left out on an exact distribution).
@@ -564,7 +575,8 @@ def expected_curve(moments: ImportanceMoments, curve=None, stable: int | None = 
 
 
 def render_view(view: Mapping[str, Any], spread: str = "se", show: str = "above",
-                T: int | None = None, eps: float | None = None) -> dict:
+                T: int | None = None, eps: float | None = None,
+                order: str = "columns") -> dict:
     """Figures, texts and table of a computed view.
 
     Returns
@@ -585,7 +597,8 @@ def render_view(view: Mapping[str, Any], spread: str = "se", show: str = "above"
         shown = ImportanceResult(**{**result.__dict__, "information": info})
     own = moments if result.method in EXACT_MOMENTS else None
     figure = make_importance_figure(result, exact, spread=spread, chance=chance,
-                                    verdicts=verdicts, show=show, moments=own, n_trees=T)
+                                    verdicts=verdicts, show=show, moments=own, n_trees=T,
+                                    order=order)
     why = convergence_note(result, exact)
     curve = None if why else convergence_curve(result, exact, points=400)
     expected, stable = None, None
@@ -626,7 +639,8 @@ def render_view(view: Mapping[str, Any], spread: str = "se", show: str = "above"
 def render(out, settings, data):
     view = view_from_dict(out)
     r = render_view(view, settings.get("spread", "se"), settings.get("show", "above"),
-                    settings.get("n_trees"), settings.get("precision"))
+                    settings.get("n_trees"), settings.get("precision"),
+                    settings.get("order", "columns"))
     leaks = leak_children(view["verdicts"], data, settings, out.get("excluded"))
     why = r["convergence_note"]   # one sentence in place of an empty 340 px figure
     return (r["figure"], r["theorem2"], r["theorem2_figure"], *grid_table(r["columns"], r["rows"]),
@@ -664,6 +678,8 @@ def initial_values(query, data: DataChoice, ctx: Context) -> tuple[dict, list[st
     values, notes = PARAMS.from_url(query, ctx)
     if "method" not in query:
         values["method"] = default_method(ctx.p)
+    if "order" not in query:
+        values["order"] = default_order(data)
     if values["bootstrap"] is None:
         values["bootstrap"] = DEFAULT_BOOTSTRAP[values["method"]]
     return ui.allowed_criterion(values, ctx), notes
@@ -675,7 +691,7 @@ def layout(vi_data=None, **query):
     values, more = initial_values(query, data, ctx)
     f = dict(zip(PARAMS.names, PARAMS.fields(values, ctx)))
     settings = html.Fieldset(id="imp-fieldset", className="vi-fieldset", children=[
-        ui.card("Method", f["method"]),
+        ui.card("Method", f["method"], f["order"]),
         ui.card("Trees", f["max_features"], f["max_depth"], f["criterion"], f["k_semantics"],
                 f["n_trees"], f["precision"]),
         ui.card("Sampling", f["n_estimators"], f["bootstrap"], f["random_state"], f["spread"],

@@ -93,7 +93,7 @@ def _exact_xor_importances(base: str) -> dict:
     data = DataChoice.from_page({"problem": "xor:relevant=2,irrelevant=1"})[0]
     controls = {"method": "exact", "max_features": 1, "max_depth": None,
                 "criterion": "entropy", "k_semantics": "id3", "n_estimators": 100,
-                "bootstrap": [], "random_state": 0, "spread": "se"}
+                "bootstrap": [], "random_state": 0, "spread": "se", "order": "columns"}
     values = {"imp-miss.data": {"values": controls, "extra": {}, "data": data.to_store()},
               "imp-instance.data": "test-image"}
     _, _, last = client.run(values, "imp-miss.data", timeout=120)

@@ -47,7 +47,7 @@ def _controls(**values):
     """Control values by parameter name, as the browser sends them."""
     defaults = {"method": "exact", "max_features": 1, "max_depth": None, "criterion": "entropy",
                 "k_semantics": "id3", "n_estimators": 100, "bootstrap": [], "random_state": 0,
-                "spread": "se"}
+                "spread": "se", "order": "columns"}
     return {**defaults, **values}
 
 
@@ -66,12 +66,12 @@ def test_settings_keep_only_what_the_method_uses(page):
                   bootstrap=["on"], k_semantics="sklearn", random_state=4)
     assert s == {"method": "exact", "max_features": 3, "max_depth": None,
                  "criterion": "entropy", "k_semantics": "sklearn",
-                 "n_trees": None, "precision": None}      # blank T and epsilon: 100, 0.01
+                 "n_trees": None, "precision": None, "order": "columns"}  # blank T, eps: 100, 0.01
     s = _settings(page, method="sklearn-rf", max_features="2", max_depth=4, n_estimators="30",
                   bootstrap=["on"], k_semantics="id3", random_state=0)
     assert s == {"method": "sklearn-rf", "max_features": 2, "max_depth": 4,
                  "criterion": "entropy", "n_estimators": 30, "bootstrap": True,
-                 "random_state": 0, "spread": "se"}
+                 "random_state": 0, "spread": "se", "order": "columns"}
     # A blank seed is a sentence, not a silent 0.
     _, errors = page.PARAMS.validate(_controls(method="sklearn-rf", random_state=None),
                                      Context(7))
@@ -96,6 +96,28 @@ def test_gini_impurity_on_xor_is_the_hand_calculation(page):
     assert values["criterion"] == "gini" and notes == []
     _, errors = page.PARAMS.validate(_controls(criterion="log"), Context(7))
     assert errors["criterion"].startswith("Impurity must be one of entropy, gini")
+
+
+def test_bars_open_largest_first_on_a_sample_and_in_column_order_on_an_exact_problem(page):
+    """Issue #26: an analyst's bars are sorted by importance, a teacher's exact LED keeps
+    Table 2's column order; a link's ``order`` wins over either default, and an unknown
+    order is a sentence."""
+    exact = _data({"problem": "led"})
+    sample = _data({"problem": "led", "sampling": "sample", "n": 300})
+    assert page.initial_values({}, exact, Context(7))[0]["order"] == "columns"
+    assert page.initial_values({}, sample, Context(7))[0]["order"] == "importance"
+    assert page.initial_values({"order": ["columns"]}, sample, Context(7))[0]["order"] == \
+        "columns"
+    _, errors = page.PARAMS.validate(_controls(order="size"), Context(7))
+    assert list(errors) == ["order"] and "Bar order must be one of" in errors["order"]
+    # Drawing only: the same result serves both orders (one cache entry).
+    a = page.VIEW.key(exact, _settings(page, order="columns"), {})
+    assert a == page.VIEW.key(exact, _settings(page, order="importance"), {})
+    # Drawn: LED at K = 1 (Table 2's Eqn 3 column: X5, X2, X4, X3, X1, X7, X6 largest first).
+    view = _view(page, exact, max_features=1)
+    fig = page.render_view(view, order="importance")["figure"]
+    assert list(fig.data[0].x) == ["X5", "X2", "X4", "X3", "X1", "X7", "X6"]
+    assert list(page.render_view(view)["figure"].data[0].x) == [f"X{i}" for i in range(1, 8)]
 
 
 @pytest.mark.parametrize("controls,name,match", [
@@ -345,7 +367,16 @@ def test_a_sampled_problem_shows_one_verdict_per_bar(dash_duo, dash_app):
     data = load_data(problem="led", n_samples=300, random_state=2)
     expected = importance_verdicts(data, method="exact", n_permutations=19)
     open_page(dash_duo, dash_app, "/importances?problem=led&sampling=sample&n=300&seed=2")
+    # A sample's bars open largest first (issue #26); "Column order" puts X1..X7 back.
+    first = np.argsort(-expected.above_chance, kind="stable")
+    _wait_for_bars(dash_duo, expected.above_chance[first])
+    assert dash_duo.driver.execute_script(
+        "return document.querySelector('#imp-graph .js-plotly-plot').data[0].x;") == \
+        [expected.variables[i] for i in first]
+    dash_duo.find_element("#imp-order input[value='columns']").click()
     _wait_for_bars(dash_duo, expected.above_chance)
+    until(lambda: parse_qs(urlsplit(dash_duo.driver.current_url).query).get("order")
+          == ["columns"], 10)
     until(lambda: dash_duo.driver.execute_script(
         "const g = document.querySelector('#imp-graph .js-plotly-plot');"
         "return g && g.data && g.data[0].text;") == ["relevant"] * 7, 30)

@@ -58,7 +58,7 @@ def _plugin(view):
 def _view(page, data, **values):
     controls = {"method": "exact", "max_features": 1, "max_depth": None, "criterion": "entropy",
                 "k_semantics": "id3", "n_estimators": 100, "bootstrap": [], "random_state": 0,
-                "spread": "se", **values}
+                "spread": "se", "order": "columns", **values}
     settings = page.PARAMS.settings(controls, Context(p=data.n_features()))
     return draw.view_from_dict(page.compute(settings, data, Progress(None)))
 
@@ -206,9 +206,9 @@ def test_methods_are_offered_with_their_labels(page):
     s = page.PARAMS.settings({"method": "exact-et", "max_features": 2, "max_depth": 3,
                               "criterion": "gini", "k_semantics": "sklearn",
                               "n_estimators": 5, "bootstrap": [], "random_state": 0,
-                              "spread": "se"}, Context(p=2))
+                              "spread": "se", "order": "columns"}, Context(p=2))
     assert s == {"method": "exact-et", "max_features": 2, "max_depth": 3, "criterion": "gini",
-                 "n_trees": None, "precision": None}      # blank T and epsilon: 100, 0.01
+                 "n_trees": None, "precision": None, "order": "columns"}  # blank T and epsilon: 100, 0.01
 
 
 @pytest.mark.browser

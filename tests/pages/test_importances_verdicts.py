@@ -43,7 +43,7 @@ def leaky_table(n: int = 300, seed: int = 3) -> pd.DataFrame:
 def _values(**over):
     return {"method": "exact", "max_features": 1, "max_depth": None, "criterion": "entropy",
             "k_semantics": "id3", "n_estimators": 30, "bootstrap": [], "random_state": 0,
-            "spread": "se", "show": "above", "n_permutations": 19, **over}
+            "spread": "se", "order": "columns", "show": "above", "n_permutations": 19, **over}
 
 
 def _run(page, data, **over):

@@ -102,7 +102,7 @@ def _values(trees: int, seed: int, problem: str = "xor:irrelevant=8", n: int = 2
     data = DataChoice.from_page({"problem": problem, "sampling": "sample", "n": str(n)})[0]
     controls = {"method": "forest", "max_features": 1, "max_depth": None, "criterion": "entropy",
                 "k_semantics": "id3", "n_estimators": trees, "bootstrap": [],
-                "random_state": seed, "spread": "se", "show": "above", "n_permutations": 19}
+                "random_state": seed, "spread": "se", "order": "columns", "show": "above", "n_permutations": 19}
     # what the page's plain callback writes to the miss store on a cache miss
     return {"imp-miss.data": {"values": controls, "extra": {}, "data": data.to_store()},
             "imp-instance.data": "faults"}

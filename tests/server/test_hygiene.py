@@ -377,7 +377,7 @@ def test_over_a_limit_is_refused_with_a_sentence(dash_app, five_thousand_trees):
 
     controls = {"method": "forest", "max_features": 1, "max_depth": None, "criterion": "entropy",
                 "k_semantics": "id3",
-                "n_estimators": 6000, "bootstrap": [], "random_state": 0, "spread": "se", "show": "above", "n_permutations": 19}
+                "n_estimators": 6000, "bootstrap": [], "random_state": 0, "spread": "se", "order": "columns", "show": "above", "n_permutations": 19}
     _, errors = imp.PARAMS.validate(controls, Context(p=3))
     assert errors["n_estimators"].startswith(
         "Number of trees must be a whole number from 1 to 5,000")
@@ -484,7 +484,7 @@ def test_background_job_stops_at_the_time_limit_through_dash(app_module, monkeyp
     controls = {"method": "forest", "max_features": 1, "max_depth": None, "criterion": "entropy",
                 "k_semantics": "id3",
                 "n_estimators": 10_000, "bootstrap": [], "random_state": 99,
-                "spread": "se", "show": "above", "n_permutations": 19}
+                "spread": "se", "order": "columns", "show": "above", "n_permutations": 19}
     # a cache miss: what the page's plain callback writes to the store that starts the job
     values = {"imp-miss.data": {"values": controls, "extra": {}, "data": data.to_store()},
               "imp-instance.data": "test"}

@@ -40,7 +40,7 @@ def _importances_job(trees: int, seed: int, n: int = 5000, problem: str = "xor:i
     data = DataChoice.from_page({"problem": problem, "sampling": "sample", "n": str(n)})[0]
     controls = {"method": "forest", "max_features": 1, "max_depth": None, "criterion": "entropy",
                 "k_semantics": "id3", "n_estimators": trees, "bootstrap": [],
-                "random_state": seed, "spread": "se", "show": "above", "n_permutations": 19}
+                "random_state": seed, "spread": "se", "order": "columns", "show": "above", "n_permutations": 19}
     return {"imp-miss.data": {"values": controls, "extra": {}, "data": data.to_store()},
             "imp-instance.data": instance}
 

@@ -36,7 +36,7 @@ OVER = 50_000
 def _controls(trees: int) -> dict:
     return {"method": "forest", "max_features": 1, "max_depth": None, "criterion": "entropy",
             "k_semantics": "id3", "n_estimators": trees, "bootstrap": [], "random_state": 5,
-            "spread": "se", "show": "above", "n_permutations": 19}
+            "spread": "se", "order": "columns", "show": "above", "n_permutations": 19}
 
 
 def _store() -> dict:
@@ -52,7 +52,7 @@ def _download_values(trees: int) -> dict:
              "criterion": "imp-criterion", "k_semantics": "imp-semantics",
              "n_estimators": "imp-trees", "bootstrap": "imp-bootstrap",
              "random_state": "imp-tree-seed", "spread": "imp-whiskers", "show": "imp-show",
-             "n_permutations": "imp-perms"}
+             "n_permutations": "imp-perms", "order": "imp-order"}
     return {"imp-download-button.n_clicks": 1, "imp-data.data": _store(),
             **{f"{names[k]}.value": v for k, v in c.items()}}
 

@@ -136,7 +136,7 @@ def _importances_values(trees: int, seed: int, method: str = "forest") -> dict:
                                  "n": "20000"})[0]
     controls = {"method": method, "max_features": 1, "max_depth": None, "criterion": "entropy",
                 "k_semantics": "id3",
-                "n_estimators": trees, "bootstrap": [], "random_state": seed, "spread": "se", "show": "plugin", "n_permutations": 19}
+                "n_estimators": trees, "bootstrap": [], "random_state": seed, "spread": "se", "order": "columns", "show": "plugin", "n_permutations": 19}
     # what the page's plain callback writes to the miss store on a cache miss
     return {"imp-miss.data": {"values": controls, "extra": {}, "data": data.to_store()},
             "imp-instance.data": "test"}
@@ -386,7 +386,7 @@ def test_an_upload_is_processed_by_a_worker_that_never_saw_the_web_disk(cluster)
                        "target": "y"}}
     controls = {"method": "exact", "max_features": 1, "max_depth": None,
                 "criterion": "entropy", "k_semantics": "id3", "n_estimators": 100,
-                "bootstrap": [], "random_state": 0, "spread": "se", "show": "plugin", "n_permutations": 19}
+                "bootstrap": [], "random_state": 0, "spread": "se", "order": "columns", "show": "plugin", "n_permutations": 19}
     first, _, last = _client(cluster, IMPORTANCES).run(
         {"imp-miss.data": {"values": controls, "extra": {}, "data": data},
          "imp-instance.data": "t-upload"}, "imp-miss.data", timeout=120)

@@ -17,10 +17,11 @@ import plotly.graph_objects as go
 from varimp_core.result import ImportanceResult
 from varimp_core.studies.chance import ChanceLevels
 from varimp_core.studies.verdicts import VerdictResult
-from varimp_core.plots.style import EXACT_COLOR, SAMPLED_OPACITY, base_layout, variable_color
+from varimp_core.plots.style import (EXACT_COLOR, MANY_VARIABLES_COLOR, N_VARIABLE_COLORS,
+                                     SAMPLED_OPACITY, base_layout, variable_color)
 from varimp_core.plots.style import user_text_safe
 
-__all__ = ["SPREADS", "SHOWS", "VERDICT_STYLE", "make_importance_figure", "make_theorem2_figure",
+__all__ = ["SPREADS", "SHOWS", "ORDERS", "VERDICT_STYLE", "make_importance_figure", "make_theorem2_figure",
            "method_label", "units_label", "number_format", "hover_format", "fmt_number",
            "verdict_label"]
 
@@ -126,6 +127,8 @@ def _badge(fig: go.Figure, text: str, color: str) -> None:
 
 #: What the whiskers of sampled bars show (``spread`` of :func:`make_importance_figure`).
 SPREADS = ("se", "trees")
+#: The order of the bars (``order`` of :func:`make_importance_figure`).
+ORDERS = ("columns", "importance")
 
 
 @user_text_safe
@@ -133,8 +136,8 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
                            max_bars: int = 50, height: int = 440, spread: str = "se",
                            chance: ChanceLevels | None = None,
                            verdicts: VerdictResult | None = None, show: str = "above",
-                           moments=None, n_trees: int | None = None, level: float = 0.95
-                           ) -> go.Figure:
+                           moments=None, n_trees: int | None = None, level: float = 0.95,
+                           order: str = "columns") -> go.Figure:
     """Bar chart of MDI importances, one bar per variable in the variable's colour.
 
     Parameters
@@ -148,8 +151,7 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
         the same variables in the same order.
     max_bars : int, default=50
         With more variables than this, only the ``max_bars`` largest
-        importances are drawn, largest first (a note says so); otherwise
-        the variables keep their order.
+        importances are drawn, largest first (a note says so), whatever ``order``.
     height : int, default=440
         Figure height in pixels.
     spread : {"se", "trees"}, default="se"
@@ -182,6 +184,12 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
     n_trees : int, optional
         T of those whiskers.
     level : float, default=0.95
+    order : {"columns", "importance"}, default="columns"
+        ``"columns"`` keeps the variables' order (the papers' tables list X1..Xp);
+        ``"importance"`` draws the largest value shown first (ties keep column order).
+        Each bar keeps its variable's colour (:func:`~varimp_core.plots.style.variable_color`)
+        up to :data:`~varimp_core.plots.style.N_VARIABLE_COLORS` variables; with more, every
+        bar is one slate colour, since a repeated colour would pair two variables.
 
     Returns
     -------
@@ -195,7 +203,7 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
     ------
     ValueError
         When ``exact`` does not have the same variables as ``result``, or
-        ``spread`` is not one of :data:`SPREADS`.
+        ``spread`` is not one of :data:`SPREADS`, or ``order`` not one of :data:`ORDERS`.
 
     Notes
     -----
@@ -213,15 +221,18 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
     if spread not in SPREADS:
         raise ValueError(f"The whiskers show 'se' (standard error) or 'trees' (per-tree "
                          f"spread), not {spread!r}.")
+    if order not in ORDERS:
+        raise ValueError(f"The bars are in 'columns' or 'importance' order, not {order!r}.")
     p = result.n_features
     idx = np.arange(p)
     every = verdicts.above_chance if above else result.importances
-    if p > max_bars:
+    if p > max_bars or order == "importance":
         idx = np.argsort(-every, kind="stable")[:max_bars]
     variables = [result.variables[i] for i in idx]
     units = units_label(result)
     fmt = hover_format(units)
-    colors = [variable_color(i) for i in idx]
+    colors = [variable_color(i) if p <= N_VARIABLE_COLORS else MANY_VARIABLES_COLOR
+              for i in idx]
     values = every[idx]
     share = result.normalised[idx]
     sem = result.importances_sem
@@ -304,7 +315,7 @@ def make_importance_figure(result: ImportanceResult, exact: ImportanceResult | N
         _add_verdicts(fig, verdicts, idx, variables, units, above)
     base_layout(fig, height=height)
     fig.update_layout(barmode="overlay", boxmode="overlay", bargap=0.35, showlegend=True)
-    title = "Variable"
+    title = "Variable, largest first" if order == "importance" else "Variable"
     if p > max_bars:
         title = f"The {max_bars} largest of {p} variables, largest first"
     fig.update_xaxes(title_text=title, type="category")

@@ -21,7 +21,7 @@ import textwrap
 import numpy as np
 import plotly.graph_objects as go
 
-__all__ = ["variable_color", "variable_colors", "HEATMAP_SCALE", "DIVERGING_SCALE",
+__all__ = ["variable_color", "variable_colors", "N_VARIABLE_COLORS", "MANY_VARIABLES_COLOR", "HEATMAP_SCALE", "DIVERGING_SCALE",
            "EXACT_COLOR", "SAMPLED_OPACITY", "base_layout", "empty_figure", "BITS", "plain_text",
            "user_text_safe"]
 
@@ -29,6 +29,11 @@ _PALETTE = (
     "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#8800FF", "#773311", "#4433AA", "#BB55FF",
     "#EE0055", "#663377",
 )
+#: How many variables get a colour of their own (after that the colours repeat).
+N_VARIABLE_COLORS = len(_PALETTE)
+#: One slate colour for every bar when there are more variables than colours: a repeated
+#: colour would claim that two variables are one (contrast 7.6:1 against white).
+MANY_VARIABLES_COLOR = "#44546A"
 HEATMAP_SCALE = "Cividis"
 DIVERGING_SCALE = "RdBu"
 EXACT_COLOR = "#222222"

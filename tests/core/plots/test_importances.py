@@ -10,7 +10,7 @@ import pytest
 from varimp_core.api import compute_importances, load_data
 from varimp_core.plots.importances import (make_importance_figure, make_theorem2_figure,
                                            method_label)
-from varimp_core.plots.style import EXACT_COLOR, variable_color
+from varimp_core.plots.style import EXACT_COLOR, MANY_VARIABLES_COLOR, variable_color
 from varimp_core.result import ImportanceResult
 
 # Louppe et al. (2013), Table 2, column "Eqn. 3" (printed to 3 decimals, truncated).
@@ -156,7 +156,8 @@ def test_many_variables_show_the_largest_first():
     assert list(fig.data[0].x) == [f"V{i}" for i in top]
     np.testing.assert_array_equal(np.asarray(fig.data[0].y, float), r.importances[top])
     np.testing.assert_allclose(fig.data[0].error_y.array, r.importances_sem[top])
-    assert list(fig.data[0].marker.color) == [variable_color(i) for i in top]
+    # 80 variables, 10 colours: one slate colour, not ten colours each claiming 8 variables.
+    assert set(fig.data[0].marker.color) == {MANY_VARIABLES_COLOR}
     np.testing.assert_allclose(fig.data[1].median, np.median(per_tree[:, top], axis=0))
     np.testing.assert_array_equal(np.asarray(fig.data[-1].y, float), r.importances[top])
     assert "10 largest of 80" in fig.layout.xaxis.title.text
@@ -186,3 +187,18 @@ def test_chance_levels_are_red_dashes_and_grey_null_whiskers(led):
     with pytest.raises(ValueError, match="same variables"):
         make_importance_figure(compute_importances(load_data(problem="xor"), method="exact"),
                                chance=c)
+
+
+def test_order_importance_sorts_largest_first_and_keeps_colours(led):
+    """Table 2's Eqn 3 column (Louppe et al. 2013), largest first: X5 0.656, X2 0.581,
+    X4 0.542, X3 0.531, X1 0.412, X7 0.372, X6 0.225; each bar keeps its variable's colour,
+    the exact diamonds follow their bars."""
+    result = compute_importances(led, method="exact", max_features=1)
+    fig = make_importance_figure(result, result, order="importance")
+    assert list(fig.data[0].x) == ["X5", "X2", "X4", "X3", "X1", "X7", "X6"]
+    np.testing.assert_allclose(fig.data[0].y, sorted(PAPER_EQN3_LED, reverse=True), atol=1.5e-3)
+    assert list(fig.data[0].marker.color) == [variable_color(i) for i in (4, 1, 3, 2, 0, 6, 5)]
+    assert list(fig.data[-1].x) == list(fig.data[0].x)
+    assert "largest first" in fig.layout.xaxis.title.text
+    with pytest.raises(ValueError, match="not 'size'"):
+        make_importance_figure(result, order="size")
