@@ -3,6 +3,8 @@ text and names: :mod:`varimp_core.csvtext`)."""
 
 from __future__ import annotations
 
+from typing import Mapping
+
 from varimp_core.csvtext import table_number
 
 
@@ -28,10 +30,25 @@ def frame_table(df, formats: dict | None = None, default: str = "fixed4") -> tup
     return grid_table(cols, rows)
 
 
+#: ``layout.meta`` of the "Computing\u2026" figure a page opens with: nothing drawn yet.
+PENDING = "vi-pending"
+#: What a pending figure says once its first job failed (the sentence is beside Cancel).
+NOTHING_DRAWN = "Nothing drawn: see the message above."
+
+
+def is_pending(figure) -> bool:
+    """Whether ``figure`` (a figure's JSON, as the browser sends it) is still the page's
+    opening "Computing\u2026" figure, with nothing drawn."""
+    layout = figure.get("layout") if isinstance(figure, Mapping) else None
+    return isinstance(layout, Mapping) and layout.get("meta") == PENDING
+
+
 def placeholder_figure(text: str = "Computing\u2026"):
     """An empty figure carrying one line of text (before the first result, or after an error).
 
-    The text may quote a user's column name, so it is Plotly text, never markup.
+    The text may quote a user's column name, so it is Plotly text, never markup.  The
+    default "Computing\u2026" figure is marked :data:`PENDING` (:func:`is_pending`), so a first
+    job that fails replaces it with :data:`NOTHING_DRAWN` instead of leaving it for good.
     """
     import plotly.graph_objects as go
 
@@ -43,4 +60,6 @@ def placeholder_figure(text: str = "Computing\u2026"):
                       annotations=[dict(text=wrap_note(plain_text(text)), showarrow=False, x=0.5, y=0.5,
                                         xref="paper", yref="paper",
                                         font=dict(size=15, color="#5b6477"))])
+    if text == "Computing\u2026":
+        fig.update_layout(meta=PENDING)
     return fig

@@ -102,7 +102,7 @@ def grid(id: Any, *, page_size: int | None = None, columns: Sequence[dict] = (),
     extra = {} if row_id is None else {"getRowId": f"params.data.{row_id}"}
     return dag.AgGrid(**extra,
         id=id, columnDefs=grid_table(columns, [])[0], rowData=[], className="vi-grid",
-        columnSize="autoSize", columnSizeOptions={"skipHeader": False},
+        columnSize="autoSize",
         defaultColDef={"sortable": True, "resizable": True, "filter": bool(filter),
                        "floatingFilter": bool(filter), "minWidth": 70},
         dashGridOptions=options, style={"width": "100%", **(style or {})})

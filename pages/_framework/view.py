@@ -40,6 +40,7 @@ from plotly.utils import PlotlyJSONEncoder
 
 from pages._server import cache, jobs
 from pages._server.job_signals import clear_stop, request_stop
+from pages._framework.common import NOTHING_DRAWN, is_pending, placeholder_figure
 from pages._framework.datachoice import DataChoice
 from pages._framework.params import Context, ParamSet
 
@@ -276,6 +277,12 @@ class JobView:
         return cache.key_for("drawn", self.namespace, [list(o) for o in self.outputs],
                              None if data is None else data.as_dict, dict(settings), dict(extra))
 
+    def nothing_drawn(self) -> list:
+        """Outputs after a first job that failed: each figure says :data:`NOTHING_DRAWN`, the
+        other outputs stay as they are."""
+        return [placeholder_figure(NOTHING_DRAWN) if prop == "figure" else no_update
+                for _, prop in self.outputs]
+
     def draw_and_keep(self, result, settings, data, extra) -> tuple:
         """:meth:`draw`, kept in the cache as JSON so the next hit skips building figures.
 
@@ -373,8 +380,11 @@ class JobView:
                                                   extra, progress)
                 out = self.draw_and_keep(result, settings, data, extra)
             except Exception as exc:  # a sentence on the page, never a traceback
-                return (*[no_update] * n_out, "",
-                        jobs.failure_message(exc, bool(shown), self.what), "vi-error")
+                # A first job that fails leaves no "Computing\u2026" figure behind for good.
+                pending = is_pending(shown)
+                return (*(self.nothing_drawn() if pending else [no_update] * n_out), "",
+                        jobs.failure_message(exc, bool(shown) and not pending, self.what),
+                        "vi-error")
             publish(None)  # a partial result not yet read is not drawn over this one
             done = jobs.done_message(progress)
             if isinstance(result, Mapping) and result.get("partial"):

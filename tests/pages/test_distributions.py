@@ -534,3 +534,29 @@ def test_choosing_upload_without_a_table_says_why(page):
     assert out[1] == ("No uploaded table in this session: choose a problem, or upload a CSV "
                       "file on the Data page. The page still shows the previous data.")
     assert all(v is dash.no_update for i, v in enumerate(out) if i != 1)
+
+
+def _annotations(dash_duo, graph: str) -> list[str]:
+    return dash_duo.driver.execute_script(
+        "const g = document.querySelector(arguments[0] + ' .js-plotly-plot');"
+        "return g && g.layout ? (g.layout.annotations || []).map(a => a.text) : [];", graph)
+
+
+@pytest.mark.browser
+def test_an_over_limit_link_gets_its_refusal_and_no_figure_says_computing(dash_duo, dash_app):
+    """Issue #26: R = 2,000 and T = 1,000 are each within their bounds, but 2,000,000 trees
+    pass the run's limit of 500,000: the refusal is a sentence, and the figure that said
+    "Computing\u2026" says nothing was drawn (there are no previous settings to show)."""
+    open_page(dash_duo, dash_app, f"/distributions?problem={XOR}&R=2000&T=1000&N=200&sweep=none")
+    dash_duo.wait_for_contains_text("#dist-error", "2,000,000 trees, more than the limit",
+                                    timeout=60)
+    error = dash_duo.find_element("#dist-error").text
+    assert "previous settings" not in error
+    wait_for(lambda: any("Nothing drawn" in t for t in _annotations(dash_duo, "#dist-graph")),
+             what="the figure's sentence")
+    assert not any("Computing" in t for t in _annotations(dash_duo, "#dist-graph"))
+    assert "vi-job-running" not in dash_duo.find_element("#dist-job").get_attribute("class")
+    # A value within the limit then draws the figure (R x T = 20,000 trees).
+    set_number(dash_duo, "#dist-r", "20")
+    _histograms(dash_duo, 20)
+    assert dash_duo.get_logs() == []

@@ -452,3 +452,25 @@ def test_the_default_rs_study_is_warmed_for_every_data(page, monkeypatch):
     settings = page.RSS.settings(values, Context(upload.n_features()))
     out = page.compute_rs(settings, upload, jobs.Progress(None))
     assert out["trees_done"] == out["trees_asked"] == 2 * values["n_estimators"]
+
+
+@pytest.mark.browser
+def test_an_over_limit_link_gets_its_refusal_and_no_figure_says_computing(dash_duo, dash_app):
+    """Issue #26: R = 1,000 permutations of 1,000 trees are each within bounds, but
+    R x T = 1,000,000 passes the null's limit of 100,000: the sentence says so, and the null's
+    figures, which said "Computing\u2026", say that nothing was drawn; RS/SRS still runs."""
+    open_page(dash_duo, dash_app, f"/selection?problem={XOR}&R=1000&trees=1000&T=20&q=20")
+    dash_duo.wait_for_contains_text("#sel-null-error", "1,000,000 trees is more than the limit",
+                                    timeout=60)
+    assert "previous settings" not in dash_duo.find_element("#sel-null-error").text
+
+    def annotations(graph):
+        return dash_duo.driver.execute_script(
+            "const g = document.querySelector(arguments[0] + ' .js-plotly-plot');"
+            "return g && g.layout ? (g.layout.annotations || []).map(a => a.text) : [];", graph)
+
+    for graph in ("#sel-pvalue-graph", "#sel-relevance-graph"):
+        wait_for(lambda: any("Nothing drawn" in t for t in annotations(graph)), what=graph)
+        assert not any("Computing" in t for t in annotations(graph))
+    wait_for(lambda: _traces(dash_duo, "#sel-rs-graph", "mean"), what="the RS/SRS curves")
+    assert dash_duo.get_logs() == []
