@@ -382,9 +382,10 @@ class JobView:
             except Exception as exc:  # a sentence on the page, never a traceback
                 # A first job that fails leaves no "Computing\u2026" figure behind for good.
                 pending = is_pending(shown)
+                hint = memory_hint(miss.get("data")) if isinstance(exc, MemoryError) else None
                 return (*(self.nothing_drawn() if pending else [no_update] * n_out), "",
-                        jobs.failure_message(exc, bool(shown) and not pending, self.what),
-                        "vi-error")
+                        jobs.failure_message(exc, bool(shown) and not pending, self.what,
+                                             hint), "vi-error")
             publish(None)  # a partial result not yet read is not drawn over this one
             done = jobs.done_message(progress)
             if isinstance(result, Mapping) and result.get("partial"):
@@ -401,6 +402,32 @@ class JobView:
                  status, *err, Input(f"{self.prefix}-miss", "data"),
                  State(f"{self.prefix}-instance", "data"), State(*self.outputs[0]),
                  prevent_initial_call=True, **opts)(job)
+
+
+#: An input with more distinct values than this is named when a job runs out of memory.
+MANY_LEVELS = 50
+
+
+def memory_hint(store: Any) -> str | None:
+    """The input that most likely made a job run out of memory, as a sentence, or None.
+
+    Forests, nulls and sweeps grow with the number of distinct values of an input (a
+    multiway node has one child per value; a name-like text column of 4,800 values in
+    10,000 rows fills the memory limit): the input with the most values is named when it
+    has more than :data:`MANY_LEVELS` (issue #26).  The data is the page's, already
+    prepared in this process's cache; nothing is named when it cannot be read.
+    """
+    try:
+        prepared = DataChoice.from_store(store).load()
+        levels = [len(labels) for labels in prepared.table.x_labels]
+    except Exception:  # the refusal stands without a hint
+        return None
+    if not levels or max(levels) <= MANY_LEVELS:
+        return None
+    j = max(range(len(levels)), key=lambda i: (levels[i], -i))
+    return (f"The input {prepared.variables[j]!r} has {levels[j]:,} distinct values, the "
+            f"most of any input, and forests grow with them: exclude it or group its values "
+            f"on the Data page.")
 
 
 def warm_now(runs: Sequence[tuple[JobView, Mapping[str, Any], Any]]) -> None:

@@ -268,9 +268,13 @@ def error_message(exc: BaseException) -> str:
            "Try other settings, or reload the page."
 
 
-def failure_message(exc: BaseException, shown: bool = False, what: str = "The figures") -> str:
-    """:func:`error_message`, plus a note that ``what`` still shows the last result, if any."""
+def failure_message(exc: BaseException, shown: bool = False, what: str = "The figures",
+                    hint: str | None = None) -> str:
+    """:func:`error_message`, then ``hint`` (what in the data caused it, when known), and a
+    note that ``what`` still shows the last result, if any."""
     message = error_message(exc)
+    if hint:
+        message += " " + hint
     if shown:
         verb = "shows" if what.endswith(("figure", "heatmap", "page", "summary")) else "show"
         message += f" {what} still {verb} the previous settings."
