@@ -139,3 +139,37 @@ def test_on_a_wide_screen_the_controls_stay_a_column_beside_the_figures(dash_duo
         assert aside.rect["x"] + aside.rect["width"] <= content.rect["x"], path
         assert abs(aside.rect["y"] - content.rect["y"]) < 2, path
         assert first.rect["y"] < 900, f"{path}: the first control is below the first screen"
+
+
+@pytest.mark.browser
+def test_presentation_mode_draws_every_figure_text_at_18_px(dash_duo, dash_app):
+    driver = dash_duo.driver
+    _window(driver, 1024, 768)
+    open_page(dash_duo, dash_app, "/")
+    small = {}
+    for path in ANALYSIS:
+        visit(dash_duo, path + "?present=1")
+        _drawn(driver, path)
+        found = []
+
+        def large():
+            found[:] = driver.execute_script(_SMALL_TEXT, MIN_TEXT_PX)
+            return not found
+        try:
+            wait_for(large, 30, f"18 px figure text on {path}")
+        except AssertionError:
+            small[path] = found[:12] + ([f"... {len(found)} in all"] if len(found) > 12 else [])
+    assert small == {}, f"figure text under {MIN_TEXT_PX} px in presentation mode: {small}"
+
+    # Distributions' small histograms: at 18 px their tick labels ran into each other.
+    visit(dash_duo, "/distributions?present=1")
+    _drawn(driver, "/distributions")
+    touching = []
+
+    def apart():
+        touching[:] = driver.execute_script(_TOUCHING_TICKS)
+        return not touching
+    try:
+        wait_for(apart, 30, "Distributions' tick labels apart")
+    except AssertionError:
+        raise AssertionError(f"tick labels that touch on Distributions: {touching}") from None
