@@ -17,7 +17,7 @@ from pages._framework import controls as ui
 from pages._framework import results, state
 from pages._framework.common import placeholder_figure
 from pages._framework.datachoice import DataChoice
-from pages._framework.grid import grid, grid_table
+from pages._framework.grid import grid, grid_table, number_format
 from pages._framework.page_frame import (download_button, download_note, figure_config, page_frame)
 from pages._framework.params import Context, Param, ParamSet
 from pages._framework.view import JobView, context_for
@@ -112,7 +112,7 @@ NO_SPLIT = ("The split by degree k is not available for these settings (scikit-l
             "semantics at K = 1 on this many inputs is beyond the exact recursion), so only "
             "the importances are shown, in the Totals table.")
 RESULTS = ("k1", "k", "k1_depth", "k_depth")
-_NUM = {"specifier": ".4f"}  # 4 decimals (pages._framework.grid)
+_NUM = number_format("fixed4")
 
 
 def view_from_dict(out: Mapping[str, Any]) -> dict:
@@ -205,13 +205,13 @@ def render_terms(view: Mapping[str, Any], settings: Mapping[str, Any]) -> dict:
              "term": float(t)}
             for b, d, c, w, t in zip(shown["conditioning"], shown["degree"], shown["cmi"],
                                      shown["weight"], shown["term"])]
-    num = {"specifier": ".6f"}
+    num = number_format("fixed6")
     var = view["cell"]["var"]
     cols = [{"name": "Conditioning set B", "id": "B"},
             {"name": "|B|", "id": "size", "type": "numeric"},
             {"name": f"I({var}; Y | B) (bits)", "id": "cmi", "type": "numeric", "format": num},
             {"name": "Weight", "id": "weight", "type": "numeric",
-             "format": {"specifier": ".6g"}},
+             "format": number_format("sig6")},
             {"name": "Term (bits)", "id": "term", "type": "numeric", "format": num}]
     note = _terms_note(view, settings)
     if len(terms) > MAX_TERM_ROWS:

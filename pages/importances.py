@@ -15,7 +15,7 @@ from dash import Input, Output, State, callback, dcc, html, no_update
 from pages._framework import controls as ui
 from pages._framework import datasource, results, state
 from pages._framework.datachoice import DataChoice
-from pages._framework.grid import grid, grid_table
+from pages._framework.grid import grid, grid_table, number_format
 from pages._framework.datasource import data_query
 from pages._framework.page_frame import (download_button, download_note, figure_config, page_frame)
 from pages._framework.params import Context, Param, ParamSet
@@ -392,7 +392,7 @@ def table_columns(units: str = "bits", *, exact: bool = False, sampled: bool = F
     a sample."""
     units = units_label(units)
     variance = units == "variance of Y"
-    num = {"specifier": ",.4r" if variance else ".4f"}  # d3 specifiers (pages._framework.grid)
+    num = number_format("grouped4" if variance else "fixed4")
     cols = [{"name": "Variable", "id": "variable"}]
     if verdicts:
         cols += [{"name": "Verdict", "id": "verdict"},
@@ -409,18 +409,18 @@ def table_columns(units: str = "bits", *, exact: bool = False, sampled: bool = F
                  {"name": f"Std. error at T = {T:,}", "id": "sem", "type": "numeric",
                   "format": num},
                  {"name": f"Trees for SE < {eps:g}", "id": "trees_needed", "type": "numeric",
-                  "format": {"specifier": ","}}]
+                  "format": number_format("grouped")}]
     cols.append({"name": "Share (normalised)", "id": "normalised", "type": "numeric",
-                 "format": {"specifier": ".2%"}})
+                 "format": number_format("pct2")})
     if exact:
         cols += [{"name": f"Exact ({units})", "id": "exact", "type": "numeric", "format": num},
                  {"name": "Bar \u2212 exact", "id": "difference", "type": "numeric",
-                  "format": {"specifier": "+,.4r" if variance else "+.4f"}}]
+                  "format": number_format("signed_grouped4" if variance else "signed4")}]
     if verdicts:
         cols += [{"name": f"Chance level ({units})", "id": "null_mean", "type": "numeric",
                   "format": num},
                  {"name": "Adjusted p", "id": "p_adjusted", "type": "numeric",
-                  "format": {"specifier": ".4f"}}]  # why: CSV, hover
+                  "format": number_format("fixed4")}]  # why: CSV, hover
     return cols + [{"name": name, "id": cid, "type": "numeric", "format": num}
                    for cid, name in (chance.table_columns() if chance is not None else [])]
 

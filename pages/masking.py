@@ -23,7 +23,7 @@ from pages._framework import controls as ui
 from pages._framework import state
 from pages._framework.controls import card
 from pages._framework.datachoice import DataChoice
-from pages._framework.grid import grid, grid_table
+from pages._framework.grid import grid, grid_table, number_format
 from pages._framework.page_frame import (download_button, download_note, figure_config, page_frame)
 from pages._framework.params import Context, Param, ParamSet, seed_param, sentence
 from pages._framework.view import JobView
@@ -53,7 +53,7 @@ PRESETS = [("led", "LED \u2014 7 segments (Table 2)"),
            ("xor", "XOR of 2 bits"), ("xor:relevant=3", "XOR of 3 bits"),
            ("sym", "SYM \u2014 2 bits, symmetric"), ("gauss", "gauss \u2014 2 continuous inputs")]
 NO_COPY = "none"
-NUM = {"specifier": ".4f"}  # 4 decimals (pages._framework.grid)
+NUM = number_format("fixed4")
 
 
 # -- the problem and its exact table ---------------------------------------------------------
@@ -255,7 +255,7 @@ def table(exact: Mapping[str, Any], settings: Mapping[str, Any]) -> tuple[list, 
         return [head, sub.rstrip(")").replace(" - ", " \u2212 ") or "ours"] if two else c
     cols = [{"name": ["", "Variable"] if two else "Variable", "id": "variable"}] + [
         {"name": name(c), "id": c, "type": "numeric",  # the paper's values: as printed
-         "format": {"specifier": ".3f"} if "(paper)" in c else NUM}
+         "format": number_format("fixed3") if "(paper)" in c else NUM}
         for c in t.columns[1:]]
     return cols, t.to_dict("records"), [html.P(s) for s in report.table2_sentences(t, mismatch)]
 

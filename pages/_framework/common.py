@@ -16,15 +16,12 @@ def frame_table(df, formats: dict | None = None, default: str = "fixed4") -> tup
     """
     import pandas as pd
 
-    from pages._framework.grid import grid_table
-
-    specs = {"fixed3": ".3f", "fixed4": ".4f", "fixed6": ".6f", "exp4": ".4g",
-             "signed4": "+.4f", "pct2": ".2%"}
+    from pages._framework.grid import grid_table, number_format
     formats = formats or {}
     numeric = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])
                and not pd.api.types.is_bool_dtype(df[c])]
     cols = [{"name": str(c), "id": str(c), **({"type": "numeric"} if c in numeric else {}),
-             **({"format": {"specifier": specs[formats.get(c, default)]}}
+             **({"format": number_format(formats.get(c, default))}
                 if c in numeric and formats.get(c, default) else {})} for c in df.columns]
     rows = [{str(c): table_number(v) if c in numeric else v for c, v in row.items()}
             for row in df.to_dict("records")]

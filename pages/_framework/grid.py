@@ -9,7 +9,7 @@ Numbers keep their exact values in ``rowData`` (so the grid sorts them numerical
 are shown through d3-format, as DataTable showed them: each numeric column's
 ``valueFormatter`` is ``d3.format(specifier)``.  dash-ag-grid parses such a "function"
 string with esprima and evaluates its syntax tree itself (no ``eval`` or ``new Function``),
-so the app's Content-Security-Policy (no ``'unsafe-eval'``) holds; ``tests/test_grid.py``
+so the app's Content-Security-Policy (no ``'unsafe-eval'``) holds; ``tests/framework/test_grid.py``
 checks the browser reports no violation.  Blank cells (None) stay blank.  CSV exports stay
 server-side (``page_frame.register_csv_downloads``; :mod:`varimp_core.csvtext` makes their
 cells safe).
@@ -19,6 +19,17 @@ from __future__ import annotations
 
 import re
 from typing import Any, Sequence
+
+#: The app's number formats by name, as d3-format specifiers (every table uses these).
+NUMBER_FORMATS = {"fixed3": ".3f", "fixed4": ".4f", "fixed6": ".6f", "exp4": ".4g",
+                  "sig6": ".6g", "signed4": "+.4f", "pct2": ".2%", "grouped": ",",
+                  "grouped4": ",.4r", "signed_grouped4": "+,.4r"}
+
+
+def number_format(name: str) -> dict:
+    """The column ``format`` of the named number format (:data:`NUMBER_FORMATS`)."""
+    return {"specifier": NUMBER_FORMATS[name]}
+
 
 _SPEC = re.compile(r"^(?P<sign>[+\- ]?)(?P<comma>,?)(?:\.(?P<precision>\d+))?(?P<type>[a-z%]?)$")
 

@@ -32,6 +32,8 @@ import signal
 import time
 from typing import Any, Callable, Iterable
 
+import psutil
+
 from dash import CeleryManager, DiskcacheManager, Input, Output, clientside_callback
 
 from pages._server import fanout
@@ -372,8 +374,14 @@ class _KeyPerRequest:
         """
         if job in (None, REFUSED, UNREACHABLE):
             return False
-        if super().job_running(job):
-            return True
+        try:
+            if super().job_running(job):
+                return True
+        except psutil.NoSuchProcess:
+            # Dash looks the pid up twice; a job started from the forkserver is reaped by it
+            # at once, so it can end between the two looks (no zombie lingers, as a child of
+            # this process did): it is not running.
+            pass
         looked, _ = _looked_for.get(), _looked_for.set(None)  # this poll's look only
         return looked is not None and looked[1] == job and self.result_ready(looked[0])
 

@@ -161,8 +161,8 @@ def test_tables_round_trip_exactly_as_json_text():
                        "m": [np.nan, 2.5, np.inf]})
     key = cache.put_table(df)
     assert cache.put_table(df.copy()) != key          # each upload gets its own random key
-    digest = cache.get_cache().get(f"upload:{key}")
-    assert isinstance(cache.get_cache().get(f"table:{digest}"), str)  # text, never pickled
+    digest = cache.get_upload_store().get(f"upload:{key}")
+    assert isinstance(cache.get_upload_store().get(f"table:{digest}"), str)  # text, never pickled
     back = cache.get_table(key)
     pd.testing.assert_frame_equal(back, df)
     assert cache.get_table("0" * 64) is None

@@ -407,7 +407,7 @@ def test_table2_preset_lands_on_the_table(dash_duo, dash_app):
         window, or its top right under the header (a table taller than the window)."""
         return scrolled > 0 and bar <= top and (bottom <= height or top <= bar + 40)
 
-    wait_for(lambda: in_view(*driver.execute_script(where)), 20, "the table in the window")
+    wait_for(lambda: in_view(*driver.execute_script(where)), 60, "the table in the window")
     assert in_view(*driver.execute_script(where)), driver.execute_script(where)
     assert dash_duo.find_element("#masking-table").is_displayed()
     assert dash_duo.get_logs() == []

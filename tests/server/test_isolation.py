@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 import numpy as np
 import pandas as pd
 import pytest
+from _pages import grid_cell_selector
 from _servers import Processes, start_web
 from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException
@@ -113,10 +114,10 @@ def second_browser(request):
 
 
 # -- browser steps ------------------------------------------------------------------------------
-def _until(driver, condition, what: str):
-    return WebDriverWait(driver, WAIT, poll_frequency=0.1,
+def _until(driver, condition, what: str, wait: float = WAIT):
+    return WebDriverWait(driver, wait, poll_frequency=0.1,
                          ignored_exceptions=(StaleElementReferenceException,)).until(
-        lambda d: condition(d), message=f"waited {WAIT} s for {what}")
+        lambda d: condition(d), message=f"waited {wait} s for {what}")
 
 
 def _fresh(read):
@@ -137,9 +138,13 @@ def _text(driver, selector: str) -> str:
 
 
 def _cells(driver, column: str) -> list[str]:
-    selector = f"#imp-table td[data-dash-column='{column}']"
-    return _fresh(lambda: [td.text.replace("\u2212", "-")
-                           for td in driver.find_elements(By.CSS_SELECTOR, selector)])
+    """The grid's shown cells of ``column``, top to bottom (read in one script)."""
+    texts = driver.execute_script(
+        "return Array.from(document.querySelectorAll(arguments[0]))"
+        ".sort((a, b) => +a.parentElement.getAttribute('row-index')"
+        " - +b.parentElement.getAttribute('row-index'))"
+        ".map(c => c.innerText.trim());", grid_cell_selector("#imp-table", column))
+    return [t.replace("\u2212", "-") for t in texts]
 
 
 def _job_done(driver, prefix: str) -> bool:
@@ -153,6 +158,7 @@ def _read_importances(driver) -> dict:
     """Wait for the Importances job to finish; then what the table shows."""
     _until(driver, lambda d: "Done" in _text(d, "#imp-job-status"), "the importances job")
     assert _text(driver, "#imp-error") == ""
+    _until(driver, lambda d: _cells(d, "variable"), "the importances grid")
     return {"variables": _cells(driver, "variable"), "importance": _cells(driver, "importance")}
 
 
@@ -166,7 +172,8 @@ def _run_session(driver, base: str, session: _Session, barrier: threading.Barrie
     """Upload, then three views of Importances; returns the tables shown."""
     seen = {}
     driver.get(base + "/data")
-    _until(driver, lambda d: _text(d, "#data-summary-p") == "7", "the default data")
+    # The first page load parses the Plotly bundle: up to 2 × WAIT under CI's load.
+    _until(driver, lambda d: _text(d, "#data-summary-p") == "7", "the default data", 2 * WAIT)
     driver.find_element(By.CSS_SELECTOR, "#data-source input[value='upload']").click()
 
     barrier.wait(WAIT)  # both upload at the same time
