@@ -114,15 +114,53 @@
       layout["hoverlabel.font.size"] = MIN_FONT;
     }
     Object.keys(gd._fullLayout || {}).forEach(function (key) {
-      if (/^[xy]axis\d*$/.test(key) && !(gd.layout[key] || {}).automargin) {
-        layout[key + ".automargin"] = true;
+      if (!/^[xy]axis\d*$/.test(key)) { return; }
+      const axis = gd.layout[key] || {};
+      if (!axis.automargin) { layout[key + ".automargin"] = true; }
+      // A log axis writes the labels between powers of ten ("2", "5") at 3/4 of its tick
+      // size (13.5 px of 18); with a format they are written at the full size.
+      if (gd._fullLayout[key].type === "log" && !axis.tickformat) {
+        layout[key + ".tickformat"] = "~g";
       }
     });
-    const traces = (gd.data || []).map(t => smallFonts(t, "", {}));
+    const traces = (gd.data || []).map(function (t, i) {
+      const out = smallFonts(t, "", {});
+      // A heatmap's cell text without a size is sized to its cells ("auto"): 14 px or less.
+      const full = (gd._fullData || []).filter(f => f.index === i)[0] || {};
+      if (full.type === "heatmap" && full.texttemplate && !((t.textfont || {}).size >= MIN_FONT)) {
+        out["textfont.size"] = MIN_FONT;
+      }
+      return out;
+    });
     const paths = Array.from(new Set([].concat(...traces.map(Object.keys))));
     const restyle = {};
     paths.forEach(p => { restyle[p] = traces.map(t => t[p] === undefined ? undefined : MIN_FONT); });
     return [Object.keys(layout).length ? layout : null, paths.length ? restyle : null];
+  }
+
+  // {"xaxisN.nticks": fewer} for each automatic x axis whose tick labels, at 18 px, touch
+  // (Distributions' small histograms at 1024 px: "0.30.350.4"); each try asks for fewer
+  // labels than before (Plotly's nice steps may keep some), down to 2, at most four tries.
+  function tickClash(gd) {
+    const full = gd._fullLayout, out = {};
+    if (gd._viTickLayout !== gd.layout) { gd._viTickTries = 0; }   // a figure drawn anew
+    gd._viTickLayout = gd.layout;
+    if (gd._viTickTries > 3) { return out; }
+    Object.keys(full).forEach(function (key) {
+      const ax = full[key];
+      if (!/^xaxis\d*$/.test(key) || !ax || ax.tickmode !== "auto" || !ax.showticklabels) { return; }
+      const plot = (full._plots || {})[ax._mainSubplot];
+      const layer = plot && plot.xaxislayer && plot.xaxislayer.node && plot.xaxislayer.node();
+      if (!layer) { return; }
+      const boxes = Array.from(layer.querySelectorAll(".xtick text"))
+        .filter(t => t.textContent).map(t => t.getBoundingClientRect())
+        .filter(r => r.width).sort((a, b) => a.left - b.left);
+      const touch = boxes.some((r, i) => i > 0 && boxes[i - 1].right + 2 > r.left);
+      const fewer = Math.max(2, Math.min(boxes.length, ax.nticks || Infinity) - 1);
+      if (touch && fewer < (ax.nticks || Infinity)) { out[key + ".nticks"] = fewer; }
+    });
+    if (Object.keys(out).length) { gd._viTickTries = (gd._viTickTries || 0) + 1; }
+    return out;
   }
 
   function fitHeight(gd) {
@@ -172,6 +210,7 @@
       restyle = big[1];
       const height = fitHeight(gd);
       if (height !== null) { layout.height = height; }
+      if (!big[0] && !restyle && height === null) { Object.assign(layout, tickClash(gd)); }
     }
     if (restyle) { window.Plotly.restyle(gd, restyle); }
     if (Object.keys(layout).length) { window.Plotly.relayout(gd, layout); }

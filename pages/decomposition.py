@@ -25,7 +25,7 @@ from pages._server import cache, jobs, limits
 from varimp_core.csvtext import csv_filename, safe_csv
 from varimp_core.exact.eqn3 import conditional_terms
 from varimp_core.plots.decomposition import (make_degree_pair, make_terms_figure, pair_height,
-                                             set_label)
+                                             pair_min_width, set_label)
 from varimp_core.result import ImportanceResult
 from varimp_core.serialize import from_jsonable, to_jsonable
 
@@ -221,18 +221,19 @@ def render_terms(view: Mapping[str, Any], settings: Mapping[str, Any]) -> dict:
 
 
 def render_view(view: Mapping[str, Any], settings: Mapping[str, Any]) -> dict:
-    """Heatmap pair (and its height in pixels), totals, summary and the cell's terms.
+    """Heatmap pair (its height and least width in pixels), totals, summary and the cell's terms.
 
     Without a split by degree (a ``by_degree`` of None) the figure is None and the
     summary starts with :data:`NO_SPLIT`.
     """
     cols, rows = _totals(view, settings)
-    out = {"figure": None, "height": None, "columns": cols, "rows": rows,
+    out = {"figure": None, "height": None, "min_width": None, "columns": cols, "rows": rows,
            "summary": _summary(view, settings), "terms": render_terms(view, settings)}
     if view["k1"].by_degree is None or view["k"].by_degree is None:
         return {**out, "summary": f"{NO_SPLIT} {out['summary']}"}
     figure = make_degree_pair(view["k1"], view["k"], max_depth=settings.get("max_depth"))
     out["height"] = figure.layout.height
+    out["min_width"] = pair_min_width(view["k1"].n_features)
     figure.update_layout(height=None)  # the page sizes it (taller in presentation mode)
     return {**out, "figure": figure}
 
@@ -269,10 +270,21 @@ def instant(settings, data: DataChoice, cell=None) -> dict | None:
     return {"too_many": sentence_} if sentence_ else None
 
 
+def _scroll_style(min_width: int | None) -> dict:
+    """The heatmaps' box: the width under which a phone scrolls them sideways.
+
+    ``--vi-min-width`` is read by ``assets/varimp.css`` only at most 600 px wide: there the
+    figure keeps that width inside its ``vi-figure-scroll`` box instead of shrinking its
+    cells (and their values) to a few pixels; wider, the figure fills its card as before.
+    On the box, not the graph: dcc.Graph drops a custom property from its ``style``.
+    """
+    return {} if min_width is None else {"--vi-min-width": f"{min_width}px"}
+
+
 def render(out, settings, data, cell=None):
     if out.get("too_many"):
         return (placeholder_figure(""), {"display": "none"}, [], [], out["too_many"], None,
-                [], [], "", "", "vi-hidden")
+                [], [], "", "", "vi-hidden", {})
     r = render_view(view_from_dict(out), settings)
     terms = r["terms"]
     graph = None if terms["figure"] is None else dcc.Graph(
@@ -283,7 +295,7 @@ def render(out, settings, data, cell=None):
         figure, shown = placeholder_figure(""), {"display": "none"}
     return (figure, shown, *grid_table(r["columns"], r["rows"]), r["summary"],
             graph, *grid_table(terms["columns"], terms["rows"]), terms["note"], out["terms_error"],
-            "vi-error" if out["terms_error"] else "vi-hidden")
+            "vi-error" if out["terms_error"] else "vi-hidden", _scroll_style(r["min_width"]))
 
 
 def url(settings, data: DataChoice, cell=None) -> str:
@@ -300,7 +312,7 @@ VIEW = JobView(PREFIX, PARAMS, compute=compute, render=render, data_store="decom
                         ("decomp-summary", "children"), ("decomp-terms-figure", "children"),
                         ("decomp-terms-table", "columnDefs"), ("decomp-terms-table", "rowData"),
                         ("decomp-terms-note", "children"), ("decomp-terms-error", "children"),
-                        ("decomp-terms-error", "className")],
+                        ("decomp-terms-error", "className"), ("decomp-graph-scroll", "style")],
                query_store="decomp-query", url=url, disable=["decomp-fieldset"],
                instant=instant,
                what="The heatmaps")
@@ -343,9 +355,11 @@ def layout(vi_data=None, **query):
             # more inputs than the exact computation handles: no empty axes, no downloads
             html.Div(id="decomp-results", className="vi-hidden" if too_many else "", children=[
             ui.card("By degree k",
-                    dcc.Graph(id="decomp-graph", config=figure_config("decomposition"),
-                              className="vi-figure",
-                              style={"height": f"{pair_height(ctx.p or 7)}px"}),
+                    html.Div(dcc.Graph(id="decomp-graph", config=figure_config("decomposition"),
+                                       className="vi-figure",
+                                       style={"height": f"{pair_height(ctx.p or 7)}px"}),
+                             id="decomp-graph-scroll", className="vi-figure-scroll",
+                             style=_scroll_style(pair_min_width(ctx.p or 7))),
                     html.P(id="decomp-summary", className="vi-help"),
                     download_button(PREFIX, "Download the heatmaps' values (CSV)", "degrees")),
             ui.card("Totals",

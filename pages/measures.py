@@ -37,7 +37,8 @@ from pages._framework import datasource, results, state, studies
 from pages._framework.common import frame_table, placeholder_figure
 from pages._framework.grid import grid
 from pages._framework.datachoice import DataChoice
-from pages._framework.page_frame import (download_button, download_note, figure_config, page_frame)
+from pages._framework.page_frame import (controls_panel, download_button, download_note, figure_config,
+                                         page_frame)
 from pages._framework.params import Param, ParamSet, Ticks, seed_param
 from pages._framework.view import JobView, context_for, warm
 from pages._server import cache, jobs, limits
@@ -513,7 +514,7 @@ def _button(view):
 def _section(heading, view, controls, *cards) -> list:
     """A study's section: its heading, then its controls beside its status and cards."""
     return [html.H2(heading, style=_H2), html.Div(className="vi-layout", children=[
-        html.Aside(controls, className="vi-controls"),
+        controls_panel(controls),
         html.Div([*view.status(), *cards], className="vi-content")])]
 
 

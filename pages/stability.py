@@ -323,7 +323,8 @@ def layout(vi_data=None, **query):
         controls=controls, status=VIEW.status(),
         content=[
             ui.card("Presets", html.Ul(presets, className="vi-home-list"),
-                    html.P(THESIS_NOTE, className="vi-help", id="stab-thesis-note")),
+                    html.P(THESIS_NOTE, className="vi-help", id="stab-thesis-note"),
+                    className="vi-phone-after"),  # on a phone, below the figures
             ui.card("Ranking stability",
                     dcc.Graph(id="stab-flip-graph", config=figure_config("ranking-stability"),
                               className="vi-figure"),

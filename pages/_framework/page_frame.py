@@ -3,6 +3,8 @@
 * :func:`page_frame`: title, lead, the stores, then the controls beside the
   content, which starts with the link notes, the error box and the job panel
   (ids ``{prefix}-link-notes``, ``{prefix}-error``, ``{prefix}-job``...);
+* :func:`controls_panel`: the controls' column, folded under a "Settings" switch on a
+  phone, always shown on a wider screen;
 * :func:`figure_config`: the options of a page's ``dcc.Graph`` (its tables:
   :mod:`pages._framework.grid`);
 * :func:`register_csv_downloads`: the buttons that fill a page's one
@@ -52,7 +54,7 @@ def page_frame(prefix: str, *, title: str, lead, controls, content: Sequence, st
           if label else []),
         html.P(lead, className="vi-page-lead"),
         html.Div(className="vi-layout", children=[
-            html.Aside(controls, className="vi-controls"),
+            controls_panel(controls),
             html.Div(className="vi-content", children=[
                 state.notes_box(notes, id=f"{prefix}-link-notes"),
                 *status,
@@ -60,6 +62,23 @@ def page_frame(prefix: str, *, title: str, lead, controls, content: Sequence, st
             ]),
         ]),
     ], className="vi-page")
+
+
+def controls_panel(controls) -> html.Aside:
+    """The controls' column: ``controls`` under a "Settings" switch.
+
+    On a phone (at most 600 px wide) the controls are folded until the switch (a checkbox
+    in its label, dcc.Checklist) is ticked, so the page's first figure is not 1,200 to 2,000 px of
+    controls down (issue 26); on a wider screen ``assets/varimp.css`` hides the switch and
+    always shows the controls, so the column is as it was.  Only CSS decides: no callback,
+    the same on every page.  Not a ``<details>``: a closed one's content is hidden to
+    WebDriver at every width (the wide screen's controls would read as not shown).
+    """
+    return html.Aside(html.Div([
+        dcc.Checklist(options=[{"label": "Settings", "value": "open"}], value=[],
+                      className="vi-settings-summary", inputClassName="vi-settings-toggle"),
+        html.Div(controls, className="vi-settings-body"),
+    ], className="vi-settings"), className="vi-controls")
 
 
 def figure_config(name: str, image: str = "png") -> dict:

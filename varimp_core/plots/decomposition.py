@@ -29,7 +29,7 @@ from varimp_core.plots.style import HEATMAP_SCALE, base_layout, variable_color
 from varimp_core.plots.style import user_text_safe
 
 __all__ = ["make_degree_heatmap", "make_degree_pair", "make_terms_figure", "set_label",
-           "pair_height", "CUT_SCALE"]
+           "pair_height", "pair_min_width", "CUT_SCALE"]
 
 #: Colour scale of the cells a depth limit removes (light to mid grey).
 CUT_SCALE = [[0.0, "#f2f2f2"], [1.0, "#8c8c8c"]]
@@ -177,6 +177,18 @@ def make_degree_heatmap(result: ImportanceResult, zmax: float | None = None, *,
 def pair_height(n_features: int) -> int:
     """Pixels :func:`make_degree_pair` uses for ``n_features`` rows."""
     return max(340, 90 + 38 * int(n_features))
+
+
+def pair_min_width(n_features: int) -> int:
+    """Fewest pixels :func:`make_degree_pair` needs for ``n_features`` columns a panel.
+
+    Plotly shrinks a cell's value to fit its cell: at a phone's 400 px the 2 x 7 cells of
+    the default data were 15 px wide and their values 5 px high, the panel titles and axis
+    titles ran into each other.  About 44 px a cell (a 3-decimal value at 11 px) and 170 px
+    for the row labels, the gap and the colour bar; the page scrolls the figure sideways
+    when its screen is narrower.
+    """
+    return 170 + 2 * 44 * int(n_features)
 
 
 @user_text_safe
