@@ -121,8 +121,11 @@ def _fault_mid_job(cluster, fault, seed: int) -> tuple[str, float, dict]:
             at["t"] = time.monotonic()
             fault()
 
-    _, progress, last = cluster.client().run(_values(10_000, seed), "imp-miss.data",
-                                             timeout=60, on_poll=on_poll)
+    # 10,000 trees on 10 irrelevant bits (4,062 distinct rows): about 15 s of the compiled
+    # multiway forest on two lightly loaded cores.  On 8 irrelevant bits (1,024 distinct
+    # rows) the kernel grows them in about 3 s, which can end before the first poll's fault.
+    _, progress, last = cluster.client().run(_values(10_000, seed, "xor:irrelevant=10"),
+                                             "imp-miss.data", timeout=60, on_poll=on_poll)
     assert at, f"the job ended before the fault: {progress[-2:]} {str(last)[:500]}"
     waited = time.monotonic() - at["t"]
     print(f"\nfault; {waited:.1f} s later the page says: {_status(last)}")
@@ -146,8 +149,8 @@ def test_in_chromium_a_killed_pool_process_gives_the_sentence_and_the_controls_b
     from selenium.webdriver.support.ui import WebDriverWait
 
     driver = dash_duo.driver
-    driver.get(cluster.base + "/importances?problem=xor:irrelevant=8&sampling=sample&n=20000"
-               "&method=forest&trees=10000&tree_seed=31")
+    driver.get(cluster.base + "/importances?problem=xor:irrelevant=10&sampling=sample"
+               "&n=20000&method=forest&trees=10000&tree_seed=31")  # a job of ~15 s, as above
 
     def css(selector):
         return driver.find_element(By.CSS_SELECTOR, selector)
