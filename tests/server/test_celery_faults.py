@@ -238,7 +238,7 @@ def test_an_expired_or_unknown_job_handle_ends_in_a_sentence(cluster):
 @pytest.mark.parametrize("name, limit, problem, n, trees, sentence", [
     ("VARIMP_MAX_MEMORY_MB", "40", "xor:irrelevant=100", 100_000, 10,  # 10 million cells
      "This computation needs more memory than one computation may use on this server (40 MB)"),
-    ("VARIMP_JOB_TIMEOUT", "2", "xor:irrelevant=8", 20_000, 10_000,
+    ("VARIMP_JOB_TIMEOUT", "2", "xor:irrelevant=10", 20_000, 10_000,  # ~15 s of trees
      "This computation was stopped after 2 s, the time limit for one computation"),
 ])
 def test_a_job_over_a_limit_gets_the_diskcache_sentence_under_celery(

@@ -15,7 +15,10 @@ large forest converges to :func:`varimp_core.exact.recursion.exact_importances`.
 
 from __future__ import annotations
 
+import contextlib
+
 import joblib
+
 import numpy as np
 
 from varimp_core.exact.information import joint_information
@@ -55,6 +58,26 @@ def _row_groups(table) -> np.ndarray:
 
 _GROUPS: dict = {}
 
+
+
+@contextlib.contextmanager
+def _signal_exceptions_as_themselves():
+    """Re-raise an exception a signal handler raised while numba dispatched a kernel call.
+
+    A handler's exception (a job's time-limit alarm, Ctrl-C) that lands while numba's
+    dispatcher is in Python code comes out as ``SystemError: CPUDispatcher(...) returned a
+    result with an exception set``, the handler's exception only its cause; callers that
+    turn a time limit into a sentence would see an unknown error instead.
+    """
+    try:
+        yield
+    except SystemError as exc:
+        cause = exc.__cause__
+        while isinstance(cause, SystemError):
+            cause = cause.__cause__
+        if cause is None:
+            raise
+        raise cause.with_traceback(cause.__traceback__) from None
 
 def _grow_chunk(table, weights, rng, max_features, depth, k_semantics, criterion, router=None,
                 total_count=0):
@@ -101,7 +124,8 @@ def _grow_chunk(table, weights, rng, max_features, depth, k_semantics, criterion
         if n_nodes == 0 or row.size == 0:
             break
         last = level + 1 >= depth
-        with np.errstate(over="ignore"):   # the uncompiled kernel's 64-bit hashes wrap, as meant
+        with np.errstate(over="ignore"), _signal_exceptions_as_themselves():
+            # (the uncompiled kernel's 64-bit hashes wrap, as meant)
             (splittable, chosen, row2, w2, start2, tree2, used2, counts2, uniq, keys2) = \
                 kern.grow_level(Xt, y, n_levels, row, w, start, node_tree, used, node_counts,
                                 level, not last, max_features, sklearn_sem, gini, ny, cmax,

@@ -74,3 +74,37 @@ def test_random_stream_is_uniform():
     assert counts.min() > 850 and counts.max() < 1150
     u = np.array([kern._uniform(state) for _ in range(2000)])
     assert 0.0 <= u.min() and u.max() < 1.0 and abs(u.mean() - 0.5) < 0.03
+
+
+
+class _Alarm(Exception):
+    pass
+
+
+def test_an_exception_from_a_signal_handler_arrives_as_itself(monkeypatch):
+    """A job's time-limit alarm fires wherever the forest is; in numba's dispatcher the
+    handler's exception came out as ``SystemError: CPUDispatcher(...) returned a result
+    with an exception set`` (its cause the handler's), and the page said "something went
+    wrong" instead of the time-limit sentence.  The dispatcher's wrapping, as observed
+    (SystemError from SystemError from the handler's exception), is imitated here."""
+    def dispatched(*args):
+        try:
+            try:
+                raise _Alarm()
+            except _Alarm as alarm:
+                raise SystemError("<function _numba_unpickle> returned a result") from alarm
+        except SystemError as inner:
+            raise SystemError("CPUDispatcher(grow_level) returned a result") from inner
+
+    monkeypatch.setattr(kern, "grow_level", dispatched)
+    with pytest.raises(_Alarm):
+        grow_forest(_sample(n=300, p=4), n_estimators=2, random_state=0)
+
+
+def test_a_system_error_of_its_own_stays_one(monkeypatch):
+    def broken(*args):
+        raise SystemError("a kernel's own failure")
+
+    monkeypatch.setattr(kern, "grow_level", broken)
+    with pytest.raises(SystemError, match="own failure"):
+        grow_forest(_sample(n=300, p=4), n_estimators=2, random_state=0)
