@@ -145,6 +145,7 @@ def test_a_killed_pool_process_ends_the_job_in_a_sentence_within_10_s(cluster):
 def test_in_chromium_a_killed_pool_process_gives_the_sentence_and_the_controls_back(
         cluster, dash_duo):
     """What the user sees: the bar goes, the status line says why, the controls come back."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -155,9 +156,10 @@ def test_in_chromium_a_killed_pool_process_gives_the_sentence_and_the_controls_b
     def css(selector):
         return driver.find_element(By.CSS_SELECTOR, selector)
 
-    WebDriverWait(driver, 60).until(lambda d: "vi-job-running" in css("#imp-job")
-                                    .get_attribute("class")
-                                    and css("#imp-job-progress").get_attribute("value"))
+    # the page re-renders the job's elements while it polls: a stale one is looked up again
+    WebDriverWait(driver, 60, ignored_exceptions=(StaleElementReferenceException,)).until(
+        lambda d: "vi-job-running" in css("#imp-job").get_attribute("class")
+        and css("#imp-job-progress").get_attribute("value"))
     assert css("#imp-fieldset").get_attribute("disabled")
     os.kill(cluster.pool_process().pid, signal.SIGKILL)
     killed = time.monotonic()
