@@ -150,8 +150,8 @@ def test_in_chromium_a_killed_pool_process_gives_the_sentence_and_the_controls_b
     from selenium.webdriver.support.ui import WebDriverWait
 
     driver = dash_duo.driver
-    driver.get(cluster.base + "/importances?problem=xor:irrelevant=10&sampling=sample"
-               "&n=20000&method=forest&trees=10000&tree_seed=31")  # a job of ~15 s, as above
+    driver.get(cluster.base + "/importances?problem=xor:irrelevant=8&sampling=sample&n=20000"
+               "&method=forest&trees=10000&tree_seed=31")
 
     def css(selector):
         return driver.find_element(By.CSS_SELECTOR, selector)
