@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -286,6 +288,20 @@ def _tiles(dash_duo):
     return [t for t in _figure(dash_duo, "inter-mosaic") if t["meta"] == "tile"]
 
 
+_TILE_PAIRS = ("var g = document.querySelector('#inter-mosaic .js-plotly-plot');"
+               "if (!g || !g.data) { return null; }"
+               "var a = v => Array.from(v._inputArray || v), out = [];"
+               "g.data.filter(t => t.meta === 'tile').forEach(t => a(t.y).forEach("
+               "(y, i) => { if (y > 0) { var c = a(t.customdata)[i];"
+               " out.push([c[0], c[1], c[2]]); } }));"
+               "return out;")
+
+
+def _tile_pairs(dash_duo):
+    """``(first, second, joint share)`` of each drawn tile of the mosaic (its customdata)."""
+    return [tuple(row) for row in dash_duo.driver.execute_script(_TILE_PAIRS) or []]
+
+
 @pytest.mark.browser
 def test_vii_and_over_labels_say_they_are_no_relevance_verdicts(dash_duo, dash_app):
     """Under VII and under the importance over labels, a sentence says what they measure
@@ -334,12 +350,23 @@ def test_interactions_page_loads_updates_and_lists_a_tile(dash_duo, dash_app):
     query = url_query(dash_duo)
     assert (query["forest"], query["K"], query["trees"]) == ("et", "1", "50")
 
-    # varimp's multiway forest, K = 1: every branch ends on X1 or X2, both in the mosaic
+    # varimp's multiway forest, K = 1: on noise-free XOR every branch ends on X1 or X2 (the
+    # one of the two drawn second), so every observation pairs them at positions 1 and 2 and
+    # both are in the mosaic, whatever the seed.  Which one comes first for an observation
+    # is the forest's draw (by symmetry, X1 in half of the trees on average), so the test
+    # reads the pairs, not which one heads the columns.
     dash_duo.find_element("#inter-forest input[value='multiway']").click()
     dash_duo.wait_for_contains_text("#inter-summary", "multiway forest of 50 trees (K = 1)",
                                     timeout=60)
-    tiles = wait_for(lambda: _tiles(dash_duo), what="the multiway mosaic")
-    assert {t["name"] for t in tiles} == {"X1", "X2"}
+    pairs = wait_for(lambda: _tile_pairs(dash_duo), what="the multiway mosaic")
+    assert {(first, second) for first, second, _ in pairs} <= {("X1", "X2"), ("X2", "X1")}
+    assert {name for first, second, _ in pairs for name in (first, second)} == {"X1", "X2"}
+    assert sum(share for _, _, share in pairs) == pytest.approx(1.0)
+    # each observation's 50 leaf parents are X1 or X2, each with chance 1/2 in a tree: all
+    # 50 the same has chance 2 ** -49, so every observation has both positions
+    both = re.search(r"([\d,]+) of ([\d,]+) observations have a variable at both",
+                     dash_duo.find_element("#inter-summary").text)
+    assert both and both.group(1) == both.group(2)
     dash_duo.find_element("#inter-forest input[value='et']").click()
     dash_duo.wait_for_contains_text("#inter-summary", "extra-trees of 50 trees (K = 1)",
                                     timeout=60)

@@ -15,7 +15,10 @@ large forest converges to :func:`varimp_core.exact.recursion.exact_importances`.
 
 from __future__ import annotations
 
+import contextlib
+
 import joblib
+
 import numpy as np
 
 from varimp_core.exact.information import joint_information
@@ -25,169 +28,125 @@ from varimp_core.exact.splitting import TIE_TOLERANCE, validate_max_features, va
 from varimp_core.data.table import DiscreteTable
 from varimp_core.exact.eqn3 import validate_max_depth
 
-__all__ = ["grow_forest", "TREES_PER_CHUNK"]
+__all__ = ["grow_forest", "TREES_PER_CHUNK", "trees_per_chunk"]
 
-#: Trees grown together; fixed so that results do not depend on memory.
+#: The most trees grown together (a chunk).  A chunk's size depends on the work only
+#: (:func:`trees_per_chunk`), never on ``n_jobs`` nor memory, so results do not either.
 TREES_PER_CHUNK = 64
 
+#: Work of a chunk, in entry-levels (distinct rows x levels x trees): enough that the
+#: per-level Python work of a chunk is a few percent of its kernel time, small enough
+#: that a job of a second or more has a dozen chunks or more to share between cores.
+CHUNK_WORK = 1 << 21
 
-def _xlogx(a):
-    out = np.zeros_like(a)
-    np.log2(a, out=out, where=a > 0)     # no boolean gather/scatter: most cells are 0
-    out *= a
-    return out
-
-
-def _wimp(counts, criterion):
-    """p(t) i(t) from class weights on the last axis."""
-    n = counts.sum(axis=-1)
-    if criterion == "entropy":
-        return _xlogx(n) - _xlogx(counts).sum(axis=-1)
-    sq = (counts ** 2).sum(axis=-1)
-    return n - np.divide(sq, n, out=np.zeros_like(n), where=n > 0)
+#: Whole counts up to this total are grown as counts, their entropies read from a table
+#: of k log2 k (8 bytes a count) instead of a logarithm per cell.
+MAX_COUNT_TABLE = 1 << 22
 
 
-def _pair_counts(node, xcol, ye, w, pair_slot, width, cmax, ny, n_nodes):
-    """Class weights of every (node, candidate slot, value): (n_nodes, width, cmax, ny).
+def _row_groups(table) -> np.ndarray:
+    """An id per row, equal for rows of equal codes (computed once per table)."""
+    cached = _GROUPS.get(id(table))
+    if cached is not None and cached[0] is table:
+        return cached[1]
+    _, inverse = np.unique(table.X, axis=0, return_inverse=True)
+    groups = np.ascontiguousarray(inverse.ravel(), dtype=np.int64)
+    _GROUPS.clear()                      # one table at a time: no growth, no stale ids
+    _GROUPS[id(table)] = (table, groups)
+    return groups
 
-    Arguments broadcast together (entries x candidate slots).
+
+_GROUPS: dict = {}
+
+
+
+@contextlib.contextmanager
+def _signal_exceptions_as_themselves():
+    """Re-raise an exception a signal handler raised while numba dispatched a kernel call.
+
+    A handler's exception (a job's time-limit alarm, Ctrl-C) that lands while numba's
+    dispatcher is in Python code comes out as ``SystemError: CPUDispatcher(...) returned a
+    result with an exception set``, the handler's exception only its cause; callers that
+    turn a time limit into a sentence would see an unknown error instead.
     """
-    flat = ((node * width + pair_slot) * cmax + xcol) * ny + ye
-    w = np.broadcast_to(w, flat.shape)
-    # float even when no entry has a candidate (bincount of nothing is int64)
-    return np.bincount(flat.ravel(), weights=w.ravel(), minlength=n_nodes * width * cmax * ny).astype(
-        float, copy=False).reshape(n_nodes, width, cmax, ny)
+    try:
+        yield
+    except SystemError as exc:
+        cause = exc.__cause__
+        while isinstance(cause, SystemError):
+            cause = cause.__cause__
+        if cause is None:
+            raise
+        raise cause.with_traceback(cause.__traceback__) from None
 
-
-def _is_constant(node, row, X, nodes_vars, cmax, n_nodes):
-    """For each node and its variable in ``nodes_vars`` (-1: none), is it constant there?"""
-    v = nodes_vars[node]
-    ok = v >= 0
-    flat = node[ok] * cmax + X[row[ok], v[ok]]
-    present = np.bincount(flat, minlength=n_nodes * cmax).reshape(n_nodes, cmax) > 0
-    return present.sum(axis=1) <= 1
-
-
-def _draw_sklearn(keys, used, node, row, X, max_features, cmax):
-    """scikit-learn's reading rule: candidates (n_nodes, width) var ids, -1 padded.
-
-    Features are read in the random order of ``keys``; used ones are constant;
-    reading stops once K were read and one of them was non-constant.  Constancy
-    is only computed for features actually read.
-    """
-    n_nodes, p = keys.shape
-    order = np.argsort(keys, axis=1)
-    k = min(max_features, p)
-    const = np.zeros((n_nodes, p), dtype=bool)   # in reading order
-    for j in range(k):
-        var = order[:, j]
-        c = used[np.arange(n_nodes), var].copy()
-        todo = np.where(~c, var, -1)
-        c |= _is_constant(node, row, X, todo, cmax, n_nodes) & (todo >= 0)
-        const[:, j] = c
-    n_read = np.full(n_nodes, k)
-    open_ = const[:, :k].all(axis=1)
-    j = k
-    while open_.any() and j < p:
-        var = np.where(open_, order[:, j], -1)
-        c = np.ones(n_nodes, dtype=bool)
-        live = open_ & ~used[np.arange(n_nodes), np.maximum(var, 0)]
-        todo = np.where(live, var, -1)
-        c[live] = _is_constant(node, row, X, todo, cmax, n_nodes)[live]
-        const[:, j] = c
-        n_read[open_] = j + 1
-        open_ &= c
-        j += 1
-    read = np.arange(p)[None, :] < n_read[:, None]
-    chosen = read & ~const
-    width = max(int(chosen.sum(axis=1).max()), 1)
-    cand = np.full((n_nodes, width), -1)
-    rows, cols = np.nonzero(chosen)            # row-major: grouped by node
-    before = np.concatenate([[0], np.cumsum(chosen.sum(axis=1))[:-1]])
-    slot = np.arange(rows.size) - before[rows]  # position among the node's candidates
-    cand[rows, slot] = order[rows, cols]
-    return cand
-
-
-def _grow_chunk(table, weights, rng, max_features, depth, k_semantics, criterion, router=None):
+def _grow_chunk(table, weights, rng, max_features, depth, k_semantics, criterion, router=None,
+                total_count=0):
     """Grow ``weights.shape[0]`` trees; return (per_tree (T, p), by_degree (p, p) summed).
 
     ``router`` (:class:`varimp_core.local.multiway._Router`) follows rows to
     assess down the trees as they grow; it draws no random numbers, so the
-    trees are the same with or without it.
+    trees are the same with or without it.  ``total_count`` > 0: the weights are whole
+    counts summing to it in each tree (entropies read from a table of k log2 k), and the
+    importances are divided by it.
     """
+    from varimp_core.forests import multiway_kernel as kern   # late: numba loads on first use
+
     n_trees, _ = weights.shape
     p = table.n_features
     ny = table.n_classes
     cmax = int(table.n_levels.max())
     per_tree = np.zeros((n_trees, p))
     by_degree = np.zeros((p, p))
-    tree_of_entry, row = np.nonzero(weights > 0)
-    w = weights[tree_of_entry, row]
-    node = tree_of_entry.copy()           # entry -> node id (roots are the trees)
-    node_tree = np.arange(n_trees)        # node -> tree
-    used = np.zeros((n_trees, p), dtype=bool)
-    X, y_all = table.X, table.y
+    tree_of_entry, row = np.nonzero(weights > 0)   # tree-major: entries grouped by root
+    w = np.ascontiguousarray(weights[tree_of_entry, row], dtype=float)
+    row = row.astype(np.int32)
+    start = np.searchsorted(tree_of_entry, np.arange(n_trees + 1)).astype(np.int64)
+    node_tree = np.arange(n_trees, dtype=np.int64)   # node -> tree (roots are the trees)
+    used = np.zeros((n_trees, (p + 63) // 64), dtype=np.uint64)   # a bit per variable
+    Xt = np.ascontiguousarray(table.X.T, dtype=np.int32)   # a column per variable
+    y = np.ascontiguousarray(table.y, dtype=np.int32)
+    n_levels = np.ascontiguousarray(table.n_levels, dtype=np.int64)
+    node_counts = np.bincount(tree_of_entry * ny + y[row], weights=w,
+                              minlength=n_trees * ny).reshape(n_trees, ny)
+    node_key = kern.root_keys(rng, n_trees)
+    # id3 splits a node of one repeated row of codes on constant variables, gaining nothing:
+    # without a router to follow rows through those splits, such a node is a leaf at once
+    group = np.zeros(0, dtype=np.int64) if router is not None or k_semantics != "id3" \
+        else _row_groups(table)
+    xlx = kern.xlogx_table(total_count) if total_count and criterion == "entropy" \
+        else np.zeros(0)
+    sklearn_sem = k_semantics != "id3"
+    gini = criterion == "gini"
     if router is not None:
         router.start(n_trees)
     for level in range(depth):
         n_nodes = node_tree.shape[0]
-        if n_nodes == 0 or node.size == 0:
+        if n_nodes == 0 or row.size == 0:
             break
-        ye = y_all[row]
-        node_counts = np.bincount(node * ny + ye, weights=w,
-                                  minlength=n_nodes * ny).reshape(n_nodes, ny)
-        n_node = node_counts.sum(axis=1)
-        pure = (node_counts > 0).sum(axis=1) <= 1
-        node_imp = _wimp(node_counts, criterion)
-        keys = rng.random((n_nodes, p))
-        if k_semantics == "id3":
-            keys[used] = 2.0
-            k_eff = min(max_features, p - level)
-            cand = np.argpartition(keys, k_eff - 1, axis=1)[:, :k_eff] if k_eff < p \
-                else np.argsort(keys, axis=1)
-        else:
-            cand = _draw_sklearn(keys, used, node, row, X, max_features, cmax)
-        width = cand.shape[1]
-        valid = cand >= 0
-        splittable = ~pure & valid.any(axis=1)
-        # class weights of the candidate splits only: cost entries x K, not entries x p
-        # (entries, width) arrays by broadcasting; a padded slot (-1) reads column -1
-        # with weight 0, which adds exactly nothing
-        vars_e = cand[node]
-        w_e = np.where(vars_e >= 0, w[:, None], 0.0)
-        counts = _pair_counts(node[:, None], X[row[:, None], vars_e], ye[:, None], w_e,
-                              np.arange(width)[None, :], width, cmax, ny, n_nodes)
-        child_imp = _wimp(counts, criterion).sum(axis=2)          # (nodes, width)
-        delta = np.maximum(node_imp[:, None] - child_imp, 0.0) / \
-            np.where(n_node > 0, n_node, 1)[:, None]
-        score = np.where(valid, delta, -np.inf)
-        best = score.max(axis=1)
-        tied = valid & (score >= best[:, None] - TIE_TOLERANCE)
-        tie_keys = np.where(tied, rng.random((n_nodes, width)), -1.0)
-        slot = np.argmax(tie_keys, axis=1)
-        chosen = cand[np.arange(n_nodes), slot]
-        split_nodes = np.nonzero(splittable)[0]
-        gain = n_node[split_nodes] * best[split_nodes]
-        np.add.at(per_tree, (node_tree[split_nodes], chosen[split_nodes]), gain)
-        np.add.at(by_degree[:, level], chosen[split_nodes], gain)
+        last = level + 1 >= depth
+        with np.errstate(over="ignore"), _signal_exceptions_as_themselves():
+            # (the uncompiled kernel's 64-bit hashes wrap, as meant)
+            (splittable, chosen, row2, w2, start2, tree2, used2, counts2, uniq, keys2) = \
+                kern.grow_level(Xt, y, n_levels, row, w, start, node_tree, used, node_counts,
+                                level, not last, max_features, sklearn_sem, gini, ny, cmax,
+                                TIE_TOLERANCE, xlx, node_key, group, per_tree, by_degree)
         if router is not None:
             router.leaves(splittable, node_counts)
-        if level + 1 >= depth:
-            if router is not None:
-                router.last(chosen, slot, counts, node_counts)
+        if last:
+            if router is not None:   # class weights of each node's children: (nodes, 1, cmax, ny)
+                node = np.repeat(np.arange(n_nodes), np.diff(start))
+                flat = (node * cmax + Xt[chosen[node], row]) * ny + y[row]
+                counts = np.bincount(flat, weights=w, minlength=n_nodes * cmax * ny
+                                     ).reshape(n_nodes, 1, cmax, ny)
+                router.last(chosen, np.zeros(n_nodes, dtype=np.int64), counts, node_counts)
             break
-        keep = splittable[node]
-        node, row, w = node[keep], row[keep], w[keep]
-        x_split = X[row, chosen[node]]
-        uniq, new_node = np.unique(node * cmax + x_split, return_inverse=True)
         if router is not None:
             router.descend(chosen, uniq, cmax, node_counts)
-        parent = uniq // cmax
-        node_tree = node_tree[parent]
-        used = used[parent].copy()
-        used[np.arange(parent.size), chosen[parent]] = True
-        node = new_node.ravel()
+        row, w, start, node_tree, used, node_counts = row2, w2, start2, tree2, used2, counts2
+        node_key = keys2
+    if total_count:
+        per_tree /= total_count
+        by_degree /= total_count
     return per_tree, by_degree
 
 
@@ -223,8 +182,9 @@ def grow_forest(table: DiscreteTable, *, n_estimators: int = 100, max_features: 
         Called as ``progress(done, total)`` after each chunk of trees.
     n_jobs : int, optional
         Processes growing chunks of trees side by side (joblib's convention: -1
-        every core; None or 1 this process).  Chunk c of 64 trees draws from the
-        c-th child of ``SeedSequence(random_state)``, so the result is the same
+        every core; None or 1 this process).  Chunk c of :func:`trees_per_chunk` trees
+        (at most 64, from the work alone) draws from the c-th child of
+        ``SeedSequence(random_state)``, so the result is the same
         for every ``n_jobs``.
 
     Returns
@@ -248,18 +208,36 @@ def _seeded_chunk(table, seed, n_trees, probs, n_samples, k, depth, k_semantics,
     """Per-tree importances and depth profile of ``n_trees`` trees drawn from ``seed``, and
     what a fresh copy of ``router`` (if any) gathered from them (else None)."""
     rng = np.random.default_rng(seed)
+    total = 0   # whole counts (a sample's, or the bootstrap's) are grown as they are
     if n_samples is not None:  # the bootstrap
-        weights = rng.multinomial(n_samples, probs, size=n_trees) / n_samples
+        weights = rng.multinomial(n_samples, probs, size=n_trees)
+        if n_samples <= MAX_COUNT_TABLE:
+            total, weights = n_samples, weights.astype(float)
+        else:
+            weights = weights / n_samples
     else:
-        weights = np.broadcast_to(probs, (n_trees, table.n_rows))
+        wt = np.asarray(table.weight, dtype=float)
+        if not table.exact and table.total_weight <= MAX_COUNT_TABLE \
+                and np.array_equal(wt, np.round(wt)):
+            total = int(round(table.total_weight))
+            weights = np.broadcast_to(wt, (n_trees, table.n_rows))
+        else:
+            weights = np.broadcast_to(probs, (n_trees, table.n_rows))
     own = None if router is None else router.fresh()
-    per_tree, by_degree = _grow_chunk(table, weights, rng, k, depth, k_semantics, criterion, own)
+    per_tree, by_degree = _grow_chunk(table, weights, rng, k, depth, k_semantics, criterion, own,
+                                      total_count=total)
     return per_tree, by_degree, None if own is None else own.gathered()
 
 
-def _seeded_chunks(table, seeds, sizes, *args, router=None) -> list:
-    """:func:`_seeded_chunk` of each (seed, size), in order (one task of a worker process)."""
-    return [_seeded_chunk(table, seed, n, *args, router=router) for seed, n in zip(seeds, sizes)]
+def trees_per_chunk(n_rows: int, depth: int) -> int:
+    """Trees of a chunk: about :data:`CHUNK_WORK` entry-levels, 1 to :data:`TREES_PER_CHUNK`.
+
+    A tree's work is its distinct rows times its levels; a tree grown to purity has about
+    log2(rows) + 2 levels or ``depth``, whichever is fewer.  From the table and the depth
+    only, so the forest is the same for every ``n_jobs``.
+    """
+    levels = max(1, min(int(depth), int(np.ceil(np.log2(max(n_rows, 2)))) + 2))
+    return int(min(TREES_PER_CHUNK, max(1, CHUNK_WORK // (max(n_rows, 1) * levels))))
 
 
 def grow_forest_routed(table, router, *, n_estimators, max_features, max_depth, bootstrap,
@@ -293,24 +271,19 @@ def grow_forest_routed(table, router, *, n_estimators, max_features, max_depth, 
         if isinstance(n_samples, bool) or int(n_samples) < 1:
             raise ValueError(f"n_samples for the bootstrap must be a positive whole number, got {n_samples!r}.")
         n_samples = int(n_samples)
-    seeds = np.random.SeedSequence(random_state).spawn(
-        (n_estimators + TREES_PER_CHUNK - 1) // TREES_PER_CHUNK)
-    bounds = [(c * TREES_PER_CHUNK, min((c + 1) * TREES_PER_CHUNK, n_estimators))
-              for c in range(len(seeds))]
+    size = trees_per_chunk(table.n_rows, depth)
+    seeds = np.random.SeedSequence(random_state).spawn((n_estimators + size - 1) // size)
+    bounds = [(c * size, min((c + 1) * size, n_estimators)) for c in range(len(seeds))]
     args = (probs, n_samples if bootstrap else None, k, depth, k_semantics, criterion)
     workers = 1 if n_jobs is None else \
         max(1, min(int(joblib.effective_n_jobs(n_jobs)), len(seeds)))
     if workers == 1:
         parts = (_seeded_chunk(table, seed, hi - lo, *args, router=router)
                  for seed, (lo, hi) in zip(seeds, bounds))
-    else:  # a few tasks per worker: each sends the table once and grows several chunks
-        groups = np.array_split(np.arange(len(seeds)), min(len(seeds), 2 * workers))
-        batches = joblib.Parallel(n_jobs=workers, return_as="generator")(
-            joblib.delayed(_seeded_chunks)(table, [seeds[c] for c in g],
-                                           [bounds[c][1] - bounds[c][0] for c in g], *args,
-                                           router=router)
-            for g in groups)
-        parts = (part for batch in batches for part in batch)
+    else:  # threads: the kernels release the GIL, and nothing is copied nor imported again
+        parts = joblib.Parallel(n_jobs=workers, backend="threading", return_as="generator")(
+            joblib.delayed(_seeded_chunk)(table, seed, hi - lo, *args, router=router)
+            for seed, (lo, hi) in zip(seeds, bounds))
     per_tree = np.zeros((n_estimators, p))
     by_degree = np.zeros((p, p))
     for (lo, hi), (pt, bd, gathered) in zip(bounds, parts):
