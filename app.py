@@ -16,6 +16,12 @@ import socket
 import sys
 
 import dash
+# Imported before the app is built: Dash registers the scripts it may serve when a process
+# answers its first request, before the pages (which bring the grid) are imported.  Without
+# this, a gunicorn worker whose first request was not the index page answered 404 for the
+# grid's script, and the browser said "Error loading dependencies" (half of the page loads
+# under two workers failed).
+import dash_ag_grid  # noqa: F401
 from dash import ALL, ClientsideFunction, Dash, Input, Output, State, dcc, html, no_update
 from flask import redirect, request
 

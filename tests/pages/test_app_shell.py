@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
@@ -388,3 +389,23 @@ def test_data_page_out_of_range_n_is_a_sentence_and_nothing_changes(dash_duo, da
     dash_duo.wait_for_text_to_equal("#data-summary-n", "300", timeout=30)
     assert dash_duo.find_element("#data-n-error").text == ""
     assert dash_duo.get_logs() == []
+
+
+def test_a_worker_whose_first_request_is_not_the_index_serves_the_grid_script():
+    """Under gunicorn each worker is a fresh process: Dash registers the scripts it may serve
+    at a process's first request, and the pages (which bring dash-ag-grid) came later, so a
+    worker that had not rendered the index answered 404 for the grid's script and the page
+    said "Error loading dependencies" (half the loads under two workers, CI of stop 32)."""
+    import subprocess
+    import sys
+
+    probe = ("import app\n"
+             "c = app.server.test_client()\n"
+             "print(c.get('/_health').status_code)\n"
+             "for path in ('dash_ag_grid/dash_ag_grid.min.js', 'dash_ag_grid/async-community.js',"
+             " 'dash/dash-renderer/build/dash_renderer.min.js'):\n"
+             "    print(c.get('/_dash-component-suites/' + path).status_code)\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         timeout=120, cwd=str(Path(__file__).resolve().parents[2]))
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["200", "200", "200", "200"], out.stdout

@@ -227,7 +227,7 @@ def test_the_importances_cache_is_shared_with_the_importances_page(page, app_mod
     data = _data()
     settings = importances.PARAMS.settings({"method": "exact", "max_features": 3,
                                             "max_depth": None, "criterion": "entropy",
-                                            "k_semantics": "id3"},
+                                            "k_semantics": "id3", "order": "columns"},
                                            Context(p=7))
     importances.compute(settings, data, Progress(None))
     shared = results.peek_importances(data.as_dict, importances.core_settings(

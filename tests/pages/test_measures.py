@@ -619,9 +619,10 @@ def test_shared_link_reproduces_the_view(dash_duo, dash_app):
     exact = compute_importances(load_data(problem="led"), method="exact", max_features=2,
                                 max_depth=5, k_semantics="sklearn", criterion="entropy")
     open_page(dash_duo, dash_app, "/measures?" + query)
-    traces = _wait_for_trace(dash_duo, res["mdi"].importances)
-    assert np.allclose(traces[1][1], res["ranger"].importances, atol=1e-12)
-    assert np.allclose(traces[2][1], exact.importances, atol=1e-12)
+    _wait_for_trace(dash_duo, res["mdi"].importances)
+    # The measures are drawn as their batches arrive (MDI first): wait for each trace.
+    wait_for_trace(dash_duo, "#meas-graph", res["ranger"].importances, trace=1, timeout=60)
+    wait_for_trace(dash_duo, "#meas-graph", exact.importances, trace=2, timeout=60)
     assert dash_duo.find_element("#meas-kind input[value='et']").is_selected()
     assert dash_duo.find_element("#meas-scale input[value='raw']").is_selected()
     assert dash_duo.find_element("#meas-k").get_attribute("value") == "2"
