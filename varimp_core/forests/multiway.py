@@ -79,6 +79,7 @@ def _signal_exceptions_as_themselves():
             raise
         raise cause.with_traceback(cause.__traceback__) from None
 
+
 def _grow_chunk(table, weights, rng, max_features, depth, k_semantics, criterion, router=None,
                 total_count=0):
     """Grow ``weights.shape[0]`` trees; return (per_tree (T, p), by_degree (p, p) summed).
