@@ -248,8 +248,9 @@
 /* A link to a part of a page (the Table 2 demo: /masking?problem=led#table2) opens on that
  * part.  Dash draws the page after the browser's own jump, and a dcc.Link never jumps, so the
  * part is scrolled to when it appears and kept there while what is above it is drawn, until
- * the reader scrolls, clicks or types, or 10 s have passed.  A new page or part re-arms it;
- * a control that changes the query does not. */
+ * the reader scrolls, clicks or types, or 60 s have passed (what is above may take long to
+ * draw: on a loaded server Masking's three figures took over 10 s).  A new page or part
+ * re-arms it; a control that changes the query does not. */
 (function () {
   let where = "", until = 0;
   const stop = function () { until = 0; };
@@ -260,7 +261,7 @@
     const here = window.location.pathname + window.location.hash;
     if (here !== where) {
       where = here;
-      until = window.location.hash.length > 1 ? Date.now() + 10000 : 0;
+      until = window.location.hash.length > 1 ? Date.now() + 60000 : 0;
     }
     if (Date.now() > until) { return; }
     const target = document.getElementById(decodeURIComponent(window.location.hash.slice(1)));

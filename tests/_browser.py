@@ -57,9 +57,17 @@ def wait_for(condition, timeout: float = 120, what: str = "the figure"):
     raise AssertionError(f"Timed out waiting for {what}.")
 
 
-def set_number(dash_duo, selector: str, value) -> None:
-    """Replace the text of the input ``selector`` with ``value`` and press Enter."""
+def set_number(dash_duo, selector: str, value, timeout: float = 120) -> None:
+    """Replace the text of the input ``selector`` with ``value`` and press Enter.
+
+    Waits until the box can be typed in: a page disables its controls while its job runs,
+    and a figure streamed by that job (Distributions' first replicates) can be drawn before
+    the job ends, later on a loaded machine (CI typed into a disabled box once).
+    """
     box = dash_duo.find_element(selector)
+    wait_for(lambda: dash_duo.driver.execute_script(
+        "const e = arguments[0]; return e.matches(':enabled') && e.getClientRects().length > 0;",
+        box), timeout, f"{selector} to accept typing")
     box.send_keys(Keys.CONTROL, "a")
     box.send_keys(Keys.BACKSPACE)
     box.send_keys(str(value), Keys.ENTER)
