@@ -126,6 +126,9 @@ def canonical_params(values: Mapping[str, Any]) -> dict:
     v = {**defaults, **{k: values.get(k) for k in defaults if values.get(k) is not None}}
     if v["source"] == "upload":
         out = {k: v[k] for k in _UPLOAD_KEYS}
+        if isinstance(out["target"], str) and not out["target"].strip():
+            out["target"] = None  # blank, as a link reads it: the last column (upload
+            # headers are stripped, and pandas names a blank one "Unnamed: i")
         for key in ("numeric", "exclude"):
             if out[key] is not None:
                 out[key] = sorted(set(out[key]) - {out["target"]})

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from _browser import open_page, set_number, visit
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from _pages import page_module
@@ -114,6 +114,7 @@ def test_data_query_round_trips(name, sampling, n, seed, bins):
 @given(numeric=st.lists(st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1,
                                  max_size=8), max_size=4, unique=True),
        target=st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=8))
+@example(numeric=[], target=" ")  # blank: the last column, in the store as in the link
 def test_upload_query_round_trips_column_names(numeric, target):
     params = datasource.canonical_params(
         {"source": "upload", "upload": "a" * 64, "file": "x&y=z.csv", "target": target,
