@@ -37,6 +37,12 @@ app = Dash(
     background_callback_manager=background_manager,
     title="varimp",
     update_title=None,
+    # A page left while its job runs gets the job's progress, streamed result and running
+    # props after it is gone: without this the browser logged "ID running component not found
+    # in layout" (16 errors leaving Distributions mid-sweep, issue 26).  It also turns off
+    # Dash's check of every callback's ids against the pages' layouts at the first request;
+    # tests/pages/test_app_shell.py makes that check instead.
+    suppress_callback_exceptions=True,
     # Pages get the session's data choice when their URL does not carry one.
     routing_callback_inputs={"vi_data": State("vi-data", "data")},
 )

@@ -47,6 +47,57 @@ def test_app_builds_and_lists_registered_pages(dash_app, app_module):
     assert dash_app.server.config["MAX_CONTENT_LENGTH"] == datasource.max_request_bytes()
 
 
+def _layout_ids(layout) -> set[str]:
+    """The ids in ``layout``, as ``/_dash-dependencies`` writes them (a dict id as the JSON
+    of its sorted keys)."""
+    ids = set()
+    for component in [layout, *layout._traverse()]:
+        cid = getattr(component, "id", None)
+        if isinstance(cid, dict):
+            ids.add(json.dumps(sorted(cid)))
+        elif cid is not None:
+            ids.add(str(cid))
+    return ids
+
+
+def _callback_ids(dependency: dict) -> set[str]:
+    def one(cid):
+        if isinstance(cid, dict):
+            return json.dumps(sorted(cid))
+        if cid.startswith("{"):
+            wild = any(isinstance(v, list) for v in json.loads(cid).values())
+            return None if wild else json.dumps(sorted(json.loads(cid)))
+        return cid
+
+    out = dependency["output"]
+    parts = out[2:-2].split("...") if out.startswith("..") else [out]
+    # A callback without outputs has a hash for one (no component).
+    outputs = {one(p.rsplit(".", 1)[0]) for p in parts
+               if not re.fullmatch(r"[0-9a-f]{64}", p.rsplit(".", 1)[0])}
+    return outputs | {one(d["id"]) for d in (*dependency["inputs"], *dependency["state"])}
+
+
+def test_every_callback_names_ids_of_the_shell_or_a_page(app_module, dash_app):
+    """The app suppresses Dash's callback exceptions (the browser would log "ID running
+    component not found" when a page is left mid-job, issue 26), which also turns off
+    Dash's check of every callback's ids against all page layouts at the first request:
+    that check is here instead.  Every id a callback names is in the shell's layout or in
+    a page's."""
+    from dash import html, page_registry
+
+    client = app_module.server.test_client()
+    client.get("/")
+    dependencies = client.get("/_dash-dependencies").get_json()
+    layouts = [page["layout"]() if callable(page["layout"]) else page["layout"]
+               for page in page_registry.values()]
+    known = _layout_ids(html.Div([*layouts, dash_app.layout]))
+    known |= {"_pages_location", "_pages_content", "_pages_store", "_pages_dummy"}
+    # Pattern ids with ALL or MATCH may match nothing (the Data page's leak buttons exist
+    # only once a leak is found): only the exact ids must be somewhere.
+    missing = {cid for d in dependencies for cid in _callback_ids(d)} - known - {None}
+    assert len(dependencies) > 100 and not missing, sorted(missing)
+
+
 def test_health_route(app_module):
     response = app_module.server.test_client().get("/_health")
     assert response.status_code == 200

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import time
 from urllib.parse import urlsplit
 
 import dash
@@ -431,6 +432,23 @@ def test_cancel_stops_the_run_and_shows_the_partial_result(dash_duo, dash_app):
     assert 0 < done < 2000
     wait_for(lambda: dash_duo.find_element("#dist-fieldset").get_attribute("disabled") is None,
              what="the controls to come back")
+    assert dash_duo.get_logs() == []
+
+
+@pytest.mark.browser
+def test_leaving_the_page_mid_job_logs_no_error(dash_duo, dash_app):
+    """Leaving Distributions while both its views stream (issue 26): the jobs' progress,
+    streamed results and re-enabled controls reach a page that is gone, and the browser's
+    console stays free of "ID running component not found in layout"."""
+    open_page(dash_duo, dash_app, f"/distributions?problem={XOR}&R=2000&T=200&N=200"
+                                  "&sweep=n_estimators&values=1,2,3")
+    wait_for(lambda: "of 2,000 replicates" in dash_duo.find_element("#dist-job-message").text,
+             what="the progress of the long run")
+    dash_duo.find_element("a.vi-nav-link[href^='/importances']").click()
+    wait_for(lambda: dash_duo.driver.find_elements("css selector", "#imp-graph .js-plotly-plot"),
+             what="the Importances page")
+    time.sleep(6)  # the polls of the left jobs come back (every 0.5 s) and are answered
+    assert not dash_duo.driver.find_elements("css selector", "#dist-graph")
     assert dash_duo.get_logs() == []
 
 
