@@ -30,7 +30,7 @@ from pages._framework.view import JobView
 from pages._server import limits
 from varimp_core.csvtext import safe_csv
 from varimp_core.data.prepare import DataError
-from varimp_core.plots.masking import masking_figures, masking_lines
+from varimp_core.plots.masking import delta_min_width, masking_figures, masking_lines
 from varimp_core.problems.registry import get_problem
 from varimp_core.serialize import from_jsonable, to_jsonable
 from varimp_core.studies import masking_report as report
@@ -292,11 +292,30 @@ def copy_card_class(problem) -> str:
     return "vi-card vi-hidden" if problem == UPLOAD else "vi-card"
 
 
+def delta_scroll_style(n_columns: int | None) -> dict:
+    """The change heatmap's box: the width under which a phone scrolls it sideways
+    (``--vi-min-width``, read by ``assets/varimp.css`` at most 600 px wide; wider, the
+    figure fills its card).  On the box: dcc.Graph drops a custom property from its style."""
+    return {} if not n_columns else {"--vi-min-width": f"{delta_min_width(n_columns)}px"}
+
+
+def problem_columns(problem) -> int | None:
+    """The heatmap's number of columns before a result: the problem's inputs (one column
+    per K), or None when the layout cannot tell (an upload)."""
+    try:
+        return len(get_problem(str(problem)).variables)
+    except ValueError:  # an upload, or a value the page refuses with a sentence
+        return None
+
+
 def figure_cards(problem="led") -> list:
     """The page's content: the lines and the summary, then the ranks and the changes."""
     graph = {n: dcc.Graph(id=f"masking-{n}", style={"height": h},
                           config=figure_config(f"masking-{n}", "svg"))
         for n, h in (("lines", "460px"), ("bump", "420px"), ("delta", "420px"))}
+    graph["delta"].className = "vi-figure"
+    delta = html.Div(graph["delta"], id="masking-delta-scroll", className="vi-figure-scroll",
+                     style=delta_scroll_style(problem_columns(problem)))
     return [download_note("masking"), dcc.Download(id="masking-download"),
             card("Importance", graph["lines"],
                  html.Div(id="masking-summary", className="vi-description"),
@@ -305,7 +324,7 @@ def figure_cards(problem="led") -> list:
             html.Div(style={"display": "grid", "gap": "1rem",
                             "gridTemplateColumns": "repeat(auto-fit, minmax(min(100%, 380px), 1fr))"},
                      children=[card("Rank", graph["bump"], className="vi-figure"),
-                               card("Change from the first column", graph["delta"],
+                               card("Change from the first column", delta,
                                     className="vi-figure")]),
             card(None, html.H2(table_title(problem), id="masking-table-title",
                                className="vi-card-title"),
@@ -386,8 +405,10 @@ def compute_exact(s, data, progress) -> dict:
 def render_exact(out, s, data):
     """The figures, the summary, the settings the finite forests start from, the table."""
     columns, rows, sentences = table(out, s)
-    return (*masking_figures(MaskingCurves.from_dict(out)), summary(out, s), s,
-            *grid_table(columns, rows), sentences)
+    curves = MaskingCurves.from_dict(out)
+    n_columns = curves.frame[curves.x].nunique()
+    return (*masking_figures(curves), summary(out, s), s,
+            *grid_table(columns, rows), sentences, delta_scroll_style(n_columns))
 
 
 def compute_sampled(s, data, progress, exact=None) -> dict:
@@ -419,7 +440,8 @@ EXACT = JobView(PREFIX, PARAMS, compute=compute_exact, render=render_exact, data
                 outputs=[("masking-lines", "figure"), ("masking-bump", "figure"),
                          ("masking-delta", "figure"), ("masking-summary", "children"),
                          ("masking-exact", "data"), ("masking-table", "columnDefs"),
-                         ("masking-table", "rowData"), ("masking-table-note", "children")],
+                         ("masking-table", "rowData"), ("masking-table-note", "children"),
+                         ("masking-delta-scroll", "style")],
                 disable=["masking-fieldset", *(PARAMS.id(n) for n in (  # dcc controls
                     "problem", "irrelevant", "copy", "flip", "max_features", "max_depth"))])
 FORESTS = JobView("masking-forests", SAMPLED, compute=compute_sampled, render=render_sampled,

@@ -177,3 +177,41 @@ def test_presentation_mode_draws_every_figure_text_at_18_px(dash_duo, dash_app):
         wait_for(apart, 30, "Distributions' tick labels apart")
     except AssertionError:
         raise AssertionError(f"tick labels that touch on Distributions: {touching}") from None
+
+
+# Cell values of a heatmap that overlap another: [count of values, overlapping pairs].
+_CELL_OVERLAPS = """
+const g = document.querySelector(arguments[0] + ' .js-plotly-plot');
+const bs = Array.from(g.querySelectorAll('.heatmaplayer text'))
+  .filter(t => t.textContent.trim()).map(t => t.getBoundingClientRect());
+let pairs = 0;
+for (let i = 0; i < bs.length; i++) { for (let j = i + 1; j < bs.length; j++) {
+  const a = bs[i], b = bs[j];
+  if (a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom) { pairs++; }
+} }
+return [bs.length, pairs];
+"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("path, graph, box, cells", [
+    ("/masking?problem=led", "#masking-delta", "#masking-delta-scroll", 49),
+    ("/decomposition?problem=led", "#decomp-graph", "#decomp-graph-scroll", 98)])
+def test_on_a_phone_heatmap_values_do_not_overlap(dash_duo, dash_app, path, graph, box, cells):
+    """At 400 px a heatmap keeps cells wide enough for their values (Masking's change from
+    K = 1 and Decomposition's pair, 7 columns each on the LED) and scrolls sideways in its
+    own box; the page itself does not scroll sideways.  Before, Masking's 7 columns were
+    about 20 px wide and their signed values ran into each other."""
+    driver = dash_duo.driver
+    _window(driver, *PHONE)
+    open_page(dash_duo, dash_app, path)
+    _drawn(driver, path)
+    counted, overlapping = wait_for(lambda: (lambda r: r if r[0] >= cells else None)(
+        driver.execute_script(_CELL_OVERLAPS, graph)), 60, f"the values of {graph}")
+    assert counted == cells and overlapping == 0, (counted, overlapping)
+    assert driver.execute_script(
+        "const b = document.querySelector(arguments[0]); return b.scrollWidth > b.clientWidth;",
+        box)
+    assert driver.execute_script(
+        "return document.documentElement.scrollWidth <= window.innerWidth;")
+    assert dash_duo.get_logs() == []

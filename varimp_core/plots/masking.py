@@ -275,6 +275,18 @@ def make_delta_heatmap(df: pd.DataFrame, *, x: str | None = None,
     return fig
 
 
+def delta_min_width(n_columns: int) -> int:
+    """Fewest pixels :func:`make_delta_heatmap` needs for ``n_columns`` values of K (or depth).
+
+    Plotly shrinks a cell to fit its figure: at a phone's 400 px the 7 columns of the LED
+    were about 20 px wide and their signed values ("+0.17") ran into each other.  About
+    44 px a cell (a signed 2-decimal value at 11 px) and 170 px for the row labels, the gap
+    and the colour bar with its title; the page scrolls the figure sideways when its screen
+    is narrower.
+    """
+    return 170 + 44 * int(n_columns)
+
+
 def masking_lines(curves, sampled: pd.DataFrame | None = None) -> go.Figure:
     """:func:`make_k_lines` of a :class:`~varimp_core.studies.masking.MaskingCurves`, with
     the finite forests ``sampled`` (:func:`~varimp_core.studies.masking.sampled_vs_k`) as
