@@ -26,6 +26,7 @@ from dash import ALL, ClientsideFunction, Dash, Input, Output, State, dcc, html,
 from flask import redirect, request
 
 from pages._server import hygiene, jobs
+from pages._framework import page_frame
 from pages._framework.datasource import DATA_PARAMS, link_session_data, max_request_bytes
 from pages._server.limits import max_upload_bytes
 
@@ -93,6 +94,7 @@ app.layout = html.Div(
     children=[
         dcc.Location(id="vi-url", refresh=False),
         dcc.Store(id="vi-data", storage_type="session"),
+        dcc.Store(id="vi-nav-limits"),
         html.Header(className="vi-topbar", id="vi-topbar", children=[
             dcc.Link("varimp", href="/", className="vi-brand"),
             html.Span("why a random forest finds a variable important", className="vi-tagline"),
@@ -114,10 +116,18 @@ app.clientside_callback(
     Output("vi-root", "className"),
     Output({"type": "vi-nav", "path": ALL}, "href"),
     Output({"type": "vi-nav", "path": ALL}, "className"),
+    Output({"type": "vi-nav", "path": ALL}, "title"),
     Output("vi-present-button", "children"), Output("vi-present-button", "aria-pressed"),
     Input("vi-url", "pathname"), Input("vi-url", "search"), Input("vi-data", "data"),
-    State({"type": "vi-nav", "path": ALL}, "id"),
+    Input("vi-nav-limits", "data"), State({"type": "vi-nav", "path": ALL}, "id"),
 )
+
+
+# Pages that cannot run on the session's data (Decomposition above the exact limit of
+# inputs) are dimmed in the navigation, with the reason as their title (issue #26).
+@app.callback(Output("vi-nav-limits", "data"), Input("vi-data", "data"))
+def nav_limits(vi_data):
+    return page_frame.nav_limits(vi_data, list(dash.page_registry.values()))
 app.clientside_callback(
     ClientsideFunction("varimp", "menu"),
     Output("vi-topbar", "className"), Output("vi-menu-button", "aria-expanded"),

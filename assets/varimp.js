@@ -3,8 +3,9 @@
   const TRUE = ["1", "true", "yes", "on"];
   const presenting = query => TRUE.includes((query.get("present") || "").toLowerCase());
   window.dash_clientside = Object.assign({}, window.dash_clientside, {varimp: {
-    // Presentation mode, the active nav link, nav links with the data choice and the flag.
-    shell: function (pathname, search, data, ids) {
+    // Presentation mode, the active nav link, nav links with the data choice and the flag;
+    // a page that cannot run on the data is dimmed, its reason the link's title.
+    shell: function (pathname, search, data, limits, ids) {
       const present = presenting(new URLSearchParams(window.location.search));
       const query = new URLSearchParams((data && data.query) || "");
       if (present) { query.set("present", "1"); }
@@ -12,7 +13,9 @@
       const path = window.location.pathname;
       return [present ? "vi-app vi-present" : "vi-app",
               ids.map(id => id.path + (qs ? "?" + qs : "")),
-              ids.map(id => "vi-nav-link" + (id.path === path ? " vi-nav-active" : "")),
+              ids.map(id => "vi-nav-link" + (id.path === path ? " vi-nav-active" : "") +
+                            (limits && limits[id.path] ? " vi-nav-limited" : "")),
+              ids.map(id => (limits && limits[id.path]) || ""),
               present ? "End presentation" : "Present", present ? "true" : "false"];
     },
     // The menu button opens or closes the navigation; a followed link (a new path) closes it.

@@ -30,7 +30,7 @@ from varimp_core.result import ImportanceResult
 from varimp_core.serialize import from_jsonable, to_jsonable
 
 dash.register_page(__name__, path="/decomposition", name="Decomposition", order=2,
-                   title="varimp \u2014 Decomposition")
+                   title="varimp \u2014 Decomposition", exact_inputs="any")
 
 PREFIX = "decomp"
 

@@ -41,7 +41,7 @@ from varimp_core.studies.masking_copy import (MAX_IRRELEVANT, UPLOAD, masking_da
                                               study_spec)
 
 dash.register_page(__name__, path="/masking", name="Masking", order=3,
-                   title="varimp \u2014 Masking")
+                   title="varimp \u2014 Masking", exact_inputs="upload")
 
 PREFIX = "masking"
 DATA = "masking-data"  # the store of the session's data choice (an upload is offered)

@@ -20,7 +20,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 
-from pages._framework import state
+from pages._framework import datasource, state
+from pages._server import limits
 from pages._framework.datachoice import DataChoice
 from pages._framework.params import sentence
 
@@ -149,3 +150,30 @@ def register_data_label(prefix: str, store: str | None = None) -> None:
     (default ``{prefix}-data``)."""
     callback(Output(f"{prefix}-dataset", "children"),
              Input(store or f"{prefix}-data", "data"), prevent_initial_call=True)(data_label)
+
+
+def nav_limits(vi_data: Any, pages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """``{path: reason}`` of the pages that cannot run on the session's data (issue #26):
+    the navigation shows them dimmed, with the reason as their title.
+
+    A page declares ``exact_inputs`` in ``dash.register_page``: ``"any"`` when every view
+    is exact (Decomposition), ``"upload"`` when only an uploaded table can pass the limit
+    (Masking's own problems all fit).  The limit is the server's
+    (:func:`pages._server.limits.max_exact_features`); the number of inputs is the session
+    store's, or a problem's definition: nothing is loaded here.
+    """
+    try:
+        data = DataChoice.from_store(vi_data)
+        p = datasource.data_feature_count(data.as_dict, vi_data)
+    except (ValueError, TypeError, KeyError):
+        return {}
+    most = limits.max_exact_features()
+    if p is None or p <= most:
+        return {}
+    out = {}
+    for page in pages:
+        needs = page.get("exact_inputs")
+        if needs == "any" or (needs == "upload" and data.is_upload):
+            out[page["relative_path"]] = (f"{page['name']}: its views are exact, for at most "
+                                          f"{most} inputs; this data has {p:,}.")
+    return out

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from _browser import open_page, set_number, visit
+from dash.testing.wait import until
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -347,6 +348,28 @@ def test_data_page_switches_problem_and_shared_link_reproduces_it(dash_duo, dash
     dash_duo.wait_for_text_to_equal("#data-summary-p", str(len(strobl.variables)), timeout=20)
     assert _summary(dash_duo) == shown
     assert dash_duo.find_element("#data-problem").text.startswith("strobl")
+    assert dash_duo.get_logs() == []
+
+
+@pytest.mark.browser
+def test_a_page_that_cannot_run_on_the_data_is_dimmed_with_its_reason(dash_duo, dash_app):
+    """Issue #26: LED with 14 irrelevant inputs has 21 > 20 (the exact limit): the
+    navigation dims Decomposition and says why in its title; a link back to LED makes it a
+    plain link again."""
+    def link(path):
+        return dash_duo.find_element(f"#vi-nav a[href^='{path}']")
+
+    open_page(dash_duo, dash_app, "/data?problem=led:irrelevant=14")
+    dash_duo.wait_for_text_to_equal("#data-summary-p", "21", timeout=30)
+    until(lambda: "vi-nav-limited" in link("/decomposition").get_attribute("class"), 20)
+    title = link("/decomposition").get_attribute("title")
+    assert "at most 20 inputs" in title and "has 21" in title
+    assert "vi-nav-limited" not in link("/masking").get_attribute("class")
+    assert "vi-nav-limited" not in link("/importances").get_attribute("class")
+    open_page(dash_duo, dash_app, "/data?problem=led")
+    dash_duo.wait_for_text_to_equal("#data-summary-p", "7", timeout=30)
+    until(lambda: "vi-nav-limited" not in link("/decomposition").get_attribute("class"), 20)
+    assert link("/decomposition").get_attribute("title") == ""
     assert dash_duo.get_logs() == []
 
 
