@@ -117,6 +117,9 @@
       if (!/^[xy]axis\d*$/.test(key)) { return; }
       const axis = gd.layout[key] || {};
       if (!axis.automargin) { layout[key + ".automargin"] = true; }
+      // At 18 px an x axis's first label met the y axis's lowest one at the plot's corner
+      // (the convergence figure's "1" and "0.02", 5 x 3 px): labels stand 6 px further off.
+      if (axis.ticklabelstandoff === undefined) { layout[key + ".ticklabelstandoff"] = 6; }
       // A log axis writes the labels between powers of ten ("2", "5") at 3/4 of its tick
       // size (13.5 px of 18); with a format they are written at the full size.
       if (gd._fullLayout[key].type === "log" && !axis.tickformat) {
@@ -147,32 +150,124 @@
     gd._viTickLayout = gd.layout;
     if (gd._viTickTries > 3) { return out; }
     Object.keys(full).forEach(function (key) {
-      const ax = full[key];
-      if (!/^xaxis\d*$/.test(key) || !ax || ax.tickmode !== "auto" || !ax.showticklabels) { return; }
+      const ax = full[key], x = /^xaxis\d*$/.test(key);
+      // A category axis shows every category (Plotly turns its labels when they touch):
+      // fewer ticks would leave categories unnamed (Measures' AUC boxes lost four names).
+      if (!/^[xy]axis\d*$/.test(key) || !ax || !ax.showticklabels ||
+          ax.type === "category" || ax.type === "multicategory") { return; }
+      const log = ax.type === "log";
+      if (ax.tickmode !== "auto" && !(log && ax.tickmode === "linear")) { return; }
       const plot = (full._plots || {})[ax._mainSubplot];
-      const layer = plot && plot.xaxislayer && plot.xaxislayer.node && plot.xaxislayer.node();
+      const node = plot && plot[x ? "xaxislayer" : "yaxislayer"];
+      const layer = node && node.node && node.node();
       if (!layer) { return; }
-      const boxes = Array.from(layer.querySelectorAll(".xtick text"))
+      const boxes = Array.from(layer.querySelectorAll(x ? ".xtick text" : ".ytick text"))
         .filter(t => t.textContent).map(t => t.getBoundingClientRect())
-        .filter(r => r.width).sort((a, b) => a.left - b.left);
-      const touch = boxes.some((r, i) => i > 0 && boxes[i - 1].right + 2 > r.left);
+        .filter(r => r.width).sort((a, b) => x ? a.left - b.left : a.top - b.top);
+      const touch = boxes.some((r, i) => i > 0 && (x ? boxes[i - 1].right + 2 > r.left
+                                                      : boxes[i - 1].bottom > r.top));
+      if (!touch) { return; }
+      if (log) {
+        // A log axis labelled at 1..9 of each decade (the "~g" format above) labels 1, 2 and
+        // 5, then the powers of ten, then every other power.
+        const step = {undefined: "D2", D1: "D2", D2: 1, 1: 2}[String(ax.dtick)];
+        if (step !== undefined) { out[key + ".dtick"] = step; }
+        return;
+      }
       const fewer = Math.max(2, Math.min(boxes.length, ax.nticks || Infinity) - 1);
-      if (touch && fewer < (ax.nticks || Infinity)) { out[key + ".nticks"] = fewer; }
+      if (fewer < (ax.nticks || Infinity)) { out[key + ".nticks"] = fewer; }
     });
     if (Object.keys(out).length) { gd._viTickTries = (gd._viTickTries || 0) + 1; }
     return out;
   }
 
+
+  // The height of a figure in presentation mode: a figure in a .vi-figure box fills what the
+  // window leaves below its top, never less than the page made it (Dependence's ten class
+  // panels of 1,200 px were squeezed into 400); a figure whose 18 px legend and titles leave
+  // its plot under MIN_PLOT px grows by the difference, at most twice a drawing (a plot that
+  // does not grow with its figure is not chased).  Null: no change.
+  const MIN_PLOT = 220;
   function fitHeight(gd) {
     const box = gd.closest(".dash-graph");
-    if (!box || !box.closest(".vi-figure") || box.closest(".vi-hidden")) { return null; }
-    const bar = document.querySelector(".vi-topbar");
-    const top = box.getBoundingClientRect().top + window.scrollY;
-    const room = top < window.innerHeight ? window.innerHeight - top
-      : window.innerHeight - (bar ? bar.offsetHeight : 0);
-    const height = Math.max(300, Math.round(room - 16));
+    if (!box || box.closest(".vi-hidden")) { return null; }
+    const full = gd._fullLayout;
+    if (box.style.height !== box._viSet) {   // first seen, or sized anew by the page
+      box._viNatural = box.getBoundingClientRect().height;
+    }
+    let height = Math.round(box._viNatural || full.height || 0);
+    if (box.closest(".vi-figure")) {
+      const bar = document.querySelector(".vi-topbar");
+      const top = box.getBoundingClientRect().top + window.scrollY;
+      const room = top < window.innerHeight ? window.innerHeight - top
+        : window.innerHeight - (bar ? bar.offsetHeight : 0);
+      height = Math.max(height, 300, Math.round(room - 16));
+    }
+    if (gd._viRoomLayout !== gd.layout) {   // a figure drawn anew
+      gd._viRoomLayout = gd.layout;
+      gd._viRoomTries = 0;
+      gd._viRoomExtra = 0;
+    }
+    const plot = full._size ? full._size.h : MIN_PLOT;
+    const settled = Math.abs((full.height || 0) - height - gd._viRoomExtra) <= 4;
+    if (settled && plot < MIN_PLOT - 4 && gd._viRoomTries < 2) {
+      gd._viRoomTries += 1;
+      gd._viRoomExtra += Math.round(MIN_PLOT - plot);
+    }
+    height += gd._viRoomExtra;
+    if (Math.abs((full.height || 0) - height) <= 4) { return null; }
     box.style.setProperty("height", height + "px", "important");
-    return Math.abs((gd._fullLayout.height || 0) - height) > 4 ? height : null;
+    box._viSet = box.style.height;
+    return height;
+  }
+
+  // A badge (an annotation with a background, above the plot: Importances' "sampled + exact")
+  // that covers the legend is lifted above it, the top margin growing by as much; up to three
+  // times a figure.  The legend then sits where it was, under the badge.
+  function badgeClear(gd) {
+    const legend = gd.querySelector(".legend");
+    const full = gd._fullLayout;
+    if (((gd.layout.margin || {}).t) !== gd._viBadgeTop) { gd._viBadgeMoves = 0; }
+    if (!legend || gd._viBadgeMoves > 2) { return null; }
+    const a = legend.getBoundingClientRect(), out = {};
+    gd.querySelectorAll(".annotation").forEach(function (node) {
+      const i = Number(node.getAttribute("data-index"));
+      const note = (full.annotations || [])[i];
+      if (!note || !note.bgcolor || note.bgcolor === "rgba(0, 0, 0, 0)" ||
+          note.yref !== "paper" || note.y < 1 || note.yanchor !== "bottom") { return; }
+      const b = node.getBoundingClientRect();
+      const overlap = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+      if (overlap <= 0 || a.right <= b.left || b.right <= a.left) { return; }
+      const lift = Math.round(b.bottom - a.top + 4);
+      out["annotations[" + i + "].yshift"] = (note.yshift || 0) + lift;
+      out["margin.t"] = Math.max(out["margin.t"] || 0,
+                                 ((full._size && full._size.t) || full.margin.t || 0) + lift);
+    });
+    if (!Object.keys(out).length) { return null; }
+    gd._viBadgeMoves = (gd._viBadgeMoves || 0) + 1;
+    gd._viBadgeTop = out["margin.t"];
+    return out;
+  }
+
+  // A legend under the plot (Measures' bars) that covers the x axis's title at 18 px moves
+  // down by the overlap, the bottom margin growing with it; up to three times a figure.
+  function legendBelow(gd) {
+    const legend = gd.querySelector(".legend");
+    const title = gd.querySelector(".g-xtitle text");
+    const full = gd._fullLayout;
+    if (((gd.layout.margin || {}).b) !== gd._viBelowMargin) { gd._viBelowMoves = 0; }
+    if (!legend || !title || !full.legend || gd._viBelowMoves > 2) { return null; }
+    const a = legend.getBoundingClientRect(), b = title.getBoundingClientRect();
+    const overlap = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+    if (overlap <= 0 || a.right <= b.left || b.right <= a.left || a.top < b.top) { return null; }
+    gd._viBelowMoves = (gd._viBelowMoves || 0) + 1;
+    const shift = overlap + 6, out = {};
+    out["margin.b"] = ((full._size && full._size.b) || full.margin.b || 0) + shift;
+    gd._viBelowMargin = out["margin.b"];
+    if ((full.legend.yref || "paper") === "paper" && full._size && full._size.h) {
+      out["legend.y"] = full.legend.y - shift / full._size.h;
+    }
+    return out;
   }
 
   function legendClear(gd) {
@@ -204,13 +299,16 @@
     const layout = {};
     let restyle = null;
     Object.assign(layout, legendClear(gd) || {});
+    if (!Object.keys(layout).length) { Object.assign(layout, badgeClear(gd) || {}); }
     if (presenting()) {
       const big = enlarge(gd);
       Object.assign(layout, big[0] || {});
       restyle = big[1];
       const height = fitHeight(gd);
       if (height !== null) { layout.height = height; }
-      if (!big[0] && !restyle && height === null) { Object.assign(layout, tickClash(gd)); }
+      if (!big[0] && !restyle && height === null) {
+        Object.assign(layout, tickClash(gd), legendBelow(gd) || {});
+      }
     }
     if (restyle) { window.Plotly.restyle(gd, restyle); }
     if (Object.keys(layout).length) { window.Plotly.relayout(gd, layout); }

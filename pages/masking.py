@@ -321,7 +321,8 @@ def figure_cards(problem="led") -> list:
                  html.Div(id="masking-summary", className="vi-description"),
                  download_button("masking", "Download the three figures' values (CSV)", "figures"),
                  className="vi-figure"),
-            html.Div(style={"display": "grid", "gap": "1rem",
+            html.Div(className="vi-figure-pair",  # one above the other in presentation mode
+                     style={"display": "grid", "gap": "1rem",
                             "gridTemplateColumns": "repeat(auto-fit, minmax(min(100%, 380px), 1fr))"},
                      children=[card("Rank", graph["bump"], className="vi-figure"),
                                card("Change from the first column", delta,

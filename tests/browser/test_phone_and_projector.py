@@ -7,6 +7,9 @@
 * In presentation mode at 1024 x 768 every visible text of every figure is at least 18 px
   (the mode's promise; log axes' minor labels, heatmap cells and sweep ticks were 13.5 to 14
   px), and Distributions' tick labels do not touch.
+* In presentation mode at 1024 x 768 and 1400 x 900, in states other than the pages' defaults
+  (sampled methods, a sample's verdicts, a depth axis, a clicked cell, a pair of variables, a
+  sweep...), no figure text is under 18 px, overlaps another or runs out of its figure.
 """
 
 from __future__ import annotations
@@ -215,3 +218,92 @@ def test_on_a_phone_heatmap_values_do_not_overlap(dash_duo, dash_app, path, grap
     assert driver.execute_script(
         "return document.documentElement.scrollWidth <= window.innerWidth;")
     assert dash_duo.get_logs() == []
+
+
+#: States other than the pages' defaults, each a link (issue 26: "every page, not only the
+#: default state"); small runs of the slow studies.
+STATES = (
+    "/importances?problem=led&method=sklearn-et&trees=50",
+    "/importances?problem=led&method=forest",
+    "/importances?problem=led&sampling=sample&n=300",
+    "/masking?problem=led&axis=depth",
+    "/decomposition?problem=sym&K=2&var=X1&degree=1",
+    "/dependence?problem=led&feature=X2&feature2=X5",
+    "/measures?problem=led&kind=et",
+    "/distributions?problem=xor:irrelevant=2&R=20&T=10&N=200&view=violin&sweep=n_samples"
+    "&values=50,200",
+    "/interactions?problem=xor",
+    "/stability?problem=led&K=3",
+    "/explain?problem=led&row=5",
+    "/selection?problem=led&R=20&trees=20&show=rs",
+)
+# Each figure's texts under 18 px, pairs that overlap (two turned labels, as Plotly turns a
+# crowded category axis's, are not compared: their boxes are not their glyphs) and texts
+# out of their figure's box: {small: [...], over: [...], clipped: [...]}.
+_TEXT_PROBLEMS = """
+const small = [], over = [], clipped = [];
+document.querySelectorAll('.js-plotly-plot').forEach(g => {
+  const id = (g.closest('.dash-graph') || {}).id, box = g.getBoundingClientRect();
+  const ts = Array.from(g.querySelectorAll('.main-svg text')).filter(t => {
+    const r = t.getBoundingClientRect(), st = getComputedStyle(t);
+    return r.width && r.height && t.textContent.trim() && st.visibility !== 'hidden'
+      && st.display !== 'none' && parseFloat(st.opacity) !== 0;
+  });
+  const rs = ts.map(t => t.getBoundingClientRect());
+  const turned = ts.map(t => /rotate\\((?!0[,)])/.test(t.getAttribute('transform') || ''));
+  ts.forEach((t, i) => {
+    const size = parseFloat(getComputedStyle(t).fontSize), r = rs[i];
+    if (size < arguments[0]) { small.push([id, t.textContent.slice(0, 30), size]); }
+    if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1
+        || r.bottom > box.bottom + 1) { clipped.push([id, t.textContent.slice(0, 30)]); }
+  });
+  for (let i = 0; i < rs.length; i++) { for (let j = i + 1; j < rs.length; j++) {
+    if (turned[i] && turned[j]) { continue; }
+    const a = rs[i], b = rs[j];
+    const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+    const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+    if (w > 2 && h > 2) {
+      over.push([id, ts[i].textContent.slice(0, 25), ts[j].textContent.slice(0, 25)]);
+    }
+  } }
+});
+return (small.length || over.length || clipped.length)
+  ? {small: small.slice(0, 6), over: over.slice(0, 6), clipped: clipped.slice(0, 6)} : null;
+"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width, height", [(1024, 768), (1400, 900)])
+def test_presentation_mode_in_other_states_keeps_text_large_apart_and_inside(
+        dash_duo, dash_app, width, height):
+    """Issue 26's projector check beyond the default states.  Found and fixed with it: the
+    convergence figure's 18 px legend left its log axis 60 px (labels on top of each other),
+    Dependence's ten class panels were squeezed from 1,200 to 400 px, Measures' legend
+    covered "Variable", the Importances badge covered the legend, Masking's change values
+    overlapped at half width, a long subtitle ran out of its figure."""
+    driver = dash_duo.driver
+    _window(driver, width, height)
+    open_page(dash_duo, dash_app, "/")
+    states = STATES + (tuple(p + LIGHT.get(p, "") for p in ANALYSIS) if width > 1024 else ())
+    found = {}
+    for path in states:
+        visit(dash_duo, path + ("&" if "?" in path else "?") + "present=1")
+        _drawn(driver, path)
+        problems = []
+
+        def clean():
+            problems[:] = [driver.execute_script(_TEXT_PROBLEMS, MIN_TEXT_PX)]
+            return problems[0] is None
+        try:
+            wait_for(clean, 30, f"clean figure text on {path}")
+        except AssertionError:
+            found[path] = problems[0]
+    known = {k: v for k, v in found.items() if (width, k) in NOT_YET}
+    assert found == known, f"presentation mode at {width} x {height}: {found}"
+
+
+#: Overlaps seen and not yet fixed (issue 26 stays open for them): at 1400 px Masking's change
+#: values by depth (8 columns) and Distributions' panel titles over the tick labels of the
+#: panel above.
+NOT_YET = {(1400, "/masking?problem=led&axis=depth"),
+           (1400, "/distributions" + LIGHT["/distributions"])}

@@ -32,6 +32,7 @@ __all__ = ["ICE_OPACITY", "integer_ticks", "pd_outputs", "make_pd_figure", "make
 ICE_OPACITY = 0.25
 _PD_COLOR = "#222222"
 _MAX_PANELS = 12
+_FEW_VALUES = 10
 
 
 def _layout(fig: go.Figure, title: str | None, height: int, *, legend: bool = False,
@@ -40,16 +41,33 @@ def _layout(fig: go.Figure, title: str | None, height: int, *, legend: bool = Fa
     base_layout(fig, title=title, height=height)
     top = 8                                   # pixels from the top of the figure
     if title:
+        lines = _wrap(subtitle) if subtitle else []
         fig.update_layout(title=dict(text=title, x=0.01, xref="container", xanchor="left",
                                      y=1 - top / height, yanchor="top", font=dict(size=14),
-                                     subtitle=dict(text=subtitle or "", font=dict(size=12))))
-        top += 26 + (20 if subtitle else 0)
+                                     subtitle=dict(text="<br>".join(lines), font=dict(size=12))))
+        top += 26 + 20 * len(lines)
     if legend:
         # in pixels from the top, so a tall figure of many panels keeps it under the title
         fig.update_layout(legend=dict(yref="container", y=1 - top / height, yanchor="top"))
         top += 28
     fig.update_layout(margin=dict(t=top + 20))
     return fig
+
+
+#: Characters of a subtitle line: a line of 110 ran past the figure's right edge in
+#: presentation mode (18 px text in a 1024 px window).
+SUBTITLE_CHARACTERS = 70
+
+
+def _wrap(text: str, width: int = SUBTITLE_CHARACTERS) -> list[str]:
+    """``text`` in lines of at most ``width`` characters, broken between words."""
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
 
 
 def _response_label(result: PartialDependence, output) -> str:
@@ -248,6 +266,12 @@ def make_pd2_figure(result: PartialDependence, *, output=None, title: str | None
     _layout(fig, title, height)
     fig.update_xaxes(title_text=f1)
     fig.update_yaxes(title_text=f2)
+    # A few grid values (codes of a discrete input) are the ticks: none at the cells' edges
+    # (-0.5 and 1.5 of a bit), where the two axes' first labels met at the corner.
+    if g1.size <= _FEW_VALUES:
+        fig.update_xaxes(tickmode="array", tickvals=g1.tolist())
+    if g2.size <= _FEW_VALUES:
+        fig.update_yaxes(tickmode="array", tickvals=g2.tolist())
     axes = zip((fig.update_xaxes, fig.update_yaxes), (g1, g2), _labels(result), result.categorical)
     for update, g, lab, categorical in axes:
         if lab and categorical:   # a numeric grid's labels are for the hover text only

@@ -314,7 +314,7 @@ def make_importance_over_labels(result: ImportanceOverLabels, *, title: str | No
         zmax=max(float(z.max()), 1e-12), meta="over-labels",
         text=np.vectorize(lambda v: f"{v:.0%}")(z) if show_text else None,
         texttemplate="%{text}" if show_text else None,
-        colorbar=dict(title=dict(text="share"), tickformat=".0%"),
+        colorbar=dict(title=dict(text="share", side="right"), tickformat=".0%"),
         hovertemplate=("%{y} for %{x}<br>share %{z:.2%}<br>rank %{customdata} in this class"
                        "<extra></extra>")))
     _layout(fig, title, height or max(260, 60 + 26 * p))

@@ -136,8 +136,13 @@ def test_dependence_over_responses_regression_points(regression):
     np.testing.assert_array_equal(custom[:, 1], r.position)
     title = fig.layout.title.text
     assert "not Friedman's partial dependence" in title
-    assert "nothing is set or averaged" in fig.layout.title.subtitle.text
-    assert f"{len(r.value):,} of {r.n_observations:,}" in fig.layout.title.subtitle.text
+    # The subtitle is broken into lines of at most 70 characters (one of 110 ran past the
+    # figure's edge in presentation mode); its words are kept, in order.
+    lines = fig.layout.title.subtitle.text.split("<br>")
+    assert len(lines) >= 2 and max(len(line) for line in lines) <= 70
+    subtitle = " ".join(lines)
+    assert "nothing is set or averaged" in subtitle
+    assert f"{len(r.value):,} of {r.n_observations:,}" in subtitle
 
 
 def test_dependence_over_responses_classification_boxes(classification):
@@ -153,6 +158,19 @@ def test_dependence_over_responses_classification_boxes(classification):
         assert b.boxpoints == "all"
     assert sum(len(b.x) for b in boxes) == len(r.value)
     assert "not Friedman's partial dependence" in fig.layout.title.text
+
+
+def test_pd2_of_a_few_values_ticks_those_values(classification):
+    """A pair of bits drew ticks at -0.5 and 1.5, the cells' edges, where the two axes' first
+    labels met at the corner; a grid of at most 10 values is ticked at its values."""
+    forest, X = classification
+    Xd = (X > 0.5).astype(float)
+    r = partial_dependence(forest, Xd, ["A", "B"], feature_names=NAMES)
+    fig = make_pd2_figure(r)
+    assert list(fig.layout.xaxis.tickvals) == [0.0, 1.0]
+    assert list(fig.layout.yaxis.tickvals) == [0.0, 1.0]
+    fine = make_pd2_figure(partial_dependence(forest, X, ["A", "B"], feature_names=NAMES))
+    assert fine.layout.xaxis.tickvals is None
 
 
 def test_integer_grids_get_whole_number_ticks():
