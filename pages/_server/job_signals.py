@@ -19,6 +19,7 @@ import logging
 import os
 import time
 
+from pages._server import cache
 from pages._server.cache import cache_dir, get_cache, is_shared, key_for
 from pages._server.limits import env_seconds
 
@@ -135,6 +136,22 @@ def mark_progress(now: float | None = None) -> None:
             _write_state(os.getpid(), "progress", "")
     except OSError:  # pragma: no cover - a full disk: the CPU rule still holds
         log.debug("Could not record a job's progress", exc_info=True)
+
+
+_marked_at = [-float("inf")]  # this process's last mark_alive (job-side, per process)
+
+
+def mark_alive() -> None:
+    """:func:`mark_progress`, at most once a second: for wait loops that look every 0.1 s
+    (:data:`pages._server.cache.WHILE_WAITING`: a job waiting for another process's
+    computation of the same value is alive, whether or not its caller reports progress)."""
+    now = time.monotonic()
+    if now - _marked_at[0] >= 1.0:
+        _marked_at[0] = now
+        mark_progress()
+
+
+cache.WHILE_WAITING.append(mark_alive)
 
 
 def last_report(pid: int) -> float | None:

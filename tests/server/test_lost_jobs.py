@@ -473,6 +473,7 @@ def test_a_job_that_computes_without_reporting_is_not_taken_for_stuck(manager, m
 def test_a_job_that_waits_but_reports_every_second_is_not_taken_for_stuck(manager,
                                                                           monkeypatch):
     monkeypatch.delenv("VARIMP_JOB_STALL_AFTER", raising=False)
+    monkeypatch.setattr(jobs, "IDLE_CPU", 1e9)  # its reports alone keep it
     proc = _start(_sleeps_with_reports, "p" * 64, manager.handle.directory)
     try:
         answer = _poll(manager, "p" * 64, proc, 40)
@@ -492,3 +493,34 @@ def test_the_stall_limit_is_a_bounded_server_limit(monkeypatch):
     assert limits.job_stall_after() == 60
     monkeypatch.setenv("VARIMP_JOB_STALL_AFTER", "-1")
     assert limits.job_stall_after() == 6
+
+
+def _waits_for_another_process(progress):
+    """``cache.get_or_compute`` with no ``on_wait`` (as the views' own computation calls it)
+    while another process computes the same value."""
+    progress(1, 10)
+    return cache.get_or_compute(cache.key_for("test-stall-wait", 1),
+                                lambda: ["computed here: the lock was not respected"])
+
+
+def test_a_job_waiting_for_another_process_computing_the_same_value_is_left_alone(
+        manager, monkeypatch):
+    import json
+
+    monkeypatch.delenv("VARIMP_JOB_STALL_AFTER", raising=False)
+    monkeypatch.setattr(jobs, "IDLE_CPU", 1e9)  # its looks' processor time does not save it
+    key = cache.key_for("test-stall-wait", 1)
+    holder = f"{socket.gethostname()}:{os.getpid()}"  # this process computes it, for 12 s
+    cache.get_cache().add(f"lock:{key}", holder, expire=60)
+    proc = _start(_waits_for_another_process, "a" * 64, manager.handle.directory)
+    try:
+        begun = time.monotonic()
+        while time.monotonic() - begun < 12:
+            time.sleep(0.2)
+            assert manager.get_result("a" * 64, str(proc.pid)) is manager.UNDEFINED
+        cache.get_cache().set(key, json.dumps(["computed by the other process"]))
+        cache.get_cache().delete(f"lock:{key}")
+        answer = _poll(manager, "a" * 64, proc, 20)
+    finally:
+        proc.join(30)
+    assert answer == ["computed by the other process"], answer
