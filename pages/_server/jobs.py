@@ -17,6 +17,9 @@ seconds.  :class:`Progress` raises :class:`JobTimeout` at the first progress
 report past the limit; a job process of the Diskcache manager also gets an
 alarm at the limit and at most ``VARIMP_MAX_MEMORY_MB`` more memory
 (:mod:`pages._server.guards`).  :func:`error_message` turns both into sentences.
+The poll of a Diskcache job stops one that hung as it started (``VARIMP_JOB_START_TIMEOUT``)
+or that, once started, went ``VARIMP_JOB_STALL_AFTER`` seconds with no progress report and
+no processor time (:func:`_lost_or_overdue`), each with its own sentence.
 Cancel kills the job's process and its children; a cache lock it held is
 freed by the next caller (:func:`pages._server.cache.get_or_compute`).
 """
@@ -634,7 +637,8 @@ def _idle_for(proc: psutil.Process) -> float | None:
     now, pid = time.time(), proc.pid
     cpu = _tree_cpu(proc)
     sample = cpu_sample(pid)
-    if sample is None or cpu - sample[0] >= IDLE_CPU or cpu < sample[0]:
+    if (sample is None or sample[1] < proc.create_time()  # none, or an earlier process's
+            or cpu - sample[0] >= IDLE_CPU or cpu < sample[0]):
         keep_cpu_sample(pid, cpu, now)
         return None
     report = last_report(pid) or proc.create_time()
