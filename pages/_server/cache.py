@@ -127,16 +127,31 @@ def put_json(key: str, value: Any, *, expire: float | None = None) -> None:
     get_cache().set(key, text, expire=expire, retry=True)
 
 
+#: Called at each look of a wait for another process's computation, whatever the caller's
+#: ``on_wait``: :mod:`pages._server.job_signals` adds its liveness record here, so a job that
+#: waits is never taken for a stuck one (#27.2).  (A hook, not an import: job_signals
+#: imports this module.)
+WHILE_WAITING: list[Callable[[], None]] = []
+
+
 def get_or_compute(key: str, fn: Callable[[], Any], *, expire: float | None = None,
                    on_wait: Callable[[], None] | None = None) -> Any:
     """Return the cached value for ``key``, computing and storing it on a miss, once.
 
     :func:`pages._server.store.compute_once` on this process's store; ``expire`` is
     ``VARIMP_RESULT_TTL`` when None.  A job passes its progress report as ``on_wait``,
-    which raises when the job's page was left while another process computes.
+    which raises when the job's page was left while another process computes.  Every
+    wait also calls the hooks of :data:`WHILE_WAITING`.
     """
     expire = limits.value("result_ttl") if expire is None else expire
-    return store.compute_once(get_cache(), key, fn, expire=expire, on_wait=on_wait)
+
+    def waiting() -> None:
+        for hook in WHILE_WAITING:
+            hook()
+        if on_wait is not None:
+            on_wait()
+
+    return store.compute_once(get_cache(), key, fn, expire=expire, on_wait=waiting)
 
 
 def get_or_compute_result(key: str, fn: Callable[[], Any], *, expire: float | None = None,

@@ -19,6 +19,7 @@ import logging
 import os
 import time
 
+from pages._server import cache
 from pages._server.cache import cache_dir, get_cache, is_shared, key_for
 from pages._server.limits import env_seconds
 
@@ -83,8 +84,9 @@ def start_timeout() -> float:
     return env_seconds("VARIMP_JOB_START_TIMEOUT", 5.0)
 
 
-#: Why a job process ended, as :func:`record_end_reason` writes it.
-TIMEOUT, STALLED = "timeout", "stalled"
+#: Why a job process ended, as :func:`record_end_reason` writes it: its time limit, hung as it
+#: started, or stopped making progress after it started (``"idle <seconds>"``).
+TIMEOUT, STALLED, IDLE = "timeout", "stalled", "idle"
 
 
 def _state_file(pid: int, what: str) -> str:
@@ -115,6 +117,75 @@ def mark_started() -> None:
     _write_state(os.getpid(), "started", repr(psutil.Process().create_time()))
 
 
+def mark_progress(now: float | None = None) -> None:
+    """Record, in a job's own process, that it reported progress now (its liveness).
+
+    Called by :class:`pages._server.jobs.Progress` at most once a second (with its heartbeat
+    read), so every progress report, partial result and wait on another process's
+    computation of the same value counts.  A file's modification time, as the heartbeat:
+    the web worker that polls (any of them) reads it with one ``stat``
+    (:func:`last_report`).  Outside a job (no :func:`start_job` key) it does nothing.
+    """
+    if _JOB_KEY.get() is None:
+        return
+    path = _state_file(os.getpid(), "progress")
+    try:
+        try:
+            os.utime(path, None if now is None else (now, now))
+        except FileNotFoundError:
+            _write_state(os.getpid(), "progress", "")
+    except OSError:  # pragma: no cover - a full disk: the CPU rule still holds
+        log.debug("Could not record a job's progress", exc_info=True)
+
+
+_marked_at = [-float("inf")]  # this process's last mark_alive (job-side, per process)
+
+
+def mark_alive() -> None:
+    """:func:`mark_progress`, at most once a second: for wait loops that look every 0.1 s
+    (:data:`pages._server.cache.WHILE_WAITING`: a job waiting for another process's
+    computation of the same value is alive, whether or not its caller reports progress)."""
+    now = time.monotonic()
+    if now - _marked_at[0] >= 1.0:
+        _marked_at[0] = now
+        mark_progress()
+
+
+cache.WHILE_WAITING.append(mark_alive)
+
+
+def last_report(pid: int) -> float | None:
+    """Seconds since the epoch of process ``pid``'s last report: its start
+    (:func:`mark_started`) or its latest progress (:func:`mark_progress`); None: neither."""
+    times = []
+    for what in ("started", "progress"):
+        try:
+            times.append(os.stat(_state_file(pid, what)).st_mtime)
+        except (OSError, ValueError):
+            pass
+    return max(times) if times else None
+
+
+def cpu_sample(pid: int) -> tuple[float, float] | None:
+    """The last CPU sample the poll side kept for process ``pid``: ``(cpu seconds of its
+    tree, when they last advanced)``, or None."""
+    text = _read_state(pid, "cpu")
+    try:
+        cpu, since = (float(v) for v in (text or "").split())
+    except ValueError:
+        return None
+    return cpu, since
+
+
+def keep_cpu_sample(pid: int, cpu: float, since: float) -> None:
+    """Keep ``(cpu, since)`` for process ``pid`` (read back by :func:`cpu_sample`), in a file
+    of the cache folder: the next poll may reach another web worker."""
+    try:
+        _write_state(pid, "cpu", f"{cpu!r} {since!r}")
+    except OSError:  # pragma: no cover - a full disk: the time limit still holds
+        log.debug("Could not keep a job's CPU sample", exc_info=True)
+
+
 def job_started(pid: int, create_time: float) -> bool:
     """Whether process ``pid`` (started at ``create_time``) reported its start."""
     text = _read_state(pid, "started")
@@ -139,8 +210,9 @@ def end_reason(pid: int) -> str | None:
 
 
 def forget_job_state(pid: int) -> None:
-    """Remove the start and end records of process ``pid`` (its end was reported)."""
-    for what in ("started", "reason"):
+    """Remove the start, progress, CPU and end records of process ``pid`` (its end was
+    reported)."""
+    for what in ("started", "progress", "cpu", "reason"):
         try:
             os.remove(_state_file(pid, what))
         except (OSError, ValueError):

@@ -17,6 +17,9 @@ seconds.  :class:`Progress` raises :class:`JobTimeout` at the first progress
 report past the limit; a job process of the Diskcache manager also gets an
 alarm at the limit and at most ``VARIMP_MAX_MEMORY_MB`` more memory
 (:mod:`pages._server.guards`).  :func:`error_message` turns both into sentences.
+The poll of a Diskcache job stops one that hung as it started (``VARIMP_JOB_START_TIMEOUT``)
+or that, once started, went ``VARIMP_JOB_STALL_AFTER`` seconds with no progress report and
+no processor time (:func:`_lost_or_overdue`), each with its own sentence.
 Cancel kills the job's process and its children; a cache lock it held is
 freed by the next caller (:func:`pages._server.cache.get_or_compute`).
 """
@@ -40,10 +43,12 @@ from pages._server import fanout
 
 from pages._server import cache, celery_jobs, guards, job_host, limits
 from pages._server.hygiene import client_id, request_id
-from pages._server.job_signals import (STALLED, TIMEOUT, JobAbandoned, check_heartbeat,
-                                      end_reason, forget_job_state, forget_old_beats,
-                                      job_started, mark_polled, mark_started, record_end_reason,
-                                      start_job, start_timeout, stop_requested)
+from pages._server.job_signals import (IDLE, STALLED, TIMEOUT, JobAbandoned, check_heartbeat,
+                                      cpu_sample, end_reason, forget_job_state,
+                                      forget_old_beats, job_started, keep_cpu_sample,
+                                      last_report, mark_polled, mark_progress, mark_started,
+                                      record_end_reason, start_job, start_timeout,
+                                      stop_requested)
 from pages._server.cache import cache_dir
 from pages._server.guards import JobTimeout
 
@@ -161,6 +166,10 @@ class Progress:
     step), so fast loops do not flood the manager's store.  A call made more
     than ``timeout`` seconds after the start raises :class:`JobTimeout`, which
     stops the computation; :func:`error_message` turns it into a sentence.
+    Every call and every :meth:`publish` also records, at most once a second, that the
+    job is alive (:func:`pages._server.job_signals.mark_progress`): a started job with no
+    report and no processor time for ``VARIMP_JOB_STALL_AFTER`` seconds is stopped as stuck
+    (:func:`_lost_or_overdue`).
 
     Parameters
     ----------
@@ -184,7 +193,7 @@ class Progress:
         self.started = time.monotonic()
         self._stop = stop
         self._looked = -float("inf")
-        self._beat_read = -float("inf")
+        self._beat_read = self._marked = -float("inf")
         self._stopped = False
 
     def __call__(self, done: float = 0, total: float | None = None,
@@ -202,9 +211,7 @@ class Progress:
         now = time.monotonic()
         if now - self.started > self.timeout:
             raise JobTimeout(self.timeout)
-        if now - self._beat_read >= 1.0:  # a cache read: at most once a second
-            self._beat_read = now
-            check_heartbeat()
+        self._beat(now)
         final = bool(total) and done >= total
         if self._set is None or (now - self._last < self._min_interval and not final):
             return
@@ -216,11 +223,28 @@ class Progress:
         else:
             self._set((str(done), str(total), text))
 
+    def _beat(self, now: float) -> None:
+        """At most once a second: read the page's heartbeat (:func:`check_heartbeat`, which
+        may raise :class:`JobAbandoned`) and record this job's progress
+        (:func:`mark_progress`, its liveness for the poll side)."""
+        self._alive(now)
+        if now - self._beat_read >= 1.0:
+            self._beat_read = now
+            check_heartbeat()
+
+    def _alive(self, now: float) -> None:
+        """Record this job's liveness (:func:`mark_progress`), at most once a second."""
+        if now - self._marked >= 1.0:
+            self._marked = now
+            mark_progress()
+
     def publish(self, result, every: float = 1.5) -> None:
         """Draw ``result``, a partial result, while the job goes on: ``sink(render(result))``
         (set by :class:`pages._framework.view.JobView`), the first at once, then one per ``every`` s.
-        A partial result that cannot be drawn yet (a ValueError) is skipped."""
+        A partial result that cannot be drawn yet (a ValueError) is skipped.  It counts as
+        progress (:func:`mark_progress`)."""
         now = time.monotonic()
+        self._alive(now)
         if self.sink is None or self.render is None or now - self._published < every:
             return
         try:
@@ -234,6 +258,7 @@ class Progress:
         if self._stop is None or self._stopped:
             return self._stopped
         now = time.monotonic()
+        self._alive(now)  # a job that asks between its chunks is alive
         if now - self._looked >= 0.25:
             self._looked = now
             self._stopped = stop_requested(*self._stop)
@@ -496,6 +521,13 @@ def _report_start() -> None:
 #: A job whose process never reported its start (hung as it began, before any work).
 STALLED_SENTENCE = ("The process computing this view hung as it started (it did not begin "
                     "within {seconds:g} s) and was stopped. Run it again.")
+#: A started job that went ``seconds`` with no progress report and no processor time (stuck
+#: on a lock, say): a true sentence, never one about memory.
+IDLE_SENTENCE = ("The process computing this view stopped making progress (no report and no "
+                 "processor time for {seconds:g} s) and was stopped. Run it again.")
+#: Processor seconds of a job's process tree under which it counts as idle: a Python
+#: process blocked on a lock uses none; a numba or scikit-learn fit uses one a second.
+IDLE_CPU = 0.05
 #: A job whose process ended without a result and without a recorded reason.
 DIED_SENTENCE = ("The process computing this view stopped before it finished, without a "
                  "result or a reason (the system ended it). Run it again; if this keeps "
@@ -510,8 +542,14 @@ def _lost_or_overdue(job) -> str | None:
     :data:`guards.GRACE` seconds later is stuck where the alarm cannot reach it.  A job
     that has not reported its start (:func:`job_signals.mark_started`)
     ``VARIMP_JOB_START_TIMEOUT`` seconds after it was forked hung as it began: it is
-    reported then, not at the time limit.  A process that is gone is reported with the
-    reason it recorded before it was killed (its watchdog), else with no guess at one.
+    reported then, not at the time limit.  A started job is stuck (:func:`_idle_for`) once
+    it went ``VARIMP_JOB_STALL_AFTER`` seconds with neither a report
+    (:func:`job_signals.mark_progress`) nor :data:`IDLE_CPU` seconds of processor time in
+    its process tree: a long fit that reports nothing still computes and is left to its
+    time limit.  A stuck job's stack goes to the log (``SIGUSR1``) and its reason is
+    recorded; the caller kills it.  A process that is gone is reported with the reason it
+    recorded before it was killed (its watchdog, or this function), else with no guess at
+    one: never memory, which would have been said by the job itself.
     """
     import psutil
 
@@ -519,22 +557,29 @@ def _lost_or_overdue(job) -> str | None:
         pid = int(job)
         proc = psutil.Process(pid)
         if proc.status() != psutil.STATUS_ZOMBIE:
-            age = time.time() - proc.create_time()
+            created = proc.create_time()
+            age = time.time() - created
             if age > limits.job_timeout() + guards.GRACE:
                 record_end_reason(f"{TIMEOUT} {limits.job_timeout():g}", pid)
                 return JobTimeout(limits.job_timeout()).sentence()
-            if age > start_timeout() and not job_started(pid, proc.create_time()):
+            if not job_started(pid, created):
+                if age <= start_timeout():
+                    return None
                 log.warning("Job process %s did not start within %g s; it is stopped", pid,
                             start_timeout())
+                _dump_stack(pid)
                 record_end_reason(STALLED, pid)
-                try:  # where it is stuck, in the log (GuardedJob's faulthandler), then killed
-                    os.kill(pid, signal.SIGUSR1)
-                    time.sleep(0.2)
-                except OSError:
-                    pass
                 return STALLED_SENTENCE.format(seconds=start_timeout())
-            return None
-    except (psutil.NoSuchProcess, ValueError):
+            stall = limits.job_stall_after()
+            idle = _idle_for(proc)
+            if idle is None or idle < stall:
+                return None
+            log.warning("Job process %s made no progress and used no processor time for "
+                        "%.1f s; it is stopped", pid, idle)
+            _dump_stack(pid)
+            record_end_reason(f"{IDLE} {stall:g}", pid)
+            return IDLE_SENTENCE.format(seconds=stall)
+    except (psutil.NoSuchProcess, psutil.AccessDenied, ValueError):
         pass
     try:
         reason = end_reason(int(job))
@@ -549,7 +594,55 @@ def _lost_or_overdue(job) -> str | None:
             return JobTimeout(limits.job_timeout()).sentence()
     if reason == STALLED:
         return STALLED_SENTENCE.format(seconds=start_timeout())
+    if kind == IDLE:
+        try:
+            return IDLE_SENTENCE.format(seconds=float(seconds))
+        except ValueError:
+            return IDLE_SENTENCE.format(seconds=limits.job_stall_after())
     return DIED_SENTENCE
+
+
+def _dump_stack(pid: int) -> None:
+    """Where job process ``pid`` is stuck, in the log (GuardedJob's faulthandler), before
+    it is killed."""
+    try:
+        os.kill(pid, signal.SIGUSR1)
+        time.sleep(0.2)
+    except OSError:
+        pass
+
+
+def _tree_cpu(proc: psutil.Process) -> float:
+    """Processor seconds used so far by ``proc``, its reaped children and its live children
+    (numba and loky workers: their threads count in their process)."""
+    times = proc.cpu_times()
+    total = times.user + times.system + times.children_user + times.children_system
+    for child in proc.children(recursive=True):
+        try:
+            t = child.cpu_times()
+            total += t.user + t.system
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+def _idle_for(proc: psutil.Process) -> float | None:
+    """Seconds job process ``proc`` has gone with no report and no processor time, else None.
+
+    The CPU sample ``(cpu seconds, when they last advanced by IDLE_CPU)`` lives in the cache
+    folder (:func:`job_signals.cpu_sample`), not in this worker: the next poll may reach
+    another one.  Measured from the later of the job's last report and the last time its
+    processor time was seen to advance; the first sample counts as an advance.
+    """
+    now, pid = time.time(), proc.pid
+    cpu = _tree_cpu(proc)
+    sample = cpu_sample(pid)
+    if (sample is None or sample[1] < proc.create_time()  # none, or an earlier process's
+            or cpu - sample[0] >= IDLE_CPU or cpu < sample[0]):
+        keep_cpu_sample(pid, cpu, now)
+        return None
+    report = last_report(pid) or proc.create_time()
+    return now - max(report, sample[1])
 
 
 class _CeleryManager(_KeyPerRequest, CeleryManager):

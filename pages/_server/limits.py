@@ -17,6 +17,9 @@ trees on this server.") and their checks, and the Data page lists them all
     Memory one background job may add to its process; default 4,096 MB.
 ``VARIMP_JOB_TIMEOUT``
     Seconds one background job may run; default 600.
+``VARIMP_JOB_STALL_AFTER``
+    Seconds a started Diskcache job may go without a progress report and without using
+    the processor before it is taken for stuck and stopped; default 6, at most 60.
 ``VARIMP_UPLOAD_TTL``, ``VARIMP_RESULT_TTL``, ``VARIMP_MAX_CLIENT_UPLOAD_BYTES``
     Seconds an upload (24 h) and a result (7 days) are kept; bytes of parsed tables
     one browser may keep at once (256 MiB).  See :func:`pages._server.cache.put_table`.
@@ -67,6 +70,8 @@ LIMITS: dict[str, Limit] = {
     "sweep_values": Limit("VARIMP_MAX_SWEEP_VALUES", 8, None, "values per sweep"),
     "memory_mb": Limit("VARIMP_MAX_MEMORY_MB", 4096, None, "MB of memory per job"),
     "job_timeout": Limit("VARIMP_JOB_TIMEOUT", 600, None, "seconds per job"),
+    "job_stall_after": Limit("VARIMP_JOB_STALL_AFTER", 6, 60,
+                             "seconds a job may go without progress or processor time"),
     # The Measures page starts three jobs at once; a fourth covers a control changed while
     # its previous job is still being stopped.
     "client_jobs": Limit("VARIMP_MAX_JOBS_PER_CLIENT", 4, None, "jobs at once per browser"),
@@ -163,6 +168,12 @@ def max_client_jobs() -> int:
 def job_timeout() -> int:
     """Seconds a background job may run before it is stopped (``VARIMP_JOB_TIMEOUT``)."""
     return value("job_timeout")
+
+
+def job_stall_after() -> int:
+    """Seconds a started job may go with no progress report and no processor time before it
+    is stopped as stuck (``VARIMP_JOB_STALL_AFTER``, 6; at most 60)."""
+    return value("job_stall_after")
 
 
 # -- for the pages ---------------------------------------------------------------------

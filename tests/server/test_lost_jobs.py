@@ -375,3 +375,152 @@ def test_a_job_starts_from_a_single_threaded_fork_server_with_the_current_enviro
     assert host.num_threads() == 1
     _, _, last = browser.run(_importances_job(9_999, 778), "imp-miss.data", timeout=60)
     assert "stopped after 1 s, the time limit" in json.dumps(last), last
+
+
+# -- #27.2: a started job that stops making progress is reported within 10 s ----------------
+def _started_job(body, result_key: str | None = None, store: str | None = None):
+    """A job process as the manager starts one (its key, its start reported), running
+    ``body(progress)``; its return value, if any, is stored under ``result_key`` in the
+    manager's store (folder ``store``)."""
+    from pages._server import jobs as job_module
+    from pages._server.job_signals import start_job
+
+    def run(key):
+        value = body(job_module.Progress(None))
+        if result_key is not None:
+            import diskcache
+
+            diskcache.Cache(store).set(result_key, value)
+
+    guards.GuardedJob(run, on_start=start_job, started=job_module._report_start)("job-key")
+
+
+def _reports_then_blocks(progress):
+    progress(1, 10)
+    import threading
+
+    threading.Event().wait(600)  # stuck on a lock: alive, no report, no processor time
+
+
+def _burns_without_reports(progress):
+    progress(1, 10)
+    deadline, x = time.monotonic() + 12, 0
+    while time.monotonic() < deadline:  # a long fit in numba: no progress call
+        x += 1
+    return ["burnt", x > 0]
+
+
+def _sleeps_with_reports(progress):
+    for i in range(12):
+        progress(i, 12)
+        time.sleep(1)
+    return ["reported"]
+
+
+def _start(target, *args):
+    proc = multiprocessing.get_context("fork").Process(target=_started_job, args=(target, *args))
+    proc.start()
+    return proc
+
+
+def _poll(manager, key, proc, seconds):
+    """Poll as the page does (every 0.2 s) until the job answers or ``seconds`` pass."""
+    begun, answer = time.monotonic(), manager.UNDEFINED
+    while answer is manager.UNDEFINED and time.monotonic() - begun < seconds:
+        time.sleep(0.2)
+        answer = manager.get_result(key, str(proc.pid))
+    return answer
+
+
+def test_a_started_job_that_stops_making_progress_is_stopped_within_10_s(manager, monkeypatch):
+    import psutil
+
+    from pages._server import job_signals
+
+    monkeypatch.delenv("VARIMP_JOB_STALL_AFTER", raising=False)  # the default: 6 s
+    monkeypatch.setenv("VARIMP_JOB_TIMEOUT", "600")  # before: reported at 630 s
+    proc = _start(_reports_then_blocks)
+    answer = _poll(manager, "i" * 64, proc, 25)
+    told = time.time()
+    if answer is manager.UNDEFINED:
+        proc.kill()
+        pytest.fail("a started job blocked without progress was not reported within 25 s")
+    last = job_signals.last_report(proc.pid)
+    proc.join(10)
+    assert last is not None, "the job never reported"
+    print(f"stalled job reported {told - last:.1f} s after its last report")
+    assert told - last < 10, told - last
+    sentence = _error_sentence(answer)
+    assert sentence.startswith("The process computing this view stopped making progress "
+                               "(no report and no processor time for 6 s)"), sentence
+    assert "memory" not in sentence
+    assert not psutil.pid_exists(proc.pid) or \
+        psutil.Process(proc.pid).status() == psutil.STATUS_ZOMBIE  # its process was ended
+    # Its recorded reason: a later look at the gone process says the same, not "died".
+    assert jobs._lost_or_overdue(str(proc.pid)) == sentence
+
+
+def test_a_job_that_computes_without_reporting_is_not_taken_for_stuck(manager, monkeypatch):
+    monkeypatch.delenv("VARIMP_JOB_STALL_AFTER", raising=False)
+    proc = _start(_burns_without_reports, "b" * 64, manager.handle.directory)
+    try:
+        answer = _poll(manager, "b" * 64, proc, 40)
+    finally:
+        proc.join(30)
+    assert answer == ["burnt", True], answer
+
+
+def test_a_job_that_waits_but_reports_every_second_is_not_taken_for_stuck(manager,
+                                                                          monkeypatch):
+    monkeypatch.delenv("VARIMP_JOB_STALL_AFTER", raising=False)
+    monkeypatch.setattr(jobs, "IDLE_CPU", 1e9)  # its reports alone keep it
+    proc = _start(_sleeps_with_reports, "p" * 64, manager.handle.directory)
+    try:
+        answer = _poll(manager, "p" * 64, proc, 40)
+    finally:
+        proc.join(30)
+    assert answer == ["reported"], answer
+
+
+def test_the_stall_limit_is_a_bounded_server_limit(monkeypatch):
+    from pages._server import limits
+
+    monkeypatch.delenv("VARIMP_JOB_STALL_AFTER", raising=False)
+    assert limits.job_stall_after() == 6
+    monkeypatch.setenv("VARIMP_JOB_STALL_AFTER", "3")
+    assert limits.job_stall_after() == 3
+    monkeypatch.setenv("VARIMP_JOB_STALL_AFTER", "100000")
+    assert limits.job_stall_after() == 60
+    monkeypatch.setenv("VARIMP_JOB_STALL_AFTER", "-1")
+    assert limits.job_stall_after() == 6
+
+
+def _waits_for_another_process(progress):
+    """``cache.get_or_compute`` with no ``on_wait`` (as the views' own computation calls it)
+    while another process computes the same value."""
+    progress(1, 10)
+    return cache.get_or_compute(cache.key_for("test-stall-wait", 1),
+                                lambda: ["computed here: the lock was not respected"])
+
+
+def test_a_job_waiting_for_another_process_computing_the_same_value_is_left_alone(
+        manager, monkeypatch):
+    import json
+
+    monkeypatch.delenv("VARIMP_JOB_STALL_AFTER", raising=False)
+    monkeypatch.setattr(jobs, "IDLE_CPU", 1e9)  # its looks' processor time does not save it
+    key = cache.key_for("test-stall-wait", 1)
+    holder = f"{socket.gethostname()}:{os.getpid()}"  # this process computes it, for 12 s
+    cache.get_cache().add(f"lock:{key}", holder, expire=60)
+    proc = _start(_waits_for_another_process, "a" * 64, manager.handle.directory)
+    try:
+        begun = time.monotonic()
+        while time.monotonic() - begun < 12:
+            time.sleep(0.2)
+            assert manager.get_result("a" * 64, str(proc.pid)) is manager.UNDEFINED
+        cache.get_cache().set(key, json.dumps(["computed by the other process"]))
+        cache.get_cache().delete(f"lock:{key}")
+        answer = _poll(manager, "a" * 64, proc, 20)
+    finally:
+        proc.join(30)
+    assert answer == ["computed by the other process"], answer
