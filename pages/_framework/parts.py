@@ -109,8 +109,15 @@ def has(name: str, data: Any, kwargs: Mapping[str, Any]) -> bool:
 
 def peek(name: str, data: Any, kwargs: Mapping[str, Any]) -> Any | None:
     """The stored part, rebuilt, or None (nothing is computed)."""
-    stored = cache.get_json(part_key(name, data, kwargs))
-    return None if stored is None else _rebuild(stored)
+    key = part_key(name, data, kwargs)
+    stored = cache.get_json(key)
+    if stored is None:
+        return None
+    obj = _rebuild(stored)
+    run = _run.get()
+    if run is not None:   # a page result holding it refers to it, as to a computed one
+        run[id(obj)] = (obj, key)
+    return obj
 
 
 def _rebuild(stored: Mapping[str, Any]) -> Any:
