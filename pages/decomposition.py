@@ -82,12 +82,12 @@ def compute(settings, data: DataChoice, progress, cell=None) -> dict:
                  + (f", depth {d}" if d else "") + "\u2026")
         kwargs = results.exact_reference({"method": "exact", "max_features": k,  # as the
                                           "max_depth": d, "k_semantics": s})  # Importances page
-        out[name] = results.cached_importances(data.as_dict, kwargs, load).to_dict()
+        out[name] = results.cached_importances(data, kwargs, load)  # a shared part
     progress(len(runs), len(runs), "")
     if cell:
         try:
             out["cell"] = CELL.settings(cell if isinstance(cell, dict) else {}, Context(p=p))
-            out["terms"] = cell_terms(data, load, out["k1"]["variables"], out["cell"], progress)
+            out["terms"] = cell_terms(data, load, out["k1"].variables, out["cell"], progress)
         except ValueError as exc:  # a sentence beside the terms; the heatmaps still show
             out["cell"], out["terms_error"] = None, jobs.error_message(exc)
     return out
@@ -116,10 +116,13 @@ _NUM = number_format("fixed4")
 
 
 def view_from_dict(out: Mapping[str, Any]) -> dict:
-    """The page's cached result with its core results rebuilt by the core's ``from_dict``."""
+    """The page's result with its core results: the objects ``compute`` returned (or
+    JobView decoded) as they are, a ``to_dict()`` (a result kept before them) rebuilt."""
     view = dict(out)
     for name in RESULTS:
-        view[name] = None if out.get(name) is None else ImportanceResult.from_dict(out[name])
+        value = out.get(name)
+        view[name] = value if value is None or isinstance(value, ImportanceResult) \
+            else ImportanceResult.from_dict(value)
     view["terms"] = from_jsonable(out.get("terms"))
     return view
 

@@ -230,7 +230,7 @@ def compute(settings, data: DataChoice, progress) -> dict:
                          "choose the exact method or a scikit-learn forest for a numeric "
                          "target.")
     kwargs = core_settings(settings, task)
-    if method in BINARY_METHODS and results.peek_importances(data.as_dict, kwargs) is None:
+    if method in BINARY_METHODS and not results.has_importances(data, kwargs):
         progress(0, 1, "Estimating the number of nodes\u2026")
         refusal = convergence.binary_refusal(load(), method=method, max_features=kwargs[
             "max_features"], max_depth=kwargs["max_depth"])
@@ -238,10 +238,10 @@ def compute(settings, data: DataChoice, progress) -> dict:
             raise ValueError(refusal)
     progress(0, 1, "Computing the importances\u2026")
     result = results.cached_importances(
-        data.as_dict, kwargs, load,
+        data, kwargs, load,
         (lambda d, t: progress(d, t, jobs.count_message(d, t, "trees"))) if method in SAMPLED
         else None, lambda so_far: progress.publish(
-            {"result": so_far.to_dict(), "exact": None, "information": None, "p": p,
+            {"result": so_far, "exact": None, "information": None, "p": p,
              "notes": ["Trees are still being grown: the bars refine as they arrive."],
              "chance": None}))
     notes, exact = [], None
@@ -258,7 +258,7 @@ def compute(settings, data: DataChoice, progress) -> dict:
                          "while the exact values are impurities of the binned target.")
         else:
             try:
-                exact = results.cached_importances(data.as_dict, reference, load)
+                exact = results.cached_importances(data, reference, load)
             except ValueError as exc:
                 notes.append(f"No exact values are drawn: {exc}")
     moments = None
@@ -267,17 +267,19 @@ def compute(settings, data: DataChoice, progress) -> dict:
             method in EXACT_MOMENTS or convergence_note(result, exact) is None):
         progress(1, 1, "Computing the exact covariance of one tree's importances\u2026")
         try:
-            moments = results.cached_moments(data.as_dict, source, load)
+            moments = results.cached_moments(data, source, load)
         except ValueError as exc:
             notes.append(f"No exact error bars: {exc}")
     information = result.information if result.information is not None else (
         exact.information if exact is not None else None)
     if information is None and result.units == "bits":
         information = float(joint_information(load().table))
-    out = {"result": result.to_dict(), "exact": None if exact is None else exact.to_dict(),
+    # Core objects: JobView serialises them once (the shared ones as references to their
+    # parts, pages._framework.parts) and render draws these very objects.
+    out = {"result": result, "exact": exact,
            "information": information, "notes": notes, "p": p, "task": task,
            "verdicts": None, "excluded": [c for c, _ in load().excluded],
-           "moments": None if moments is None else moments.to_dict()}
+           "moments": moments}
     if not load().table.exact:   # a sample: one verdict per variable, after the bars
         progress.publish({**out, "notes": notes + ["Testing each variable against chance: "
                                                    "the verdicts follow."]})
@@ -289,7 +291,7 @@ def compute(settings, data: DataChoice, progress) -> dict:
             load(), **kwargs, n_permutations=R, alpha=ALPHA, n_jobs=limits.n_jobs(),
             test_estimators=trees,
             progress=lambda d, t: progress(d, t, f"{d} of {t} permutations"))
-        out["verdicts"] = verdicts.to_dict()
+        out["verdicts"] = verdicts
         note = depth_power_note(verdicts, kwargs)
         notes += [note] if note else []
     return out
@@ -497,15 +499,19 @@ def csv_filename(data: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
                                settings["method"], f"K{settings['max_features']}")
 
 
+def _core(cls, value):
+    """``value`` as a ``cls``: None, the object itself, or rebuilt from a ``to_dict()``."""
+    return value if value is None or isinstance(value, cls) else cls.from_dict(value)
+
+
 def view_from_dict(out: Mapping[str, Any]) -> dict:
-    """The page's cached result with its core results rebuilt by the core's ``from_dict``."""
-    return {**out, "result": ImportanceResult.from_dict(out["result"]),
-            "moments": None if out.get("moments") is None
-            else ImportanceMoments.from_dict(out["moments"]),
-            "exact": None if out.get("exact") is None else ImportanceResult.from_dict(out["exact"]),
-            "chance": None if out.get("chance") is None else ChanceLevels.from_dict(out["chance"]),
-            "verdicts": None if out.get("verdicts") is None
-            else VerdictResult.from_dict(out["verdicts"])}
+    """The page's result with its core objects: those ``compute`` returned (or JobView
+    decoded) as they are, a ``to_dict()`` (a result kept before the objects) rebuilt."""
+    return {**out, "result": _core(ImportanceResult, out["result"]),
+            "moments": _core(ImportanceMoments, out.get("moments")),
+            "exact": _core(ImportanceResult, out.get("exact")),
+            "chance": _core(ChanceLevels, out.get("chance")),
+            "verdicts": _core(VerdictResult, out.get("verdicts"))}
 
 
 # -- leaks ---------------------------------------------------------------------------------

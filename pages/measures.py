@@ -128,7 +128,8 @@ def compute_forest(settings: Mapping[str, Any], data, progress, *,
     Returns
     -------
     out : dict
-        ``results`` (measure -> ``ImportanceResult.to_dict()``), ``exact`` (or None),
+        ``results`` (measure -> ``ImportanceResult.to_dict()``), ``exact`` (the exact MDI's
+        ``ImportanceResult``, a shared part, or None),
         ``missing`` (not computed: cancelled), ``skipped`` (OOB measures without the
         bootstrap), ``refused`` (undefined on this forest: :func:`measures_or_refusals`), ``notes``,
         ``p``, ``K``, ``rows`` and ``partial``.
@@ -150,7 +151,7 @@ def compute_forest(settings: Mapping[str, Any], data, progress, *,
     def view(notes, exact, **more) -> dict:
         missing = [m for m in wanted if found[m] is None]
         return {"results": {m: found[m] for m in wanted if found[m] and "refused" not in found[m]},
-                "exact": None if exact is None else exact.to_dict(), "missing": missing,
+                "exact": exact, "missing": missing,  # a shared part, by its key
                 "skipped": skipped, "refused": [m for m in wanted if "refused" in (found[m] or {})],
                 "notes": notes, "p": p, "K": k, "rows": rows, "partial": bool(missing), **more}
 
@@ -200,10 +201,12 @@ def compute_forest(settings: Mapping[str, Any], data, progress, *,
 
 
 def view_from_dict(out: Mapping[str, Any]) -> dict:
-    """The side-by-side result with its core results rebuilt by the core's ``from_dict``."""
+    """The side-by-side result with its core results: each measure's rebuilt by the core's
+    ``from_dict``, the exact MDI as computed (or decoded by JobView), or rebuilt."""
     return {**out, "results": {m: ImportanceResult.from_dict(d)
                                for m, d in out["results"].items()},
-            "exact": None if out["exact"] is None else ImportanceResult.from_dict(out["exact"])}
+            "exact": out["exact"] if out["exact"] is None or isinstance(
+                out["exact"], ImportanceResult) else ImportanceResult.from_dict(out["exact"])}
 
 
 def measures_note(view: Mapping[str, Any], settings: Mapping[str, Any]) -> str:

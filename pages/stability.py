@@ -168,21 +168,21 @@ def compute(settings, data: DataChoice, progress) -> dict:
         if method == "exact":
             mkw["k_semantics"] = kwargs.get("k_semantics", "id3")
         progress(0, 1, "Computing the exact importances\u2026")
-        exact = results.cached_importances(data.as_dict, mkw, load)
+        exact = results.cached_importances(data, mkw, load)
         out["exact"] = exact.importances.tolist()
         progress(0, 1, "Computing the exact covariance of one tree's importances\u2026")
         # the same cache entry as the Importances page's error bars
-        moments = results.cached_moments(data.as_dict, exact, load)
+        moments = results.cached_moments(data, exact, load)
         progress(0, 1, "Listing the trees of the infinite forest\u2026")
         out["enumeration"], out["gallery_note"] = _enumeration(load(), mkw)
     else:
         result = results.cached_importances(
-            data.as_dict, kwargs, load,
+            data, kwargs, load,
             lambda d, t: progress(d, t, jobs.count_message(d, t, "trees")))
         moments = moments_from_trees(result)
         out["gallery_note"] = ("The trees of the infinite forest are listed for the exact "
                                "methods; choose one (on a small problem).")
-    out["moments"] = moments.to_dict()
+    out["moments"] = moments  # a core object: JobView serialises it (a shared part: its key)
     out["sample"] = not load().table.exact
     return out
 
@@ -241,7 +241,8 @@ def _tree_card(i: int, tree, variables, units: str) -> html.Div:
 
 def render_view(out: Mapping[str, Any], T: int) -> dict:
     """Figures and texts of a computed result for a forest of ``T`` trees."""
-    moments = ImportanceMoments.from_dict(out["moments"])
+    moments = out["moments"] if isinstance(out["moments"], ImportanceMoments) else \
+        ImportanceMoments.from_dict(out["moments"])
     units = units_label(moments.units)
     enum = None if out.get("enumeration") is None else \
         TreeEnumeration.from_dict(out["enumeration"])

@@ -14,10 +14,10 @@ target species".
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Mapping
 
 from varimp_core.data.prepare import DataError
-from varimp_core.problems.registry import get_problem
 
 from pages._framework import datasource
 
@@ -35,9 +35,15 @@ class DataChoice:
     # -- construction -----------------------------------------------------------------
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> "DataChoice":
-        canonical = datasource.canonical_params(params)
-        return cls(tuple((k, tuple(v) if isinstance(v, list) else v)
-                         for k, v in canonical.items()))
+        return cls._from_canonical(datasource.canonical_params(params))
+
+    @classmethod
+    def _from_canonical(cls, canonical: dict) -> "DataChoice":
+        """The choice of parameters already canonical (its :attr:`canonical`, memoised)."""
+        choice = cls(tuple((k, tuple(v) if isinstance(v, list) else v)
+                           for k, v in canonical.items()))
+        choice.__dict__["canonical"] = canonical  # canonical_params is idempotent
+        return choice
 
     @classmethod
     def from_page(cls, query: Mapping[str, Any], vi_data: Any = None
@@ -67,9 +73,15 @@ class DataChoice:
              for k, v in params.items() if v is not None})
         if notes:
             raise DataError(notes[0])
-        return cls.from_params(parsed)
+        return cls._from_canonical(parsed)  # parse_data_query's values are canonical
 
     # -- views ----------------------------------------------------------------------
+    @cached_property
+    def canonical(self) -> dict:
+        """:func:`pages._framework.datasource.canonical_params` of the choice, computed
+        once per choice (every cache key of one request reads it; do not modify it)."""
+        return datasource.canonical_params(self.as_dict)
+
     @property
     def as_dict(self) -> dict:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.params}
@@ -88,10 +100,15 @@ class DataChoice:
 
     def task(self) -> str | None:
         """"classification" or "regression" of the target (None if unknown); a problem's is
-        its definition's, an upload's the core's reading of it (cached, as :meth:`n_features`)."""
+        its definition's, an upload's the core's reading of it (cached, as :meth:`n_features`).
+        Asked once per choice (the problem registry is consulted once per request)."""
+        return self._task
+
+    @cached_property
+    def _task(self) -> str | None:
         if not self.is_upload:
             try:
-                return get_problem(self["problem"]).task
+                return datasource.problem_of(self["problem"]).task
             except ValueError:
                 return None
         try:
@@ -104,8 +121,18 @@ class DataChoice:
         return datasource.data_query(self.as_dict)
 
     def n_features(self) -> int | None:
-        """Number of inputs p, without preparing the data (None if unknown)."""
-        return datasource.data_feature_count(self.as_dict)
+        """Number of inputs p, without preparing the data (None if unknown); counted once
+        per choice."""
+        return self._n_features
+
+    @cached_property
+    def _n_features(self) -> int | None:
+        if not self.is_upload:
+            try:
+                return len(datasource.problem_of(self["problem"]).variables)
+            except ValueError:
+                return None
+        return datasource.data_feature_count(self.canonical)
 
     def label(self) -> str:
         """What the page header names: "LED (exact, 7 inputs)" or "file.csv, 333 rows, target y"."""
@@ -121,7 +148,7 @@ class DataChoice:
         how = "exact" if self["sampling"] == "exact" else "sampled"
         if self["sampling"] == "sample":
             try:
-                problem = get_problem(spec)
+                problem = datasource.problem_of(spec)
                 n = self["n"] or (None if "samples" in problem.options
                                   else problem.default_samples)
             except ValueError:

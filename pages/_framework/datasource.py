@@ -12,6 +12,7 @@ number; the Data page only wires them to components.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from typing import Any, Mapping
@@ -42,8 +43,16 @@ def max_request_bytes() -> int:
     return 4 * math.ceil(max_upload_bytes() / 3) + (1 << 20)
 
 
+@functools.lru_cache(maxsize=256)
+def problem_of(spec: str):
+    """:func:`varimp_core.problems.registry.get_problem`, consulted once per spec and
+    process: a request's parse, canonical form, p and task all read the same frozen
+    ``Problem`` (an invalid spec raises each time, as the registry does)."""
+    return get_problem(spec)
+
+
 def _spec(text: str) -> str:
-    return get_problem(str(text)).spec
+    return problem_of(str(text)).spec
 
 
 def _upload_key(text: str) -> str:
@@ -135,7 +144,7 @@ def canonical_params(values: Mapping[str, Any]) -> dict:
         return out
     out = {k: v[k] for k in _PROBLEM_KEYS}
     try:
-        problem = get_problem(out["problem"])
+        problem = problem_of(out["problem"])
     except ValueError:
         problem = None
     if problem is not None:
@@ -188,7 +197,7 @@ def load_prepared(params: Mapping[str, Any]):
                              missing=p["missing"], dates=p["dates"], exclude=p["exclude"] or (),
                              identifiers="exclude" if p["exclude"] is None else "keep")
     try:
-        problem = get_problem(p["problem"])
+        problem = problem_of(p["problem"])
     except ValueError as exc:
         raise DataError(str(exc)) from None
     n = None
@@ -251,14 +260,14 @@ def data_view(params: Mapping[str, Any], compute: bool = True) -> dict | None:
             return {"refused": str(exc)}
         description = ""
         if p["source"] == "problem":
-            description = get_problem(p["problem"]).description
+            description = problem_of(p["problem"]).description
         summary = {**describe(prepared), "description": description,
                    "label": data_label(prepared, (p.get("file") or "")
                                        if p["source"] == "upload" else None)}
         if p["source"] == "upload":
             columns = upload_columns(p["upload"])["columns"]
         elif prepared.excluded:  # a problem with constant columns (digits): which, and why
-            problem = get_problem(p["problem"])
+            problem = problem_of(p["problem"])
             columns = [*problem.variables, problem.target]
         else:
             columns = []
@@ -438,7 +447,7 @@ def data_feature_count(params: Mapping[str, Any], vi_data: Any = None) -> int | 
         return int(vi_data["p"])
     if p["source"] == "problem":
         try:
-            return len(get_problem(p["problem"]).variables)
+            return len(problem_of(p["problem"]).variables)
         except ValueError:
             return None
     try:  # exclusions and date columns change p: the core's count (cached)

@@ -1,9 +1,9 @@
 """Core results every page shares, cached by a hash of the data and the settings.
 
 Several pages draw the same importances (Importances, Decomposition, Masking
-...): :func:`cached_importances` computes them once per server cache, under a
-key made of the data choice and the core's own keyword arguments
-(scikit-learn's vocabulary), and :func:`make_loader` loads the data at most
+...): :func:`cached_importances` computes them once per server cache, a part
+(:mod:`pages._framework.parts`) keyed by the data choice and the core's own keyword
+arguments (scikit-learn's vocabulary), and :func:`make_loader` loads the data at most
 once per job, only on a miss.
 """
 
@@ -15,9 +15,9 @@ from varimp_core.api import compute_importances
 from varimp_core.exact.moments import ImportanceMoments, exact_moments
 from varimp_core.result import ImportanceResult
 
-from pages._server import cache, limits
+from pages._server import limits
 
-from pages._framework import datasource
+from pages._framework import datasource, parts
 
 SAMPLED = ("forest", "sklearn-rf", "sklearn-et")
 
@@ -51,19 +51,16 @@ def make_loader(data: Mapping[str, Any], progress: Callable | None = None) -> Ca
     return load
 
 
-def _key(data: Mapping[str, Any], kwargs: Mapping[str, Any]) -> str:
-    return cache.key_for("importances", datasource.canonical_params(data), dict(kwargs))
-
-
-def cached_importances(data: Mapping[str, Any], kwargs: Mapping[str, Any], load: Callable,
+def cached_importances(data: Any, kwargs: Mapping[str, Any], load: Callable,
                        progress: Callable | None = None, partial: Callable | None = None
                        ) -> ImportanceResult:
-    """``compute_importances(load(), **kwargs)`` through the shared cache.
+    """``compute_importances(load(), **kwargs)``, a part shared by every page
+    (:func:`pages._framework.parts.shared`).
 
     Parameters
     ----------
-    data : mapping
-        Canonical data parameters (part of the key).
+    data : DataChoice or mapping
+        The data (part of the key, by its canonical parameters).
     kwargs : mapping
         Keyword arguments of :func:`varimp_core.api.compute_importances`
         (``method``, ``max_features``, ``max_depth``, ``k_semantics``,
@@ -72,18 +69,26 @@ def cached_importances(data: Mapping[str, Any], kwargs: Mapping[str, Any], load:
         Returns the core's ``PreparedData``; called only on a miss.
     progress, partial : callable, optional
         ``progress(done, total)`` of the sampled methods; ``partial(result so far)``.
+
+    Returns
+    -------
+    ImportanceResult
+        The object computed here, or the stored one rebuilt once.
     """
-    return cache.get_or_compute_result(
-        _key(data, kwargs), lambda: compute_importances(
+    return parts.shared(
+        "importances", data, kwargs, lambda: compute_importances(
             load(), progress=progress, n_jobs=limits.n_jobs(), partial=partial, **kwargs),
         on_wait=None if progress is None else lambda: progress(0, None))
 
 
-def peek_importances(data: Mapping[str, Any], kwargs: Mapping[str, Any]
-                     ) -> ImportanceResult | None:
+def has_importances(data: Any, kwargs: Mapping[str, Any]) -> bool:
+    """True when :func:`cached_importances` would find its result (nothing is read)."""
+    return parts.has("importances", data, kwargs)
+
+
+def peek_importances(data: Any, kwargs: Mapping[str, Any]) -> ImportanceResult | None:
     """The cached result of :func:`cached_importances`, or None (nothing is computed)."""
-    stored = cache.get_json(_key(data, kwargs))
-    return None if stored is None else ImportanceResult.from_dict(stored)
+    return parts.peek("importances", data, kwargs)
 
 
 def exact_reference(kwargs: Mapping[str, Any]) -> dict:
@@ -112,8 +117,9 @@ def moments_kwargs(result: ImportanceResult) -> dict:
     return kw
 
 
-def cached_moments(data: Mapping[str, Any], exact: ImportanceResult, load) -> ImportanceMoments:
-    """The exact mean and per-tree covariance of ``exact``'s method, through the cache.
+def cached_moments(data: Any, exact: ImportanceResult, load) -> ImportanceMoments:
+    """The exact mean and per-tree covariance of ``exact``'s method, a shared part
+    (:func:`pages._framework.parts.shared`).
 
     Raises
     ------
@@ -121,6 +127,4 @@ def cached_moments(data: Mapping[str, Any], exact: ImportanceResult, load) -> Im
         With the core's sentence when the covariance's memory is beyond its limit.
     """
     kw = moments_kwargs(exact)
-    key = cache.key_for("moments", datasource.canonical_params(data), kw)
-    return ImportanceMoments.from_dict(cache.get_or_compute(
-        key, lambda: exact_moments(load(), **kw).to_dict()))
+    return parts.shared("moments", data, kw, lambda: exact_moments(load(), **kw))

@@ -2,9 +2,13 @@
 
 A page describes each computed view once, as a :class:`JobView`: its
 parameters (a :class:`pages._framework.params.ParamSet`), a ``compute(settings,
-data, progress)`` that calls the core and returns a JSON-able result, and a
-``render(result, settings, data)`` that turns the result into the values of
-the view's outputs.  :meth:`JobView.register` wires it the same way for
+data, progress)`` that calls the core and returns its result (JSON values, and at the
+top level of a dict the core's result objects), and a ``render(result, settings,
+data)`` that turns the result into the values of the view's outputs.  The view's
+cache entry is the only one it writes: the result is serialised once, at the edge
+(:func:`pages._framework.parts.encode`), the core results several pages share
+(:func:`pages._framework.parts.shared`) as references to their own entries; a hit is
+decoded once, and on the compute path render draws the objects ``compute`` made.  :meth:`JobView.register` wires it the same way for
 every page:
 
 1. a plain callback validates the controls' values (a sentence beside each
@@ -41,6 +45,7 @@ from plotly.utils import PlotlyJSONEncoder
 from pages._server import cache, jobs
 from pages._server.job_signals import clear_stop, request_stop
 from pages._framework.common import NOTHING_DRAWN, is_pending, placeholder_figure
+from pages._framework import parts
 from pages._framework.datachoice import DataChoice
 from pages._framework.params import Context, ParamSet
 
@@ -95,7 +100,8 @@ class JobView:
     params : ParamSet
         The parameters whose controls drive the view.
     compute : callable
-        ``compute(settings, data, progress, **extra) -> dict`` (JSON-able).
+        ``compute(settings, data, progress, **extra) -> dict``: JSON values, and core
+        objects (:data:`pages._framework.parts.CORE_TYPES`) at the top level.
     render : callable
         ``render(result, settings, data, **extra) -> tuple`` of output values.
     outputs : sequence of (id, property)
@@ -190,22 +196,29 @@ class JobView:
                extra: Mapping[str, Any] | None = None) -> Any:
         """The cached result of these inputs, or None: nothing is computed.
 
-        A result whose :attr:`requires` entries the cache has evicted is forgotten (None).
+        The stored result is decoded once (:func:`pages._framework.parts.decode`: its core
+        objects rebuilt, its shared parts read).  A result whose :attr:`requires` entries or
+        shared parts the cache has evicted is forgotten (None).
         """
         key = self.key(data, settings, dict(extra or {}))
-        result = cache.get_json(key)
-        if result is not None and self.requires is not None and not all(
-                k in cache.get_cache() for k in self.requires(result)):
+        stored = cache.get_json(key)
+        if stored is None:
+            return None
+        result = None if self.requires is not None and not all(
+            k in cache.get_cache() for k in self.requires(stored)) else parts.decode(stored)
+        if result is None:  # a part evicted: forgotten, so the job computes it again
             cache.get_cache().delete(key)
             cache.get_cache().delete(self.drawn_key(data, settings, dict(extra or {})))
-            return None
         return result
 
     def run(self, values: Mapping[str, Any], store: Any, extra: Mapping[str, Any] | None = None,
             progress: Any = None) -> tuple[dict, dict, DataChoice]:
         """The view's result for control values: cached, else computed and cached.
 
-        Returns ``(result, settings, data)``.
+        Returns ``(result, settings, data)``.  A computed result is serialised once here
+        (:func:`pages._framework.parts.encode`: the shared parts ``compute`` read as
+        references to their entries) and returned as ``compute`` made it: render draws
+        its objects, never a copy read back.
         """
         extra = dict(extra or {})
         data, settings = self.check(values, store)
@@ -214,9 +227,10 @@ class JobView:
         if result is None:
             progress = progress or jobs.Progress(None)
             progress.render = lambda partial: self.draw(partial, settings, data, extra)
-            result = self.compute_fn(settings, data, progress, **extra)
-            if not (isinstance(result, Mapping) and result.get("partial")):
-                cache.put_json(key, result)
+            with parts.collecting():
+                result = self.compute_fn(settings, data, progress, **extra)
+                if not (isinstance(result, Mapping) and result.get("partial")):
+                    cache.put_json(key, parts.encode(result))
         return result, settings, data
 
     def download(self, make: Callable, values: Mapping[str, Any], store: Any,
@@ -440,9 +454,17 @@ def warm_now(runs: Sequence[tuple[JobView, Mapping[str, Any], Any]]) -> None:
         try:
             data, settings = view.check(values, store)
             if view.cached(data, settings) is None:
-                result = cache.get_or_compute(view.key(data, settings, {}), lambda: view.compute_fn(
-                    settings, data, jobs.Progress(None)))
-                view.draw_and_keep(result, settings, data, {})
+                made: list = []
+
+                def compute(view=view, data=data, settings=settings):
+                    made.append(view.compute_fn(settings, data, jobs.Progress(None)))
+                    return parts.encode(made[0])
+
+                with parts.collecting():
+                    stored = cache.get_or_compute(view.key(data, settings, {}), compute)
+                result = made[0] if made else parts.decode(stored)
+                if result is not None:
+                    view.draw_and_keep(result, settings, data, {})
         except ValueError:
             continue
 

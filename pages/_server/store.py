@@ -50,7 +50,7 @@ __all__ = ["Store", "RedisStore", "key_for", "json_default", "compute_once", "ho
            "holder_is_gone", "put_upload", "upload_text"]
 
 #: Bumped whenever the stored formats change, so old entries are never misread.
-CACHE_VERSION = 3
+CACHE_VERSION = 4  # 4: shared parts tagged with their core type (pages._framework.parts)
 
 
 class Store(Protocol):

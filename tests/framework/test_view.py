@@ -1,15 +1,16 @@
-"""JobView's failure sentences (:mod:`pages._framework.view`): a job that runs out of memory
-names the input that most likely caused it (issue #26)."""
+"""JobView (:mod:`pages._framework.view`): a job that runs out of memory names the input that
+most likely caused it (issue #26); a control change writes one result cache entry family and
+serialises each core result once, a hit decodes it once (issue #25)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from _pages import upload_frame
+from _pages import page_module, upload_frame
 
 from pages._framework import datasource
 from pages._framework.view import MANY_LEVELS, memory_hint
-from pages._server import jobs
+from pages._server import cache, jobs
 
 
 def _store(params: dict) -> dict:
@@ -44,3 +45,101 @@ def test_no_column_is_blamed_when_none_has_many_values():
     assert memory_hint(_store({**upload_frame(at, "at.csv"), "exclude": []})) is None
     over = _customers(rows=2 * (MANY_LEVELS + 1), names=MANY_LEVELS + 1)
     assert memory_hint(_store({**upload_frame(over, "over.csv"), "exclude": []})) is not None
+
+
+# -- one cache, one serialisation (issue #25, item 3) -----------------------------------------
+def _k_change(monkeypatch, tmp_path, K=2):
+    """A fresh cache, counters on the core's codecs, and the Importances page's K change as
+    the browser makes it: the plain callback (a miss), then the job."""
+    import collections
+
+    from varimp_core.exact.moments import ImportanceMoments
+    from varimp_core.result import ImportanceResult
+    from pages._framework.datachoice import DataChoice
+
+    monkeypatch.setenv("VARIMP_CACHE_DIR", str(tmp_path))   # nothing cached yet
+    imp = page_module("importances")
+    calls = collections.Counter()
+    for cls in (ImportanceResult, ImportanceMoments):
+        for name in ("to_dict", "from_dict"):
+            real = getattr(cls, name)
+            if name == "from_dict":
+                def spy(c, d, _real=real.__func__, _n=f"{cls.__name__}.{name}"):
+                    calls[_n] += 1
+                    return _real(c, d)
+                monkeypatch.setattr(cls, name, classmethod(spy))
+            else:
+                def spy(self, _real=real, _n=f"{cls.__name__}.{name}"):
+                    calls[_n] += 1
+                    return _real(self)
+                monkeypatch.setattr(cls, name, spy)
+    written = []
+    real_set = cache.get_cache().set
+
+    def spy_set(key, value, *args, **kwargs):
+        written.append(key)
+        return real_set(key, value, *args, **kwargs)
+    monkeypatch.setattr(cache.get_cache(), "set", spy_set)
+    store = DataChoice.from_page({"problem": "led"})[0].to_store()
+    values = {"method": "exact", "max_features": K, "max_depth": None, "criterion": "entropy",
+              "k_semantics": "id3", "spread": "se", "order": "columns", "show": "above"}
+    args = [values.get(n) for n in imp.VIEW.params.names] + [store]
+    out = imp.VIEW.peek(*args)
+    miss = out[len(imp.VIEW.outputs) + len(imp.VIEW.params.names) + 1]
+    assert isinstance(miss, dict)                       # a miss: the job runs
+    result, settings, data = imp.VIEW.run(miss["values"], miss["data"], {}, jobs.Progress(None))
+    drawn = imp.VIEW.draw_and_keep(result, settings, data, {})
+    return imp, calls, written, (result, settings, data, drawn, args)
+
+
+def test_a_k_change_serialises_its_importances_once_in_one_entry_family(monkeypatch, tmp_path):
+    from pages._framework import parts, results
+
+    imp, calls, written, (result, settings, data, drawn, _) = _k_change(monkeypatch, tmp_path)
+    # One serialisation of each core result, none read back: render drew the computed objects.
+    assert calls == {"ImportanceResult.to_dict": 1, "ImportanceMoments.to_dict": 1}
+    assert result["result"].importances.shape == (7,)
+    # The entries written: the shared importances and moments, the page's result, its drawing.
+    key = imp.VIEW.key(data, settings, {})
+    kwargs = imp.core_settings(settings, "classification")
+    part = parts.part_key("importances", data, kwargs)
+    assert sorted(written) == sorted([part, parts.part_key(
+        "moments", data, results.moments_kwargs(result["result"])), key,
+        imp.VIEW.drawn_key(data, settings, {})])
+    # The page's entry refers to the shared part: no second serialised copy.
+    stored = cache.get_json(key)
+    assert stored["result"] == {"__part__": part} and parts.part_keys(stored) == [
+        part, parts.part_key("moments", data, results.moments_kwargs(result["result"]))]
+    # ... the very entry the other pages read (Decomposition's test of that sharing).
+    np.testing.assert_array_equal(results.peek_importances(data.as_dict, kwargs).importances,
+                                  result["result"].importances)
+
+
+def test_a_cache_hit_decodes_its_result_once(monkeypatch, tmp_path):
+    imp, calls, _, (result, settings, data, _, _) = _k_change(monkeypatch, tmp_path)
+    calls.clear()
+    hit = imp.VIEW.cached(data, settings)
+    assert calls == {"ImportanceResult.from_dict": 1, "ImportanceMoments.from_dict": 1}
+    np.testing.assert_array_equal(hit["result"].importances, result["result"].importances)
+    assert hit["information"] == result["information"] and hit["notes"] == result["notes"]
+
+
+def test_an_evicted_shared_part_makes_the_page_result_a_miss_recomputed(monkeypatch, tmp_path):
+    from pages._framework import parts
+
+    imp, calls, _, (result, settings, data, _, args) = _k_change(monkeypatch, tmp_path)
+    part = parts.part_key("importances", data, imp.core_settings(settings, "classification"))
+    cache.get_cache().delete(part)                      # the LRU evicted it
+    n = len(imp.VIEW.outputs) + len(imp.VIEW.params.names)
+    kept = imp.VIEW.peek(*args)          # the kept drawing is whole: drawn, no error
+    assert kept[n + 3] == "Done (cached)." and kept[-2] == ""
+    assert imp.VIEW.cached(data, settings) is None      # the result itself: a miss ...
+    assert cache.get_json(imp.VIEW.key(data, settings, {})) is None   # ... forgotten,
+    assert cache.get_json(imp.VIEW.drawn_key(data, settings, {})) is None   # with its drawing
+    out = imp.VIEW.peek(*args)                          # so the page computes it again
+    assert isinstance(out[n + 1], dict) and out[-2] == ""
+    again, _, _ = imp.VIEW.run(out[n + 1]["values"], out[n + 1]["data"], {},
+                               jobs.Progress(None))
+    assert imp.VIEW.cached(data, settings) is not None
+    np.testing.assert_allclose(again["result"].importances, result["result"].importances)
+    assert cache.get_json(part) is not None

@@ -667,5 +667,5 @@ def test_waiting_on_another_jobs_result_says_so(page, monkeypatch):
     expected = compute_importances(load_data(problem="led"), method="sklearn-rf", max_features=2,
                                    n_estimators=5, random_state=0, bootstrap=False,
                                    criterion="entropy")
-    np.testing.assert_allclose(ImportanceResult.from_dict(out["result"]).importances,
+    np.testing.assert_allclose(draw.view_from_dict(out)["result"].importances,
                                expected.importances, atol=1e-12)
