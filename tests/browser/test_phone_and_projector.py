@@ -185,6 +185,7 @@ def test_presentation_mode_draws_every_figure_text_at_18_px(dash_duo, dash_app):
 # Cell values of a heatmap that overlap another: [count of values, overlapping pairs].
 _CELL_OVERLAPS = """
 const g = document.querySelector(arguments[0] + ' .js-plotly-plot');
+if (!g) { return [0, 0]; }  // not drawn yet
 const bs = Array.from(g.querySelectorAll('.heatmaplayer text'))
   .filter(t => t.textContent.trim()).map(t => t.getBoundingClientRect());
 let pairs = 0;
