@@ -18,7 +18,8 @@ from pages._framework import results, state
 from pages._framework.common import placeholder_figure
 from pages._framework.datachoice import DataChoice
 from pages._framework.grid import grid, grid_table, number_format
-from pages._framework.page_frame import (download_button, download_note, figure_config, page_frame)
+from pages._framework.page_frame import (download_button, download_note, figure_config, page_frame,
+                                         scroll_style)
 from pages._framework.params import Context, Param, ParamSet
 from pages._framework.view import JobView, context_for
 from pages._server import cache, jobs, limits
@@ -273,17 +274,6 @@ def instant(settings, data: DataChoice, cell=None) -> dict | None:
     return {"too_many": sentence_} if sentence_ else None
 
 
-def _scroll_style(min_width: int | None) -> dict:
-    """The heatmaps' box: the width under which a phone scrolls them sideways.
-
-    ``--vi-min-width`` is read by ``assets/varimp.css`` only at most 600 px wide: there the
-    figure keeps that width inside its ``vi-figure-scroll`` box instead of shrinking its
-    cells (and their values) to a few pixels; wider, the figure fills its card as before.
-    On the box, not the graph: dcc.Graph drops a custom property from its ``style``.
-    """
-    return {} if min_width is None else {"--vi-min-width": f"{min_width}px"}
-
-
 def render(out, settings, data, cell=None):
     if out.get("too_many"):
         return (placeholder_figure(""), {"display": "none"}, [], [], out["too_many"], None,
@@ -298,7 +288,7 @@ def render(out, settings, data, cell=None):
         figure, shown = placeholder_figure(""), {"display": "none"}
     return (figure, shown, *grid_table(r["columns"], r["rows"]), r["summary"],
             graph, *grid_table(terms["columns"], terms["rows"]), terms["note"], out["terms_error"],
-            "vi-error" if out["terms_error"] else "vi-hidden", _scroll_style(r["min_width"]))
+            "vi-error" if out["terms_error"] else "vi-hidden", scroll_style(r["min_width"]))
 
 
 def url(settings, data: DataChoice, cell=None) -> str:
@@ -362,7 +352,7 @@ def layout(vi_data=None, **query):
                                        className="vi-figure",
                                        style={"height": f"{pair_height(ctx.p or 7)}px"}),
                              id="decomp-graph-scroll", className="vi-figure-scroll",
-                             style=_scroll_style(pair_min_width(ctx.p or 7))),
+                             style=scroll_style(pair_min_width(ctx.p or 7))),
                     html.P(id="decomp-summary", className="vi-help"),
                     download_button(PREFIX, "Download the heatmaps' values (CSV)", "degrees")),
             ui.card("Totals",

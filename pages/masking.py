@@ -20,11 +20,13 @@ import dash
 from dash import Input, Output, State, callback, dcc, html, no_update
 
 from pages._framework import controls as ui
+from pages._framework import datasource
 from pages._framework import state
 from pages._framework.controls import card
 from pages._framework.datachoice import DataChoice
 from pages._framework.grid import grid, grid_table, number_format
-from pages._framework.page_frame import (download_button, download_note, figure_config, page_frame)
+from pages._framework.page_frame import (download_button, download_note, figure_config, page_frame,
+                                         scroll_style)
 from pages._framework.params import Context, Param, ParamSet, seed_param, sentence
 from pages._framework.view import JobView
 from pages._server import limits
@@ -292,18 +294,15 @@ def copy_card_class(problem) -> str:
     return "vi-card vi-hidden" if problem == UPLOAD else "vi-card"
 
 
-def delta_scroll_style(n_columns: int | None) -> dict:
-    """The change heatmap's box: the width under which a phone scrolls it sideways
-    (``--vi-min-width``, read by ``assets/varimp.css`` at most 600 px wide; wider, the
-    figure fills its card).  On the box: dcc.Graph drops a custom property from its style."""
-    return {} if not n_columns else {"--vi-min-width": f"{delta_min_width(n_columns)}px"}
+def _delta_width(n_columns: int | None) -> int | None:
+    return delta_min_width(n_columns) if n_columns else None
 
 
 def problem_columns(problem) -> int | None:
-    """The heatmap's number of columns before a result: the problem's inputs (one column
-    per K), or None when the layout cannot tell (an upload)."""
+    """The change heatmap's number of columns before a result: the problem's inputs (one
+    column per K), or None when the layout cannot tell (an upload)."""
     try:
-        return len(get_problem(str(problem)).variables)
+        return len(datasource.problem_of(str(problem)).variables)
     except ValueError:  # an upload, or a value the page refuses with a sentence
         return None
 
@@ -315,7 +314,7 @@ def figure_cards(problem="led") -> list:
         for n, h in (("lines", "460px"), ("bump", "420px"), ("delta", "420px"))}
     graph["delta"].className = "vi-figure"
     delta = html.Div(graph["delta"], id="masking-delta-scroll", className="vi-figure-scroll",
-                     style=delta_scroll_style(problem_columns(problem)))
+                     style=scroll_style(_delta_width(problem_columns(problem))))
     return [download_note("masking"), dcc.Download(id="masking-download"),
             card("Importance", graph["lines"],
                  html.Div(id="masking-summary", className="vi-description"),
@@ -409,7 +408,7 @@ def render_exact(out, s, data):
     curves = MaskingCurves.from_dict(out)
     n_columns = curves.frame[curves.x].nunique()
     return (*masking_figures(curves), summary(out, s), s,
-            *grid_table(columns, rows), sentences, delta_scroll_style(n_columns))
+            *grid_table(columns, rows), sentences, scroll_style(_delta_width(n_columns)))
 
 
 def compute_sampled(s, data, progress, exact=None) -> dict:

@@ -81,6 +81,18 @@ def controls_panel(controls) -> html.Aside:
     ], className="vi-settings"), className="vi-controls")
 
 
+def scroll_style(min_width: int | None) -> dict:
+    """The style of a figure's ``vi-figure-scroll`` box: the width under which a phone
+    scrolls the figure sideways (Decomposition's heatmap pair, Masking's change heatmap).
+
+    ``--vi-min-width`` is read by ``assets/varimp.css`` only at most 600 px wide: there the
+    figure keeps that width inside its box instead of shrinking its cells (and their
+    values) to a few pixels; wider, the figure fills its card.  On the box, not the graph:
+    dcc.Graph drops a custom property from its ``style``.
+    """
+    return {} if not min_width else {"--vi-min-width": f"{min_width}px"}
+
+
 def figure_config(name: str, image: str = "png") -> dict:
     """``dcc.Graph`` config: no logo, share or selection buttons; ``image`` download.
 
