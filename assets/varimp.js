@@ -270,6 +270,32 @@
     return out;
   }
 
+  // A text that runs out of its figure at a side at 18 px (the last tick label of a right-hand
+  // subplot, "300", whose half sat past the edge at 1400 px) widens that side's margin by the
+  // overflow; up to three times a figure.
+  function edgeClear(gd) {
+    const full = gd._fullLayout;
+    const margins = (gd.layout.margin || {});
+    if (margins.r !== gd._viEdgeR || margins.l !== gd._viEdgeL) { gd._viEdgeMoves = 0; }
+    if (!full._size || gd._viEdgeMoves > 2) { return null; }
+    const box = gd.getBoundingClientRect();
+    let right = 0, left = 0;
+    gd.querySelectorAll(".main-svg text").forEach(function (t) {
+      const r = t.getBoundingClientRect();
+      if (!r.width || !t.textContent.trim()) { return; }
+      right = Math.max(right, r.right - box.right);
+      left = Math.max(left, box.left - r.left);
+    });
+    if (right <= 0 && left <= 0) { return null; }
+    const out = {};
+    if (right > 0) { out["margin.r"] = Math.round(full._size.r + right + 6); }
+    if (left > 0) { out["margin.l"] = Math.round(full._size.l + left + 6); }
+    gd._viEdgeMoves = (gd._viEdgeMoves || 0) + 1;
+    gd._viEdgeR = out["margin.r"] === undefined ? margins.r : out["margin.r"];
+    gd._viEdgeL = out["margin.l"] === undefined ? margins.l : out["margin.l"];
+    return out;
+  }
+
   function legendClear(gd) {
     const legend = gd.querySelector(".legend");
     const bar = gd.querySelector(".modebar");
@@ -307,7 +333,7 @@
       const height = fitHeight(gd);
       if (height !== null) { layout.height = height; }
       if (!big[0] && !restyle && height === null) {
-        Object.assign(layout, tickClash(gd), legendBelow(gd) || {});
+        Object.assign(layout, tickClash(gd), legendBelow(gd) || {}, edgeClear(gd) || {});
       }
     }
     if (restyle) { window.Plotly.restyle(gd, restyle); }
