@@ -426,6 +426,14 @@ class BinarySolver:
     batch, every gap of every feature of every node is scored at once
     (cumulative class weights along each feature's order), and the win law
     is evaluated for all of them together.
+
+    The batch steps are public so that other recursions over the same nodes
+    (the per-tree covariance of :mod:`varimp_core.exact.moments`, the local
+    importances of :mod:`varimp_core.local.local_binary`) reuse them rather
+    than re-walk the trees: :meth:`root_is_leaf`, :meth:`node_keys` (a node's
+    key), :meth:`key_boxes` (its inverse) and :meth:`expand` (one batch of
+    nodes of one size; with ``keep_outcomes`` set it also keeps each split's
+    feature, probability and decrease in ``last_outcomes``).
     """
 
     #: Largest number of (candidate, rival gap) pairs held at once by the win law.
@@ -452,7 +460,7 @@ class BinarySolver:
         self.n_split_nodes = 0
         self.n_found = 0            # distinct nodes found when the recursion stopped early
         self._next_check = 0
-        #: When True, :meth:`_expand` keeps its batch's split outcomes in ``last_outcomes``:
+        #: When True, :meth:`expand` keeps its batch's split outcomes in ``last_outcomes``:
         #: (node, feature, probability, weighted decrease, (2, S) children that split further).
         self.keep_outcomes = False
         self.last_outcomes = None
@@ -461,7 +469,7 @@ class BinarySolver:
         self.radix = pairs + [U + 1]
         self.int_keys = prod(self.radix) < 2 ** 62
 
-    def _keys(self, box, hh):
+    def node_keys(self, box, hh):
         """One key per node: its tight box as a pair index per feature and its horizon.
 
         Integers in mixed radix when they fit in 62 bits, else rows of those columns.
@@ -475,8 +483,8 @@ class BinarySolver:
             key = key * self.radix[f] + pair[:, f]
         return key * self.radix[-1] + hh
 
-    def _boxes(self, keys):
-        """Boxes (E, p, 2) and horizons (E,) of keys made by :meth:`_keys`."""
+    def key_boxes(self, keys):
+        """Boxes (E, p, 2) and horizons (E,) of keys made by :meth:`node_keys`."""
         if self.int_keys:
             k = keys.copy()
             hh = k % self.radix[-1]
@@ -493,7 +501,7 @@ class BinarySolver:
         return np.stack([pair - hi * (hi + 1) // 2, hi], axis=-1), hh
 
     # -- one batch of nodes of n distinct rows ---------------------------
-    def _expand(self, box, h, n):
+    def expand(self, box, h, n):
         """Splits of B impure nodes with n distinct rows each, boxes (B, p, 2), horizons (B,).
 
         Returns ``own`` (B, p), each node's expected weighted decrease per
@@ -570,7 +578,8 @@ class BinarySolver:
                 np.concatenate([n_uni[0][split[0]], n_uni[1][split[1]]]))
         return own, kids
 
-    def _root_is_leaf(self):
+    def root_is_leaf(self):
+        """True when the root cannot split: fewer than max(2, 2 L) samples, or one y value."""
         d = self.d
         return d.count.sum() < max(2, 2 * self.L) or bool(np.all(d.y == d.y[0]))
 
@@ -594,13 +603,13 @@ class BinarySolver:
         U, p, nc = self.U, self.p, self.n_cols
         H0 = U - 1 if self.max_depth is None else min(self.max_depth, U - 1)
         total = np.zeros((p, nc))
-        if self._root_is_leaf() or H0 <= 0:
+        if self.root_is_leaf() or H0 <= 0:
             return total
         root = np.stack([np.zeros(p, dtype=np.int64), np.array(self.d.n_distinct) - 1], axis=1)
         start = np.zeros((1, nc))
         start[0, 0] = 1.0
         # pending[n]: (keys, reach) of the nodes of n distinct rows found so far, and a count
-        pending = {U: [[(self._keys(root[None], np.array([H0])), start)], 1, 1]}
+        pending = {U: [[(self.node_keys(root[None], np.array([H0])), start)], 1, 1]}
         for n in range(U, 1, -1):
             if n not in pending:
                 continue
@@ -608,16 +617,16 @@ class BinarySolver:
             self.n_split_nodes += keys.shape[0]
             if self.n_split_nodes > self.max_nodes:
                 raise self._too_many()
-            box, h = self._boxes(keys)
+            box, h = self.key_boxes(keys)
             for i, k in index_chunks(keys.shape[0], self.CHUNK // (p * U * 8)):
-                own, (kp, kP, kbox, kh, kn) = self._expand(box[i:i + k], h[i:i + k], n)
+                own, (kp, kP, kbox, kh, kn) = self.expand(box[i:i + k], h[i:i + k], n)
                 r = reach[i:i + k]
                 total += own.T @ r
                 deeper = np.zeros((kp.size, nc))                # one level deeper
                 deeper[:, 1:] = r[kp, :-1]
                 deeper[:, -1] += r[kp, -1]
                 deeper *= kP[:, None]
-                kkeys = self._keys(kbox, kh)
+                kkeys = self.node_keys(kbox, kh)
                 for size in np.unique(kn).tolist():
                     at = kn == size
                     slot = pending.setdefault(size, [[], 0, 0])

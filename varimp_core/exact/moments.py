@@ -682,10 +682,10 @@ def _binary_moments_batched(d, method, K, max_depth, L, max_nodes=MAX_BINARY_MOM
     solver.keep_outcomes = True
     U, p = solver.U, solver.p
     H0 = U - 1 if max_depth is None else min(max_depth, U - 1)
-    if solver._root_is_leaf() or H0 <= 0:
+    if solver.root_is_leaf() or H0 <= 0:
         return np.zeros(p), np.zeros((p, p)), 0
     root = np.stack([np.zeros(p, dtype=np.int64), np.array(d.n_distinct) - 1], axis=1)
-    pending = {U: [solver._keys(root[None], np.array([H0]))]}
+    pending = {U: [solver.node_keys(root[None], np.array([H0]))]}
     levels = []            # per size, largest first: keys, node, f, P, g, children
     for n in range(U, 1, -1):
         if n not in pending:
@@ -698,12 +698,12 @@ def _binary_moments_batched(d, method, K, max_depth, L, max_nodes=MAX_BINARY_MOM
                 f"distinct nodes on this table (each holds p + p^2 = {p + p * p} numbers); use "
                 "fewer rows, a max depth, or estimate it from a sampled scikit-learn forest's "
                 "trees.")
-        box, h = solver._boxes(keys)
+        box, h = solver.key_boxes(keys)
         parts = []
         for i, k in index_chunks(keys.size, solver.CHUNK // (p * U * 8)):
-            _, (_, _, kbox, kh, kn) = solver._expand(box[i:i + k], h[i:i + k], n)
+            _, (_, _, kbox, kh, kn) = solver.expand(box[i:i + k], h[i:i + k], n)
             bi, fi, P, G, split = solver.last_outcomes
-            kk = solver._keys(kbox, kh)
+            kk = solver.node_keys(kbox, kh)
             n_left = int(split[0].sum())
             lkey = np.full(bi.size, -1, dtype=np.int64)
             rkey = np.full(bi.size, -1, dtype=np.int64)

@@ -36,7 +36,7 @@ __all__ = ["exact_binary_local_mdi"]
 class _LocalSolver(_b.BinarySolver):
     """:class:`varimp_core.exact.binary.BinarySolver` that also credits every row of a node."""
 
-    def _expand(self, box, h, n):
+    def expand(self, box, h, n):
         d, p, L = self.d, self.p, self.L
         B = box.shape[0]
         R = d.ranks
@@ -109,12 +109,12 @@ class _LocalSolver(_b.BinarySolver):
         H0 = U - 1 if self.max_depth is None else min(self.max_depth, U - 1)
         total = np.zeros((p, nc))
         local = np.zeros((U, p))
-        if self._root_is_leaf() or H0 <= 0:
+        if self.root_is_leaf() or H0 <= 0:
             return total, local
         root = np.stack([np.zeros(p, dtype=np.int64), np.array(self.d.n_distinct) - 1], axis=1)
         start = np.zeros((1, nc))
         start[0, 0] = 1.0
-        pending = {U: [[(self._keys(root[None], np.array([H0])), start)], 1, 1]}
+        pending = {U: [[(self.node_keys(root[None], np.array([H0])), start)], 1, 1]}
         for n in range(U, 1, -1):
             if n not in pending:
                 continue
@@ -122,9 +122,9 @@ class _LocalSolver(_b.BinarySolver):
             self.n_split_nodes += keys.shape[0]
             if self.n_split_nodes > self.max_nodes:
                 raise self._too_many()
-            box, h = self._boxes(keys)
+            box, h = self.key_boxes(keys)
             for i, k in _b.index_chunks(keys.shape[0], self.CHUNK // (p * U * 8)):
-                own, (kp, kP, kbox, kh, kn) = self._expand(box[i:i + k], h[i:i + k], n)
+                own, (kp, kP, kbox, kh, kn) = self.expand(box[i:i + k], h[i:i + k], n)
                 r = reach[i:i + k]
                 total += own.T @ r
                 bi, fi, rows, credit = self._credit
@@ -135,7 +135,7 @@ class _LocalSolver(_b.BinarySolver):
                 deeper[:, 1:] = r[kp, :-1]
                 deeper[:, -1] += r[kp, -1]
                 deeper *= kP[:, None]
-                kkeys = self._keys(kbox, kh)
+                kkeys = self.node_keys(kbox, kh)
                 for size in np.unique(kn).tolist():
                     at = kn == size
                     slot = pending.setdefault(size, [[], 0, 0])
