@@ -1,0 +1,115 @@
+"""Seconds from a click on a Home "Teach" demo to its first figure, each on a cold server.
+
+    python bench/bench_demos.py [--repeat N] [--warm]
+
+Issue 26's goal: "Table 2 and every demo show their first figure within 2 s on a cold
+server".  For each demo of :data:`pages._framework.lessons.TEACH` (the upload one, which
+opens the Data page, has no figure and is left out) a new server is started as ``make run``
+starts it, with an empty cache (``--warm`` leaves the start's warming of the
+data-independent studies on, as ``make run`` does, and waits for it; without it nothing
+is precomputed).  A teacher's browser opens Home (its scripts then in the HTTP cache) and
+clicks the demo's link; "first" is the time from the click until one of the new page's
+visible graphs holds data (Table 2's link: the table's first row of numbers, or a graph),
+or an error box a sentence.  The browser, the server and its jobs share this machine's
+cores.  Needs Chromium and chromedriver (``make browser``).  Timings are printed, never
+asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+# a visible graph of the page's content holding data, Table 2's numbers, or an error sentence
+FIRST = """
+const drawn = Array.from(document.querySelectorAll('.vi-content .js-plotly-plot'))
+  .filter(g => g.offsetParent !== null && g.data && g.data.some(t =>
+     (t.x && t.x.length) || (t.y && t.y.length) || (t.z && t.z.length))).length;
+const table = Array.from(document.querySelectorAll('.vi-content .ag-cell'))
+  .filter(c => c.offsetParent !== null && /\\d\\.\\d/.test(c.innerText)).length;
+const errors = Array.from(document.querySelectorAll("[id$='-error']"))
+  .filter(e => e.offsetParent !== null && e.innerText.trim()).map(e => e.innerText.trim());
+return drawn || table ? 'drawn' : (errors.length ? errors[0] : null);
+"""
+
+
+def wait(cond, timeout: float):
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        try:
+            got = cond()
+            if got:
+                return got
+        except Exception:  # a page being replaced: look again
+            pass
+        time.sleep(0.02)
+    return None
+
+
+def one(index: int, href: str, warm: bool) -> tuple[float, str]:
+    from selenium import webdriver
+    from selenium.webdriver.common.by import By
+
+    tmp = Path(tempfile.mkdtemp(prefix="varimp-bench-demos-"))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, VARIMP_PORT=str(port), VARIMP_WARM="1" if warm else "0",
+               VARIMP_CACHE_DIR=str(tmp / "cache"), VARIMP_SECRET_KEY="d" * 32)
+    server = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env,
+                              stdout=open(tmp / "server.log", "w"), stderr=subprocess.STDOUT)
+    opts = webdriver.ChromeOptions()
+    for a in ("--headless=new", "--no-sandbox", "--window-size=1400,1000", "--disable-gpu"):
+        opts.add_argument(a)
+    driver = None
+    try:
+        wait(lambda: socket.create_connection(("127.0.0.1", port), 0.5).close() or True, 60)
+        if warm:
+            time.sleep(50)  # the start's warming of the data-independent studies
+        driver = webdriver.Chrome(options=opts)
+        driver.get(f"http://127.0.0.1:{port}/")
+        link = wait(lambda: driver.find_element(By.ID, f"home-demo-{index}"), 60)
+        time.sleep(1)
+        t0 = time.time()
+        link.click()
+        got = wait(lambda: driver.execute_script(FIRST), 120)
+        return time.time() - t0, "" if got == "drawn" else str(got)[:70]
+    finally:
+        if driver is not None:
+            driver.quit()
+        server.terminate()
+        server.wait(30)
+
+
+def main(argv=None) -> int:
+    from pages._framework.lessons import TEACH
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--warm", action="store_true")
+    args = ap.parse_args(argv)
+    print(f"{'demo':<44}{'first (s), each run':>24}  note", flush=True)
+    for i, (title, _text, href) in enumerate(TEACH):
+        if href.startswith("/data"):
+            continue
+        runs = [one(i, href, args.warm) for _ in range(args.repeat)]
+        secs = [r[0] for r in runs]
+        note = next((r[1] for r in runs if r[1]), "")
+        shown = ", ".join(f"{s:.2f}" for s in secs)
+        med = f" (median {statistics.median(secs):.2f})" if len(secs) > 1 else ""
+        print(f"{title[:43]:<44}{shown + med:>24}  {note}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
