@@ -7,8 +7,8 @@ server".  For each demo of :data:`pages._framework.lessons.TEACH` (the upload on
 opens the Data page, has no figure and is left out) a new server is started as ``make run``
 starts it, with an empty cache (``--warm`` leaves the start's warming of the
 data-independent studies on, as ``make run`` does, and waits for it; without it nothing
-is precomputed).  A teacher's browser opens Home (its scripts then in the HTTP cache) and
-clicks the demo's link; "first" is the time from the click until one of the new page's
+is precomputed).  A teacher's browser opens Home, waits until its scripts have run (Plotly's
+too, which Home loads ahead for this) and clicks the demo's link; "first" is the time from the click until one of the new page's
 visible graphs holds data (Table 2's link: the table's first row of numbers, or a graph),
 or an error box a sentence.  The browser, the server and its jobs share this machine's
 cores.  Needs Chromium and chromedriver (``make browser``).  Timings are printed, never
@@ -79,6 +79,8 @@ def one(index: int, href: str, warm: bool) -> tuple[float, str]:
         driver = webdriver.Chrome(options=opts)
         driver.get(f"http://127.0.0.1:{port}/")
         link = wait(lambda: driver.find_element(By.ID, f"home-demo-{index}"), 60)
+        # a reader on Home: its scripts (Plotly's too, which Home loads ahead) have run
+        wait(lambda: driver.execute_script("return !!window.Plotly"), 10)
         time.sleep(1)
         t0 = time.time()
         link.click()

@@ -435,8 +435,16 @@ def render_sampled(out, s, data, exact=None):
     return lines, out["note"]
 
 
+def quick(s, data=None) -> bool:
+    """Multiway exact curves of a built-in problem of a few inputs, its irrelevant bits and
+    copy counted (Table 2: 0.23 s): computed in the request, drawn without a job."""
+    return built_in(s) and s.get("method") == "exact" and datasource.quick_exact(
+        s["problem"], int(s.get("irrelevant") or 0) + (s.get("copy", NO_COPY) != NO_COPY))
+
+
 EXACT = JobView(PREFIX, PARAMS, compute=compute_exact, render=render_exact, data_store=DATA,
                 namespace="masking-curves",  # MaskingCurves.to_dict, not the old records
+                quick=quick,
                 outputs=[("masking-lines", "figure"), ("masking-bump", "figure"),
                          ("masking-delta", "figure"), ("masking-summary", "children"),
                          ("masking-exact", "data"), ("masking-table", "columnDefs"),

@@ -51,6 +51,28 @@ def problem_of(spec: str):
     return get_problem(spec)
 
 
+#: A built-in problem's exact distribution of at most this many inputs and rows is small
+#: enough to compute in the request (:class:`pages._framework.view.JobView`'s ``quick``):
+#: LED's Table 2, every K, in 0.23 s; a lattice doubles with each input.
+QUICK_INPUTS = 8
+QUICK_ROWS = 4096
+
+
+def quick_exact(spec: str, extra_inputs: int = 0) -> bool:
+    """Whether built-in problem ``spec``'s exact distribution, with ``extra_inputs`` more
+    inputs (Masking's irrelevant bits and copy), is small enough to compute in the request
+    (at most :data:`QUICK_INPUTS` inputs and :data:`QUICK_ROWS` rows, times 2 per added
+    binary input).  False for an upload, a problem without an exact table, an invalid spec."""
+    try:
+        problem = problem_of(str(spec))
+    except (ValueError, KeyError, TypeError):
+        return False
+    if not problem.has_exact or problem.exact_rows is None:
+        return False
+    return (len(problem.variables) + extra_inputs <= QUICK_INPUTS
+            and problem.exact_rows * 2 ** extra_inputs <= QUICK_ROWS)
+
+
 def _spec(text: str) -> str:
     return problem_of(str(text)).spec
 

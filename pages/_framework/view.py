@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import time
 import uuid
 from typing import Any, Callable, Mapping, Sequence
 
@@ -127,6 +128,12 @@ class JobView:
         ``instant(settings, data, **extra) -> dict or None``: a result known
         without any work (the Data page before a file is chosen), drawn by the
         plain callback; None goes on to the cache and the job.
+    quick : callable, optional
+        ``quick(settings, data, **extra) -> bool``: True when the result costs a small,
+        bounded amount of work (a built-in exact problem of a few inputs: milliseconds to
+        a quarter of a second), so the plain callback computes and caches it at once
+        rather than start a job, whose start and first poll cost a second or two before
+        the figure (issue 26: a demo's first figure within 2 s).  False goes to the job.
     saved : callable, optional
         ``saved(settings, data, **extra) -> result`` read by :meth:`download` instead of the
         whole cached result: what a cancelled study finished (a ValueError says why none).
@@ -143,6 +150,7 @@ class JobView:
                  url: Callable | None = None, disable: Sequence[str] = (),
                  partial: bool = False, namespace: str | None = None,
                  what: str = "The figures", instant: Callable | None = None,
+                 quick: Callable | None = None,
                  requires: Callable[[Any], Sequence[str]] | None = None,
                  saved: Callable | None = None):
         self.prefix, self.params = prefix, params
@@ -156,6 +164,7 @@ class JobView:
         self.namespace = namespace or prefix
         self.what = what
         self.instant = instant
+        self.quick = quick
         self.requires, self.saved = requires, saved
 
     # -- layout -----------------------------------------------------------------------
@@ -359,6 +368,12 @@ class JobView:
                 if out:
                     return (*out, *texts, *query,
                             no_update, uuid.uuid4().hex, "Done (cached).", "", _HIDDEN)
+                if self.quick is not None and self.quick(settings, data, **extra):
+                    started = time.perf_counter()
+                    result, _, _ = self.run(values, store, extra)
+                    return (*self.draw_and_keep(result, settings, data, extra), *texts, *query,
+                            no_update, uuid.uuid4().hex,
+                            f"Done in {time.perf_counter() - started:.1f} s.", "", _HIDDEN)
             except Exception as exc:
                 return (*[no_update] * n_out, *texts, *query, no_update, no_update, "",
                         jobs.error_message(exc), "vi-error")
