@@ -40,7 +40,8 @@ def layout(**_query):
         # An empty hidden graph makes the browser load and run Plotly's 4.8 MB script while
         # the reader is on Home: a demo's first figure then skips it (issue 26; 2.6 s of
         # a cold browser's 3.8 s to the Depth demo's figure, measured by bench_demos.py).
-        dcc.Graph(id="home-plotly", figure={"data": [], "layout": {}},
+        dcc.Graph(id="home-plotly", figure={"data": [{"type": "scatter", "x": [], "y": []}],
+                                            "layout": {}},
                   config={"displayModeBar": False, "staticPlot": True},
                   className="vi-hidden"),
     ], className="vi-page", id="home-page")
