@@ -18,10 +18,7 @@ asserted.
 from __future__ import annotations
 
 import argparse
-import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,6 +26,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _serve import chromium, served, wait  # noqa: E402
 
 # a visible graph of the page's content holding data, Table 2's numbers, or an error sentence
 FIRST = """
@@ -43,54 +43,28 @@ return drawn || table ? 'drawn' : (errors.length ? errors[0] : null);
 """
 
 
-def wait(cond, timeout: float):
-    t0 = time.time()
-    while time.time() - t0 < timeout:
-        try:
-            got = cond()
-            if got:
-                return got
-        except Exception:  # a page being replaced: look again
-            pass
-        time.sleep(0.02)
-    return None
-
-
-def one(index: int, href: str, warm: bool) -> tuple[float, str]:
-    from selenium import webdriver
+def one(index: int, warm: bool) -> tuple[float, str]:
+    """Seconds from a click on Home's demo ``index`` to its first figure, on a new server,
+    and the error sentence shown instead of a figure (empty when drawn)."""
     from selenium.webdriver.common.by import By
 
     tmp = Path(tempfile.mkdtemp(prefix="varimp-bench-demos-"))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = dict(os.environ, VARIMP_PORT=str(port), VARIMP_WARM="1" if warm else "0",
-               VARIMP_CACHE_DIR=str(tmp / "cache"), VARIMP_SECRET_KEY="d" * 32)
-    server = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env,
-                              stdout=open(tmp / "server.log", "w"), stderr=subprocess.STDOUT)
-    opts = webdriver.ChromeOptions()
-    for a in ("--headless=new", "--no-sandbox", "--window-size=1400,1000", "--disable-gpu"):
-        opts.add_argument(a)
-    driver = None
-    try:
-        wait(lambda: socket.create_connection(("127.0.0.1", port), 0.5).close() or True, 60)
+    with served(tmp, warm=warm, secret="d" * 32) as port:
         if warm:
             time.sleep(50)  # the start's warming of the data-independent studies
-        driver = webdriver.Chrome(options=opts)
-        driver.get(f"http://127.0.0.1:{port}/")
-        link = wait(lambda: driver.find_element(By.ID, f"home-demo-{index}"), 60)
-        # a reader on Home: its scripts (Plotly's too, which Home loads ahead) have run
-        wait(lambda: driver.execute_script("return !!window.Plotly"), 10)
-        time.sleep(1)
-        t0 = time.time()
-        link.click()
-        got = wait(lambda: driver.execute_script(FIRST), 120)
-        return time.time() - t0, "" if got == "drawn" else str(got)[:70]
-    finally:
-        if driver is not None:
+        driver = chromium()
+        try:
+            driver.get(f"http://127.0.0.1:{port}/")
+            link = wait(lambda: driver.find_element(By.ID, f"home-demo-{index}"), 60)
+            # a reader on Home: its scripts (Plotly's too, which Home loads ahead) have run
+            wait(lambda: driver.execute_script("return !!window.Plotly"), 10)
+            time.sleep(1)
+            t0 = time.time()
+            link.click()
+            got = wait(lambda: driver.execute_script(FIRST), 120, every=0.02)
+            return time.time() - t0, "" if got == "drawn" else str(got)[:70]
+        finally:
             driver.quit()
-        server.terminate()
-        server.wait(30)
 
 
 def main(argv=None) -> int:
@@ -104,7 +78,7 @@ def main(argv=None) -> int:
     for i, (title, _text, href) in enumerate(TEACH):
         if href.startswith("/data"):
             continue
-        runs = [one(i, href, args.warm) for _ in range(args.repeat)]
+        runs = [one(i, args.warm) for _ in range(args.repeat)]
         secs = [r[0] for r in runs]
         note = next((r[1] for r in runs if r[1]), "")
         shown = ", ".join(f"{s:.2f}" for s in secs)

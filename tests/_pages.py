@@ -10,7 +10,7 @@ import pandas as pd
 
 __all__ = ["query_dict", "registered_page", "store_csv", "upload_csv", "upload_frame",
            "problem_settings", "constant_column_frame", "FORMULA_CSV", "page_module",
-           "grid_cell_selector", "grid_cells", "grid_rows"]
+           "grid_cell_selector", "grid_cells", "grid_rows", "component", "first_peek"]
 
 #: A small uploaded table whose column names a spreadsheet would run as formulas.
 FORMULA_CSV = ("=cmd|' /C calc'!A0,@x,y\n"
@@ -117,3 +117,24 @@ def grid_cells(dash_duo, grid: str, column: str) -> list[str]:
 def grid_rows(dash_duo, grid: str) -> list:
     """The shown body rows of the grid ``grid`` (a page of them when it paginates)."""
     return dash_duo.find_elements(f"{grid} .ag-center-cols-container .ag-row")
+
+
+def component(node, id_):
+    """The component of the layout tree ``node`` whose id is ``id_``, or None."""
+    if getattr(node, "id", None) == id_:
+        return node
+    children = getattr(node, "children", None)
+    for child in children if isinstance(children, (list, tuple)) else [children]:
+        found = component(child, id_) if child is not None else None
+        if found is not None:
+            return found
+    return None
+
+
+def first_peek(view, layout):
+    """The plain callback (``JobView.peek``) of ``view`` given the values a first visit's
+    controls hold in ``layout``, as the browser sends them."""
+    args = [component(layout, i.component_id).value for i in view.params.inputs()]
+    if view.data_store:
+        args.append(component(layout, view.data_store).data)
+    return view.peek(*args)

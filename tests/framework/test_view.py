@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from _pages import page_module, upload_frame
+from _pages import component, first_peek, page_module, upload_frame
 
 from pages._framework import datasource
 from pages._framework.view import MANY_LEVELS, memory_hint
@@ -145,26 +145,6 @@ def test_an_evicted_shared_part_makes_the_page_result_a_miss_recomputed(monkeypa
     assert cache.get_json(part) is not None
 
 
-def _find(node, id_):
-    """The component of layout tree ``node`` whose id is ``id_``, or None."""
-    if getattr(node, "id", None) == id_:
-        return node
-    children = getattr(node, "children", None)
-    for child in children if isinstance(children, (list, tuple)) else [children]:
-        found = _find(child, id_) if child is not None else None
-        if found is not None:
-            return found
-    return None
-
-
-def _first_peek(view, layout):
-    """The plain callback of ``view`` given the values a first visit's controls hold."""
-    args = [_find(layout, i.component_id).value for i in view.params.inputs()]
-    if view.data_store:
-        args.append(_find(layout, view.data_store).data)
-    return view.peek(*args)
-
-
 def test_a_small_exact_problem_is_drawn_by_the_plain_callback_without_a_job(
         monkeypatch, tmp_path):
     """Issue 26 (a demo's first figure within 2 s): a built-in exact problem of at most 8
@@ -175,7 +155,7 @@ def test_a_small_exact_problem_is_drawn_by_the_plain_callback_without_a_job(
 
     monkeypatch.setenv("VARIMP_CACHE_DIR", str(tmp_path))   # nothing cached yet
     masking, decomp = page_module("masking"), page_module("decomposition")
-    out = _first_peek(masking.EXACT, masking.layout(problem="led"))
+    out = first_peek(masking.EXACT, masking.layout(problem="led"))
     assert out[-5] is dash.no_update and out[-3].startswith("Done in "), out[-3]
     names = [o[0] + "." + o[1] for o in masking.EXACT.outputs]
     rows = out[names.index("masking-table.rowData")]
@@ -186,15 +166,15 @@ def test_a_small_exact_problem_is_drawn_by_the_plain_callback_without_a_job(
     for name, value in paper.items():
         assert abs(k1[name][column] - value) < 0.0015, (name, k1[name][column])
     assert masking.EXACT.cached(*masking.EXACT.check(
-        {n: _find(masking.layout(problem="led"), masking.EXACT.params.id(n)).value
+        {n: component(masking.layout(problem="led"), masking.EXACT.params.id(n)).value
          for n in masking.EXACT.params.names},
-        _find(masking.layout(problem="led"), masking.EXACT.data_store).data)) is not None
+        component(masking.layout(problem="led"), masking.EXACT.data_store).data)) is not None
 
-    out = _first_peek(decomp.VIEW, decomp.layout(problem="led", K="1", depth="2"))
+    out = first_peek(decomp.VIEW, decomp.layout(problem="led", K="1", depth="2"))
     assert out[-5] is dash.no_update and out[-3].startswith("Done in "), out[-3]
     # Larger or sampled: the job computes them.
     for layout in (masking.layout(problem="led:irrelevant=4"),):
-        assert isinstance(_first_peek(masking.EXACT, layout)[-5], dict)
+        assert isinstance(first_peek(masking.EXACT, layout)[-5], dict)
     for layout in (decomp.layout(problem="led:irrelevant=4"),
                    decomp.layout(problem="led", sampling="sample", n="300")):
-        assert isinstance(_first_peek(decomp.VIEW, layout)[-5], dict)
+        assert isinstance(first_peek(decomp.VIEW, layout)[-5], dict)

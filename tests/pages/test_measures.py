@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from _browser import full_traces, open_page, set_number, visit, wait_for, wait_for_trace
 from _pages import upload_csv
-from _pages import page_module
+from _pages import first_peek, page_module
 import dash
 from dash.testing.wait import until
 
@@ -714,18 +714,6 @@ def test_the_default_studies_are_warmed_at_start_unless_switched_off(page, monke
         assert cache.get_json(page.BIAS_VIEW.drawn_key(data, settings, {})) is not None
 
 
-def _component(node, id_):
-    """The component of the layout tree ``node`` whose id is ``id_``, or None."""
-    if getattr(node, "id", None) == id_:
-        return node
-    children = getattr(node, "children", None)
-    for child in children if isinstance(children, (list, tuple)) else [children]:
-        found = _component(child, id_) if child is not None else None
-        if found is not None:
-            return found
-    return None
-
-
 def test_a_first_visit_after_warming_draws_every_view_from_the_cache(page):
     """After the start's warming work (the page's own runs, its real default settings), the
     plain callback of each of the three views, given the values a first visit's controls
@@ -737,10 +725,7 @@ def test_a_first_visit_after_warming_draws_every_view_from_the_cache(page):
     warm_now(page.WARM_RUNS)
     layout = page.layout()
     for view in page.VIEWS:
-        args = [_component(layout, i.component_id).value for i in view.params.inputs()]
-        if view.data_store:
-            args.append(_component(layout, view.data_store).data)
-        out = view.peek(*args)
+        out = first_peek(view, layout)
         status, miss = out[-3], out[-5]
         assert status == "Done (cached)." and miss is dash.no_update, view.prefix
         assert all(o is not dash.no_update for o in out[:len(view.outputs)]), view.prefix
