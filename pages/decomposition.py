@@ -27,6 +27,7 @@ from varimp_core.csvtext import csv_filename, safe_csv
 from varimp_core.exact.eqn3 import conditional_terms
 from varimp_core.plots.decomposition import (make_degree_pair, make_terms_figure, pair_height,
                                              pair_min_width, set_label)
+from varimp_core.plots.style import unescape_text
 from varimp_core.result import ImportanceResult
 from varimp_core.serialize import from_jsonable, to_jsonable
 
@@ -375,15 +376,16 @@ def layout(vi_data=None, **query):
 def cell_from_click(click_data, figure) -> dict | None:
     """The cell ``{"var", "degree", "panel"}`` of a heatmap click, or None.
 
-    The variables are the first trace's ``y`` of the figure (as the browser holds it);
+    The variables are the first trace's ``y`` of the figure (as the browser holds it),
+    names written as text (:func:`~varimp_core.plots.style.unescape_text` reads them back);
     a trace on the second x axis belongs to the right panel (``"K"``).
     """
     traces = (figure or {}).get("data") or []
     try:
         point = click_data["points"][0]
-        var, degree = str(point["y"]), int(point["x"])
+        var, degree = unescape_text(str(point["y"])), int(point["x"])
         trace = traces[int(point.get("curveNumber", 0))]
-        variables = list(traces[0]["y"])
+        variables = [unescape_text(str(v)) for v in traces[0]["y"]]
     except (TypeError, KeyError, IndexError, ValueError):
         return None
     if var not in variables or not 0 <= degree < len(variables):

@@ -33,6 +33,7 @@ from varimp_core.local.interactions import (OTHER_FEATURES, importance_over_labe
                                             partial_importance, tile_frame, variables_frame)
 from varimp_core.plots.interactions import (make_importance_over_labels, make_mosaic,
                                             make_partial_importance_figure, make_vii_bars)
+from varimp_core.plots.style import unescape_text
 
 dash.register_page(__name__, path="/interactions", name="Interactions", order=5,
                    title="varimp \u2014 Interactions")
@@ -314,7 +315,7 @@ def show_tile(click, store, min_share):
     if ctx.triggered_id != f"{PREFIX}-mosaic" or not click or not store:
         return [], [], "Click a tile of the mosaic."
     try:
-        first, second = click["points"][0]["customdata"][:2]
+        first, second = map(unescape_text, click["points"][0]["customdata"][:2])
         return tile_rows(store, _min_share(min_share), first, second)
     except (KeyError, IndexError, TypeError):
         return [], [], "Click a tile of the mosaic."
