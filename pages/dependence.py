@@ -249,7 +249,8 @@ def csv_filename(store: Mapping[str, Any], what: str) -> str:
 PARAMS = ParamSet(PREFIX, [
     *forest.forest_params(forest.SKLEARN_KINDS),
     Param("feature", "Variable", "text", None, choices=_variables, control="dropdown",
-          what="a variable"),
+          what="a variable", blank="The most informative alone",
+          help="Blank: the input most informative alone (plug-in I(X; Y)), ranked by the job."),
     SecondVariable("feature2", "Second variable (2-D)", "text", None, blank="",
                    check=lambda text: None if text == NONE else text, control="dropdown",
                    choices=lambda c: [(NONE, "none"), *_variables(c)],
@@ -279,6 +280,7 @@ def compute(settings, data, progress) -> dict:
     """
     load = forest.make_forest_loader(data, settings, progress)
     out = forest.local_view(data, settings, load, progress)
+    settings = chosen_feature(settings, data)
     chosen = features(settings)
     for f in chosen:
         if f not in out["variables"]:
@@ -300,12 +302,26 @@ def compute(settings, data, progress) -> dict:
         max_ice_lines=settings["max_ice_lines"], max_grid_2d=MAX_GRID_2D,
         max_rows=MAX_PD_ROWS, random_state=settings["random_state"], progress=report)]
     return {**out, "pd": pds[:len(chosen)], "pair": pds[2] if len(pds) == 3 else None,
-            "n_pd": n}
+            "n_pd": n, "feature": settings["feature"]}
+
+
+def chosen_feature(settings: Mapping[str, Any], data) -> dict:
+    """``settings`` with the variable chosen: a link that names none opens on the input most
+    informative alone (plug-in I(X; Y), :func:`~pages._framework.local_forest.ranked_variables`),
+    ranked here in the job, where the data is loaded, and cached for the next visit."""
+    if settings["feature"] is not None:
+        return dict(settings)
+    ranked = [v for v in forest.ranked_variables(data) if v != settings["feature2"]]
+    if not ranked:
+        raise ValueError("Choose a variable: this data has no input to show.")
+    return {**settings, "feature": ranked[0]}
 
 
 def render(out, settings, data) -> tuple:
-    """The page's store: where the result is cached, and what the figures need besides."""
-    return ({**{k: v for k, v in out.items() if k not in ("pd", "pair")}, "settings": settings,
+    """The page's store: where the result is cached (under the settings asked for), and what
+    the figures need besides, with the settings drawn (the variable the job chose)."""
+    drawn = {**settings, "feature": out.get("feature", settings["feature"])}
+    return ({**{k: v for k, v in out.items() if k not in ("pd", "pair")}, "settings": drawn,
              "result": VIEW.key(data, settings, {}), "data": data.as_dict},)
 
 
@@ -328,8 +344,10 @@ def page_query(store, settings, shown) -> str:
 def initial_state(query, vi_data=None) -> dict:
     """:func:`pages._framework.local_forest.start`, the data's ``variables``, the link's ``query``.
 
-    ``feature`` defaults to the input most informative alone (plug-in I(X; Y)); unknown variables and unusable
-    percentiles in the link are dropped with a note.
+    ``feature`` defaults to the input most informative alone (plug-in I(X; Y)) when the
+    data's ranking is cached; else it stays None and the job chooses it
+    (:func:`chosen_feature`).  Unknown variables and unusable percentiles in the link are
+    dropped with a note.
     """
     st = forest.start(query, vi_data, PARAMS, DISPLAY)
     values, notes = st["values"], st["notes"]
@@ -351,11 +369,12 @@ def initial_state(query, vi_data=None) -> dict:
                          "input of that name.")
             values[name] = None
     if values["feature"] is None and variables:  # the most informative input alone
-        try:
-            ranked = [v for v in forest.ranked_variables(st["page"]) if v in variables]
+        try:  # when already ranked: ranking loads the data, which is the job's work (#27.4)
+            ranked = forest.ranked_variables(st["page"], compute=False)
         except ValueError:
             ranked = []
-        values["feature"] = (ranked or variables)[0]
+        if ranked is not None:
+            values["feature"] = ([v for v in ranked if v in variables] or variables)[0]
     if values["feature2"] is not None and values["feature2"] == values["feature"]:
         notes.append(f"The link's second variable {values['feature2']!r} was ignored: it is "
                      "the first variable too; the 2-D partial dependence needs two.")

@@ -21,7 +21,7 @@ from dash import Input, Output, callback, dcc, html, no_update
 
 from pages._framework import controls as ui
 from pages._framework import local_forest as forest
-from pages._framework import state, studies
+from pages._framework import datasource, state, studies
 from pages._framework.common import placeholder_figure
 from pages._framework.datachoice import DataChoice
 from pages._framework.local_forest import cached_entry
@@ -90,7 +90,14 @@ def method_data(data: DataChoice, method: str) -> tuple[DataChoice, list[str]]:
 
 
 def data_rows(data: DataChoice, method: str) -> dict:
-    """``variables`` and ``n_rows`` (rows a row index may pick) of the data, cached."""
+    """``variables`` and ``n_rows`` (rows a row index may pick) of the data, cached.
+
+    A sample of a generated built-in problem is known from its definition and size, with
+    nothing loaded (:func:`drawn_rows`); other data is loaded once and counted."""
+    known = drawn_rows(data, method)
+    if known is not None:
+        return known
+
     def count() -> dict:
         prepared = method_data(data, method)[0].load()
         if method == "exact":
@@ -100,6 +107,22 @@ def data_rows(data: DataChoice, method: str) -> dict:
         return {"variables": list(prepared.variables), "n_rows": n}
 
     return cache.get_or_compute(cache.key_for("explain-data-rows", data.as_dict, method), count)
+
+
+def drawn_rows(data: DataChoice, method: str) -> dict | None:
+    """``variables`` and ``n_rows`` of a generated problem's sample, from its definition and
+    the number of rows drawn (a link to a large sample loaded it in the web worker, #27.4);
+    None when the rows must be loaded to be counted (the exact method's distinct rows, an
+    upload, a real data set)."""
+    if method == "exact":
+        return None
+    drawn = method_data(data, method)[0]
+    variables = forest.problem_variables(drawn)
+    if variables is None or not drawn.is_sample:
+        return None
+    # no n in the choice: the problem's own size (its ``samples`` option, or its default)
+    n = drawn["n"] or datasource.problem_of(str(drawn["problem"])).default_samples
+    return {"variables": variables, "n_rows": int(n)}
 
 
 def value_names(pairs: Mapping[str, Any], variable: str) -> dict:

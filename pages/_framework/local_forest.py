@@ -168,25 +168,50 @@ def register_view(prefix: str, params: ParamSet, display: ParamSet, page_query: 
         return no_update if errors or more else page_query(store, settings, shown)
 
 
+def problem_variables(data: DataChoice) -> list[str] | None:
+    """A generated built-in problem's inputs, from its definition: nothing is loaded (a
+    link to a large sample opened first cost a web worker seconds and gigabytes, #27.4).
+
+    None for an upload, an invalid spec and the real data sets bundled with scikit-learn
+    (preparing those drops constant columns, so their inputs are known only once loaded;
+    they are small)."""
+    if data.is_upload:
+        return None
+    try:
+        problem = datasource.problem_of(str(data["problem"]))
+    except (ValueError, KeyError, TypeError):
+        return None
+    return list(problem.variables) if problem.relevant is not None else None
+
+
 def data_variables(data: DataChoice) -> list[str]:
-    """Input names of a data choice: from the Data page's cached view of it, else cached here
-    (a miss, as for a shared link opened first, loads the data; raises DataError)."""
+    """Input names of a data choice: from the Data page's cached view of it, or a generated
+    problem's definition (:func:`problem_variables`), else cached here (a miss, as for a
+    shared link to an upload opened first, loads the data; raises DataError)."""
     view = datasource.data_view(data.as_dict, compute=False)
     if view is not None and "variables" in view:
         return list(view["variables"])
+    known = problem_variables(data)
+    if known is not None:
+        return known
     return cache.get_or_compute(cache.key_for("data-variables", data.as_dict),
                                 lambda: list(data.load().variables))
 
 
-def ranked_variables(data: DataChoice) -> list[str]:
+def ranked_variables(data: DataChoice, compute: bool = True) -> list[str] | None:
     """Input names from most to least informative alone (plug-in I(X; Y), the core's
-    ``rank_inputs``): from the Data page's cached view, else cached here (as
-    :func:`data_variables`).  A page opens on the first (issue #26)."""
+    ``rank_inputs``): from the Data page's cached view, else cached here.  A page opens on
+    the first (issue #26).
+
+    ``compute=False`` reads the caches only (None on a miss): a web request's way, since
+    ranking needs the data loaded; the page's job ranks instead."""
     view = datasource.data_view(data.as_dict, compute=False)
     if view is not None and "ranked" in view:
         return list(view["ranked"])
-    return cache.get_or_compute(cache.key_for("data-ranked", data.as_dict),
-                                lambda: rank_inputs(data.load()))
+    key = cache.key_for("data-ranked", data.as_dict)
+    if not compute:
+        return cache.get_json(key)
+    return cache.get_or_compute(key, lambda: rank_inputs(data.load()))
 
 
 # -- the forest ----------------------------------------------------------------------------

@@ -93,7 +93,7 @@ class Param:
         Help line under the control; a callable gets the :class:`Context`.
     blank : str or None
         When given, a blank value is allowed and means None; the text is the
-        control's placeholder ("full").
+        control's placeholder ("full"; a dropdown's too).
     control : {"number", "radio", "dropdown", "check", "slider"}, optional
         Default: ``number`` for numbers, ``radio`` for choices, ``check`` for
         booleans, a text box for text.
@@ -249,7 +249,8 @@ class Param:
         if kind == "dropdown":
             options = self.options(ctx)  # a long list: typing a name finds it
             return dcc.Dropdown(id=cid, options=options, value=value, clearable=False,
-                                searchable=len(options) > 8, className="vi-dropdown")
+                                searchable=len(options) > 8, placeholder=self.blank,
+                                className="vi-dropdown")
         if kind == "check":
             return dcc.Checklist(id=cid, options=[{"label": self.help_text(ctx) or self.label,
                                                    "value": "on"}],

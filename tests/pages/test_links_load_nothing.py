@@ -1,0 +1,87 @@
+"""A link opens a page without loading its data (issue #27, item 4).
+
+The probe of issue #27 opened a Dependence link to a legal large sample
+(``led:irrelevant=49``, ``n=870000``): the layout loaded it in the web worker, 5 to 8 s and
++3.5 GB, and two such links held ``/_health`` for 15.8 s.  Here every page's layout is built
+from such a link with loading made impossible: a page that needs the data for its layout
+fails.  The work belongs to the page's job (Dependence ranks the inputs there).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pages._framework import datasource
+from pages._framework.datachoice import DataChoice
+
+LARGE = {"problem": "led:irrelevant=49", "sampling": "sample", "n": "870000", "seed": "11"}
+
+
+class _Loaded(AssertionError):
+    pass
+
+
+@pytest.fixture
+def no_loading(monkeypatch, tmp_path):
+    monkeypatch.setenv("VARIMP_CACHE_DIR", str(tmp_path))   # nothing cached: a first visit
+
+    def refuse(*args, **kwargs):
+        raise _Loaded("the layout loaded the data")
+
+    monkeypatch.setattr(datasource, "load_prepared", refuse)
+    monkeypatch.setattr(DataChoice, "load", refuse)
+
+
+def _layouts(app_module):
+    from dash._pages import PAGE_REGISTRY
+
+    return {p["path"]: p["layout"] for p in PAGE_REGISTRY.values() if callable(p["layout"])}
+
+
+def test_every_page_opens_a_large_sample_link_without_loading_it(app_module, no_loading):
+    layouts = _layouts(app_module)
+    assert {"/dependence", "/explain", "/importances", "/selection"} <= set(layouts)
+    for path, layout in sorted(layouts.items()):
+        try:
+            layout(**LARGE)
+        except _Loaded as exc:
+            pytest.fail(f"{path}: {exc}")
+
+
+def test_dependence_leaves_the_variable_to_the_job_then_opens_on_it(app_module, monkeypatch,
+                                                                   tmp_path):
+    """With the ranking not cached the link's page shows the blank choice, "the most
+    informative alone"; the job ranks the inputs (plug-in I(X; Y)) and draws the first; the
+    next visit opens on it.  On LED every segment but X5 splits the digits less evenly, so
+    the first is the one of largest I(X_j; Y), checked here against a count of the sample."""
+    import numpy as np
+
+    import pages.dependence as dep
+    from pages._framework.params import Context
+    from pages._server.jobs import Progress
+
+    monkeypatch.setenv("VARIMP_CACHE_DIR", str(tmp_path))
+    query = {"problem": "led", "sampling": "sample", "n": "400", "seed": "3", "trees": "10"}
+    st = dep.initial_state(query)
+    assert st["values"]["feature"] is None
+    field = dep.forest.fields(st, dep.PARAMS, dep.DISPLAY)["feature"]
+    assert field.children[1].placeholder == "The most informative alone"
+    settings = dep.PARAMS.settings(st["values"], Context(p=7))
+    out = dep.compute(settings, st["page"], Progress(None))
+    store = dep.render(out, settings, st["page"])[0]
+    prepared = st["page"].load()
+
+    def plug_in_mi(x, y):   # I(X; Y) in bits from the sample's counts, by hand
+        joint = np.zeros((int(x.max()) + 1, int(y.max()) + 1))
+        np.add.at(joint, (x.astype(int), y.astype(int)), 1)
+        joint /= joint.sum()
+        px, py = joint.sum(1, keepdims=True), joint.sum(0, keepdims=True)
+        nz = joint > 0
+        return float((joint[nz] * np.log2(joint[nz] / (px @ py)[nz])).sum())
+
+    X, y = prepared.X_numeric, prepared.y
+    mi = [plug_in_mi(X[:, j], y) for j in range(X.shape[1])]
+    best = prepared.variables[int(np.argmax(mi))]
+    assert out["feature"] == best and store["settings"]["feature"] == best
+    assert store["result"] == dep.VIEW.key(st["page"], settings, {})   # cached as asked
+    assert dep.initial_state(query)["values"]["feature"] == best       # the next visit
