@@ -224,6 +224,14 @@
   // A badge (an annotation with a background, above the plot: Importances' "sampled + exact")
   // that covers the legend is lifted above it, the top margin growing by as much; up to three
   // times a figure.  The legend then sits where it was, under the badge.
+  // Plotly writes an annotation's default background "rgba(0,0,0,0)", without spaces: the
+  // rule took every subplot title under the legend for a badge (Dependence's "class 0" and
+  // "class 1" rose 240 px above their panels).
+  function transparent(colour) {
+    const c = String(colour || "").replace(/\s/g, "").toLowerCase();
+    return !c || c === "transparent" || /^rgba\(.*,0(\.0*)?\)$/.test(c);
+  }
+
   function badgeClear(gd) {
     const legend = gd.querySelector(".legend");
     const full = gd._fullLayout;
@@ -233,7 +241,7 @@
     gd.querySelectorAll(".annotation").forEach(function (node) {
       const i = Number(node.getAttribute("data-index"));
       const note = (full.annotations || [])[i];
-      if (!note || !note.bgcolor || note.bgcolor === "rgba(0, 0, 0, 0)" ||
+      if (!note || transparent(note.bgcolor) ||
           note.yref !== "paper" || note.y < 1 || note.yanchor !== "bottom") { return; }
       const b = node.getBoundingClientRect();
       const overlap = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);

@@ -317,6 +317,42 @@ def test_presentation_mode_fits_the_importances_figure(dash_duo, dash_app, size)
     assert dash_duo.get_logs() == []
 
 
+# The screen tops of Dependence's panel titles, by text.
+_PANEL_TITLES = """
+const g = document.querySelector('#dep-pd .js-plotly-plot');
+if (!g || !g._fullLayout) { return null; }
+const out = {};
+g.querySelectorAll('.annotation-text').forEach(t => {
+  if (/^class \\d$/.test(t.textContent)) { out[t.textContent] = t.getBoundingClientRect().top; }
+});
+return out;
+"""
+
+
+@pytest.mark.browser
+def test_panel_titles_under_the_legend_stay_on_their_panels(dash_duo, dash_app):
+    """The rule that lifts a badge clear of the legend (Importances' "exact") took every
+    subplot title under the legend for one, as Plotly writes a title's clear background
+    "rgba(0,0,0,0)": Dependence's "class 0" and "class 1" rose 240 px above their panels,
+    "class 2" beside them stayed.  Titles of one row of panels share one height."""
+    driver = dash_duo.driver
+    _window(driver, 1024, 900)
+    open_page(dash_duo, dash_app, "/dependence?problem=led&sampling=sample&n=1000&feature=X5"
+                                  "&trees=20&ice=5")
+
+    def ten():
+        tops = driver.execute_script(_PANEL_TITLES)
+        return tops if tops and len(tops) == 10 else None
+
+    wait_for(ten, 120, "the ten class panels")
+    _settle(driver, "the dependence figures")
+    tops = wait_for(ten, 10, "the settled panels")
+    for row in (("class 0", "class 1", "class 2"), ("class 3", "class 4", "class 5")):
+        assert max(tops[t] for t in row) - min(tops[t] for t in row) < 2, tops
+    assert tops["class 3"] - tops["class 0"] > 100, tops     # one row under the other
+    assert dash_duo.get_logs() == []
+
+
 # -- figures and palette ---------------------------------------------------------------------
 def _graphs(component):
     """Every ``dcc.Graph`` of a layout tree."""
