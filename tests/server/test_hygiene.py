@@ -573,14 +573,15 @@ _DASH_DEV_SWITCHES = {f"DASH_{k}": "true" for k in (
     "VALIDATE_CALLBACKS", "SILENCE_ROUTES_LOGGING")}
 
 
-def test_python_app_py_keeps_dev_tools_off_whatever_dash_variables_say(tmp_path):
-    # Dash.run reads the DASH_* variables again after hygiene.install turned the tools off.
+def _served_by_python_app_py(tmp_path, extra: dict) -> tuple[dict, list, int]:
+    """``python app.py`` with ``extra`` in its environment: its Dash config, the page's
+    scripts and their bytes."""
     import requests
     from _servers import Processes, free_port, serves_health, wait
 
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "VARIMP_DEBUG"}
-    procs = Processes(tmp_path, {**env, **_DASH_DEV_SWITCHES, "VARIMP_WARM": "0",
+    procs = Processes(tmp_path, {**env, **extra, "VARIMP_WARM": "0",
                                  "VARIMP_CACHE_DIR": str(tmp_path / "cache"),
                                  "VARIMP_PORT": str(port)})
     base = f"http://127.0.0.1:{port}"
@@ -596,12 +597,25 @@ def test_python_app_py_keeps_dev_tools_off_whatever_dash_variables_say(tmp_path)
         procs.stop_all()
     config = json.loads(re.search(r'<script id="_dash-config" type="application/json">(.*?)'
                                   r'</script>', page, re.S).group(1))
+    return config, scripts, bundle_bytes
+
+
+def test_python_app_py_keeps_dev_tools_off_whatever_dash_variables_say(tmp_path):
+    # Dash.run reads the DASH_* variables again after hygiene.install turned the tools off.
+    config, scripts, bundle_bytes = _served_by_python_app_py(tmp_path, _DASH_DEV_SWITCHES)
     assert config["ui"] is False and config["props_check"] is False, config
     assert "hot_reload" not in config, config
     dev = [s for s in scripts if ".dev" in s or "development" in s]
     assert dev == [], dev
     # The production bundles are a few MB; the dev ones were 8 MB more.
     assert bundle_bytes < 6 * 2**20, bundle_bytes
+
+
+def test_varimp_debug_turns_dashs_dev_tools_on_for_a_developer(tmp_path):
+    """The one switch that turns them on (issue #27, item 7): Dash's debug defaults, the
+    dev-tools UI and props check."""
+    config, _, _ = _served_by_python_app_py(tmp_path, {"VARIMP_DEBUG": "1"})
+    assert config["ui"] is True and config["props_check"] is True, config
 
 
 @pytest.mark.parametrize("hops,forwarded,secure", [
