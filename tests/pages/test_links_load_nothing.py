@@ -85,3 +85,28 @@ def test_dependence_leaves_the_variable_to_the_job_then_opens_on_it(app_module, 
     assert out["feature"] == best and store["settings"]["feature"] == best
     assert store["result"] == dep.VIEW.key(st["page"], settings, {})   # cached as asked
     assert dep.initial_state(query)["values"]["feature"] == best       # the next visit
+
+
+def test_every_pages_first_computation_on_such_a_link_goes_to_its_job(app_module, no_loading):
+    """The first visit's plain callback (the peek) of every computed view finds nothing
+    cached and leaves the work to the job: it loads, prepares and bins nothing."""
+    import importlib
+
+    from _pages import first_peek
+
+    from pages._framework.view import JobView
+
+    layouts, seen = _layouts(app_module), []
+    for path, layout in sorted(layouts.items()):
+        module = importlib.import_module("pages." + (path.strip("/") or "home"))
+        views = [v for v in vars(module).values() if isinstance(v, JobView)]
+        if not views:
+            continue
+        tree = layout(**LARGE)
+        for view in views:
+            try:
+                first_peek(view, tree)
+            except _Loaded as exc:
+                pytest.fail(f"{path} ({view.prefix}): {exc}")
+            seen.append(view.prefix)
+    assert {"imp", "dep", "explain", "sel-null", "meas", "inter"} <= set(seen), seen
