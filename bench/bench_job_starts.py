@@ -7,7 +7,7 @@ does.  Every poll is a request thread of the server that uses the diskcache (SQL
 other jobs are forked.  A job whose process hangs as it starts ends, after
 ``VARIMP_JOB_START_TIMEOUT`` (5 s), in the sentence "hung as it started"; it is counted hung.
 
-    PYTHONPATH=. python bench/bench_job_starts.py [--jobs 300] [--clients 3]
+    PYTHONPATH=. python bench/bench_job_starts.py [--jobs 300] [--clients 3] [--server gunicorn]
 
 ``BENCH_LOG=path`` keeps the server's log.  Jobs that end otherwise are printed.
 
@@ -28,6 +28,12 @@ started: slow starts past the 5 s allowance (no stack was ever dumped from ``run
 deadlocks.  Run side by side with it, the parent commit (bare forks) had 300 jobs, 0 hung, 0
 other (544 s): the SQLite hazard is rare at this scale.  With the main script skipped in the
 children: 60 jobs, 0 hung, 0 other (240 s); 150 jobs, 0 hung, 0 other (464 s).
+
+1,000 jobs (issue #27.1's count), 4 clients, same machine, 2026-11-28/29, other test suites
+running beside it (load 5-15), each job a 5-tree forest on the exact XOR with one irrelevant
+bit (no permutation test, so more starts per minute): ``make run``: 1,000 jobs, 0 hung, 0
+other (2,379 s); ``--server gunicorn`` (``make serve``'s 2 gthread workers of 4 threads):
+1,000 jobs, 0 hung, 0 other (1,705 s).
 """
 
 from __future__ import annotations
@@ -48,11 +54,11 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]   # the app, and the tests' call
 def _values(seed: int) -> dict:
     from pages._framework.datachoice import DataChoice
 
-    data = DataChoice.from_page({"problem": "xor:irrelevant=1", "sampling": "sample",
-                                 "n": "100"})[0]
+    data = DataChoice.from_page({"problem": "xor:irrelevant=1"})[0]
     controls = {"method": "forest", "max_features": 1, "max_depth": None,
                 "criterion": "entropy", "k_semantics": "id3", "n_estimators": 5,
-                "bootstrap": [], "random_state": seed, "spread": "se", "show": "above",
+                "bootstrap": [], "random_state": seed, "spread": "se", "n_trees": None,
+                "precision": None, "order": "columns", "show": "above",
                 "n_permutations": 19}
     return {"imp-miss.data": {"values": controls, "extra": {}, "data": data.to_store()},
             "imp-instance.data": f"bench-{seed}"}
@@ -63,6 +69,8 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=300)
     ap.add_argument("--clients", type=int, default=3)
     ap.add_argument("--port", type=int, default=8093)
+    ap.add_argument("--server", choices=("make-run", "gunicorn"), default="make-run",
+                    help="make run's threaded server, or make serve's gunicorn gthread workers")
     args = ap.parse_args()
     import requests
     from _servers import DashCallbackClient, job_status
@@ -70,7 +78,14 @@ def main() -> None:
     env = {**os.environ, "VARIMP_PORT": str(args.port),
            "VARIMP_CACHE_DIR": tempfile.mkdtemp(prefix="varimp-bench-starts-"),
            "VARIMP_SECRET_KEY": "bench-job-starts", "PYTHONPATH": str(ROOT)}
-    server = subprocess.Popen([sys.executable, str(ROOT / "app.py")], env=env, cwd=ROOT,
+    if args.server == "gunicorn":   # make serve's command line
+        command = [str(Path(sys.executable).with_name("gunicorn")), "app:server", "--workers", "2",
+                   "--worker-class", "gthread", "--threads", "4", "--timeout", "120",
+                   "--graceful-timeout", "30", "--keep-alive", "5",
+                   "--bind", f"127.0.0.1:{args.port}"]
+    else:                           # make run's
+        command = [sys.executable, str(ROOT / "app.py")]
+    server = subprocess.Popen(command, env=env, cwd=ROOT,
                               stdout=subprocess.DEVNULL, stderr=open(os.environ.get("BENCH_LOG", os.devnull), "w"))
     base = f"http://127.0.0.1:{args.port}"
     try:
@@ -90,6 +105,8 @@ def main() -> None:
             for i in range(per):
                 status = job_status(c.run(_values(1000 * k + i), "imp-miss.data",
                                           timeout=120)[2], "imp-job-status") or ""
+                if os.environ.get("BENCH_VERBOSE"):
+                    print("  ", status[:120], flush=True)
                 kind = ("done" if status.startswith("Done in") else
                         "hung" if "hung as it started" in status else "other")
                 with lock:
@@ -104,7 +121,8 @@ def main() -> None:
         for t in threads:
             t.join()
         total = sum(counts.values())
-        print(f"make run (threaded): {total} jobs, {counts['hung']} hung as they started "
+        label = "make serve (gunicorn gthread)" if args.server == "gunicorn" else "make run (threaded)"
+        print(f"{label}: {total} jobs, {counts['hung']} hung as they started "
               f"({100 * counts['hung'] / max(total, 1):.1f} %), {counts['other']} other, "
               f"{time.perf_counter() - started:.0f} s")
     finally:
