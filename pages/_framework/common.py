@@ -46,18 +46,19 @@ def is_pending(figure) -> bool:
 def placeholder_figure(text: str = "Computing\u2026"):
     """An empty figure carrying one line of text (before the first result, or after an error).
 
-    The text may quote a user's column name, so it is Plotly text, never markup.  The
+    The text may quote a user's column name (even one written in Plotly's own tags, such as
+    ``<b>x</b>``), so every ``&``, ``<`` and ``>`` of it is an entity: text, never markup.  The
     default "Computing\u2026" figure is marked :data:`PENDING` (:func:`is_pending`), so a first
     job that fails replaces it with :data:`NOTHING_DRAWN` instead of leaving it for good.
     """
     import plotly.graph_objects as go
 
-    from varimp_core.plots.style import plain_text, wrap_note
+    from varimp_core.plots.style import escape_text, wrap_note
 
     fig = go.Figure()
     fig.update_layout(template="plotly_white", xaxis=dict(visible=False),
                       yaxis=dict(visible=False), margin=dict(l=20, r=20, t=20, b=20),
-                      annotations=[dict(text=wrap_note(plain_text(text)), showarrow=False, x=0.5, y=0.5,
+                      annotations=[dict(text=wrap_note(escape_text(text)), showarrow=False, x=0.5, y=0.5,
                                         xref="paper", yref="paper",
                                         font=dict(size=15, color="#5b6477"))])
     if text == "Computing\u2026":

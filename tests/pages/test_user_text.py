@@ -200,3 +200,10 @@ def test_a_tagged_name_is_text_on_the_importances_page(importances_page):
     figures = [o for o in page.VIEW.draw(out, settings, data, {}) if hasattr(o, "to_plotly_json")]
     text = _shown(*figures)
     assert figures and BOLD not in text and MIXED not in text and TYPED[BOLD] in text
+
+
+def test_a_sentence_in_place_of_a_figure_shows_a_tagged_name_as_typed():
+    from pages._framework.common import placeholder_figure
+
+    text = placeholder_figure(f"This data has no input {BOLD!r}.").layout.annotations[0].text
+    assert "&lt;b&gt;X1&lt;/b&gt;" in text and "<b>" not in text
