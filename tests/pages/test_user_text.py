@@ -60,18 +60,25 @@ def test_plain_text_keeps_our_tags_and_writes_any_other_as_text():
     assert plain_text("a < b") == "a &lt; b" and plain_text("no tags") == "no tags"
 
 
-def test_no_figure_of_the_core_draws_a_users_link():
-    df = _evil_frame()
+def _core_results(df: pd.DataFrame):
+    """What the core's figures draw, from a table with target ``y``: exact and sampled
+    importances, measures, local importances and a partial dependence (seeded)."""
     prepared = load_data(data=df, target="y")
     exact = compute_importances(prepared, method="exact", max_features=1)
     sampled = compute_importances(prepared, method="sklearn-rf", max_features=1,
                                   n_estimators=20, random_state=0)
     X, y = prepared.X_numeric, prepared.y
+    variables = list(prepared.variables)
     measures = compute_measures(X, y, measures=("mdi", "mdi_oob"), n_estimators=20,
-                                variables=list(prepared.variables))
+                                variables=variables)
     forest = RandomForestClassifier(n_estimators=20, random_state=0).fit(X, y)
-    local = local_importance(forest, X, variables=list(prepared.variables))
-    pd_result = partial_dependence(forest, X, [0], feature_names=list(prepared.variables))
+    local = local_importance(forest, X, variables=variables)
+    pd_result = partial_dependence(forest, X, [0], feature_names=variables)
+    return exact, sampled, measures, local, pd_result
+
+
+def test_no_figure_of_the_core_draws_a_users_link():
+    exact, sampled, measures, local, pd_result = _core_results(_evil_frame())
     figures = [make_importance_figure(sampled, exact), make_theorem2_figure(exact),
                make_degree_heatmap(exact), make_measures_figure(measures, exact),
                make_mosaic(interactions(local, min_share=0)),
@@ -138,18 +145,7 @@ def _shown(*figures) -> str:
 
 
 def test_a_name_written_in_our_tags_is_shown_as_typed_in_every_figure():
-    df = _tagged_frame()
-    prepared = load_data(data=df, target="y")
-    exact = compute_importances(prepared, method="exact", max_features=1)
-    sampled = compute_importances(prepared, method="sklearn-rf", max_features=1,
-                                  n_estimators=20, random_state=0)
-    X, y = prepared.X_numeric, prepared.y
-    variables = list(prepared.variables)
-    measures = compute_measures(X, y, measures=("mdi", "mdi_oob"), n_estimators=20,
-                                variables=variables)
-    forest = RandomForestClassifier(n_estimators=20, random_state=0).fit(X, y)
-    local = local_importance(forest, X, variables=variables)
-    pd_result = partial_dependence(forest, X, [0], feature_names=variables)
+    exact, sampled, measures, local, pd_result = _core_results(_tagged_frame())
     figures = {"importances": make_importance_figure(sampled, exact),
                "theorem 2": make_theorem2_figure(exact),
                "degrees": make_degree_heatmap(exact),
