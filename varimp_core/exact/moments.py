@@ -374,13 +374,13 @@ def _k1_subtree_means_py(share, source, strides, c):
     smaller: the cells in flat order are children first, each child final
     when its parent reads it -- one sequential pass, no temporaries.
     """
-    n, p = source.shape
+    n, q = source.shape               # q columns of V (the inputs that gain somewhere)
     V = source.copy()
     for b in range(n):
         s = share[b]
         if s == 0.0:
             continue
-        for v in range(p):
+        for v in range(c.size):       # every axis: a split on any input moves the tree
             cv = c[v]
             st = strides[v]
             if (b // st) % (cv + 1) != cv:
@@ -388,7 +388,7 @@ def _k1_subtree_means_py(share, source, strides, c):
             base = b - cv * st
             for x in range(cv):
                 ch = base + x * st
-                for j in range(p):
+                for j in range(q):
                     V[b, j] += s * V[ch, j]
     return V
 
@@ -475,29 +475,41 @@ def _k1_dense_pass(table, criterion, max_depth):
     gains = [np.where(_at_free(split, v, c[v]),
                       np.maximum(_at_free(imp, v, c[v]) - _free_sum(imp, v, c[v]), 0.0), 0.0)
              for v in range(p)]
-    source = np.zeros(shape + (p,))          # share(b) G_v(b) e_v, v free at b
-    for v in range(p):
-        _at_free(source, v, c[v])[..., v] = gains[v] * _at_free(share, v, c[v])
+    # An input whose gain is 0 at every cell adds 0 to every tree's importances: its entry
+    # of V is 0 everywhere, and so are its row and column of E[I I^T].  V and the Gram
+    # matrices carry only the q inputs that gain somewhere (XOR 3 + 9: 3 of 12); splits on
+    # the others still move the tree, so every axis is still walked.
+    active = [v for v in range(p) if gains[v].any()]
+    column = {v: i for i, v in enumerate(active)}
+    q = len(active)
+    mean, second = np.zeros(p), np.zeros((p, p))
+    if q == 0:
+        return mean, second
+    source = np.zeros(shape + (q,))          # share(b) G_v(b) e_v, v free at b
+    for v in active:
+        _at_free(source, v, c[v])[..., column[v]] = gains[v] * _at_free(share, v, c[v])
     strides = np.array([int(np.prod(shape[j + 1:], dtype=np.int64)) for j in range(p)],
                        dtype=np.int64)
-    V = _k1_subtree_means(share.ravel(), source.reshape(-1, p), strides,
-                          np.array(c, dtype=np.int64)).reshape(shape + (p,))
+    V = _k1_subtree_means(share.ravel(), source.reshape(-1, q), strides,
+                          np.array(c, dtype=np.int64)).reshape(shape + (q,))
     del source
-    mean = V[tuple(c)].copy()
+    mean[active] = V[tuple(c)]
     reach = np.array([1.0 / comb(p, k) for k in range(p + 1)])
     omega = reach[level] * share             # r(b) / (p - k) where b splits
-    second = np.zeros((p, p))
+    gram = np.zeros((q, q))
     child_w = np.zeros(shape)
     for v in range(p):
         a = _free_sum(V, v, c[v])
-        a[..., v] += gains[v]
-        a = a.reshape(-1, p)
+        if v in column:
+            a[..., column[v]] += gains[v]
+        a = a.reshape(-1, q)
         w = _at_free(omega, v, c[v]).reshape(-1)
-        second += (a * w[:, None]).T @ a
+        gram += (a * w[:, None]).T @ a
         child_w[(slice(None),) * v + (slice(0, c[v]),)] += np.expand_dims(
             _at_free(omega, v, c[v]), v)
-    Vf = V.reshape(-1, p)
-    second -= (Vf * child_w.reshape(-1)[:, None]).T @ Vf
+    Vf = V.reshape(-1, q)
+    gram -= (Vf * child_w.reshape(-1)[:, None]).T @ Vf
+    second[np.ix_(active, active)] = gram
     return mean, second
 
 

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from _tables import led_table, rows_of, xor_table
+from _tables import led_table, rows_of, with_irrelevant, xor_table
 from tree_law_oracle import binary_law, moments, multiway_law
 from varimp_core.api import compute_importances
 from varimp_core.data.table import DiscreteTable
@@ -61,6 +61,32 @@ def test_k1_cell_grid_equals_the_enumerated_law_with_more_levels(seed):
         got = exact_moments(table, max_features=1, max_depth=depth)
         np.testing.assert_allclose(got.mean, mean, atol=1e-12)
         np.testing.assert_allclose(got.covariance, cov, atol=1e-12)
+
+
+@pytest.mark.parametrize("depth", [None, 1, 2])
+def test_k1_cell_grid_with_inputs_that_never_gain(depth):
+    # The grid pass carries only the inputs that gain at some cell; splits on the others
+    # still move the tree.  XOR of 2 bits with 2 independent fair bits appended (their
+    # gain is exactly 0 at every cell), and a random table with 3 levels and 2 such bits,
+    # against the brute-force law of every tree (oracle written apart): the irrelevant
+    # inputs get 0 mean and 0 rows and columns of the covariance (Louppe et al. 2013,
+    # Theorem 3: every K = 1 tree gives them 0).
+    rng = np.random.default_rng(7)
+    tiny = DiscreteTable.from_codes(rng.integers(0, 3, size=(6, 2)), rng.integers(0, 2, size=6),
+                                    weight=rng.choice([1.0, 2.0], size=6))
+    # (XOR's probabilities are dyadic, so its irrelevant gains are exactly 0 and take the
+    # short path; the random table's are 0 up to rounding and take the full one.)
+    for table, exact_zero in ((with_irrelevant(xor_table(2), 2), True),
+                              (with_irrelevant(tiny, 2), False)):
+        p = table.n_features
+        mean, cov = moments(multiway_law(rows_of(table), p, 1, max_depth=depth))
+        got = exact_moments(table, max_features=1, max_depth=depth)
+        np.testing.assert_allclose(got.mean, mean, atol=1e-12)
+        np.testing.assert_allclose(got.covariance, cov, atol=1e-12)
+        np.testing.assert_allclose(got.mean[2:], 0, atol=0 if exact_zero else 1e-12)
+        np.testing.assert_allclose(got.covariance[2:], 0, atol=0 if exact_zero else 1e-12)
+        if depth != 1:   # one split of XOR gains nothing; deeper trees vary
+            assert got.covariance[:2, :2].any()
 
 
 @pytest.mark.parametrize("criterion", ["entropy", "gini"])
