@@ -261,7 +261,7 @@ def layout(vi_data=None, **query):
     target = params.get("target") or (columns[-1] if columns else None)
     numeric, exclude = params.get("numeric"), params.get("exclude")
     if upload and None in (numeric, exclude):  # a hand-written link: what the core detects
-        roles = datasource.column_roles(params["upload"], target)
+        roles = datasource.target_roles(upload, target)
         numeric = roles["numeric"] if numeric is None else numeric
         exclude = roles["exclude"] if exclude is None else exclude
     values = {**PARAMS.defaults(), **params, "problem": spec.split(":")[0],
@@ -378,11 +378,15 @@ def receive_upload(set_progress, contents, filename):
           Input("data-target", "value"), Input("data-upload-info", "data"),
           prevent_initial_call=True)
 def column_controls(target, info):
-    """A new file or a new target: every other column's type and role derived again (bug 1)."""
+    """A new file or a new target: every other column's type and role derived again (bug 1),
+    read from the roles of every target that the upload's job worked out (issue #27: this
+    request prepared the whole table, 0.6 to 0.75 s per new target on 10,000 x 60)."""
     if not isinstance(info, dict) or not info.get("key"):
         return (no_update,) * 4
     target = target if target in info["columns"] else info["target"]
-    roles = datasource.column_roles(info["key"], target)
+    # A store written before the roles were kept: the upload's cached columns have them.
+    roles = datasource.target_roles(info if "roles" in info else
+                                    datasource.upload_columns(info["key"]), target)
     return ([c for c in info["number_columns"] if c != target], roles["numeric"] or [],
             [c for c in info["columns"] if c != target], roles["exclude"] or [])
 

@@ -18,8 +18,8 @@ import os
 from typing import Any, Mapping
 from urllib.parse import parse_qs
 
-from varimp_core.data.prepare import (DataError, decode_upload, default_roles, prepare_problem,
-                                      prepare_table, read_csv_bytes)
+from varimp_core.data.prepare import (DataError, decode_upload, default_roles_by_target,
+                                      prepare_problem, prepare_table, read_csv_bytes)
 from varimp_core.data.columns import DATE_CHOICES, MISSING_CHOICES, number_columns
 from varimp_core.data.leaks import find_leaks
 from varimp_core.data.summary import column_table, data_label, describe, preview, rank_inputs
@@ -404,34 +404,59 @@ def store_upload(contents: str, filename: str | None) -> dict:
     df = read_csv_bytes(content, max_bytes=limit, max_cells=max_cells(),
                         max_columns=max_columns(), max_name_length=MAX_NAME_LENGTH)
     key = cache.put_table(df, client_id())
-    columns = [str(c) for c in df.columns]
-    roles = column_roles(key, columns[-1]) if len(columns) > 1 else {"numeric": None}
-    return {"key": key, "file": os.path.basename(str(filename or "table.csv"))[:200],
+    info = upload_columns(key) or {}   # every target's roles too, here in the upload's job
+    columns = info.get("columns") or [str(c) for c in df.columns]
+    roles = target_roles(info, columns[-1]) if len(columns) > 1 else {"numeric": None}
+    return {**info, "key": key, "file": os.path.basename(str(filename or "table.csv"))[:200],
             "columns": columns, "number_columns": number_columns(df), "target": columns[-1],
             "numeric": roles["numeric"], "rows": int(len(df))}
 
 
-def column_roles(key: str, target: str) -> dict:
-    """What the core makes of each column of a stored upload for a target.
+def compact_roles(by_target: Mapping[str, Mapping[str, Any]]) -> dict:
+    """Every target's default roles (:func:`default_roles_by_target`) in a few lists.
 
-    Every other column's type and role is derived again for each target (a
-    former target that is numeric becomes a numeric input, not one level per
-    value).  Returns ``numeric`` and ``exclude`` (names, or None each when the
-    table cannot be prepared for this target; the summary then says why).
+    For most targets the roles are those of the whole table less the target itself: the
+    numeric columns ``numeric`` and the excluded ones ``exclude`` (each the union over the
+    targets).  ``targets`` keeps the others whole: a target that cannot be prepared
+    (None each), or one whose missing rows change a column's kind.  So a table of 500
+    columns keeps two lists, not 500 (:func:`target_roles` reads them back).
     """
-    return cache.get_or_compute(cache.key_for("column-roles", key, target),
-                                lambda: default_roles(cache.get_table(key), target))
+    numeric = sorted({c for r in by_target.values() for c in (r["numeric"] or ())})
+    exclude = sorted({c for r in by_target.values() for c in (r["exclude"] or ())})
+    usual = {"numeric": numeric, "exclude": exclude, "targets": {}}
+    usual["targets"] = {t: dict(r) for t, r in by_target.items() if r != target_roles(
+        {"roles": usual}, t)}
+    return usual
+
+
+def target_roles(upload: Mapping[str, Any] | None, target: str) -> dict:
+    """The default ``numeric`` and ``exclude`` of ``target`` (names, or None each when the
+    table cannot be prepared for it) from an upload's columns (:func:`upload_columns`,
+    or the Data page's store of them), as :func:`varimp_core.data.prepare.default_roles`
+    gives them: read, never computed (they were, in the upload's job, for every target)."""
+    roles = (upload or {}).get("roles")
+    if not isinstance(roles, Mapping):
+        return {"numeric": None, "exclude": None}
+    if target in (roles.get("targets") or {}):
+        return dict(roles["targets"][target])
+    return {k: [c for c in roles.get(k) or () if c != target] for k in ("numeric", "exclude")}
 
 
 def upload_columns(key: str | None) -> dict | None:
-    """Columns of a stored upload (for rebuilding the controls from a link), or None."""
+    """Columns of a stored upload (for rebuilding the controls from a link), or None.
+
+    ``columns``, ``number_columns``, ``rows`` and ``roles``: every target's default
+    numeric and excluded columns (:func:`compact_roles`), so a change of target reads
+    them (0.6 to 0.75 s of a web worker per new target on a 10,000 x 60 table, issue #27).
+    Computed once, in the upload's job (:func:`store_upload`), and cached.
+    """
     if not isinstance(key, str) or not cache.has_table(key):  # unknown, expired or evicted
         return None
 
     def columns_of() -> dict:
         df = cache.get_table(key)
         return {"columns": [str(c) for c in df.columns], "number_columns": number_columns(df),
-                "rows": int(len(df))}
+                "rows": int(len(df)), "roles": compact_roles(default_roles_by_target(df))}
 
     # Every page's validation counts the upload's inputs: parse the table once, not per click.
     return cache.get_or_compute(cache.key_for("upload-columns", key), columns_of)

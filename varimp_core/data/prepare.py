@@ -652,3 +652,79 @@ def default_roles(df: pd.DataFrame, target: str) -> dict:
     return {"numeric": sorted(v for v, k in prepared.kinds.items()
                               if k == "numeric" and v in columns),
             "exclude": sorted(c for c, _ in prepared.excluded)}
+
+
+def default_roles_by_target(df: pd.DataFrame, max_levels: int = 20) -> dict[str, dict]:
+    """:func:`default_roles` for every column as the target, each column read once.
+
+    What :func:`prepare_table` makes of an input by default does not depend on the
+    target, except through the rows it keeps: a column's date parts, its missing,
+    constant and identifier-like tests (:func:`_prepare`'s roles) look at the whole
+    column.  Only a numeric column's kind (more than ``max_levels`` distinct values
+    among the kept rows) can change when the target has missing values, whose rows
+    are dropped; it is counted again then.  A target that cannot be prepared (constant,
+    too many classes, every value missing, no input left, a date part named like a
+    column) gets None, as :func:`default_roles` does.
+
+    So the Data page's job computes every target's defaults when a file arrives,
+    and a change of target reads them instead of preparing the table in a web request.
+
+    Returns
+    -------
+    roles : dict of str to dict
+        For every column, :func:`default_roles` of that target: ``numeric`` and
+        ``exclude`` (sorted names), or None each.
+    """
+    names = [str(c) for c in df.columns] if isinstance(df, pd.DataFrame) else []
+    unknown = {c: {"numeric": None, "exclude": None} for c in names}
+    try:
+        columns, _, _ = _check_names(df, names[0] if names else "", (), None)
+    except DataError:
+        return unknown
+    frame = df.copy()
+    frame.columns = columns
+    parsed, dated, reasons = {}, {}, {}
+    try:  # a column that cannot be read (infinite values) stops every target's preparation
+        for c in columns:
+            dt = date_values(frame[c])
+            if dt is not None:
+                parts, _ = date_parts(c, dt)
+                if parts:
+                    dated[c] = list(parts)
+                else:
+                    reasons[c] = "no part changes"
+                continue
+            parsed[c] = column_values(frame[c])
+            kind, values, _, miss = parsed[c]
+            if (miss.all() or constant_reason(values, miss)
+                    or identifier_reason(kind, values, miss, c)):
+                reasons[c] = "excluded"
+    except Exception:
+        return unknown
+
+    def numeric(c: str, keep: np.ndarray) -> bool:
+        kind, values, _, miss = parsed[c]
+        return kind == "number" and len(pd.unique(values[keep & ~miss])) > max_levels
+
+    everyone = np.ones(len(frame), dtype=bool)
+    inputs = [c for c in parsed if c not in reasons]
+    numeric_all = {c for c in inputs if numeric(c, everyone)}
+    out = {}
+    for t in columns:
+        try:
+            kind, values, order, miss = parsed[t] if t in parsed else column_values(frame[t])
+            keep = ~miss
+            used = [c for c in columns if c != t and c not in reasons]
+            clash = [name for c in dated if c != t for name in dated[c] if name in columns]
+            if not keep.any() or not used or clash:
+                out[t] = {"numeric": None, "exclude": None}
+                continue
+            _prepare_target((kind, values[keep], _used_order(order, values[keep])), t, None,
+                            max_levels, 5)
+        except Exception:   # prepare_table turns any failure into a DataError: None, too
+            out[t] = {"numeric": None, "exclude": None}
+            continue
+        kinds = (numeric_all - {t} if keep.all()
+                 else {c for c in inputs if c != t and numeric(c, keep)})
+        out[t] = {"numeric": sorted(kinds), "exclude": sorted(c for c in reasons if c != t)}
+    return out

@@ -404,3 +404,63 @@ def test_a_file_without_a_header_is_read_with_generated_names():
     # a header with a name among numbers is a header
     named = read_csv_bytes(b"2019,2020,y\n1,2,0\n3,4,1\n")
     assert list(named.columns) == ["2019", "2020", "y"] and len(named) == 2
+
+
+# -- default_roles_by_target ---------------------------------------------------------------
+def _roles_table(n: int = 120, seed: int = 0) -> pd.DataFrame:
+    """An analyst's table with every role: a numeric column of exactly 21 values whose 21st
+    value sits only on rows where ``score`` is missing (so it is numeric for every target but
+    ``score``, and discrete for ``score``), an identifier, a constant, an empty column, dates
+    (one whose parts never change), text, missing values, a constant-to-be target."""
+    rng = np.random.default_rng(seed)
+    score = rng.normal(size=n).round(3)
+    score[:6] = np.nan
+    steps = np.r_[np.full(6, 20), np.arange(20), rng.integers(0, 20, n - 26)]  # 20: rows 0..5
+    return pd.DataFrame({
+        "id": [f"R{i:05d}" for i in rng.permutation(n)],
+        "steps": steps.astype(float),
+        "flat": 7.0,
+        "empty": np.nan,
+        "town": rng.choice(["Liège", "Namur", "Mons"], n),
+        "joined": (np.datetime64("2020-01-01") + rng.integers(0, 700, n)).astype(str),
+        "census": "2021-06-30",
+        "amount": rng.exponential(50, n).round(2),
+        "score": score,
+        "label": rng.choice(["yes", "no"], n),
+    })
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_roles_of_every_target_at_once_equal_one_target_at_a_time(seed):
+    # default_roles prepares the whole table per target (the oracle here); the fast version
+    # reads each column once.
+    from varimp_core.data.prepare import default_roles, default_roles_by_target
+    df = _roles_table(seed=seed)
+    fast = default_roles_by_target(df)
+    assert list(fast) == list(df.columns)
+    for target in df.columns:
+        assert fast[target] == default_roles(df, target), target
+    # Truth built in: ``steps`` has 21 values, 20 once ``score``'s missing rows are dropped.
+    assert "steps" in fast["label"]["numeric"] and "steps" not in fast["score"]["numeric"]
+    assert fast["label"]["exclude"] == ["census", "empty", "flat", "id"]
+    assert fast["flat"] == {"numeric": None, "exclude": None}     # a constant target
+    assert fast["empty"] == {"numeric": None, "exclude": None}    # no value at all
+
+
+def test_roles_of_every_target_on_tables_that_cannot_be_prepared():
+    from varimp_core.data.prepare import default_roles, default_roles_by_target
+    clash = pd.DataFrame({"when": ["2020-01-03", "2021-05-04", "2022-09-30"] * 4,
+                          "when_year": [1, 2, 3] * 4, "y": ["a", "b"] * 6})
+    lonely = pd.DataFrame({"id": [f"x{i}" for i in range(30)], "y": ["a", "b", "c"] * 10})
+    many = pd.DataFrame({"x": [1, 2] * 60, "k": [f"c{i}" for i in range(120)]})
+    infinite = pd.DataFrame({"x": [1.0, np.inf, 3.0, 4.0] * 3, "z": [1, 2, 3] * 4,
+                             "y": ["a", "b"] * 6})
+    for df in (clash, lonely, many, infinite, pd.DataFrame({"a": [], "b": []})):
+        fast = default_roles_by_target(df)
+        assert fast == {str(c): default_roles(df, c) for c in df.columns}
+    assert default_roles_by_target(clash)["y"] == {"numeric": None, "exclude": None}
+    assert default_roles_by_target(lonely)["y"] == {"numeric": None, "exclude": None}
+    assert default_roles_by_target(many)["k"] == {"numeric": None, "exclude": None}
+    assert default_roles_by_target(infinite)["y"] == {"numeric": None, "exclude": None}
+    dupes = pd.DataFrame([[1, 2]], columns=["a", "a"])
+    assert default_roles_by_target(dupes) == {"a": {"numeric": None, "exclude": None}}
