@@ -33,7 +33,7 @@ import pandas as pd
 from dash import dcc, html
 
 from pages._framework import controls as ui
-from pages._framework import datasource, results, state, studies
+from pages._framework import datasource, parts, results, state, studies
 from pages._framework.common import frame_table, placeholder_figure
 from pages._framework.grid import grid
 from pages._framework.datachoice import DataChoice
@@ -128,7 +128,8 @@ def compute_forest(settings: Mapping[str, Any], data, progress, *,
     Returns
     -------
     out : dict
-        ``results`` (measure -> ``ImportanceResult.to_dict()``), ``exact`` (the exact MDI's
+        ``results`` (measure -> its ``ImportanceResult``, each a part of its own: the
+        page's cached result refers to it, never a copy), ``exact`` (the exact MDI's
         ``ImportanceResult``, a shared part, or None),
         ``missing`` (not computed: cancelled), ``skipped`` (OOB measures without the
         bootstrap), ``refused`` (undefined on this forest: :func:`measures_or_refusals`), ``notes``,
@@ -146,16 +147,21 @@ def compute_forest(settings: Mapping[str, Any], data, progress, *,
                          "Turn Bootstrap on, or tick another measure.")
     fit = {n: s[n] for n in ("kind", "n_estimators", "min_samples_leaf", "max_depth",
                              "bootstrap", "random_state")}
-    keys = {m: cache.key_for("meas-measure", rows, fit, s["criterion"], k, m) for m in wanted}
+    # Each measure's result is a part of its own (stored once; the page's result refers to
+    # it), its refusal a sentence beside it.
+    core = {m: {**fit, "criterion": s["criterion"], "max_features": k, "measure": m}
+            for m in wanted}
+    refusals = {m: cache.key_for("meas-refused", rows, core[m]) for m in wanted}
 
     def view(notes, exact, **more) -> dict:
         missing = [m for m in wanted if found[m] is None]
-        return {"results": {m: found[m] for m in wanted if found[m] and "refused" not in found[m]},
-                "exact": exact, "missing": missing,  # a shared part, by its key
-                "skipped": skipped, "refused": [m for m in wanted if "refused" in (found[m] or {})],
+        return {"results": {m: found[m] for m in wanted if isinstance(found[m], ImportanceResult)},
+                "exact": exact, "missing": missing,  # parts, by their keys
+                "skipped": skipped, "refused": [m for m in wanted if isinstance(found[m], dict)],
                 "notes": notes, "p": p, "K": k, "rows": rows, "partial": bool(missing), **more}
 
-    found = {m: cache.get_json(keys[m]) for m in wanted}
+    found = {m: parts.peek("measure", rows, core[m]) for m in wanted}
+    found.update({m: cache.get_json(refusals[m]) for m in wanted if found[m] is None})
     if compute and None in found.values():
         prepared = load()
         check_measure_inputs(prepared.X_numeric, task=prepared.task, target=prepared.target,
@@ -175,8 +181,11 @@ def compute_forest(settings: Mapping[str, Any], data, progress, *,
                 progress=lambda done, total, i=i, text=text: progress(
                     round(i + done / total, 3), len(batches) + 1, text))
             for m, r in out.items():  # a refusal (a sentence) is kept beside the results
-                found[m] = {"refused": r} if isinstance(r, str) else r.to_dict()
-                cache.put_json(keys[m], found[m])
+                if isinstance(r, str):
+                    found[m] = {"refused": r}
+                    cache.put_json(refusals[m], found[m])
+                else:
+                    found[m] = parts.put("measure", rows, core[m], r)
             progress.publish(view([], None, running=True))
     missing = [m for m in wanted if found[m] is None]
     notes, exact, ep = [], None, exact_params(data.as_dict)
@@ -203,8 +212,8 @@ def compute_forest(settings: Mapping[str, Any], data, progress, *,
 def view_from_dict(out: Mapping[str, Any]) -> dict:
     """The side-by-side result with its core results: each measure's rebuilt by the core's
     ``from_dict``, the exact MDI as computed (or decoded by JobView), or rebuilt."""
-    return {**out, "results": {m: ImportanceResult.from_dict(d)
-                               for m, d in out["results"].items()},
+    return {**out, "results": {m: d if isinstance(d, ImportanceResult) else
+                               ImportanceResult.from_dict(d) for m, d in out["results"].items()},
             "exact": out["exact"] if out["exact"] is None or isinstance(
                 out["exact"], ImportanceResult) else ImportanceResult.from_dict(out["exact"])}
 
@@ -271,7 +280,7 @@ def _runs(units: Sequence[tuple], key, run, progress, compute: bool, **more) -> 
     """The study of the units that finished (the core's :func:`combine_runs`), each unit's
     StudyResult cached, else ``run(i, *unit)`` (when ``compute`` and not cancelled) and cached;
     with ``done`` of ``total`` units, ``partial`` and ``more``."""
-    parts = []
+    finished = []
     for i, unit in enumerate(units):
         part = cache.get_json(key(*unit))
         if part is None and compute and not progress.should_stop():
@@ -279,16 +288,16 @@ def _runs(units: Sequence[tuple], key, run, progress, compute: bool, **more) -> 
             part = cache.get_or_compute(key(*unit), lambda: run(i, *unit).to_dict(),
                                         on_wait=lambda: progress(i, len(units)))
         if part is not None:
-            parts.append(StudyResult.from_dict(part))
+            finished.append(StudyResult.from_dict(part))
             if compute and i + 1 < len(units):  # drawn while the next units run
-                progress.publish(dict(_study(parts, len(units), **more), running=True))
-    return _study(parts, len(units), **more)
+                progress.publish(dict(_study(finished, len(units), **more), running=True))
+    return _study(finished, len(units), **more)
 
 
-def _study(parts: Sequence[StudyResult], total: int, **more) -> dict:
-    partial = len(parts) < total
-    return {"study": combine_runs(parts, cancelled=partial).to_dict() if parts else None,
-            "done": len(parts), "total": total, "partial": partial, **more}
+def _study(runs: Sequence[StudyResult], total: int, **more) -> dict:
+    partial = len(runs) < total
+    return {"study": combine_runs(runs, cancelled=partial).to_dict() if runs else None,
+            "done": len(runs), "total": total, "partial": partial, **more}
 
 
 def compute_auc(settings: Mapping[str, Any], data, progress, *, compute: bool = True) -> dict:

@@ -102,6 +102,20 @@ def shared(name: str, data: Any, kwargs: Mapping[str, Any], fn: Callable[[], Any
     return obj
 
 
+def put(name: str, data: Any, kwargs: Mapping[str, Any], obj: Any) -> Any:
+    """Store ``obj``, computed by the caller, as the part ``(name, data, kwargs)``.
+
+    For results made together but kept apart (the measures of one forest): each is
+    serialised once, here, and a page result holding it refers to it.  Returns ``obj``.
+    """
+    key = part_key(name, data, kwargs)
+    cache.put_json(key, {_CORE: type(obj).__name__, "value": obj.to_dict()})
+    run = _run.get()
+    if run is not None:
+        run[id(obj)] = (obj, key)
+    return obj
+
+
 def has(name: str, data: Any, kwargs: Mapping[str, Any]) -> bool:
     """True when the part is in the cache (nothing is read or computed)."""
     return part_key(name, data, kwargs) in cache.get_cache()
@@ -127,30 +141,40 @@ def _rebuild(stored: Mapping[str, Any]) -> Any:
 def encode(result: Any) -> Any:
     """The JSON-able form of a page result (its one serialisation).
 
-    A top-level value that is a part of this run becomes a reference to its key;
-    another core object becomes its ``to_dict()`` tagged with its type; anything else
-    (JSON values, a result that is not a dict) is kept as it is.
+    A value that is a part of this run becomes a reference to its key; another core
+    object becomes its ``to_dict()`` tagged with its type; a dict is encoded value by
+    value (a page's results by measure); anything else (JSON values, a result that is
+    not a dict) is kept as it is.
     """
     if not isinstance(result, Mapping):
         return result
     run = _run.get() or {}
-    out = {}
-    for name, value in result.items():
+
+    def one(value: Any) -> Any:
         if id(value) in run and run[id(value)][0] is value:
-            out[name] = {_PART: run[id(value)][1]}
-        elif type(value).__name__ in CORE_TYPES and isinstance(
+            return {_PART: run[id(value)][1]}
+        if type(value).__name__ in CORE_TYPES and isinstance(
                 value, CORE_TYPES[type(value).__name__]):
-            out[name] = {_CORE: type(value).__name__, "value": value.to_dict()}
-        else:
-            out[name] = value
-    return out
+            return {_CORE: type(value).__name__, "value": value.to_dict()}
+        if isinstance(value, Mapping):
+            return {name: one(v) for name, v in value.items()}
+        return value
+
+    return one(result)
 
 
 def part_keys(stored: Any) -> list[str]:
-    """The keys of the parts a stored page result refers to."""
+    """The keys of the parts a stored page result refers to (in its dicts too)."""
     if not isinstance(stored, Mapping):
         return []
-    return [v[_PART] for v in stored.values() if isinstance(v, Mapping) and _PART in v]
+    if _PART in stored:
+        return [stored[_PART]]
+    return [k for v in stored.values() if _CORE not in (v if isinstance(v, Mapping) else ())
+            for k in part_keys(v)]
+
+
+class _Evicted(Exception):
+    pass
 
 
 def decode(stored: Any) -> Any | None:
@@ -158,15 +182,20 @@ def decode(stored: Any) -> Any | None:
     None when the cache has evicted one of its parts (the result is then a miss)."""
     if not isinstance(stored, Mapping):
         return stored
-    out = {}
-    for name, value in stored.items():
-        if isinstance(value, Mapping) and _PART in value:
+
+    def one(value: Any) -> Any:
+        if not isinstance(value, Mapping):
+            return value
+        if _PART in value:
             part = cache.get_json(value[_PART])
             if part is None:
-                return None
-            out[name] = _rebuild(part)
-        elif isinstance(value, Mapping) and _CORE in value:
-            out[name] = _rebuild(value)
-        else:
-            out[name] = value
-    return out
+                raise _Evicted
+            return _rebuild(part)
+        if _CORE in value:
+            return _rebuild(value)
+        return {name: one(v) for name, v in value.items()}
+
+    try:
+        return one(stored)
+    except _Evicted:
+        return None

@@ -335,10 +335,12 @@ def test_the_scale_only_redraws(page):
     data = _data()
     out, settings, _ = page.FOREST_VIEW.run(_controls(measures=["mdi"]), data.to_store())
     raw = {**settings, "scale": "raw"}
-    hit = page.FOREST_VIEW.cached(data, raw)   # the exact MDI: a core object, as computed
+    hit = page.FOREST_VIEW.cached(data, raw)   # the results: core objects, as computed
     assert hit is not None and hit.keys() == out.keys()
-    assert {k: v for k, v in hit.items() if k != "exact"} == \
-        {k: v for k, v in out.items() if k != "exact"}
+    assert {k: v for k, v in hit.items() if k not in ("exact", "results")} == \
+        {k: v for k, v in out.items() if k not in ("exact", "results")}
+    assert hit["results"].keys() == out["results"].keys() == {"mdi"}
+    np.testing.assert_equal(hit["results"]["mdi"].to_dict(), out["results"]["mdi"].to_dict())
     assert (hit["exact"] is None) == (out["exact"] is None)
     if out["exact"] is not None:
         np.testing.assert_equal(hit["exact"].to_dict(), out["exact"].to_dict())
@@ -355,7 +357,7 @@ def test_csv_is_tidy_and_neutralises_formula_names(page):
     table = list(csv.DictReader(io.StringIO(text)))
     assert {r["variable"] for r in table} == {"'=cmd|' /C calc'!A0", "'@x"}
     assert [r["measure"] for r in table] == ["mdi", "mdi", "mdi_oob", "mdi_oob"]
-    mdi = ImportanceResult.from_dict(out["results"]["mdi"]).importances
+    mdi = out["results"]["mdi"].importances
     np.testing.assert_allclose([float(r["importance"]) for r in table[:2]], mdi)
     np.testing.assert_allclose([float(r["scaled"]) for r in table[:2]], mdi / mdi.max())
     assert filename == "varimp-measures-side-by-side-evil.csv"
@@ -729,3 +731,49 @@ def test_a_first_visit_after_warming_draws_every_view_from_the_cache(page):
         status, miss = out[-3], out[-5]
         assert status == "Done (cached)." and miss is dash.no_update, view.prefix
         assert all(o is not dash.no_update for o in out[:len(view.outputs)]), view.prefix
+
+
+def test_each_measure_is_stored_once_and_the_page_refers_to_it(page, monkeypatch, tmp_path):
+    """Issue #25 item 3: the page's result copied each measure's serialised result beside
+    the per-measure entry (two copies).  Each measure is now a part of its own: serialised
+    once, the page's cached result holds references, a hit rebuilds each once, and a measure
+    the cache evicts makes the page's result a miss, computed again."""
+    import collections
+
+    from pages._framework import parts
+    from pages._server import cache
+
+    monkeypatch.setenv("VARIMP_CACHE_DIR", str(tmp_path))   # nothing cached yet
+    calls = collections.Counter()
+    real_to, real_from = ImportanceResult.to_dict, ImportanceResult.from_dict.__func__
+
+    def to_dict(self):
+        calls["to_dict"] += 1
+        return real_to(self)
+
+    def from_dict(cls, d):
+        calls["from_dict"] += 1
+        return real_from(cls, d)
+
+    monkeypatch.setattr(ImportanceResult, "to_dict", to_dict)
+    monkeypatch.setattr(ImportanceResult, "from_dict", classmethod(from_dict))
+    data = _data({"problem": "iris"})                    # no exact MDI: the measures alone
+    out, settings, _ = page.FOREST_VIEW.run(_controls(measures=["mdi", "mdi_oob", "naive_oob"]),
+                                            data.to_store())
+    assert list(out["results"]) == ["mdi", "mdi_oob", "naive_oob"] and out["exact"] is None
+    assert calls == {"to_dict": 3}                       # one serialisation per measure
+    stored = cache.get_json(page.FOREST_VIEW.key(data, settings, {}))
+    keys = parts.part_keys(stored)
+    assert len(keys) == 3 and all(stored["results"][m] == {"__part__": k}
+                                  for m, k in zip(out["results"], keys))
+    calls.clear()
+    hit = page.FOREST_VIEW.cached(data, settings)
+    assert calls == {"from_dict": 3}
+    for m, r in out["results"].items():
+        np.testing.assert_array_equal(hit["results"][m].importances, r.importances)
+    cache.get_cache().delete(keys[1])                    # the LRU evicted MDI-oob
+    assert page.FOREST_VIEW.cached(data, settings) is None
+    again, _, _ = page.FOREST_VIEW.run(_controls(measures=["mdi", "mdi_oob", "naive_oob"]),
+                                       data.to_store())
+    np.testing.assert_array_equal(again["results"]["mdi_oob"].importances,
+                                  out["results"]["mdi_oob"].importances)
