@@ -93,10 +93,17 @@ def data_rows(data: DataChoice, method: str) -> dict:
     """``variables`` and ``n_rows`` (rows a row index may pick) of the data, cached.
 
     A sample of a generated built-in problem is known from its definition and size, with
-    nothing loaded (:func:`drawn_rows`); other data is loaded once and counted."""
+    nothing loaded (:func:`drawn_rows`); an upload's rows from its column facts
+    (:func:`datasource.upload_shape`; None each for the exact method's distinct rows, and
+    for incomplete rows dropped); other data is loaded once and counted."""
     known = drawn_rows(data, method)
     if known is not None:
         return known
+    key = cache.key_for("explain-data-rows", data.as_dict, method)
+    if data.is_upload:   # an upload is never prepared in a request (#27.4): its facts, or unknown
+        shape = datasource.upload_shape(data.as_dict) if method != "exact" else {}
+        return (cache.get_json(key) or {"variables": shape.get("variables"),
+                                        "n_rows": shape.get("rows")})
 
     def count() -> dict:
         prepared = method_data(data, method)[0].load()
@@ -106,7 +113,7 @@ def data_rows(data: DataChoice, method: str) -> dict:
             n = int(prepared.X_numeric.shape[0])
         return {"variables": list(prepared.variables), "n_rows": n}
 
-    return cache.get_or_compute(cache.key_for("explain-data-rows", data.as_dict, method), count)
+    return cache.get_or_compute(key, count)
 
 
 def drawn_rows(data: DataChoice, method: str) -> dict | None:

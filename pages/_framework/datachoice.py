@@ -111,10 +111,7 @@ class DataChoice:
                 return datasource.problem_of(self["problem"]).task
             except ValueError:
                 return None
-        try:
-            return datasource.data_view(self.as_dict)["summary"]["task"]
-        except (DataError, KeyError, TypeError):
-            return None
+        return datasource.upload_shape(self.as_dict)["task"]
 
     def query(self) -> str:
         """The URL query of this choice (no leading ``?``)."""

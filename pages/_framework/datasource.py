@@ -18,8 +18,9 @@ import os
 from typing import Any, Mapping
 from urllib.parse import parse_qs
 
-from varimp_core.data.prepare import (DataError, decode_upload, default_roles_by_target,
-                                      prepare_problem, prepare_table, read_csv_bytes)
+from varimp_core.data.prepare import (DataError, column_facts, decode_upload,
+                                      default_roles_by_target, input_names, prepare_problem,
+                                      prepare_table, read_csv_bytes, target_task)
 from varimp_core.data.columns import DATE_CHOICES, MISSING_CHOICES, number_columns
 from varimp_core.data.leaks import find_leaks
 from varimp_core.data.summary import column_table, data_label, describe, preview, rank_inputs
@@ -445,9 +446,11 @@ def target_roles(upload: Mapping[str, Any] | None, target: str) -> dict:
 def upload_columns(key: str | None) -> dict | None:
     """Columns of a stored upload (for rebuilding the controls from a link), or None.
 
-    ``columns``, ``number_columns``, ``rows`` and ``roles``: every target's default
+    ``columns``, ``number_columns``, ``rows``, ``roles``: every target's default
     numeric and excluded columns (:func:`compact_roles`), so a change of target reads
-    them (0.6 to 0.75 s of a web worker per new target on a 10,000 x 60 table, issue #27).
+    them (0.6 to 0.75 s of a web worker per new target on a 10,000 x 60 table, issue #27),
+    and ``facts`` (:func:`column_facts`), from which a choice's number of inputs and task
+    are read without preparing the table (:func:`upload_shape`).
     Computed once, in the upload's job (:func:`store_upload`), and cached.
     """
     if not isinstance(key, str) or not cache.has_table(key):  # unknown, expired or evicted
@@ -456,7 +459,8 @@ def upload_columns(key: str | None) -> dict | None:
     def columns_of() -> dict:
         df = cache.get_table(key)
         return {"columns": [str(c) for c in df.columns], "number_columns": number_columns(df),
-                "rows": int(len(df)), "roles": compact_roles(default_roles_by_target(df))}
+                "rows": int(len(df)), "roles": compact_roles(default_roles_by_target(df)),
+                "facts": column_facts(df)}
 
     # Every page's validation counts the upload's inputs: parse the table once, not per click.
     return cache.get_or_compute(cache.key_for("upload-columns", key), columns_of)
@@ -497,7 +501,43 @@ def data_feature_count(params: Mapping[str, Any], vi_data: Any = None) -> int | 
             return len(problem_of(p["problem"]).variables)
         except ValueError:
             return None
-    try:  # exclusions and date columns change p: the core's count (cached)
-        return int(data_view(p)["summary"]["p"])
+    return upload_shape(p)["p"]
+
+
+def upload_shape(params: Mapping[str, Any]) -> dict:
+    """``p``, ``variables``, ``rows`` (kept) and ``task`` of an uploaded table's choice, None
+    each when unknown.
+
+    Read from the choice's cached summary, else from the upload's column facts
+    (:func:`varimp_core.data.prepare.input_names`, :func:`~varimp_core.data.prepare.
+    target_task`): a link or a new binning never prepares the table in a web request
+    (issue #27: about 1 s per request on 10,000 x 60).  A choice its summary refuses has
+    neither.
+    """
+    p = canonical_params(params)
+    try:
+        view = data_view(p, compute=False)
     except DataError:
-        return None
+        return {"p": None, "variables": None, "rows": None, "task": None}
+    if view is not None:
+        return {"p": int(view["summary"]["p"]), "variables": view.get("variables"),
+                "rows": view["summary"]["N"], "task": view["summary"]["task"]}
+    info = upload_columns(p["upload"]) or {}
+    facts = info.get("facts")
+    if not facts:
+        return {"p": None, "variables": None, "rows": None, "task": None}
+    target = p["target"] if p["target"] is not None else info["columns"][-1]
+    names = input_names(facts, target, exclude=p["exclude"], dates=p["dates"],
+                        missing=p["missing"])
+    # Rows kept: those with a target value (missing values a level of their own), every row
+    # ("refuse" prepares only a table with none missing), unknown when incomplete rows are
+    # dropped (which depends on the inputs kept).
+    rows = None
+    if target in facts and p["missing"] == "category":
+        rows = info["rows"] - facts[target]["missing"]
+    elif target in facts and not (p["missing"] == "drop" and any(
+            f["missing"] for f in facts.values())):
+        rows = info["rows"]
+    return {"p": None if names is None else len(names), "variables": names, "rows": rows,
+            "task": target_task(facts, target, task=None if p["task"] == "auto" else p["task"],
+                                missing=p["missing"])}

@@ -185,13 +185,15 @@ def problem_variables(data: DataChoice) -> list[str] | None:
 
 
 def data_variables(data: DataChoice) -> list[str]:
-    """Input names of a data choice: from the Data page's cached view of it, or a generated
-    problem's definition (:func:`problem_variables`), else cached here (a miss, as for a
-    shared link to an upload opened first, loads the data; raises DataError)."""
+    """Input names of a data choice: from the Data page's cached view of it, an upload's
+    column facts (:func:`datasource.upload_shape`) or a generated problem's definition
+    (:func:`problem_variables`), else cached here (a miss, as for a real data set bundled
+    with scikit-learn, loads the data; raises DataError)."""
     view = datasource.data_view(data.as_dict, compute=False)
     if view is not None and "variables" in view:
         return list(view["variables"])
-    known = problem_variables(data)
+    known = (datasource.upload_shape(data.as_dict)["variables"] if data.is_upload
+             else problem_variables(data))
     if known is not None:
         return known
     return cache.get_or_compute(cache.key_for("data-variables", data.as_dict),

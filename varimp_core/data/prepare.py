@@ -728,3 +728,81 @@ def default_roles_by_target(df: pd.DataFrame, max_levels: int = 20) -> dict[str,
                  else {c for c in inputs if c != t and numeric(c, keep)})
         out[t] = {"numeric": sorted(kinds), "exclude": sorted(c for c in reasons if c != t)}
     return out
+
+
+def column_facts(df: pd.DataFrame) -> dict | None:
+    """What :func:`prepare_table` reads from each column alone, in a few JSON numbers.
+
+    For every column: ``kind`` (:func:`~varimp_core.data.columns.column_values`),
+    ``distinct`` (values present), ``missing`` (how many are missing), ``identifier`` (identifier-
+    like, :func:`~varimp_core.data.columns.identifier_reason`) and ``dates`` (the parts a
+    date column becomes, possibly none; None for other columns).  Enough to count a
+    choice's inputs (:func:`input_names`) and read its task (:func:`target_task`) without
+    preparing the table.  None when a column cannot be read (infinite values): no
+    preparation of this table succeeds.
+    """
+    if not isinstance(df, pd.DataFrame) or df.shape[1] == 0:
+        return None
+    facts = {}
+    try:
+        for c in df.columns:
+            s = df[c]
+            kind, values, order, miss = column_values(s)
+            dt = date_values(s)
+            present = values[~miss]
+            facts[str(c)] = {
+                "kind": kind,
+                "distinct": (len(_used_order(order, present)) if order is not None
+                             else int(len(pd.unique(present)))),
+                "missing": int(miss.sum()),
+                "identifier": dt is None and bool(identifier_reason(kind, values, miss, str(c))),
+                "dates": None if dt is None else list(date_parts(str(c), dt)[0])}
+    except Exception:
+        return None
+    return facts
+
+
+def input_names(facts: dict | None, target: str, *, exclude=None, dates: str = "expand",
+                missing: str = "category") -> list[str] | None:
+    """The inputs :func:`prepare_table` makes of a table, in order, from :func:`column_facts`.
+
+    ``exclude`` None: identifier-like columns left out (the default); a list: those columns
+    (identifiers kept).  Every other column but the target is an input, except one whose
+    values are all missing, a constant one (one value present, and no missing value kept as
+    a level of its own) and a date column whose parts never change; a date column gives its
+    parts (``dates="expand"``) or nothing (``"exclude"``).  None when ``facts`` is None or
+    does not name ``target``.  Equal to the ``variables`` of :func:`prepare_table` wherever
+    it prepares the table (tested for every target and choice).
+    """
+    if not facts or target not in facts:
+        return None
+    out = set(exclude or ())
+    names = []
+    for c, f in facts.items():
+        if c == target or c in out or (exclude is None and f["identifier"]):
+            continue
+        if f["dates"] is not None:
+            names += f["dates"] if dates == "expand" else []
+        elif f["distinct"] > 1 or (f["distinct"] == 1 and f["missing"] and missing == "category"):
+            names.append(c)
+    return names
+
+
+def target_task(facts: dict | None, target: str, *, task: str | None = None,
+                missing: str = "category", max_levels: int = 20) -> str | None:
+    """The task :func:`prepare_table` gives ``target``, from :func:`column_facts`.
+
+    ``task`` itself when given; else regression for a number column of more than
+    ``max_levels`` values present, classification otherwise.  With ``missing="drop"``
+    the rows kept depend on every input, so a number target of more than ``max_levels``
+    values may drop to fewer: None (unknown) then.  None also without facts.
+    """
+    if task in ("classification", "regression"):
+        return task
+    f = (facts or {}).get(target)
+    if f is None:
+        return None
+    if f["kind"] != "number" or f["distinct"] <= max_levels:
+        return "classification"
+    dropped = missing == "drop" and any(g["missing"] for g in facts.values())
+    return None if dropped else "regression"

@@ -464,3 +464,44 @@ def test_roles_of_every_target_on_tables_that_cannot_be_prepared():
     assert default_roles_by_target(infinite)["y"] == {"numeric": None, "exclude": None}
     dupes = pd.DataFrame([[1, 2]], columns=["a", "a"])
     assert default_roles_by_target(dupes) == {"a": {"numeric": None, "exclude": None}}
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_inputs_and_task_counted_from_column_facts_equal_the_preparation(seed):
+    # input_names and target_task read a few numbers per column (column_facts); the oracle is
+    # prepare_table itself, for every target and every choice of exclusions, dates and
+    # missing values that it prepares.
+    from varimp_core.data.prepare import column_facts, input_names, target_task
+    df = _roles_table(seed=seed)
+    df["year_only"] = "2024-01-01"                      # a date whose parts never change
+    df["days"] = (np.datetime64("2021-03-01") + np.arange(len(df)) % 40).astype(str)
+    facts = column_facts(df)
+    checked = 0
+    for target in df.columns:
+        for exclude in (None, [], ["id", "town"], ["joined"]):
+            for dates in ("expand", "exclude"):
+                for missing in ("category", "drop", "refuse"):
+                    if target in (exclude or ()):
+                        continue
+                    try:
+                        prepared = prepare_table(df, target, exclude=exclude or (),
+                                                 identifiers="exclude" if exclude is None
+                                                 else "keep", dates=dates, missing=missing)
+                    except DataError:
+                        continue
+                    how = dict(exclude=exclude, dates=dates, missing=missing)
+                    assert input_names(facts, target, **how) == list(prepared.variables), (target, how)
+                    task = target_task(facts, target, missing=missing)
+                    assert task in (prepared.task, None), (target, how)
+                    assert task is not None or missing == "drop"
+                    checked += 1
+    assert checked > 50
+    # Truth built in: with the defaults and target "label", the inputs are steps, town,
+    # joined (year, month, weekday), amount, score, days (month, weekday): 9.
+    assert input_names(facts, "label") == [
+        "steps", "town", "joined_year", "joined_month", "joined_weekday", "amount", "score",
+        "days_month", "days_weekday"]
+    assert target_task(facts, "label") == "classification"
+    assert target_task(facts, "amount") == "regression"
+    assert target_task(facts, "amount", task="classification") == "classification"
+    assert column_facts(pd.DataFrame({"x": [1.0, np.inf], "y": [0, 1]})) is None
