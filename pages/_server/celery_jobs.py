@@ -14,6 +14,10 @@ no result and either no key or a failed task (a pool process killed, as by the
 OOM killer) ends the job with a sentence on the page; so does a poll that
 cannot reach Redis (:func:`store_errors`).  Every task runs under the memory
 limit (:func:`pages._server.process_limits.lift_memory_limit_later`) and the time limits.
+The heartbeat thread also applies the Diskcache jobs' stall rule (#27.2): a job with no
+progress report and no processor time for ``VARIMP_JOB_STALL_AFTER`` seconds (stuck on a
+lock, say) has its stack logged, its reason recorded and its pool process ended, and the
+poll says it stopped making progress (:func:`_stalled`).
 
 Messages are JSON only (``task_serializer``, ``accept_content``): nothing a
 worker receives is unpickled.
@@ -21,14 +25,18 @@ worker receives is unpickled.
 
 from __future__ import annotations
 
+import faulthandler
 import logging
+import os
+import signal
+import sys
 import threading
 import time
 
 from pages._server.process_limits import lift_memory_limit_later
 
 from pages._server import guards, limits
-from pages._server.job_signals import start_job
+from pages._server.job_signals import IDLE_CPU, IDLE_SENTENCE, last_report, start_job
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +44,7 @@ log = logging.getLogger(__name__)
 LOST_MARK = "varimp: the job's worker is gone"
 _KEY = "varimp-job-{}"
 _QUEUED = "varimp-queued-since-{}"  # Dash's result key of a job no worker has taken yet
+_STALLED = "varimp-job-stalled-{}"  # a job its worker ended for making no progress: seconds
 #: Seconds a job waits for a worker before its page says so (it keeps waiting).
 QUEUED_NOTE_AFTER = 15.0
 _DASH_TASK = "background_callback_"
@@ -131,6 +140,10 @@ def lost_sentence(celery_app, job) -> str | None:
     state = task.state
     if state in ("SUCCESS", "REVOKED"):
         return None  # finished (its result is being written), or cancelled
+    stalled = celery_app.backend.client.get(_STALLED.format(job))
+    if stalled is not None:   # its worker ended it (:func:`_stalled`), recorded first
+        log.warning("Background job %s made no progress and was stopped", job)
+        return IDLE_SENTENCE.format(seconds=float(stalled))
     if state != "FAILURE" and celery_app.backend.client.get(_KEY.format(job)) is not None:
         return None  # queued within the timeout, or its heartbeat is fresh
     if state == "FAILURE" and type(task.result).__name__ == "TimeLimitExceeded":
@@ -139,9 +152,12 @@ def lost_sentence(celery_app, job) -> str | None:
         sentence = (f"This job is no longer in the job queue: no worker took it within "
                     f"{queue_timeout():g} s, or the queue (Redis) was restarted. Run it again.")
     else:
-        sentence = ("The worker computing this view stopped before it finished (it was "
-                    "restarted or ran out of memory). Run it again; if this keeps happening, "
-                    "ask for less work (fewer trees, replicates or rows).")
+        # No reason recorded: a job over the memory limit says so itself, so this one was
+        # ended from outside (a restart, the system); no guess at which.
+        sentence = ("The worker computing this view stopped before it finished, without a "
+                    "result or a reason (it was restarted, or the system ended it). Run it "
+                    "again; if this keeps happening, ask for less work (fewer trees, "
+                    "replicates or rows).")
     log.warning("Background job %s is lost (state %s)", job, state)
     return sentence
 
@@ -180,16 +196,62 @@ def _start_heartbeat(sender=None, task_id=None, task=None, args=None, **_kwargs)
     ttl = int(lost_after() * 1000)
     stop = threading.Event()
     client.set(key, "running", px=ttl)
+    alive = [time.monotonic(), _cpu_seconds()]   # when the job last showed life, its CPU then
 
     def beat():
         while not stop.wait(ttl / 4000):
             try:
+                if _stalled(alive, task_id):
+                    _end_stalled(client, task_id)
+                    return
                 client.set(key, "running", px=ttl)
             except Exception:  # Redis briefly away: the next beat retries
                 log.warning("Heartbeat of job %s failed", task_id, exc_info=True)
 
     _beats[task_id] = stop
     threading.Thread(target=beat, name=f"varimp-heartbeat-{task_id}", daemon=True).start()
+
+
+def _cpu_seconds() -> float:
+    """Processor seconds of this pool process and its children (a fit's workers)."""
+    import psutil
+
+    proc = psutil.Process()
+    total = sum(proc.cpu_times()[:2])
+    for child in proc.children(recursive=True):
+        try:
+            total += sum(child.cpu_times()[:2])
+        except psutil.Error:
+            pass
+    return total
+
+
+def _stalled(alive: list, task_id: str) -> bool:
+    """Whether the job of this pool process has gone ``VARIMP_JOB_STALL_AFTER`` seconds
+    with neither a progress report (:func:`pages._server.job_signals.mark_progress`) nor
+    :data:`IDLE_CPU` seconds of processor time, the Diskcache jobs' rule (#27.2); the
+    heartbeat thread asks at each beat.  ``alive`` ([monotonic time, CPU seconds]) moves on
+    at every sign of life: a fit that computes without reporting is left to the time limit.
+    """
+    now, cpu = time.monotonic(), _cpu_seconds()
+    last = last_report(os.getpid())
+    reported = last is not None and time.time() - last < now - alive[0]
+    if reported or cpu - alive[1] >= IDLE_CPU:
+        alive[:] = [now, cpu]
+        return False
+    return now - alive[0] >= limits.job_stall_after()
+
+
+def _end_stalled(client, task_id: str) -> None:
+    """End this pool process, whose job stalled: its stack to the log, the reason recorded
+    for the poll (:func:`lost_sentence`) first, then ``SIGKILL`` (a thread stuck on a lock
+    cannot be interrupted; Celery's worker replaces the pool process)."""
+    stall = limits.job_stall_after()
+    log.warning("Job %s (pool process %s) made no progress and used no processor time for "
+                "%g s; it is stopped. Its threads:", task_id, os.getpid(), stall)
+    faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+    client.set(_STALLED.format(task_id), repr(stall), px=int(3600 * 1000))
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _stop_heartbeat(sender=None, task_id=None, task=None, **_kwargs):

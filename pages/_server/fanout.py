@@ -56,6 +56,8 @@ import uuid
 
 import numpy as np
 
+from pages._server.job_signals import mark_alive
+
 __all__ = ["TASK_NAME", "TASKS", "install", "register", "replicate_mapper", "task_mapper",
            "revoke_children", "TaskGroup", "stop_flag", "progress_reporter"]
 
@@ -368,6 +370,7 @@ class TaskGroup:
                 if self.timeout is not None and now - last > self.timeout:
                     raise RuntimeError(f"No {self.what} finished within {self.timeout:g} s; "
                                        "are the workers running?")
+                mark_alive()   # waiting on pieces that run elsewhere: a job making progress
                 time.sleep(self.poll)
         finally:
             if todo:

@@ -87,6 +87,13 @@ def start_timeout() -> float:
 #: Why a job process ended, as :func:`record_end_reason` writes it: its time limit, hung as it
 #: started, or stopped making progress after it started (``"idle <seconds>"``).
 TIMEOUT, STALLED, IDLE = "timeout", "stalled", "idle"
+#: A started job that went ``seconds`` with no progress report and no processor time (stuck
+#: on a lock, say): a true sentence, never one about memory (Diskcache and Celery jobs).
+IDLE_SENTENCE = ("The process computing this view stopped making progress (no report and no "
+                 "processor time for {seconds:g} s) and was stopped. Run it again.")
+#: Processor seconds of a job's process tree under which it counts as idle: a Python
+#: process blocked on a lock uses none; a numba or scikit-learn fit uses one a second.
+IDLE_CPU = 0.05
 
 
 def _state_file(pid: int, what: str) -> str:

@@ -43,7 +43,8 @@ from pages._server import fanout
 
 from pages._server import cache, celery_jobs, guards, job_host, limits
 from pages._server.hygiene import client_id, request_id
-from pages._server.job_signals import (IDLE, STALLED, TIMEOUT, JobAbandoned, check_heartbeat,
+from pages._server.job_signals import (IDLE, IDLE_CPU, IDLE_SENTENCE, STALLED, TIMEOUT,
+                                      JobAbandoned, check_heartbeat,
                                       cpu_sample, end_reason, forget_job_state,
                                       forget_old_beats, job_started, keep_cpu_sample,
                                       last_report, mark_polled, mark_progress, mark_started,
@@ -521,13 +522,6 @@ def _report_start() -> None:
 #: A job whose process never reported its start (hung as it began, before any work).
 STALLED_SENTENCE = ("The process computing this view hung as it started (it did not begin "
                     "within {seconds:g} s) and was stopped. Run it again.")
-#: A started job that went ``seconds`` with no progress report and no processor time (stuck
-#: on a lock, say): a true sentence, never one about memory.
-IDLE_SENTENCE = ("The process computing this view stopped making progress (no report and no "
-                 "processor time for {seconds:g} s) and was stopped. Run it again.")
-#: Processor seconds of a job's process tree under which it counts as idle: a Python
-#: process blocked on a lock uses none; a numba or scikit-learn fit uses one a second.
-IDLE_CPU = 0.05
 #: A job whose process ended without a result and without a recorded reason.
 DIED_SENTENCE = ("The process computing this view stopped before it finished, without a "
                  "result or a reason (the system ended it). Run it again; if this keeps "

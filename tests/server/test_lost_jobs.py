@@ -6,12 +6,14 @@ without a result; these tests drive the app's manager with real processes.
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -524,3 +526,87 @@ def test_a_job_waiting_for_another_process_computing_the_same_value_is_left_alon
     finally:
         proc.join(30)
     assert answer == ["computed by the other process"], answer
+
+
+# -- #27.2 under Celery: the worker's heartbeat applies the same stall rule ------------------
+def _celery_job_in_child(record: str, then: str) -> None:
+    """A pool process running a Dash job (the worker's signal handler as Celery calls it), with
+    a Redis client that writes to ``record``; the job reports once, then ``then``."""
+    from types import SimpleNamespace
+
+    from pages._server import celery_jobs, job_signals
+
+    def put(key, value, px=None):
+        with open(record, "a") as out:
+            out.write(json.dumps([key, value]) + "\n")
+
+    client = SimpleNamespace(set=put, delete=lambda key: None)
+    task = SimpleNamespace(name="background_callback_x", backend=SimpleNamespace(client=client))
+    celery_jobs._start_heartbeat(task_id="t-stall", task=task, args=["k" * 64])
+    job_signals.mark_progress()
+    if then == "blocks":
+        threading.Event().wait(60)                      # stuck on a lock: no report, no CPU
+    elif then == "burns":
+        deadline, x = time.monotonic() + 10, 0
+        while time.monotonic() < deadline:                # a fit that never reports
+            x += 1
+    else:
+        for _ in range(10):                               # waits, reporting every second
+            time.sleep(1)
+            job_signals.mark_progress()
+    celery_jobs._stop_heartbeat(task_id="t-stall", task=task)
+    put("finished", then)
+
+
+def _run_celery_child(tmp_path, then: str, seconds: float):
+    record = tmp_path / f"redis-{then}.jsonl"
+    record.touch()
+    proc = multiprocessing.get_context("fork").Process(target=_celery_job_in_child,
+                                                       args=(str(record), then))
+    begun = time.monotonic()
+    proc.start()
+    proc.join(seconds)
+    took = time.monotonic() - begun
+    if proc.is_alive():
+        proc.kill()
+        proc.join(5)
+    lines = [json.loads(line) for line in record.read_text().splitlines()]
+    return proc, dict(lines), took
+
+
+def test_a_celery_job_that_stops_making_progress_is_stopped_within_10_s(tmp_path, monkeypatch):
+    """Under Celery the heartbeat thread beat on whatever the job did, so a job stuck on a
+    lock was alive until its time limit (630 s).  The heartbeat now applies the Diskcache
+    jobs' rule: no report and no processor time for ``VARIMP_JOB_STALL_AFTER`` (6 s) ends
+    the pool process, with the reason recorded first, and the poll's sentence says so."""
+    from types import SimpleNamespace
+
+    from pages._server import celery_jobs
+
+    monkeypatch.setenv("VARIMP_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("VARIMP_JOB_STALL_AFTER", raising=False)   # the default: 6 s
+    monkeypatch.delenv("VARIMP_JOB_LOST_AFTER", raising=False)    # beats every 1.25 s
+    proc, redis, took = _run_celery_child(tmp_path, "blocks", 20)
+    assert proc.exitcode == -signal.SIGKILL, (proc.exitcode, redis)
+    assert 6 <= took < 10, took                 # from the job's one report, as the rule says
+    assert float(redis["varimp-job-stalled-t-stall"]) == 6 and "finished" not in redis
+    app = SimpleNamespace(
+        AsyncResult=lambda job: SimpleNamespace(state="FAILURE", result=None),
+        backend=SimpleNamespace(client=SimpleNamespace(get=redis.get)))
+    sentence = celery_jobs.lost_sentence(app, "t-stall")
+    assert sentence.startswith("The process computing this view stopped making progress "
+                               "(no report and no processor time for 6 s)"), sentence
+    assert "memory" not in sentence
+    # A pool process gone with no reason recorded is not said to have run out of memory.
+    gone = celery_jobs.lost_sentence(app, "another")
+    assert gone.startswith("The worker computing this view stopped before it finished")
+    assert "memory" not in gone
+
+
+@pytest.mark.parametrize("then", ["burns", "reports"])
+def test_a_celery_job_that_computes_or_reports_is_left_alone(tmp_path, monkeypatch, then):
+    monkeypatch.setenv("VARIMP_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("VARIMP_JOB_STALL_AFTER", "3")              # the smallest allowed
+    proc, redis, _ = _run_celery_child(tmp_path, then, 30)
+    assert proc.exitcode == 0 and redis.get("finished") == then, (proc.exitcode, redis)
+    assert "varimp-job-stalled-t-stall" not in redis
