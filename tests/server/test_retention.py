@@ -145,3 +145,48 @@ def test_admit_by_hand():
 
 def test_the_client_outside_a_request_is_a_fixed_name():
     assert client_id() == "-"
+
+
+def test_a_crafted_store_naming_a_tables_content_hash_learns_nothing(app_module):
+    """Issue #27 item 8: a crafted store could tell whether a table with a given content was
+    uploaded (a 500 against a sentence).  The content's hash names no upload (keys are
+    random), so the page answers a store naming the hash of a table that is on the server
+    exactly as it answers one naming a hash never seen, its plain callback and its job:
+    same status, same answer but for the key it echoes."""
+    import secrets
+
+    from _pages import component, page_module
+    from _servers import DashCallbackClient, job_status
+
+    datasource.store_upload(_url(CSV_B), "b.csv")          # the table is on the server
+    imp = page_module("importances")
+    page = imp.layout()                                     # the controls a first visit holds
+    controls = {f"{i.component_id}.{i.component_property}": component(
+        page, i.component_id).value for i in imp.VIEW.params.inputs()}
+    client = app_module.server.test_client()
+    peek = next(d for d in client.get("/_dash-dependencies").get_json()
+                if "imp-graph.figure" in d["output"] and not d.get("background"))
+    job = DashCallbackClient.over_flask(client, "imp-graph.figure", "/importances")
+
+    def answers(key: str) -> tuple:
+        values = {**controls, "imp-data.data": {"params": {"source": "upload", "upload": key,
+                                                           "target": "y"}}}
+
+        def fill(items):
+            return [{**i, "value": values.get(f"{i['id']}.{i['property']}")} for i in items]
+        outputs = [{"id": p.rpartition(".")[0], "property": p.rpartition(".")[2].split("@")[0]}
+                   for p in peek["output"].strip(".").split("...")]
+        r = client.post("/_dash-update-component", json={
+            "output": peek["output"], "outputs": outputs, "inputs": fill(peek["inputs"]),
+            "state": fill(peek.get("state", [])), "changedPropIds": ["imp-data.data"]})
+        miss = r.get_json()["response"]["imp-miss"]["data"]   # a miss: the job's turn
+        _, _, last = job.run({"imp-miss.data": miss, "imp-instance.data": "oracle"},
+                             "imp-miss.data", timeout=60)
+        text = re.sub(r'"n":"[0-9a-f]{32}"', '"n":"NONCE"',   # each miss's own nonce
+                      r.get_data(as_text=True).replace(key, "KEY"))
+        return r.status_code, text, job_status(last, "imp-error")
+
+    known, unknown = answers(_digest(CSV_B)), answers(secrets.token_hex(32))
+    assert known == unknown
+    assert known[0] == 200 and "Traceback" not in known[1]
+    assert "no longer on the server" in known[2]            # the data was looked up
