@@ -587,6 +587,7 @@ def test_a_celery_job_that_stops_making_progress_is_stopped_within_10_s(tmp_path
     monkeypatch.delenv("VARIMP_JOB_STALL_AFTER", raising=False)   # the default: 6 s
     monkeypatch.delenv("VARIMP_JOB_LOST_AFTER", raising=False)    # beats every 1.25 s
     proc, redis, took = _run_celery_child(tmp_path, "blocks", 20)
+    print(f"stalled Celery job ended {took:.1f} s after it started (one report at its start)")
     assert proc.exitcode == -signal.SIGKILL, (proc.exitcode, redis)
     assert 6 <= took < 10, took                 # from the job's one report, as the rule says
     assert float(redis["varimp-job-stalled-t-stall"]) == 6 and "finished" not in redis
