@@ -119,16 +119,21 @@ def data_rows(data: DataChoice, method: str) -> dict:
 def drawn_rows(data: DataChoice, method: str) -> dict | None:
     """``variables`` and ``n_rows`` of a generated problem's sample, from its definition and
     the number of rows drawn (a link to a large sample loaded it in the web worker, #27.4);
-    None when the rows must be loaded to be counted (the exact method's distinct rows, an
-    upload, a real data set)."""
+    a data set bundled with scikit-learn drawn whole, likewise; None when the rows must be
+    loaded to be counted (the exact method's distinct rows, an upload, a smaller sample of a
+    bundled data set)."""
     if method == "exact":
         return None
     drawn = method_data(data, method)[0]
     variables = forest.problem_variables(drawn)
     if variables is None or not drawn.is_sample:
         return None
-    # no n in the choice: the problem's own size (its ``samples`` option, or its default)
-    n = drawn["n"] or datasource.problem_of(str(drawn["problem"])).default_samples
+    # no n in the choice: the problem's own size (its ``samples`` option, or its default); a
+    # bundled data set is drawn whole (problem_variables answers for it only then)
+    problem = datasource.problem_of(str(drawn["problem"]))
+    n = drawn["n"] or problem.default_samples
+    if problem.relevant is None:
+        n = min(n, problem.default_samples)
     return {"variables": variables, "n_rows": int(n)}
 
 

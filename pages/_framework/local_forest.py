@@ -12,13 +12,14 @@ forest settings, so the two pages share it.  It imports no page.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 from dash import Input, Output, State, callback, html, no_update
 
-from varimp_core.data.prepare import DataError
+from varimp_core.data.prepare import DataError, column_facts, input_names
 from varimp_core.data.summary import rank_inputs
 from varimp_core.local.heldout import (LOCAL_FORESTS, TEST_SHARE, fit_local_forest,
                                        heldout_local_importance, split_rows)
@@ -169,19 +170,37 @@ def register_view(prefix: str, params: ParamSet, display: ParamSet, page_query: 
 
 
 def problem_variables(data: DataChoice) -> list[str] | None:
-    """A generated built-in problem's inputs, from its definition: nothing is loaded (a
+    """A built-in problem's inputs, from its definition: nothing is loaded or prepared (a
     link to a large sample opened first cost a web worker seconds and gigabytes, #27.4).
 
-    None for an upload, an invalid spec and the real data sets bundled with scikit-learn
-    (preparing those drops constant columns, so their inputs are known only once loaded;
-    they are small)."""
+    A generated problem's are its variables.  A data set bundled with scikit-learn, drawn
+    whole, has its columns less the constant ones (digits' blank pixels), read from the
+    columns alone (:func:`whole_real_inputs`).  None for an upload, an invalid spec and a
+    smaller sample of a bundled data set (which columns it leaves constant depends on the
+    rows drawn: the page's job prepares it)."""
     if data.is_upload:
         return None
     try:
         problem = datasource.problem_of(str(data["problem"]))
     except (ValueError, KeyError, TypeError):
         return None
-    return list(problem.variables) if problem.relevant is not None else None
+    if problem.relevant is not None:
+        return list(problem.variables)
+    n = data["n"]
+    if n is None or n >= problem.default_samples:
+        return list(whole_real_inputs(problem.spec))
+    return None
+
+
+@functools.lru_cache(maxsize=16)
+def whole_real_inputs(spec: str) -> tuple[str, ...]:
+    """The inputs of a data set bundled with scikit-learn drawn whole (at most 1,797 rows,
+    read once per process by the registry): the core's :func:`input_names` of its column
+    facts, which equal what preparing it keeps (a built-in table, not a user's: kept per
+    process)."""
+    problem = datasource.problem_of(spec)
+    frame = problem.sample(None)
+    return tuple(input_names(column_facts(frame), problem.target, exclude=[]) or ())
 
 
 def data_variables(data: DataChoice) -> list[str]:

@@ -181,3 +181,56 @@ def test_every_page_opens_a_new_upload_link_without_preparing_the_table(app_modu
     shape = datasource.upload_shape(choice.as_dict)
     assert shape["variables"] == list(prepared.variables)
     assert shape["rows"] == prepared.n_samples == 1500 - prepared.missing["m3"]
+
+
+def _problem_names() -> list[str]:
+    from varimp_core.problems.registry import list_problems
+
+    return [p["name"] for p in list_problems()]
+
+
+@pytest.mark.parametrize("sampling", ["exact", "sample"])
+def test_every_built_in_problem_opens_every_page_without_loading_it(app_module, no_loading,
+                                                                    sampling):
+    """Every built-in problem's default link, exact and sampled: every layout and every
+    computed view's first plain callback with loading made impossible.  Dependence and
+    Explain prepared the data sets bundled with scikit-learn to list their inputs and
+    count their rows; drawn whole, those come from the columns alone now."""
+    import importlib
+
+    from _pages import first_peek
+
+    from pages._framework.view import JobView
+
+    layouts = _layouts(app_module)
+    for name in _problem_names():
+        for path, layout in sorted(layouts.items()):
+            try:
+                tree = layout(problem=name, sampling=sampling)
+                module = importlib.import_module("pages." + (path.strip("/") or "home"))
+                for view in [v for v in vars(module).values() if isinstance(v, JobView)]:
+                    first_peek(view, tree)
+            except _Loaded as exc:
+                pytest.fail(f"{name} ({sampling}) on {path}: {exc}")
+
+
+def test_a_bundled_data_sets_inputs_and_rows_equal_its_preparation():
+    """Checked against preparing each data set (the job's way): its inputs (digits loses
+    its blank pixels) and, for Why this row, its rows."""
+    from varimp_core.data.prepare import prepare_problem
+    from varimp_core.problems.sampled import REAL_DATASETS
+
+    import pages.explain as explain
+    from pages._framework import local_forest
+
+    for name in REAL_DATASETS:
+        problem = datasource.problem_of(name)
+        prepared = prepare_problem(problem)
+        choice = DataChoice.from_page({"problem": name, "sampling": "sample"})[0]
+        assert local_forest.problem_variables(choice) == list(prepared.variables), name
+        rows = explain.drawn_rows(choice, "forest")
+        assert rows["n_rows"] == prepared.n_samples == problem.default_samples, name
+    digits = local_forest.problem_variables(DataChoice.from_page({"problem": "digits"})[0])
+    assert len(digits) < 64 and "pixel_0_0" not in digits     # blank in every image
+    smaller = DataChoice.from_page({"problem": "iris", "sampling": "sample", "n": "40"})[0]
+    assert local_forest.problem_variables(smaller) is None    # left to the job
