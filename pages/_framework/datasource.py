@@ -408,7 +408,8 @@ def store_upload(contents: str, filename: str | None) -> dict:
     info = upload_columns(key) or {}   # every target's roles too, here in the upload's job
     columns = info.get("columns") or [str(c) for c in df.columns]
     roles = target_roles(info, columns[-1]) if len(columns) > 1 else {"numeric": None}
-    return {**info, "key": key, "file": os.path.basename(str(filename or "table.csv"))[:200],
+    kept = {k: v for k, v in info.items() if k != "facts"}  # the server's, not the page's
+    return {**kept, "key": key, "file": os.path.basename(str(filename or "table.csv"))[:200],
             "columns": columns, "number_columns": number_columns(df), "target": columns[-1],
             "numeric": roles["numeric"], "rows": int(len(df))}
 
