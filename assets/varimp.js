@@ -348,12 +348,29 @@
     if (Object.keys(layout).length) { window.Plotly.relayout(gd, layout); }
   }
 
+  // A figure whose layout holds the width of an earlier box kept it when its box changed
+  // without a window resize (Masking's figures, side by side at 458 px, kept it once
+  // presentation mode stacked them in 1,260 px boxes: their change values overlapped).  No
+  // figure sets a width of its own (a phone's wide figure gets its box's min-width from the
+  // stylesheet), so the box's width is the figure's.
+  function fitWidth(gd) {
+    const full = gd._fullLayout;
+    if (!window.Plotly || !full || !gd.clientWidth) { return; }
+    if (Math.abs(gd.clientWidth - full.width) > 2) {
+      window.Plotly.relayout(gd, {width: gd.clientWidth});
+    }
+  }
+
   function scan() {
     document.querySelectorAll(".js-plotly-plot").forEach(function (gd) {
       if (!gd.on) { return; }
       if (gd._viHooked !== gd._ev) {   // a new plot object keeps no listeners
         gd._viHooked = gd._ev;
         gd.on("plotly_afterplot", () => afterPlot(gd));
+        if (window.ResizeObserver && !gd._viSized) {
+          gd._viSized = new ResizeObserver(() => fitWidth(gd));
+          gd._viSized.observe(gd);
+        }
         afterPlot(gd);
       } else if (presenting() && gd._fullLayout) {
         const height = fitHeight(gd);   // something above the figure changed its height

@@ -354,6 +354,35 @@ def test_panel_titles_under_the_legend_stay_on_their_panels(dash_duo, dash_app):
     assert dash_duo.get_logs() == []
 
 
+@pytest.mark.browser
+def test_a_figure_follows_its_box_when_only_the_box_changes_width(dash_duo, dash_app):
+    """A figure whose layout holds the width of an earlier box kept it when its box changed
+    without a window resize: Masking's figures, side by side at 458 px, kept that width once
+    presentation mode stacked them in 1,260 px boxes, and their change values overlapped
+    (issue 26, at 1400 px, in some runs).  Here the page's content column is narrowed after
+    such a width was written: the figure takes its box's new width."""
+    driver = dash_duo.driver
+    _window(driver, 1400, 900)
+    open_page(dash_duo, dash_app, "/importances?problem=led")
+    _settle(driver, "the importances figure")
+    widths = ("const g = document.querySelector('#imp-graph .js-plotly-plot');"
+              "return [g.clientWidth, g._fullLayout.width];")
+    box, drawn = driver.execute_script(widths)
+    assert abs(box - drawn) <= 2 and box > 800, (box, drawn)
+    # The width Plotly wrote down at the last resize it saw (Masking's figures side by side
+    # had 458 px each when the page stacked them in a 1,260 px box), then a narrower box.
+    driver.execute_script("const g = document.querySelector('#imp-graph .js-plotly-plot');"
+                          "return window.Plotly.relayout(g, {width: g.clientWidth});")
+    driver.execute_script("document.querySelector('.vi-content').style.maxWidth = '600px';")
+
+    def followed():
+        now = driver.execute_script(widths)
+        return now if now[0] < box - 200 and abs(now[0] - now[1]) <= 2 else None
+    narrower = wait_for(followed, 10, "the figure as narrow as its box")
+    assert narrower[1] < drawn - 200, (drawn, narrower)
+    assert dash_duo.get_logs() == []
+
+
 # -- figures and palette ---------------------------------------------------------------------
 def _graphs(component):
     """Every ``dcc.Graph`` of a layout tree."""
