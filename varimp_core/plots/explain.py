@@ -58,7 +58,7 @@ def make_row_explanation(e: RowExplanation, *, height: int = 560) -> go.Figure:
     names = list(e.variables)
     titles = panel_titles(e)
     fig = make_subplots(rows=2, cols=2, subplot_titles=titles, horizontal_spacing=0.05,
-                        vertical_spacing=0.2)
+                        vertical_spacing=0.25)   # three-line titles over the lower panels
     colors = [variable_color(i) for i in range(len(names))]
     for k, (field, label, _) in enumerate(PANELS):
         r, c = divmod(k, 2)
