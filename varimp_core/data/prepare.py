@@ -795,7 +795,9 @@ def target_task(facts: dict | None, target: str, *, task: str | None = None,
     ``task`` itself when given; else regression for a number column of more than
     ``max_levels`` values present, classification otherwise.  With ``missing="drop"``
     the rows kept depend on every input, so a number target of more than ``max_levels``
-    values may drop to fewer: None (unknown) then.  None also without facts.
+    values keeps more than ``max_levels`` only when fewer rows than that margin can be
+    dropped (at most one per missing value of another column); otherwise None (unknown).
+    None also without facts.
     """
     if task in ("classification", "regression"):
         return task
@@ -804,5 +806,8 @@ def target_task(facts: dict | None, target: str, *, task: str | None = None,
         return None
     if f["kind"] != "number" or f["distinct"] <= max_levels:
         return "classification"
-    dropped = missing == "drop" and any(g["missing"] for g in facts.values())
-    return None if dropped else "regression"
+    # Dropping k incomplete rows removes at most k of the target's values: at most one per
+    # missing value of another column.
+    dropped = sum(g["missing"] for c, g in facts.items() if c != target) \
+        if missing == "drop" else 0
+    return "regression" if f["distinct"] - dropped > max_levels else None

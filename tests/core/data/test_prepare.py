@@ -504,4 +504,16 @@ def test_inputs_and_task_counted_from_column_facts_equal_the_preparation(seed):
     assert target_task(facts, "label") == "classification"
     assert target_task(facts, "amount") == "regression"
     assert target_task(facts, "amount", task="classification") == "classification"
+
     assert column_facts(pd.DataFrame({"x": [1.0, np.inf], "y": [0, 1]})) is None
+    # 30 values of y, 12 missing values elsewhere: dropping those rows may leave 18 (<= 20),
+    # and does; with 3 missing values it leaves at least 27: a regression, known.
+    few = pd.DataFrame({"x": [np.nan] * 12 + [0.0, 1.0, 2.0] * 6, "y": np.arange(30.0)})
+    assert target_task(column_facts(few), "y", missing="drop") is None
+    assert target_task(column_facts(few), "y") == "regression"
+    assert prepare_table(few, "y", missing="drop").task == "classification"   # 18 values
+    some = few.iloc[9:].reset_index(drop=True)          # 21 rows, 3 missing x
+    assert target_task(column_facts(some), "y", missing="drop") is None      # 21 - 3 <= 20
+    more = pd.DataFrame({"x": [np.nan] * 3 + [0.0, 1.0, 2.0] * 9, "y": np.arange(30.0)})
+    assert target_task(column_facts(more), "y", missing="drop") == "regression"
+    assert prepare_table(more, "y", missing="drop").task == "regression"     # 27 values
