@@ -29,6 +29,7 @@ from varimp_core.problems.registry import get_problem
 
 from pages._server import cache
 from pages._server.hygiene import client_id
+from pages._server.job_signals import in_job
 from pages._server.limits import MAX_NAME_LENGTH, max_cells, max_columns, max_upload_bytes, value
 from pages._framework.params import Context, Param, ParamSet
 
@@ -505,19 +506,21 @@ def data_feature_count(params: Mapping[str, Any], vi_data: Any = None) -> int | 
     return upload_shape(p)["p"]
 
 
-def upload_shape(params: Mapping[str, Any]) -> dict:
+def upload_shape(params: Mapping[str, Any], view: Mapping[str, Any] | None = None) -> dict:
     """``p``, ``variables``, ``rows`` (kept) and ``task`` of an uploaded table's choice, None
     each when unknown.
 
     Read from the choice's cached summary, else from the upload's column facts
     (:func:`varimp_core.data.prepare.input_names`, :func:`~varimp_core.data.prepare.
     target_task`): a link or a new binning never prepares the table in a web request
-    (issue #27: about 1 s per request on 10,000 x 60).  A choice its summary refuses has
-    neither.
+    (issue #27: about 1 s per request on 10,000 x 60).  The one case the facts leave open,
+    a numeric target when many incomplete rows are dropped, is prepared in a page's job
+    (``view``: the summary to read) and unknown in a request.  A choice its summary refuses
+    has neither.
     """
     p = canonical_params(params)
     try:
-        view = data_view(p, compute=False)
+        view = view if view is not None else data_view(p, compute=False)
     except DataError:
         return {"p": None, "variables": None, "rows": None, "task": None}
     if view is not None:
@@ -539,6 +542,12 @@ def upload_shape(params: Mapping[str, Any]) -> dict:
     elif target in facts and not (p["missing"] == "drop" and any(
             f["missing"] for f in facts.values())):
         rows = info["rows"]
+    task = target_task(facts, target, task=None if p["task"] == "auto" else p["task"],
+                       missing=p["missing"])
+    if task is None and names and in_job():   # the page's job may prepare what a request may not
+        try:
+            return upload_shape(params, view=data_view(p))
+        except DataError:
+            return {"p": None, "variables": None, "rows": None, "task": None}
     return {"p": None if names is None else len(names), "variables": names, "rows": rows,
-            "task": target_task(facts, target, task=None if p["task"] == "auto" else p["task"],
-                                missing=p["missing"])}
+            "task": task}

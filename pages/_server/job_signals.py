@@ -248,6 +248,12 @@ def _forget_old(folder: str) -> None:
             pass  # another worker removed it
 
 
+def in_job() -> bool:
+    """Whether this code runs in a background job (:func:`start_job`), where the data may
+    be loaded and prepared, rather than in a web request."""
+    return _JOB_KEY.get() is not None
+
+
 def start_job(job_key: str | None) -> None:
     """Called in the job's own process or task: this is job ``job_key`` (None: no job).
 

@@ -234,3 +234,36 @@ def test_a_bundled_data_sets_inputs_and_rows_equal_its_preparation():
     assert len(digits) < 64 and "pixel_0_0" not in digits     # blank in every image
     smaller = DataChoice.from_page({"problem": "iris", "sampling": "sample", "n": "40"})[0]
     assert local_forest.problem_variables(smaller) is None    # left to the job
+
+
+def test_the_one_task_the_facts_leave_open_is_worked_out_in_the_job_not_the_request(
+        monkeypatch, tmp_path):
+    """A numeric target of 30 values when rows with a missing input are dropped: 12 may go,
+    so its task (and with it the impurities offered) cannot be read from the column facts.
+    A request says "unknown" and prepares nothing; the page's job prepares the table."""
+    import numpy as np
+    import pandas as pd
+
+    from _pages import store_csv
+
+    from pages._server import job_signals
+
+    monkeypatch.setenv("VARIMP_CACHE_DIR", str(tmp_path))
+    few = pd.DataFrame({"x": [np.nan] * 12 + [0.0, 1.0, 2.0] * 6, "y": np.arange(30.0)})
+    info = store_csv(few.to_csv(index=False), "few.csv")
+    choice = {"source": "upload", "upload": info["key"], "target": "y", "missing": "drop"}
+    real = datasource.load_prepared
+
+    def refuse(*args, **kwargs):
+        raise _Loaded("the request prepared the table")
+
+    monkeypatch.setattr(datasource, "load_prepared", refuse)
+    assert datasource.upload_shape(choice)["task"] is None          # a request: unknown
+    monkeypatch.setattr(datasource, "load_prepared", real)
+    job_signals.start_job("j" * 64)                                   # the page's job
+    try:
+        shape = datasource.upload_shape(choice)
+    finally:
+        job_signals.start_job(None)
+    # 18 rows kept, 18 values of y: at most 20, so classes (prepare_table's rule).
+    assert shape["task"] == "classification" and shape["rows"] == 18 and shape["p"] == 1
