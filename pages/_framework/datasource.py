@@ -453,7 +453,8 @@ def upload_columns(key: str | None) -> dict | None:
     them (0.6 to 0.75 s of a web worker per new target on a 10,000 x 60 table, issue #27),
     and ``facts`` (:func:`column_facts`), from which a choice's number of inputs and task
     are read without preparing the table (:func:`upload_shape`).
-    Computed once, in the upload's job (:func:`store_upload`), and cached.
+    Computed once, in the upload's job (:func:`store_upload`), and kept beside the table
+    (:func:`pages._server.cache.upload_companion`), so no request works it out again.
     """
     if not isinstance(key, str) or not cache.has_table(key):  # unknown, expired or evicted
         return None
@@ -464,8 +465,9 @@ def upload_columns(key: str | None) -> dict | None:
                 "rows": int(len(df)), "roles": compact_roles(default_roles_by_target(df)),
                 "facts": column_facts(df)}
 
-    # Every page's validation counts the upload's inputs: parse the table once, not per click.
-    return cache.get_or_compute(cache.key_for("upload-columns", key), columns_of)
+    # Every page's validation counts the upload's inputs: parse the table once, not per click,
+    # and keep the answer beside the table, for as long as it (never evicted before it).
+    return cache.upload_companion(key, columns_of)
 
 
 def data_params_for_page(query: Mapping[str, Any], vi_data: Any = None) -> tuple[dict, list[str]]:

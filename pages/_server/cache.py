@@ -182,6 +182,30 @@ def put_table(df: pd.DataFrame, client: str = "-") -> str:
                             ttl=limits.value("upload_ttl"), now=time.time())
 
 
+def upload_companion(key: str, compute: Callable[[], Any]) -> Any:
+    """A JSON value kept beside upload ``key``'s table for as long as it: ``compute()`` once
+    per content, then read.
+
+    It lives in the upload store (:func:`get_upload_store`, which evicts nothing on one
+    machine) with the upload's time to live, not in the result cache: what pages read of an
+    upload in their requests (its columns, every target's defaults, its column facts) is
+    never evicted while the table is there, so a request never has to work it out again
+    from the table.
+    """
+    uploads = get_upload_store()
+    digest = uploads.get(f"upload:{key}", default=None, retry=True)
+    if not isinstance(digest, str):
+        return compute()
+    name = store.companion_key(digest)   # one per content, renewed with its table
+    text = uploads.get(name, default=None, retry=True)
+    if isinstance(text, str):
+        return json.loads(text)
+    value = compute()
+    uploads.set(name, json.dumps(value, default=store.json_default),
+                expire=limits.value("upload_ttl"), retry=True)
+    return value
+
+
 def has_table(key: str) -> bool:
     """True when ``key`` names an upload still on the server (not expired, not evicted)."""
     uploads = get_upload_store()

@@ -288,8 +288,15 @@ def put_upload(store: Store, text: str, client: str, *, quota: int, ttl: float,
             store.set("quota:*", json.dumps(everyone), expire=ttl, retry=True)
         if not store.touch(f"table:{digest}", expire=ttl, retry=True):
             store.set(f"table:{digest}", text, expire=ttl, retry=True)
+        store.touch(companion_key(digest), expire=ttl, retry=True)  # lives as long as it
         store.set(f"upload:{key}", digest, expire=ttl, retry=True)
     return key
+
+
+def companion_key(digest: str) -> str:
+    """Where what is read of a stored table (its columns, defaults and facts) is kept beside
+    it, renewed with it (:func:`put_upload`, :func:`pages._server.cache.upload_companion`)."""
+    return f"companion:{digest}"
 
 
 def upload_text(store: Store, key: str) -> str | None:

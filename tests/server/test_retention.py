@@ -190,3 +190,19 @@ def test_a_crafted_store_naming_a_tables_content_hash_learns_nothing(app_module)
     assert known == unknown
     assert known[0] == 200 and "Traceback" not in known[1]
     assert "no longer on the server" in known[2]            # the data was looked up
+
+
+def test_what_pages_read_of_an_upload_lives_as_long_as_its_table(cache_backend, monkeypatch):
+    """An upload's columns, every target's defaults and its column facts are kept beside the
+    table, once per content: with the result cache emptied (its LRU evicting under other
+    users' results), a request still reads them and never works them out from the table."""
+    key = datasource.store_upload(_url(CSV_A + "2,2,0\n"), "kept.csv")["key"]
+    again = datasource.store_upload(_url(CSV_A + "2,2,0\n"), "again.csv")["key"]
+    if cache_backend == "diskcache":
+        cache.get_cache().clear()                   # every result gone, the uploads kept
+    monkeypatch.setattr(cache, "get_table", lambda k: pytest.fail("the table was read"))
+    for k in (key, again):                          # the same content: one companion
+        info = datasource.upload_columns(k)
+        assert info["columns"] == ["x", "z", "y"] and info["rows"] == 61
+        assert info["facts"]["x"]["distinct"] == 3 and info["facts"]["z"]["distinct"] == 5
+        assert datasource.target_roles(info, "y") == {"numeric": [], "exclude": []}
