@@ -256,8 +256,8 @@ def layout(vi_data=None, **query):
     if is_upload and upload is None and not choose_file:
         notes.append("The uploaded table of this link is no longer on the server; "
                      "upload the file again.")
-    upload_info = ({**{k: v for k, v in upload.items() if k != "facts"}, "key": params["upload"],
-                    "file": params.get("file")} if upload else None)   # facts: the server's
+    upload_info = ({**datasource.page_info(upload), "key": params["upload"],
+                    "file": params.get("file")} if upload else None)
     columns = upload["columns"] if upload else []
     target = params.get("target") or (columns[-1] if columns else None)
     numeric, exclude = params.get("numeric"), params.get("exclude")

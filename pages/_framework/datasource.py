@@ -409,8 +409,7 @@ def store_upload(contents: str, filename: str | None) -> dict:
     info = upload_columns(key) or {}   # every target's roles too, here in the upload's job
     columns = info.get("columns") or [str(c) for c in df.columns]
     roles = target_roles(info, columns[-1]) if len(columns) > 1 else {"numeric": None}
-    kept = {k: v for k, v in info.items() if k != "facts"}  # the server's, not the page's
-    return {**kept, "key": key, "file": os.path.basename(str(filename or "table.csv"))[:200],
+    return {**page_info(info), "key": key, "file": os.path.basename(str(filename or "table.csv"))[:200],
             "columns": columns, "number_columns": number_columns(df), "target": columns[-1],
             "numeric": roles["numeric"], "rows": int(len(df))}
 
@@ -443,6 +442,12 @@ def target_roles(upload: Mapping[str, Any] | None, target: str) -> dict:
     if target in (roles.get("targets") or {}):
         return dict(roles["targets"][target])
     return {k: [c for c in roles.get(k) or () if c != target] for k in ("numeric", "exclude")}
+
+
+def page_info(upload: Mapping[str, Any]) -> dict:
+    """What a page's store keeps of :func:`upload_columns`: all but the column facts, which
+    only the server reads (a wide table's are sizeable)."""
+    return {k: v for k, v in upload.items() if k != "facts"}
 
 
 def upload_columns(key: str | None) -> dict | None:

@@ -666,8 +666,8 @@ def default_roles_by_target(df: pd.DataFrame, max_levels: int = 20) -> dict[str,
     too many classes, every value missing, no input left, a date part named like a
     column) gets None, as :func:`default_roles` does.
 
-    So the Data page's job computes every target's defaults when a file arrives,
-    and a change of target reads them instead of preparing the table in a web request.
+    So every target's defaults cost one reading of the table, not one preparation per
+    target.
 
     Returns
     -------
