@@ -36,7 +36,8 @@ import time
 from pages._server.process_limits import lift_memory_limit_later
 
 from pages._server import guards, limits
-from pages._server.job_signals import IDLE_CPU, IDLE_SENTENCE, last_report, start_job
+from pages._server.job_signals import (IDLE_CPU, IDLE_SENTENCE, last_report, start_job,
+                                      tree_cpu)
 
 log = logging.getLogger(__name__)
 
@@ -196,7 +197,7 @@ def _start_heartbeat(sender=None, task_id=None, task=None, args=None, **_kwargs)
     ttl = int(lost_after() * 1000)
     stop = threading.Event()
     client.set(key, "running", px=ttl)
-    alive = [time.monotonic(), _cpu_seconds()]   # when the job last showed life, its CPU then
+    alive = [time.monotonic(), _own_cpu()]   # when the job last showed life, its CPU then
 
     def beat():
         while not stop.wait(ttl / 4000):
@@ -212,18 +213,11 @@ def _start_heartbeat(sender=None, task_id=None, task=None, args=None, **_kwargs)
     threading.Thread(target=beat, name=f"varimp-heartbeat-{task_id}", daemon=True).start()
 
 
-def _cpu_seconds() -> float:
-    """Processor seconds of this pool process and its children (a fit's workers)."""
+def _own_cpu() -> float:
+    """Processor seconds of this pool process and its children (:func:`tree_cpu`)."""
     import psutil
 
-    proc = psutil.Process()
-    total = sum(proc.cpu_times()[:2])
-    for child in proc.children(recursive=True):
-        try:
-            total += sum(child.cpu_times()[:2])
-        except psutil.Error:
-            pass
-    return total
+    return tree_cpu(psutil.Process())
 
 
 def _stalled(alive: list, task_id: str) -> bool:
@@ -233,7 +227,7 @@ def _stalled(alive: list, task_id: str) -> bool:
     heartbeat thread asks at each beat.  ``alive`` ([monotonic time, CPU seconds]) moves on
     at every sign of life: a fit that computes without reporting is left to the time limit.
     """
-    now, cpu = time.monotonic(), _cpu_seconds()
+    now, cpu = time.monotonic(), _own_cpu()
     last = last_report(os.getpid())
     reported = last is not None and time.time() - last < now - alive[0]
     if reported or cpu - alive[1] >= IDLE_CPU:

@@ -248,6 +248,23 @@ def _forget_old(folder: str) -> None:
             pass  # another worker removed it
 
 
+def tree_cpu(proc) -> float:
+    """Processor seconds used so far by ``proc`` (a ``psutil.Process``), its reaped children
+    and its live children (numba and loky workers: their threads count in their process):
+    the stall rule's measure of life, for Diskcache jobs and Celery pool processes alike."""
+    import psutil
+
+    times = proc.cpu_times()
+    total = times.user + times.system + times.children_user + times.children_system
+    for child in proc.children(recursive=True):
+        try:
+            t = child.cpu_times()
+            total += t.user + t.system
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
 def in_job() -> bool:
     """Whether this code runs in a background job (:func:`start_job`), where the data may
     be loaded and prepared, rather than in a web request."""

@@ -44,7 +44,7 @@ from pages._server import fanout
 from pages._server import cache, celery_jobs, guards, job_host, limits
 from pages._server.hygiene import client_id, request_id
 from pages._server.job_signals import (IDLE, IDLE_CPU, IDLE_SENTENCE, STALLED, TIMEOUT,
-                                      JobAbandoned, check_heartbeat,
+                                      JobAbandoned, check_heartbeat, tree_cpu,
                                       cpu_sample, end_reason, forget_job_state,
                                       forget_old_beats, job_started, keep_cpu_sample,
                                       last_report, mark_polled, mark_progress, mark_started,
@@ -606,20 +606,6 @@ def _dump_stack(pid: int) -> None:
         pass
 
 
-def _tree_cpu(proc: psutil.Process) -> float:
-    """Processor seconds used so far by ``proc``, its reaped children and its live children
-    (numba and loky workers: their threads count in their process)."""
-    times = proc.cpu_times()
-    total = times.user + times.system + times.children_user + times.children_system
-    for child in proc.children(recursive=True):
-        try:
-            t = child.cpu_times()
-            total += t.user + t.system
-        except psutil.NoSuchProcess:
-            pass
-    return total
-
-
 def _idle_for(proc: psutil.Process) -> float | None:
     """Seconds job process ``proc`` has gone with no report and no processor time, else None.
 
@@ -629,7 +615,7 @@ def _idle_for(proc: psutil.Process) -> float | None:
     processor time was seen to advance; the first sample counts as an advance.
     """
     now, pid = time.time(), proc.pid
-    cpu = _tree_cpu(proc)
+    cpu = tree_cpu(proc)
     sample = cpu_sample(pid)
     if (sample is None or sample[1] < proc.create_time()  # none, or an earlier process's
             or cpu - sample[0] >= IDLE_CPU or cpu < sample[0]):
