@@ -7,7 +7,7 @@ every cell b of S this module computes the node's probability p(b), whether
 it is pure, and for each candidate v not in S the impurity decrease
 :math:`\\Delta i(v \\mid b)` and whether v is constant in the node.  The exact
 recursion (:mod:`varimp_core.exact.recursion`) then only pushes probabilities through
-this lattice, once per K and depth.
+this lattice, once per depth for every K at once.
 
 Two interchangeable backends build it:
 
@@ -204,12 +204,20 @@ def _sparse_lattice(table, criterion, depth, values=None):
             return (weighted_impurity(counts, criterion), counts.sum(axis=-1),
                     (counts > 0).sum(axis=-1) <= 1)
 
+    stats: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    def stats_of(mask):
+        """node_stats of a subset, worked out once: a child of size s + 1 has s + 1 parents."""
+        if mask not in stats:
+            stats[mask] = node_stats(*groups(mask))
+        return stats[mask]
+
     out = {}
     for size in range(depth):
         for combo in combinations(range(p), size):
             mask = sum(1 << j for j in combo)
             gid, n = groups(mask)
-            node_imp, prob, pure = node_stats(gid, n)
+            node_imp, prob, pure = stats_of(mask)
             cands, imps, nonempty, parents = [], [], [], []
             for v in range(p):
                 if mask >> v & 1:
@@ -217,7 +225,7 @@ def _sparse_lattice(table, criterion, depth, values=None):
                 cg, cn = groups(mask | 1 << v)
                 par = np.zeros(cn, dtype=np.int64)
                 par[cg] = gid
-                child_imp, child_prob, _ = node_stats(cg, cn)
+                child_imp, child_prob, _ = stats_of(mask | 1 << v)
                 cands.append(v)
                 imps.append(child_imp)
                 # a group only rows of weight 0 reach is an empty child, as in the dense lattice
@@ -226,6 +234,7 @@ def _sparse_lattice(table, criterion, depth, values=None):
             out[mask] = _finish(mask, prob, node_imp, pure, cands, imps, nonempty, parents)
         for m in [m for m in group if bin(m).count("1") <= size]:
             del group[m]
+            stats.pop(m, None)
     return out
 
 

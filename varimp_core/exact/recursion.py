@@ -81,6 +81,18 @@ def explained_variance(table: DiscreteTable) -> float:
 def win_probabilities(node: NodeStats, active: np.ndarray, max_features: int,
                        k_semantics: str, n_features: int) -> np.ndarray:
     """P(v wins | b) for every candidate v and active cell b: (n_candidates, n_active)."""
+    return win_probabilities_many(node, active, (max_features,), k_semantics, n_features)[0]
+
+
+def win_probabilities_many(node: NodeStats, active: np.ndarray, ks, k_semantics: str,
+                           n_features: int) -> np.ndarray:
+    """P(v wins | b) for every K of ``ks``, candidate v and active cell b:
+    (len(ks), n_candidates, n_active).
+
+    The ranks (how many candidates are strictly better, how many tie) do not depend on K;
+    only the law read from them does (:func:`win_probability_table`), so they are counted
+    once for every K.
+    """
     delta = node.delta[:, active]
     n_c = delta.shape[0]
     if k_semantics == "id3":
@@ -92,29 +104,38 @@ def win_probabilities(node: NodeStats, active: np.ndarray, max_features: int,
         better = (d[None, :, :] > d[:, None, :] + TIE_TOLERANCE) & eligible[None, :, :]
         tied = (np.abs(d[None, :, :] - d[:, None, :]) <= TIE_TOLERANCE) & eligible[None, :, :]
     a = better.sum(axis=1)
-    t = tied.sum(axis=1) - 1
-    out = np.zeros_like(delta)
+    t = np.maximum(tied.sum(axis=1) - 1, 0)
+    out = np.zeros((len(ks), *delta.shape))
     if k_semantics == "id3":
-        table = win_probability_table(n_c, max_features, "id3", n_features)
-        return table[a, np.maximum(t, 0)]
+        for j, k in enumerate(ks):
+            out[j] = win_probability_table(n_c, k, "id3", n_features)[a, t]
+        return out
     n_elig = eligible.sum(axis=0)
     for n in np.unique(n_elig):
         if n == 0:
             continue
         cols = n_elig == n
-        table = win_probability_table(int(n), max_features, "sklearn", n_features)
-        sub_a, sub_t = a[:, cols], np.maximum(t[:, cols], 0)
-        vals = table[np.minimum(sub_a, n - 1), np.minimum(sub_t, n - 1)]
-        out[:, cols] = np.where(eligible[:, cols], vals, 0.0)
+        sub_a, sub_t = np.minimum(a[:, cols], n - 1), np.minimum(t[:, cols], n - 1)
+        for j, k in enumerate(ks):
+            table = win_probability_table(int(n), k, "sklearn", n_features)
+            out[j][:, cols] = np.where(eligible[:, cols], table[sub_a, sub_t], 0.0)
     return out
 
 
-def _propagate(lattice: dict[int, NodeStats], n_features: int, max_features: int,
-               max_depth: int, k_semantics: str) -> np.ndarray:
-    """Run the level-by-level expectation; return the (p, p) by-degree matrix."""
+def _propagate(lattice: dict[int, NodeStats], n_features: int, ks, max_depth: int,
+               k_semantics: str) -> np.ndarray:
+    """Run the level-by-level expectation for every K of ``ks`` at once; return the
+    (len(ks), p, p) by-degree matrices.
+
+    The reach of a cell is carried for every K side by side (an array of
+    ``(len(ks), n_cells)``): the lattice, its cells and the walk over its subsets are the
+    same for every K, only the split law differs.  A cell no K reaches is skipped; a cell
+    some K does not reach carries 0 for that K, which adds 0 to its importances.
+    """
     p = n_features
-    by_degree = np.zeros((p, p))
-    reach: dict[int, np.ndarray] = {0: np.ones(lattice[0].prob.shape[0])}
+    n_k = len(ks)
+    by_degree = np.zeros((n_k, p, p))
+    reach: dict[int, np.ndarray] = {0: np.ones((n_k, lattice[0].prob.shape[0]))}
     order = sorted(lattice, key=lambda m: bin(m).count("1"))
     for mask in order:
         r = reach.pop(mask, None)
@@ -124,20 +145,21 @@ def _propagate(lattice: dict[int, NodeStats], n_features: int, max_features: int
         depth = bin(mask).count("1")
         if depth >= max_depth:
             continue
-        active = (r > 0) & (node.prob > 0) & ~node.pure
+        active = (r > 0).any(axis=0) & (node.prob > 0) & ~node.pure
         if not active.any():
             continue
-        win = win_probabilities(node, active, max_features, k_semantics, p)
-        flow = r[active] * win  # (n_candidates, n_active)
-        gain = flow * node.prob[active] * node.delta[:, active]
+        win = win_probabilities_many(node, active, ks, k_semantics, p)
+        flow = r[:, None, active] * win  # (n_k, n_candidates, n_active)
+        gain = (flow * (node.prob[active] * node.delta[:, active])).sum(axis=2)
+        n_cells = node.prob.shape[0]
         for i, v in enumerate(node.candidates):
-            by_degree[v, depth] += gain[i].sum()
+            by_degree[:, v, depth] += gain[:, i]
             if depth + 1 >= max_depth:
                 continue
-            push = np.zeros(node.prob.shape[0])
-            push[active] = flow[i]
+            push = np.zeros((n_k, n_cells))
+            push[:, active] = flow[:, i]
             child = mask | 1 << v
-            contrib = push[node.child_parent[i]]
+            contrib = push[:, node.child_parent[i]]
             if child in reach:
                 reach[child] += contrib
             else:
@@ -190,10 +212,11 @@ def exact_importances_path(table: DiscreteTable, *, max_features=(1,), max_depth
     information = subset_entropies(table).information if criterion == "entropy" else (
         explained_variance(table) if criterion == "squared_error" else None)
     units = {"entropy": "bits", "squared_error": VARIANCE_UNITS}.get(criterion, "gini")
+    by_depth = [_propagate(lattice, p, ks, d_eff, k_semantics) * scale for d_eff in eff]
     out = []
-    for k in ks:
-        for d, d_eff in zip(depths, eff):
-            by_degree = _propagate(lattice, p, k, d_eff, k_semantics) * scale
+    for j, k in enumerate(ks):
+        for d, matrices in zip(depths, by_depth):
+            by_degree = matrices[j]
             out.append(ImportanceResult(
                 variables=table.variables,
                 importances=by_degree.sum(axis=1),

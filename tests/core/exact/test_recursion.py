@@ -3,6 +3,8 @@
 import itertools
 import math
 
+from unittest.mock import patch
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -160,3 +162,24 @@ def test_k1_sklearn_semantics_too_large_for_the_recursion_keeps_eqn3_without_a_p
     r = api.compute_importances(t, method="exact", max_features=1, k_semantics="sklearn")
     assert r.by_degree is None
     np.testing.assert_allclose(r.importances, eqn3_bruteforce(rows_of(t), 7), atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(tables(), st.sampled_from(["id3", "sklearn"]), st.sampled_from(["dense", "sparse"]))
+def test_every_k_at_once_equals_enumeration_of_all_trees_for_each_k(table, sem, backend):
+    """One propagation carries every K side by side (a cell some K never reaches carries 0
+    for it); each K's result is still the brute-force mean over all its trees, through the
+    dense lattice and through the sparse one (which works out each subset's cells once)."""
+    from varimp_core.exact import lattice
+
+    p = table.n_features
+    depths = [None, 2] if p > 2 else [None]
+    forced = {"dense": lambda t, d: (0.0, 1.0), "sparse": lambda t, d: (1.0, 0.0)}[backend]
+    with patch.object(lattice, "lattice_cost", forced):
+        got = exact_importances_path(table, max_features=range(1, p + 1), max_depth=depths,
+                                     k_semantics=sem)
+    pairs = [(k, d) for k in range(1, p + 1) for d in depths]
+    assert [(r.parameters["max_features"], r.parameters["max_depth"]) for r in got] == pairs
+    for r, (k, d) in zip(got, pairs):
+        expected = enumerate_trees(rows_of(table), p, k, semantics=sem, max_depth=d)
+        np.testing.assert_allclose(r.importances, expected, atol=1e-9)
