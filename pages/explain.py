@@ -540,8 +540,27 @@ OUTPUTS = [(f"{PREFIX}-row-graph", "figure"), (f"{PREFIX}-strip-graph", "figure"
            (f"{PREFIX}-table", "columnDefs"), (f"{PREFIX}-table", "getRowStyle"),
            (f"{PREFIX}-table-note", "children")]
 
+#: At most this many trees times distinct rows for the exact method computed in the request:
+#: its Saabas and Ciss columns grow the trees and route every row (2026-11-29, idle: 100
+#: trees on LED + 2 bits, 40 rows, 0.02 s; 200 trees on LED + 4 bits, 160 rows, 0.2 s in
+#: all; on SYM + 8 bits, 1,536 rows, 0.9 s; on XOR + 9 bits, 2,048 rows, 3.3 s).
+QUICK_TREE_ROWS = 50_000
+
+
+def quick(settings, data: DataChoice) -> bool:
+    """The exact method on a built-in problem's exact distribution of a few inputs and rows
+    (the Home demos): every row's explanations in well under a second, computed in the
+    request rather than in a job whose start and first poll cost more
+    (:func:`datasource.quick_exact`, :data:`QUICK_TREE_ROWS`)."""
+    if settings["method"] != "exact" or data.is_sample or not datasource.quick_exact(
+            data["problem"]):
+        return False
+    rows = datasource.problem_of(data["problem"]).exact_rows
+    return rows * settings["n_estimators"] <= QUICK_TREE_ROWS
+
+
 VIEW = JobView(PREFIX, PARAMS, compute=compute, render=render, data_store=f"{PREFIX}-data",
-               outputs=OUTPUTS, query_store=f"{PREFIX}-query",
+               outputs=OUTPUTS, query_store=f"{PREFIX}-query", quick=quick,
                url=lambda s, data: forest.link(data.query(), PARAMS.query(s)),
                requires=lambda out: [out["all"]], what="The explanations", partial=True,
                disable=[f"{PREFIX}-fieldset", f"{PREFIX}-download-button"])

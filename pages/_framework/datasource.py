@@ -54,9 +54,13 @@ def problem_of(spec: str):
 
 
 #: A built-in problem's exact distribution of at most this many inputs and rows is small
-#: enough to compute in the request (:class:`pages._framework.view.JobView`'s ``quick``):
-#: LED's Table 2, every K, in 0.23 s; a lattice doubles with each input.
-QUICK_INPUTS = 8
+#: enough to compute in the request (:class:`pages._framework.view.JobView`'s ``quick``).
+#: The lattice's subsets double with each input: every K of Masking (one propagation for
+#: all K) took 0.017 s on LED (7 inputs), 0.34 s on LED + 4 irrelevant bits (11 inputs,
+#: Theorem 5's demo) and 0.39-0.42 s on XOR + 9 bits (11 inputs, 2,048 rows), against
+#: 0.86 s at 12 inputs; the exact local MDI of every row costs about as much (2026-11-29,
+#: idle 2-core machine).  A job's start and first poll cost 1-2.5 s on a cold server.
+QUICK_INPUTS = 11
 QUICK_ROWS = 4096
 
 

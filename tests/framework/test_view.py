@@ -147,7 +147,7 @@ def test_an_evicted_shared_part_makes_the_page_result_a_miss_recomputed(monkeypa
 
 def test_a_small_exact_problem_is_drawn_by_the_plain_callback_without_a_job(
         monkeypatch, tmp_path):
-    """Issue 26 (a demo's first figure within 2 s): a built-in exact problem of at most 8
+    """Issue 26 (a demo's first figure within 2 s): a built-in exact problem of at most 11
     inputs is computed in the request (``JobView(quick=...)``), skipping a job's start and
     polls; a larger or sampled one still goes to the job.  Table 2's K = 1 column is Eqn 3,
     the paper's values typed from Louppe et al. (2013), Table 2."""
@@ -172,9 +172,36 @@ def test_a_small_exact_problem_is_drawn_by_the_plain_callback_without_a_job(
 
     out = first_peek(decomp.VIEW, decomp.layout(problem="led", K="1", depth="2"))
     assert out[-5] is dash.no_update and out[-3].startswith("Done in "), out[-3]
-    # Larger or sampled: the job computes them.
-    for layout in (masking.layout(problem="led:irrelevant=4"),):
+
+    # Theorem 5's demo (11 inputs, every K): in the request too.  Theorem 5: the four fair
+    # bits leave the K = 1 importances of the LED's inputs as in Table 2 and get 0.
+    out = first_peek(masking.EXACT, masking.layout(problem="led:irrelevant=4"))
+    assert out[-5] is dash.no_update and out[-3].startswith("Done in "), out[-3]
+    rows = {r["variable"]: r for r in out[names.index("masking-table.rowData")]
+            if str(r.get("variable", "")).startswith("X")}
+    assert sorted(rows, key=lambda v: int(v[1:])) == [f"X{i}" for i in range(1, 12)]
+    for name, value in paper.items():
+        assert abs(rows[name][column] - value) < 0.0015, (name, rows[name][column])
+    for name in ("X8", "X9", "X10", "X11"):
+        assert abs(rows[name][column]) < 1e-9, (name, rows[name][column])
+
+    # Why this row's exact demos: in the request; its forest methods in a job.
+    explain = page_module("explain")
+    for query in ({"problem": "led:irrelevant=2", "method": "exact", "row": "0"},
+                  {"problem": "xor:irrelevant=2", "method": "exact", "row": "0"}):
+        out = first_peek(explain.VIEW, explain.layout(**query))
+        assert out[-5] is dash.no_update and out[-3].startswith("Done in "), (query, out[-3])
+    assert isinstance(first_peek(explain.VIEW, explain.layout(
+        problem="led:irrelevant=2", method="et", row="0"))[-5], dict)
+
+    # Larger (12 inputs; 11 and a noisy copy) or sampled: the job computes them.
+    for layout in (masking.layout(problem="led:irrelevant=5"),
+                   masking.layout(problem="led:irrelevant=4", copy="X5")):
         assert isinstance(first_peek(masking.EXACT, layout)[-5], dict)
-    for layout in (decomp.layout(problem="led:irrelevant=4"),
+    for layout in (decomp.layout(problem="led:irrelevant=5"),
                    decomp.layout(problem="led", sampling="sample", n="300")):
         assert isinstance(first_peek(decomp.VIEW, layout)[-5], dict)
+    for query in ({"problem": "led:irrelevant=5"},             # 12 inputs
+                  {"problem": "sym:irrelevant=8", "trees": "100"}):  # 1,536 rows x 100 trees
+        assert isinstance(first_peek(explain.VIEW, explain.layout(
+            **query, method="exact", row="0"))[-5], dict), query
