@@ -73,15 +73,22 @@ def default_criterion(ctx: Context) -> str:
 
 def method_options(ctx: Context) -> list[dict]:
     """Method choices; the exact method is disabled above the server's limit of inputs, and
-    on a numeric target the methods that cannot measure its variance, each with why."""
+    on a numeric target the methods that cannot measure its variance, each with why;
+    exact-rf and exact-et say the largest depth they can afford on the data, or are
+    disabled with why when they refuse it whatever the settings
+    (:func:`pages._framework.controls.binary_method_note`)."""
     most = limits.max_exact_features()
     over = ctx.p is not None and ctx.p > most
     out = []
+    binary_note, binary_off = ui.binary_method_note(ctx)
     for v, label in METHOD_OPTIONS:
         why = f"at most {most} inputs" if over and v == "exact" else (
             NO_VARIANCE.get(v) if _regression(ctx) else None)
+        off = why is not None
+        if why is None and v in BINARY_METHODS:
+            why, off = binary_note, binary_off
         out.append({"label": f"{label} \u2014 {why}" if why else label, "value": v,
-                    "disabled": why is not None})
+                    "disabled": off})
     return out
 
 

@@ -96,14 +96,26 @@ def link_problem(query: Mapping[str, Any], data: DataChoice) -> tuple[str, int, 
         return "led", 0, [str(exc)]
 
 
+def method_choices(ctx: Context) -> list[dict]:
+    """exact, exact-rf and exact-et; on an upload, the binary ones say the largest depth they
+    can afford on it, or are disabled with why
+    (:func:`pages._framework.controls.binary_method_note`)."""
+    note, off = ui.binary_method_note(ctx)
+    return [{"label": f"{m} \u2014 {note}" if note and m != "exact" else m, "value": m,
+             "disabled": off and m != "exact"} for m in BINARY_CHOICES]
+
+
 def data_context(store: Any) -> Context:
     """The p of a :class:`DataChoice` or a data store (parsed again), and its label as
-    ``extra["upload"]`` when it is an upload."""
+    ``extra["upload"]`` when it is an upload, with what the exact binary methods can afford
+    on it (``extra["binary"]``)."""
     try:
         data = store if isinstance(store, DataChoice) else DataChoice.from_store(store)
     except DataError:
         return Context()
-    return Context(p=data.n_features(), extra={"upload": data.label()} if data.is_upload else {})
+    return Context(p=data.n_features(), extra={"upload": data.label(),
+                                               "binary": data.binary_size}
+                   if data.is_upload else {})
 
 
 def session_data(query: Mapping[str, Any], vi_data: Any) -> tuple[DataChoice, list]:
@@ -370,7 +382,7 @@ PARAMS = MaskingParams(PREFIX, [
           choices=[("id3", "id3 (Louppe et al.)"), ("sklearn", "scikit-learn")],
           help="scikit-learn counts used and constant variables towards K, so it does not "
                "reproduce Table 2 for K \u2265 2."),
-    Param("method", "Method", "choice", "exact", choices=[(m, m) for m in BINARY_CHOICES],
+    Param("method", "Method", "choice", "exact", choices=method_choices,
           help="exact-rf, exact-et: scikit-learn's binary forests (K as it reads K), on numbers."),
     Param("axis", "Against", "choice", "K", what="x axis",
           choices=[("K", "K"), ("depth", "Maximum depth")]),

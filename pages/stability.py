@@ -72,15 +72,20 @@ criterion_options = ui.criterion_options
 
 def method_options(ctx: Context) -> list[dict]:
     """Method choices; the multiway exact method is disabled above the server's limit of
-    inputs, the classification-only methods on a numeric target, each with why."""
+    inputs, the classification-only methods on a numeric target, each with why; exact-rf
+    and exact-et as on Importances (:func:`pages._framework.controls.binary_method_note`)."""
     most = limits.max_exact_features()
+    binary_note, binary_off = ui.binary_method_note(ctx)
     out = []
     for v, label in METHOD_OPTIONS:
         why = (f"at most {most} inputs" if v == "exact" and ctx.p is not None and ctx.p > most
                else "classification targets only" if v in CLASSES_ONLY and _regression(ctx)
                else None)
+        off = why is not None
+        if why is None and v in ("exact-rf", "exact-et"):
+            why, off = binary_note, binary_off
         out.append({"label": f"{label} \u2014 {why}" if why else label, "value": v,
-                    "disabled": why is not None})
+                    "disabled": off})
     return out
 
 

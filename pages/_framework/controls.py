@@ -8,6 +8,7 @@ with :func:`option_values`, which drops options left over from another problem.
 
 from __future__ import annotations
 
+import math
 import re
 
 from typing import Any, Sequence
@@ -130,3 +131,32 @@ def allowed_criterion(values: dict, ctx) -> dict:
         values["criterion"] = allowed[0]
     return values
 
+
+
+def binary_method_note(ctx) -> tuple[str | None, bool]:
+    """What to say beside exact-rf / exact-et in a method choice, and whether to disable them,
+    from the Data page's finding on the page's data (``ctx.extra["binary"]``,
+    :func:`varimp_core.studies.convergence.binary_size`).
+
+    A refusal whatever the settings (missing values, one class) disables them with its first
+    clause; fully grown trees past the node limit leave them offered (a max depth always
+    fits) with the largest depth that is sure to run; nothing is said when fully grown
+    trees fit or the finding is not known yet (the job then decides, with its sentence).
+    """
+    from varimp_core.exact.binary import MAX_BINARY_NODES
+
+    found = ctx.extra.get("binary")
+    if not isinstance(found, dict):
+        return None, False
+    if found.get("refused"):
+        why = str(found["refused"]).split(";")[0].split(". ")[0].rstrip(".")
+        names = re.findall(r"'[^']*'", why)
+        if len(names) > 2:   # "input columns 'm00' and 52 more have missing values (NaN)"
+            why = re.sub(r"'[^']*'(, '[^']*')+", f"{names[0]} and {len(names) - 1} more", why)
+        return why[:1].lower() + why[1:], True
+    if found.get("full", True):
+        return None, False
+    nodes = float(found.get("nodes", float("inf")))
+    about = f"about {nodes:.2g}" if math.isfinite(nodes) else "more than 10^308"
+    return (f"max depth \u2264 {int(found.get('depth', 1))} here (fully grown: {about} nodes, "
+            f"the limit is {MAX_BINARY_NODES:,})"), False

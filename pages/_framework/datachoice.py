@@ -98,6 +98,12 @@ class DataChoice:
         """An upload or a drawn problem (plug-in values), not an exact distribution."""
         return self.is_upload or self["sampling"] == "sample"
 
+    @cached_property
+    def binary_size(self) -> dict | None:
+        """What exact-rf / exact-et can afford on this data (:func:`datasource.binary_size`:
+        the Data page's job's finding, None before it ran); read once per choice."""
+        return datasource.binary_size(self.as_dict)
+
     def task(self) -> str | None:
         """"classification" or "regression" of the target (None if unknown); a problem's is
         its definition's, an upload's the core's reading of it (cached, as :meth:`n_features`).

@@ -26,6 +26,7 @@ from varimp_core.data.leaks import find_leaks
 from varimp_core.data.summary import column_table, data_label, describe, preview, rank_inputs
 from pages._server.retention import expired_text
 from varimp_core.problems.registry import get_problem
+from varimp_core.studies.convergence import binary_size as core_binary_size
 
 from pages._server import cache
 from pages._server.hygiene import client_id
@@ -303,6 +304,9 @@ def data_view(params: Mapping[str, Any], compute: bool = True) -> dict | None:
         # An analyst's table only: a built-in problem's columns are documented (iris' petal
         # width alone is 96 % accurate, and is known before the species is).
         leaks = find_leaks(prepared) if prepared.n_samples and p["source"] == "upload" else []
+        # What exact-rf / exact-et can afford here, shown beside their choice on every page
+        # before a click (a bound and 400 probes of rank boxes: no node is solved).
+        cache.put_json(binary_size_key(p), core_binary_size(prepared))
         return {"summary": summary, "preview": _preview(prepared, p), "notes": list(prepared.notes),
                 "columns": column_table(prepared, columns, leaks), "leaks": leaks,
                 "variables": list(prepared.variables), "ranked": rank_inputs(prepared)}
@@ -311,6 +315,20 @@ def data_view(params: Mapping[str, Any], compute: bool = True) -> dict | None:
     if "refused" in view:
         raise DataError(view["refused"])
     return view
+
+
+def binary_size_key(params: Mapping[str, Any]) -> str:
+    return cache.key_for("binary-size", canonical_params(params))
+
+
+def binary_size(params: Mapping[str, Any]) -> dict | None:
+    """What the exact binary methods can afford on a data choice
+    (:func:`varimp_core.studies.convergence.binary_size`), as the Data page's job found it;
+    None before it ran (nothing is computed here: a request reads the cache only)."""
+    try:
+        return cache.get_json(binary_size_key(params))
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def session_data(params: Mapping[str, Any], compute: bool = True) -> dict:

@@ -187,10 +187,16 @@ class Param:
                 raise ValueError(f"Enter {what}: {self._range_text(ctx)}.")
             raise ValueError(f"Choose {what}.")
         if self.kind == "choice":
-            allowed = [o["value"] for o in self.options(ctx) if not o.get("disabled")]
+            options = self.options(ctx)
+            allowed = [o["value"] for o in options if not o.get("disabled")]
             for value in allowed:
                 if str(value).lower() == str(raw).strip().lower():
                     return value
+            for o in options:   # offered but disabled: say why, as its label does
+                if str(o["value"]).lower() == str(raw).strip().lower():
+                    why = str(o.get("label", "")).partition(" \u2014 ")[2]
+                    raise ValueError(f"{what} {o['value']!r} is not available here"
+                                     + (f": {why}." if why else "."))
             names = ", ".join(str(v) for v in allowed)
             raise ValueError(f"{what} must be one of {names}, not {raw!r}.")
         if self.kind == "text":

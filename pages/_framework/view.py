@@ -55,7 +55,8 @@ _HIDDEN = "vi-hidden"
 
 def context_for(data: DataChoice | None, store: Any = None) -> Context:
     """The validation context of a data choice: its number of inputs p, and in ``extra`` the
-    target's ``task`` and whether the data is a ``sample`` (choices that depend on them).
+    target's ``task``, whether the data is a ``sample`` and what the exact binary methods
+    can afford on it (``binary``: :attr:`DataChoice.binary_size`), which choices depend on.
 
     p is always counted on the server from the parsed choice; the ``p`` a page's store
     carries came back from the browser and could say anything (``store`` is accepted
@@ -63,7 +64,8 @@ def context_for(data: DataChoice | None, store: Any = None) -> Context:
     """
     if data is None:
         return Context()
-    return Context(p=data.n_features(), extra={"task": data.task(), "sample": data.is_sample})
+    return Context(p=data.n_features(), extra={"task": data.task(), "sample": data.is_sample,
+                                               "binary": data.binary_size})
 
 
 def job_panel(prefix: str) -> html.Div:

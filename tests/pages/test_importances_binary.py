@@ -226,3 +226,90 @@ def test_picking_exact_et_draws_it(dash_duo, dash_app):
     assert "method=exact-et" in dash_duo.driver.current_url
     assert "Traceback" not in dash_duo.find_element("#vi-root").text
     assert dash_duo.get_logs() == []
+
+
+def _depth_of(X) -> int:
+    """The bound's largest depth by hand: 1 + b + ... + b^(D-1) <= 300,000 with b = 2 sum (c - 1)."""
+    b = 2 * sum(len(np.unique(col)) - 1 for col in np.asarray(X, dtype=float).T)
+    depth, total, power = 1, 1, 1
+    while total + power * b <= 300_000:
+        power *= b
+        total += power
+        depth += 1
+    return depth
+
+
+def test_exact_binary_choices_say_what_fits_on_the_data_once_the_data_page_ran(page,
+                                                                               monkeypatch):
+    """Issue #26: exact-rf / exact-et offered on an upload where fully grown trees cannot be
+    afforded say so before the click, with the largest depth sure to run; that depth runs, a
+    fully grown link is refused naming it; a table they refuse whatever the settings (missing
+    values) has them disabled with why, and a link to them gets that sentence."""
+    import pages.data as data_page
+    from pages._framework import datasource
+    from pages._framework.view import context_for
+
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"bill": rng.normal(44, 5, 344).round(1),
+                       "flipper": rng.normal(200, 14, 344).round(0),
+                       "mass": rng.normal(4200, 800, 344).round(-1)})
+    df["y"] = (df["bill"] + rng.normal(0, 4, 344) > 44).astype(int)
+    params = upload_frame(df, "penguins.csv")
+    data = DataChoice.from_params(params)
+    # Before the Data page's job ran: nothing is known, nothing said, nothing computed here.
+    assert data.binary_size is None
+    plain = {o["value"]: o for o in page.method_options(context_for(data))}
+    assert plain["exact-et"]["label"].endswith("(binary splits)")
+
+    out = data_page.apply_choice({"source": "upload", "upload": {"key": params["upload"],
+                                  "file": "penguins.csv"}, "target": "y"})
+    assert out["ok"], out
+    assert out["params"] == params
+    data = DataChoice.from_params(params)
+    depth = _depth_of(df[["bill", "flipper", "mass"]])
+    assert depth == 2          # b = 2 (c_bill + c_flipper + c_mass - 3), in the thousands
+    options = {o["value"]: o for o in page.method_options(context_for(data))}
+    for method in ("exact-rf", "exact-et"):
+        assert not options[method]["disabled"]
+        assert f"max depth \u2264 {depth} here (fully grown: about" in options[method]["label"]
+    assert not options["exact"]["disabled"] and "here" not in options["exact"]["label"]
+    # Stability and Masking offer them on the same data with the same words.
+    import pages.masking as masking
+    import pages.stability as stability
+    for offered in (stability.method_options(context_for(data)),
+                    masking.method_choices(masking.data_context(data))):
+        labels = {o["value"]: o["label"] for o in offered if not o.get("disabled")}
+        assert all(f"max depth \u2264 {depth} here" in labels[m] for m in ("exact-rf", "exact-et"))
+
+    from pages._framework import results
+
+    monkeypatch.setattr(results, "compute_importances", lambda *a, **k: (_ for _ in ()).throw(
+        AssertionError("the exact recursion was started")))
+    with pytest.raises(ValueError, match=rf"use a max depth of at most {depth} \(sure to fit"):
+        _view(page, data, method="exact-et")
+    monkeypatch.undo()
+    view = _view(page, data, method="exact-et", max_depth=depth)
+    core = compute_importances(load_data(data=df, target="y"), method="exact-et",
+                               max_features=1, max_depth=depth)
+    np.testing.assert_allclose(view["result"].importances, core.importances, atol=1e-15)
+
+    holes = df.copy()
+    holes.loc[::9, "flipper"] = np.nan
+    params = upload_frame(holes, "holes.csv")
+    out = data_page.apply_choice({"source": "upload", "upload": {"key": params["upload"],
+                                  "file": "holes.csv"}, "target": "y"})
+    assert out["ok"] and out["params"] == params, out
+    data = DataChoice.from_params(params)
+    ctx = context_for(data)
+    options = {o["value"]: o for o in page.method_options(ctx)}
+    for method in ("exact-rf", "exact-et"):
+        assert options[method]["disabled"]
+        assert "'flipper' has missing values" in options[method]["label"]
+    for offered in (stability.method_options(context_for(data)),
+                    masking.method_choices(masking.data_context(data))):
+        off = {o["value"] for o in offered if o.get("disabled")}
+        assert {"exact-rf", "exact-et"} <= off
+    values, notes = page.initial_values({"method": "exact-et"}, data, ctx)
+    assert values["method"] != "exact-et"
+    assert any("'exact-et' is not available here: input column 'flipper' has missing values"
+               in n for n in notes), notes

@@ -72,8 +72,8 @@ from .splitting import sklearn_draw_law, validate_max_features
 
 __all__ = ["BINARY_METHODS", "MAX_BINARY_NODES", "exact_rf_importances", "exact_et_importances",
            "exact_binary_importances", "exact_binary_depth_profile", "estimate_binary_nodes",
-           "binary_refusal_sentence", "plugin_information", "split_win_probabilities",
-           "binary_inputs"]
+           "binary_refusal_sentence", "binary_size_hint", "plugin_information",
+           "split_win_probabilities", "binary_inputs"]
 
 BINARY_METHODS = ("exact-rf", "exact-et")
 #: Refuse when the estimated number of distinct nodes exceeds this.
@@ -587,8 +587,9 @@ class BinarySolver:
         return ValueError(
             f"The exact {_NAMES[self.method]} value ({self.method}) needs more than "
             f"{self.max_nodes:,} distinct nodes on this table (about {self.estimate:,.3g} "
-            "were estimated); use fewer rows or inputs, a max depth, a larger "
-            "min_samples_leaf, or a sampled scikit-learn forest.")
+            f"were estimated); use a max depth of at most "
+            f"{sure_depth(self.d.n_distinct, self.max_nodes)} (sure to fit here), fewer rows "
+            "or inputs, a larger min_samples_leaf, or a sampled scikit-learn forest.")
 
     def solve(self):
         """Expected profile (p, n_cols) / W: reach probabilities pushed down, sizes decreasing.
@@ -757,8 +758,7 @@ def _estimate(d: PreparedBinary, method, K, max_depth, L, n_probes=4000, random_
     boxes = prod(float(ci) * (float(ci) + 1) / 2 for ci in c.tolist())
     bound = boxes
     if max_depth is not None:
-        branch = 2.0 * float(np.sum(c - 1))
-        bound = min(bound, float(sum(branch ** k for k in range(max_depth))))
+        bound = min(bound, _depth_bound(c.tolist(), max_depth))
     if method == "exact-rf":
         bound = min(bound, 2.0 * d.n_rows * float(p) ** (p - K))
     if bound <= enough:
@@ -1012,16 +1012,69 @@ def _counted_refusal(d: PreparedBinary, K, max_depth, L, max_nodes) -> str | Non
     inputs = f"{d.n_features} input" + ("s" if d.n_features > 1 else "")
     return (f"The exact RandomForest value (exact-rf) needs more than {max_nodes:,} distinct "
             f"nodes on these {d.n_rows:,} rows and {inputs}: counting them level by level "
-            f"found {n:,} before any was solved; use fewer rows or inputs, a max depth, a "
-            "larger min_samples_leaf, or a sampled scikit-learn forest.")
+            f"found {n:,} before any was solved; use a max depth of at most "
+            f"{sure_depth(d.n_distinct, max_nodes)} (sure to fit here), fewer rows or inputs, "
+            "a larger min_samples_leaf, or a sampled scikit-learn forest.")
+
+
+def _depth_bound(n_distinct, max_depth: int) -> float:
+    """Most distinct split nodes of trees stopped at ``max_depth``, whatever the data:
+    :math:`\sum_{k<D} (2 \sum_f (c_f - 1))^k` (each node has at most
+    :math:`\sum_f (c_f - 1)` cut points, each with two children)."""
+    branch = 2.0 * float(sum(int(c) - 1 for c in n_distinct))
+    return float(sum(branch ** k for k in range(max_depth)))
+
+
+def sure_depth(n_distinct, max_nodes: int = MAX_BINARY_NODES) -> int:
+    """The largest max_depth D at which both exact binary methods are sure to run, whatever
+    K and min_samples_leaf: the bound :math:`\sum_{k<D} (2 \sum_f (c_f - 1))^k` on the
+    nodes of depth below D is within ``max_nodes`` (at least 1: a stump's root alone).
+
+    Examples
+    --------
+    >>> sure_depth([32] * 60)          # 3,720 cut children per node: 1 + 3,720 nodes
+    2
+    >>> sure_depth([2, 2, 2])          # 6 children per node: 1 + 6 + 36 + ... + 6^6
+    7
+    """
+    depth = 1
+    while depth < 64 and _depth_bound(n_distinct, depth + 1) <= max_nodes:
+        depth += 1
+    return depth
+
+
+def binary_size_hint(X, y, *, sample_weight=None, max_nodes=MAX_BINARY_NODES,
+                     n_probes=400) -> dict:
+    """What the exact binary methods can afford on a table, known before any is chosen.
+
+    Returns
+    -------
+    hint : dict
+        ``full``: whether fully grown trees are within ``max_nodes`` by the estimate the
+        methods refuse with (:func:`estimate_binary_nodes` at K = 1 and
+        ``min_samples_leaf`` 1, the largest case: a larger K or leaf size visits fewer
+        nodes; ``exact-rf``, whose estimate is a guide, still counts its nodes as it
+        starts); ``nodes``: that estimate (the bound on all boxes when within the limit);
+        ``depth``: :func:`sure_depth`, the depth at which both are sure to run;
+        ``rows``, ``inputs``: distinct rows and inputs.
+
+    Raises
+    ------
+    ValueError
+        Input the methods refuse (NaN, a one-class target, ...), with their sentence.
+    """
+    d = PreparedBinary(X, y, sample_weight, "entropy")
+    est = _estimate(d, "exact-et", 1, None, 1, n_probes, enough=max_nodes)
+    return {"full": bool(est <= max_nodes), "nodes": float(est),
+            "depth": sure_depth(d.n_distinct, max_nodes), "rows": int(d.n_rows),
+            "inputs": int(d.n_features)}
 
 
 def _rf_may_be_too_big(d: PreparedBinary, max_depth, max_nodes) -> bool:
     """Whether exact-rf's nodes could pass ``max_nodes``: the bound on all tight boxes does."""
     boxes = prod(float(c) * (float(c) + 1) / 2 for c in d.n_distinct)
     if max_depth is not None:
-        branch = 2.0 * float(sum(c - 1 for c in d.n_distinct))
-        boxes = min(boxes, float(sum(branch ** k for k in range(max_depth))))
+        boxes = min(boxes, _depth_bound(d.n_distinct, max_depth))
     return boxes > max_nodes
 
 
@@ -1032,8 +1085,9 @@ def _refusal(d: PreparedBinary, method, est, max_nodes) -> str | None:
     about = f"about {est:,.3g}" if np.isfinite(est) else "more than 10^308"
     return (f"The exact {_NAMES[method]} value ({method}) would need {about} distinct "
             f"nodes on these {d.n_rows:,} rows and {inputs}, beyond the limit of "
-            f"{max_nodes:,}; use fewer rows or inputs, fewer distinct values, a max depth, or a "
-            "sampled scikit-learn forest.")
+            f"{max_nodes:,}; use a max depth of at most {sure_depth(d.n_distinct, max_nodes)} "
+            "(sure to fit here), fewer rows or inputs, fewer distinct values, or a sampled "
+            "scikit-learn forest.")
 
 
 def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=None,

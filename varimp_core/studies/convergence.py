@@ -22,10 +22,12 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from varimp_core.exact.binary import MAX_BINARY_NODES, binary_inputs, binary_refusal_sentence
+from varimp_core.exact.binary import (MAX_BINARY_NODES, binary_inputs, binary_refusal_sentence,
+                                      binary_size_hint)
 from varimp_core.result import ImportanceResult
 
-__all__ = ["CURVE_CAPTION", "BINARY_LIMITS", "binary_limit", "binary_refusal", "exact_reference",
+__all__ = ["CURVE_CAPTION", "BINARY_LIMITS", "binary_limit", "binary_refusal", "binary_size",
+           "exact_reference",
            "convergence_curve", "convergence_note", "expected_error_curve"]
 
 #: What the Importances page's convergence card shows, in one paragraph.
@@ -94,6 +96,24 @@ def binary_refusal(data, *, method: str, max_features: int, max_depth: int | Non
     return binary_refusal_sentence(X, y, method=method, max_features=max_features,
                                    max_depth=max_depth, min_samples_leaf=min_samples_leaf,
                                    sample_weight=sw, max_nodes=max_nodes, n_probes=n_probes)
+
+
+def binary_size(data, *, max_nodes: int = MAX_BINARY_NODES) -> dict:
+    """What ``exact-rf`` and ``exact-et`` can afford on ``data``, before either is chosen:
+    :func:`~varimp_core.exact.binary.binary_size_hint` of its numeric inputs, or
+    ``{"refused": sentence}`` when the methods refuse the data whatever the settings
+    (missing values, a one-class target).
+
+    Parameters
+    ----------
+    data : PreparedData or DiscreteTable
+    max_nodes : int, default=MAX_BINARY_NODES
+    """
+    try:
+        X, y, sw = binary_inputs(data)
+        return binary_size_hint(X, y, sample_weight=sw, max_nodes=max_nodes)
+    except ValueError as exc:
+        return {"refused": str(exc)}
 
 
 def exact_reference(data, kwargs: Mapping[str, Any]) -> tuple[dict, str | None]:

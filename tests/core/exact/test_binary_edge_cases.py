@@ -4,7 +4,7 @@ and exact-rf's refusal before the work."""
 from __future__ import annotations
 
 import json
-import time
+from unittest.mock import patch
 
 import numpy as np
 import pandas as pd
@@ -132,14 +132,19 @@ def test_exact_rf_refuses_a_large_table_before_the_work_with_the_count():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(3000, 2)).round(3)
     y = (X.sum(axis=1) + rng.normal(size=3000) > 0).astype(int)
-    t = time.perf_counter()
-    with pytest.raises(ValueError, match=r"\(exact-rf\) needs more than 300,000 distinct nodes "
-                                         r"on these 3,000 rows and 2 inputs: counting them "
-                                         r"level by level found 3\d\d,\d\d\d before any was "
-                                         r"solved") as info:
+    import varimp_core.exact.binary as binary
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the exact recursion was started")
+
+    # the count comes before the recursion (6-17 s on 2 shared cores; the recursion took
+    # 76-130 s to refuse), and the sentence names the depth that is sure to fit
+    with patch.object(binary, "BinarySolver", no_work), pytest.raises(
+            ValueError, match=r"\(exact-rf\) needs more than 300,000 distinct nodes "
+                              r"on these 3,000 rows and 2 inputs: counting them "
+                              r"level by level found 3\d\d,\d\d\d before any was "
+                              r"solved; use a max depth of at most 2 \(sure to fit here\)"):
         exact_rf_importances(X, y, max_features=1)
-    took = time.perf_counter() - t
-    assert took < 40, took     # 6-17 s on 2 cores shared by 5 (load 5-9); the recursion took 76-130 s
     # at K = p the same table is one tree up to ties: it runs
     r = exact_rf_importances(X, y, max_features=2)
     assert r.parameters["n_nodes"] < 2 * 3000
@@ -158,3 +163,55 @@ def test_the_level_count_is_the_recursions_own_count(seed):
                                          min_samples_leaf=L, criterion=crit)
     d = PreparedBinary(X, y, None, crit)
     assert _count_rf_nodes(d, K, None, L, 10 ** 9) == info["n_nodes"]
+
+
+@pytest.mark.parametrize("levels, depth", [
+    ([2, 2, 2], 7),      # 6 children a node: 1 + 6 + ... + 6^6 = 55,987; with 6^7 335,923
+    ([3], 9),            # 4 children: (4^9 - 1) / 3 = 87,381; (4^10 - 1) / 3 = 349,525
+    ([32] * 60, 2),      # 3,720 children: 1 + 3,720; then 13,842,121
+    ([344] * 4, 2),      # penguins' 4 numbers, 344 rows: 1 + 2,744; then 7,532,281
+])
+def test_sure_depth_is_the_largest_depth_whose_node_bound_fits(levels, depth):
+    from varimp_core.exact.binary import sure_depth
+    assert sure_depth(levels) == depth
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_both_methods_run_at_the_sure_depth_of_a_table_they_refuse_fully_grown(method, seed):
+    """The depth the refusal names (and the pages' hint shows) runs, at every K, within the
+    limit, counted by the recursion itself; fully grown trees are refused (exact-et) or
+    run within the limit (exact-rf, whose one best split per input visits fewer nodes)."""
+    from varimp_core.exact.binary import (PreparedBinary, binary_size_hint,
+                                          exact_binary_depth_profile, sure_depth)
+    rng = np.random.default_rng(seed)
+    N, p, cap = [(60, 2, 400), (40, 3, 2_000), (80, 2, 1_000)][seed]
+    X = rng.normal(size=(N, p)).round(2)
+    y = rng.integers(0, 2, size=N)
+    depth = sure_depth(PreparedBinary(X, y, None, "entropy").n_distinct, cap)
+    hint = binary_size_hint(X, y, max_nodes=cap)
+    assert hint["depth"] == depth >= 2 and not hint["full"] and hint["nodes"] > cap
+    assert (hint["rows"], hint["inputs"]) == (N, p)
+    try:   # exact-et's nodes are the estimate's boxes; exact-rf visits fewer, and may fit
+        _, info = exact_binary_depth_profile(X, y, method=method, max_features=1, max_nodes=cap)
+        assert method == "exact-rf" and info["n_nodes"] <= cap
+    except ValueError as refused:
+        assert f"max depth of at most {depth} (sure to fit here)" in str(refused)
+    for K in range(1, p + 1):
+        _, info = exact_binary_depth_profile(X, y, method=method, max_features=K,
+                                             max_depth=depth, max_nodes=cap)
+        assert 0 < info["n_nodes"] <= cap
+
+
+def test_the_size_hint_says_full_depth_fits_where_the_methods_run_fully_grown():
+    from varimp_core.exact.binary import binary_size_hint, exact_binary_depth_profile
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 3, size=(40, 3)).astype(float)
+    y = (X[:, 0] + rng.integers(0, 2, size=40) > 1).astype(int)
+    hint = binary_size_hint(X, y)
+    assert hint["full"] and hint["nodes"] <= 300_000
+    for method in METHODS:
+        _, info = exact_binary_depth_profile(X, y, method=method, max_features=1)
+        assert info["n_nodes"] <= hint["nodes"]   # the bound on all boxes holds them all
+    with pytest.raises(ValueError, match="missing"):
+        binary_size_hint(np.where(X == 0, np.nan, X), y)
