@@ -25,7 +25,7 @@ import dash_ag_grid  # noqa: F401
 from dash import ALL, ClientsideFunction, Dash, Input, Output, State, dcc, html, no_update
 from flask import redirect, request
 
-from pages._server import hygiene, jobs
+from pages._server import hygiene, jobs, preload
 from pages._framework import page_frame
 from pages._framework.datasource import DATA_PARAMS, link_session_data, max_request_bytes
 from pages._server.limits import max_upload_bytes
@@ -151,6 +151,12 @@ app.clientside_callback(
 def keep_link_data(search, current):
     store = link_session_data(search, current)
     return no_update if store is None else store
+
+
+# The multiway forests' compiled kernels, loaded before the first request rather than in it
+# (Why this row's exact demos are computed in the request; jobs forked from here inherit
+# them): about a second, once per process (pages._server.preload).
+preload.compiled_kernels()
 
 
 def port_in_use(host: str, port: int) -> bool:

@@ -1,6 +1,6 @@
 """Seconds from a click on a Home "Teach" demo to its first figure, each on a cold server.
 
-    python bench/bench_demos.py [--repeat N] [--warm]
+    python bench/bench_demos.py [--repeat N] [--warm] [--only TEXT]
 
 Issue 26's goal: "Table 2 and every demo show their first figure within 2 s on a cold
 server".  For each demo of :data:`pages._framework.lessons.TEACH` (the upload one, which
@@ -73,10 +73,11 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--warm", action="store_true")
+    ap.add_argument("--only", default="", help="demos whose title contains this text")
     args = ap.parse_args(argv)
     print(f"{'demo':<44}{'first (s), each run':>24}  note", flush=True)
     for i, (title, _text, href) in enumerate(TEACH):
-        if href.startswith("/data"):
+        if href.startswith("/data") or args.only.lower() not in title.lower():
             continue
         runs = [one(i, args.warm) for _ in range(args.repeat)]
         secs = [r[0] for r in runs]

@@ -239,6 +239,16 @@ def _depth_of(X) -> int:
     return depth
 
 
+def _penguin_numbers() -> pd.DataFrame:
+    """344 rows of three numbers with hundreds of distinct values each, as palmerpenguins'."""
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"bill": rng.normal(44, 5, 344).round(1),
+                       "flipper": rng.normal(200, 14, 344).round(0),
+                       "mass": rng.normal(4200, 800, 344).round(-1)})
+    df["y"] = (df["bill"] + rng.normal(0, 4, 344) > 44).astype(int)
+    return df
+
+
 def test_exact_binary_choices_say_what_fits_on_the_data_once_the_data_page_ran(page,
                                                                                monkeypatch):
     """Issue #26: exact-rf / exact-et offered on an upload where fully grown trees cannot be
@@ -249,11 +259,7 @@ def test_exact_binary_choices_say_what_fits_on_the_data_once_the_data_page_ran(p
     from pages._framework import datasource
     from pages._framework.view import context_for
 
-    rng = np.random.default_rng(4)
-    df = pd.DataFrame({"bill": rng.normal(44, 5, 344).round(1),
-                       "flipper": rng.normal(200, 14, 344).round(0),
-                       "mass": rng.normal(4200, 800, 344).round(-1)})
-    df["y"] = (df["bill"] + rng.normal(0, 4, 344) > 44).astype(int)
+    df = _penguin_numbers()
     params = upload_frame(df, "penguins.csv")
     data = DataChoice.from_params(params)
     # Before the Data page's job ran: nothing is known, nothing said, nothing computed here.
@@ -313,3 +319,25 @@ def test_exact_binary_choices_say_what_fits_on_the_data_once_the_data_page_ran(p
     assert values["method"] != "exact-et"
     assert any("'exact-et' is not available here: input column 'flipper' has missing values"
                in n for n in notes), notes
+
+
+@pytest.mark.browser
+def test_the_depth_that_fits_is_shown_beside_the_choice_and_runs(dash_duo, dash_app):
+    """Seen in the browser: after the Data page's job, Importances on the upload labels
+    exact-et with the depth sure to run, and a link at that depth draws its values."""
+    import pages.data as data_page
+
+    df = _penguin_numbers()
+    params = upload_frame(df, "penguins.csv")
+    assert data_page.apply_choice({"source": "upload", "upload": {"key": params["upload"],
+                                   "file": "penguins.csv"}, "target": "y"})["ok"]
+    data = DataChoice.from_params(params)
+    open_page(dash_duo, dash_app, "/importances?method=exact-et&depth=2&show=plugin&"
+              + data.query())
+    expected = compute_importances(load_data(data=df, target="y"), method="exact-et",
+                                   max_features=1, max_depth=2).importances
+    wait_for_trace(dash_duo, "#imp-graph", expected, timeout=60)
+    dash_duo.wait_for_contains_text("#imp-method", "max depth \u2264 2 here (fully grown: "
+                                    "about", timeout=10)
+    assert "Traceback" not in dash_duo.find_element("#vi-root").text
+    assert dash_duo.get_logs() == []
