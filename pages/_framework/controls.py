@@ -158,5 +158,5 @@ def binary_method_note(ctx) -> tuple[str | None, bool]:
         return None, False
     nodes = float(found.get("nodes", float("inf")))
     about = f"about {nodes:.2g}" if math.isfinite(nodes) else "more than 10^308"
-    return (f"max depth \u2264 {int(found.get('depth', 1))} here (fully grown: {about} nodes, "
-            f"the limit is {MAX_BINARY_NODES:,})"), False
+    return (f"max depth \u2264 {int(found.get('depth', 1))} here (fully grown: {about} "
+            f"nodes, over {MAX_BINARY_NODES:,})"), False
