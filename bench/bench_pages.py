@@ -1,7 +1,8 @@
 """Time to a first result and to the full result of every page, on an analyst's upload and on fair.
 
     python bench/bench_pages.py [--quick] [--pages importances,distributions,...]
-                                [--only upload|fair] [--json out.json]
+                                [--only upload|fair] [--problems digits,madelon]
+                                [--json out.json]
 
 Goal (issue 12, "every page fast on real uploads"): on a 10,000 x 60 upload and
 on Fair's affairs data (6,366 x 9, ``fair`` in statsmodels), every page shows a first result
@@ -86,8 +87,16 @@ def fair_csv() -> str:
 
 
 def prepare(which: str) -> dict:
-    """The session's data (``vi-data``) for ``"upload"`` or ``"fair"``, as the Data page makes it."""
+    """The session's data (``vi-data``) for ``"upload"``, ``"fair"`` or ``"problem:SPEC"`` (a
+    built-in problem, as the Data page offers it), as the Data page makes it."""
     from tests._pages import page_module, store_csv
+
+    if which.startswith("problem:"):
+        out = page_module("data").apply_choice({"source": "problem",
+                                                "problem": which.split(":", 1)[1]})
+        if not out["ok"]:
+            raise SystemExit(out["error"])
+        return out["store"]
 
     if which == "fair":
         text, target = fair_csv(), "affairs"
@@ -194,13 +203,18 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pages", default=",".join(PAGES))
     ap.add_argument("--only", choices=("upload", "fair"))
+    ap.add_argument("--problems", default="",
+                    help="built-in problems instead of the two tables, e.g. digits,madelon "
+                         "(issue 30: Distributions within 20 s on them)")
     ap.add_argument("--json")
     args = ap.parse_args(argv)
     import app  # noqa: F401  (registers every page and its callbacks)
     from pages._server import cache
 
     table = []
-    for which in ([args.only] if args.only else ["upload", "fair"]):
+    chosen = [f"problem:{s}" for s in args.problems.split(",") if s] or (
+        [args.only] if args.only else ["upload", "fair"])
+    for which in chosen:
         t0 = time.perf_counter()
         store = prepare(which)
         prep = time.perf_counter() - t0
