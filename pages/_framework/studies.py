@@ -213,10 +213,13 @@ def scale_trees(trees: int, query, data: DataChoice) -> tuple[int, str]:
 
 def run_options(progress, total: int, what: str) -> dict:
     """Chunking, progress and Cancel of a study of ``total`` replicates or permutations:
-    about 50 progress steps, each saying "12 of 200 <what>", and a cooperative stop."""
+    about 50 progress steps, each saying "12 of 200 <what>", a cooperative stop, and
+    partial results built only as often as the job draws them
+    (:data:`pages._server.jobs.PUBLISH_EVERY`: on Madelon's 500 variables each one cost
+    fitted laws and histograms, after every one of the 50 chunks)."""
     return dict(chunk_size=max(1, math.ceil(total / 50)),
                 progress=lambda d, t: progress(d, t, jobs.count_message(d, t, what)),
-                should_stop=progress.should_stop)
+                should_stop=progress.should_stop, partial_every=jobs.PUBLISH_EVERY)
 
 
 def register_url(query_store: str, data_store: str, *params) -> None:

@@ -156,6 +156,10 @@ def _register_cancel_note(prefix: str) -> None:
     )
 
 
+#: A job draws a partial result at most this often (seconds; the first at once).
+PUBLISH_EVERY = 1.5
+
+
 class Progress:
     """Adapter from ``set_progress`` to a ``progress(done, total, text)`` callable.
 
@@ -239,7 +243,7 @@ class Progress:
             self._marked = now
             mark_progress()
 
-    def publish(self, result, every: float = 1.5) -> None:
+    def publish(self, result, every: float = PUBLISH_EVERY) -> None:
         """Draw ``result``, a partial result, while the job goes on: ``sink(render(result))``
         (set by :class:`pages._framework.view.JobView`), the first at once, then one per ``every`` s.
         A partial result that cannot be drawn yet (a ValueError) is skipped.  It counts as

@@ -249,7 +249,8 @@ def importance_distribution(source, *, mode: str = "samples", n_replicates: int 
                             mapper: Callable | None = None,
                             progress: Callable[[int, int], None] | None = None,
                             should_stop: Callable[[], bool] | None = None,
-                            partial: Callable | None = None) -> ImportanceDistribution:
+                            partial: Callable | None = None,
+                            partial_every: float = 0.0) -> ImportanceDistribution:
     """Grow a forest on each of R replicates; fit both laws and the plug-in bias to the values.
 
     Parameters
@@ -280,6 +281,9 @@ def importance_distribution(source, *, mode: str = "samples", n_replicates: int 
         ``partial(distribution)`` after each chunk but the last: the
         :class:`ImportanceDistribution` of the replicates done so far (``partial`` set), so a
         page draws the histograms as they fill; the final result does not depend on it.
+    partial_every : float, default=0.0
+        Seconds at least between two partial results
+        (:func:`~varimp_core.studies.replicates.run_replicates`): the others are not built.
 
     Returns
     -------
@@ -306,7 +310,7 @@ def importance_distribution(source, *, mode: str = "samples", n_replicates: int 
                          "permutation null need a table.")
     forest = dict(method=method, n_estimators=n_estimators, max_features=max_features,
                   max_depth=max_depth, random_state=random_state, chunk_size=chunk_size,
-                  progress=progress, should_stop=should_stop)
+                  progress=progress, should_stop=should_stop, partial_every=partial_every)
 
     def build(result) -> ImportanceDistribution:
         if mode == "permutation":

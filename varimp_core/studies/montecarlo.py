@@ -260,7 +260,8 @@ def monte_carlo(source, *, n_replicates: int = 100, n_samples: int | None = None
                 flip_variable=None, flip_probability: float = 0.0, exact: bool = True,
                 random_state: int | None = 0, n_jobs: int = 1, chunk_size: int | None = None,
                 progress=None, should_stop=None, bins: int = 5, max_levels: int = 20,
-                mapper=None, partial=None, _cache: dict | None = None) -> MonteCarloResult:
+                mapper=None, partial=None, partial_every: float = 0.0,
+                _cache: dict | None = None) -> MonteCarloResult:
     """Grow a forest on each of R data sets and record every variable's importance.
 
     Parameters
@@ -307,6 +308,8 @@ def monte_carlo(source, *, n_replicates: int = 100, n_samples: int | None = None
         ``partial(result)`` after each chunk but the last: the :class:`MonteCarloResult` of
         the replicates done so far (``cancelled=True``), for a page to draw while the run
         goes on; the final result does not depend on it.
+    partial_every : float, default=0.0
+        Seconds at least between two partial results (the others are not built).
 
     Returns
     -------
@@ -385,7 +388,7 @@ def monte_carlo(source, *, n_replicates: int = 100, n_samples: int | None = None
 
     rows, cancelled = run_replicates(
         job, seeds, n_jobs=n_jobs, chunk_size=chunk_size, progress=progress,
-        should_stop=should_stop, mapper=mapper,
+        should_stop=should_stop, mapper=mapper, partial_every=partial_every,
         partial=None if partial is None else (lambda done: partial(build(done, True))))
     return build(rows, cancelled)
 

@@ -306,7 +306,8 @@ def permutation_null(data, *, n_permutations: int = 100, method: str = "forest",
                      k_semantics: str = "id3", criterion: str = "entropy",
                      min_samples_leaf: int = 1, random_state: int | None = 0, n_jobs: int = 1,
                      chunk_size: int | None = None, progress=None,
-                     should_stop=None, partial=None) -> PermutationNull:
+                     should_stop=None, partial=None,
+                     partial_every: float = 0.0) -> PermutationNull:
     """Permutation null of every variable's importance: regrow with Y permuted, R times.
 
     Parameters
@@ -329,6 +330,9 @@ def permutation_null(data, *, n_permutations: int = 100, method: str = "forest",
         first with none (the observed importances alone, drawn before the first
         permutation is grown), then after each chunk but the last (the final result does
         not depend on it).
+    partial_every : float, default=0.0
+        Seconds at least between two partial results after the first permutations (the
+        others are not built).
 
     Returns
     -------
@@ -385,5 +389,6 @@ def permutation_null(data, *, n_permutations: int = 100, method: str = "forest",
     rows, cancelled = run_replicates(
         _PermutationJob(d, X, y, options), [child_seed(root, r) for r in range(R)],
         n_jobs=n_jobs, chunk_size=chunk_size, progress=progress, should_stop=should_stop,
+        partial_every=partial_every,
         partial=None if partial is None else (lambda done: partial(build(done, True))))
     return build(rows, cancelled)

@@ -209,3 +209,26 @@ def test_validation_messages():
         monte_carlo(XOR22, flip_variable="X1", flip_probability=1.5)
     with pytest.raises(ValueError, match="Unknown variable"):
         monte_carlo(XOR22, flip_variable="Z", flip_probability=0.1)
+
+
+def test_partial_results_come_at_most_every_so_often_and_change_nothing(monkeypatch):
+    """partial_every: a partial result is built after the first chunk, then only when that
+    many seconds have passed since the last one (a fake clock, read once per chunk, advances
+    half a second a chunk); the replicates are the same with or without it."""
+    import varimp_core.studies.replicates as replicates
+
+    ticks = iter(range(10_000))
+    monkeypatch.setattr(replicates.time, "monotonic", lambda: float(next(ticks)) / 2)
+    kw = dict(n_replicates=12, n_samples=150, n_estimators=4, chunk_size=2, random_state=3)
+    seen, every = [], []
+    plain = monte_carlo("xor:relevant=2,irrelevant=2", **kw)
+    streamed = monte_carlo("xor:relevant=2,irrelevant=2", partial=every.append, **kw)
+    slow = monte_carlo("xor:relevant=2,irrelevant=2", partial=seen.append,
+                       partial_every=1.0, **kw)
+    # chunks at 0, 0.5, 1.0, 1.5, 2.0 s (the sixth is the last: no partial)
+    assert [r.n_replicates for r in every] == [2, 4, 6, 8, 10]
+    assert [r.n_replicates for r in seen] == [2, 6, 10]
+    for r in (streamed, slow):
+        np.testing.assert_array_equal(r.replicates, plain.replicates)
+    for r in seen:
+        np.testing.assert_array_equal(r.replicates, plain.replicates[:r.n_replicates])
