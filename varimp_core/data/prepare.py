@@ -30,8 +30,8 @@ from varimp_core.data.table import DiscreteTable
 from varimp_core.serialize import dataclass_from_dict, dataclass_to_dict
 
 __all__ = ["DataError", "MAX_CLASSES", "PreparedData",
-           "decode_upload", "exact_limit_message", "load_csv", "prepare_problem",
-           "prepare_table", "read_csv_bytes", "default_roles"]
+           "decode_upload", "exact_limit_message", "load_csv", "prepare_numeric_sample",
+           "prepare_problem", "prepare_table", "read_csv_bytes", "default_roles"]
 
 #: Most classes a classification target may have.
 MAX_CLASSES = 50
@@ -263,6 +263,76 @@ def _bin(values: np.ndarray, bins: int):
     labels = tuple(f"[{a:.4g}, {b:.4g}{']' if i == len(full) - 2 else ')'}"
                    for i, (a, b) in enumerate(zip(full[:-1], full[1:])))
     return codes.astype(np.int64), full, labels
+
+
+def _bin_columns(X: np.ndarray, bins: int) -> list:
+    """:func:`_bin` of every column of ``X`` (finite floats): the same codes, edges and
+    labels, with the quantiles of every column taken at once (along axis 0 they are the
+    per-column ones, bit for bit).  A column whose quantiles tie, or leave a bin empty,
+    goes through :func:`_bin`, which merges them."""
+    quantiles = np.quantile(X, np.linspace(0.0, 1.0, bins + 1), axis=0)     # (bins + 1, p)
+    out = []
+    for j in range(X.shape[1]):
+        values, q = X[:, j], quantiles[:, j]
+        if np.all(np.diff(q) > 0):                  # np.unique keeps every edge
+            inner = q[1:-1]
+            codes = np.searchsorted(inner, values, side="right")
+            if np.bincount(codes, minlength=bins).min() > 0:
+                full = [float(values.min()), *map(float, inner), float(values.max())]
+                labels = tuple(f"[{a:.4g}, {b:.4g}{']' if i == len(full) - 2 else ')'}"
+                               for i, (a, b) in enumerate(zip(full[:-1], full[1:])))
+                out.append((codes.astype(np.int64), full, labels))
+                continue
+        out.append(_bin(values, bins))
+    return out
+
+
+def prepare_numeric_sample(df, target, *, max_levels=20, bins=5, task=None,
+                           source="dataframe", max_cells=None) -> PreparedData | None:
+    """:func:`prepare_table` of a frame whose inputs are all finite floats with more than
+    ``max_levels`` distinct values each (identifiers kept), without its column-by-column
+    reading: every input is binned (:func:`_bin_columns`), the target is read as
+    :func:`prepare_table` reads it.  The same :class:`PreparedData`, field for field.
+
+    Made for the replicates of a study, which draw hundreds of fresh samples of a problem
+    of continuous inputs (Madelon: 500 x 500 in 0.074 s through :func:`prepare_table`, of
+    a replicate's 0.085 s).  None when the frame does not qualify (a text, integer,
+    missing or infinite input, one of few values, a missing target, names that are not
+    distinct text): then :func:`prepare_table`.
+    """
+    if not isinstance(df, pd.DataFrame) or target not in df.columns:
+        return None
+    inputs = [c for c in df.columns if c != target]
+    if not inputs or not all(isinstance(c, str) and c.strip() == c and c for c in df.columns) \
+            or len(set(df.columns)) != len(df.columns):
+        return None
+    X = df[inputs].to_numpy()
+    if X.dtype.kind != "f" or not X.size or not np.isfinite(X).all():
+        return None
+    S = np.sort(X, axis=0)
+    if (1 + (np.diff(S, axis=0) != 0).sum(axis=0) <= max_levels).any():
+        return None
+    limit = _check_options(max_levels, bins, task, max_cells, "category", "expand", "keep")
+    check_cells(df.shape[0], df.shape[1], limit)
+    y_kind, y_values, y_order, y_miss = column_values(df[target])
+    if y_miss.any():
+        return None
+    y_codes, y_labels, y_sk, task = _prepare_target(
+        (y_kind, y_values, _used_order(y_order, y_values)), target, task, max_levels, bins)
+    binned = _bin_columns(X.astype(float), bins)
+    X_codes = np.column_stack([b[0] for b in binned]).astype(np.int64)
+    table = DiscreteTable.from_codes(X_codes, y_codes, variables=inputs, target=target,
+                                     x_labels=[b[2] for b in binned], y_labels=y_labels,
+                                     exact=False)
+    n = int(df.shape[0])
+    notes = [*df.attrs.get("notes", ()), *_notes([], {}, "category", 0, n, {})]
+    return PreparedData(table=table, X_numeric=X.astype(float), y=y_sk,
+                        variables=tuple(inputs), target=target,
+                        kinds={c: "numeric" for c in inputs}, task=task,
+                        bin_edges={c: b[1] for c, b in zip(inputs, binned)}, n_samples=n,
+                        source=str(source), notes=tuple(notes), X_codes=X_codes,
+                        y_codes=np.asarray(y_codes, dtype=np.int64), excluded=(),
+                        missing={}, dropped_rows=0, dates=())
 
 
 def _check_options(max_levels, bins, task, max_cells, missing, dates, identifiers):

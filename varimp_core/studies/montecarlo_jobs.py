@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from varimp_core.api import compute_importances
-from varimp_core.data.prepare import PreparedData, prepare_table
+from varimp_core.data.prepare import PreparedData, prepare_numeric_sample, prepare_table
 from varimp_core.problems.registry import Problem, get_problem
 from varimp_core.studies.replicates import child_seed, flip_values, int_seed
 from varimp_core.data.table import DiscreteTable
@@ -107,6 +107,10 @@ class ProblemJob:
             frame[self.flip_variable] = flip_values(col, levels, self.flip_probability,
                                                      np.random.default_rng(child_seed(seed, 1)))
         fast = _coded_frame(frame, problem)
+        if fast is None and not problem.discrete:   # continuous inputs (Madelon, gauss)
+            fast = prepare_numeric_sample(frame, problem.target, max_levels=self.max_levels,
+                                          bins=self.bins, task=problem.task,
+                                          source=problem.spec)
         if fast is not None:
             return fast
         kinds = {v: "discrete" for v in problem.variables} if problem.discrete else None

@@ -517,3 +517,92 @@ def test_inputs_and_task_counted_from_column_facts_equal_the_preparation(seed):
     more = pd.DataFrame({"x": [np.nan] * 3 + [0.0, 1.0, 2.0] * 9, "y": np.arange(30.0)})
     assert target_task(column_facts(more), "y", missing="drop") == "regression"
     assert prepare_table(more, "y", missing="drop").task == "regression"     # 27 values
+
+
+def _same_prepared(a: PreparedData, b: PreparedData) -> None:
+    """Every field of two preparations equal (arrays element for element, the tables too)."""
+    import dataclasses
+
+    for f in dataclasses.fields(PreparedData):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if f.name == "table":
+            for g in ("X", "y", "weight", "variables", "target", "x_labels", "y_labels",
+                      "exact"):
+                xa, ya = getattr(x, g), getattr(y, g)
+                if isinstance(xa, np.ndarray):
+                    np.testing.assert_array_equal(xa, ya, err_msg=g)
+                else:
+                    assert xa == ya, g
+            np.testing.assert_array_equal(x.n_levels, y.n_levels)
+        elif isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
+            np.testing.assert_array_equal(x, y, err_msg=f.name)
+        elif isinstance(x, dict) and f.name == "bin_edges":
+            assert x.keys() == y.keys() and all(list(x[k]) == list(y[k]) for k in x)
+        else:
+            assert x == y, (f.name, x, y)
+
+
+@pytest.mark.parametrize("case", ["madelon", "gauss", "ties", "tie_block", "just_over",
+                                  "regression", "three_classes"])
+def test_numeric_samples_prepare_as_prepare_table_does(case):
+    """The replicates' fast path (every input a float of many values) gives prepare_table's
+    preparation field for field: quantile edges, merged bins where quantiles tie or a bin
+    stays empty, labels, the target read the same way."""
+    from varimp_core.data.prepare import prepare_numeric_sample
+
+    rng = np.random.default_rng(7)
+    task = None
+    if case in ("madelon", "gauss"):
+        problem = get_problem(case)
+        df, target, task = problem.sample(400, random_state=3), problem.target, problem.task
+    else:
+        n = 300
+        df = pd.DataFrame({"a": rng.normal(size=n), "b": rng.exponential(size=n)})
+        target = "y"
+        if case == "ties":   # a heap of zeros: the lower quantiles tie, bins are merged
+            df["c"] = np.where(rng.random(n) < 0.5, 0.0, rng.normal(size=n))
+            df["d"] = np.round(rng.normal(size=n), 1)
+        if case == "tie_block":
+            # sorted positions 0-59 below 5, 60-150 equal to 5, the rest above: the 40 %
+            # quantile (position 119.6) is 5 and the 20 % one (59.8) just below it, so the
+            # edges rise strictly and yet the bin [q20, 5) holds no value: _bin merges it
+            low = np.sort(rng.uniform(0, 4, size=60))
+            high = np.sort(rng.uniform(6, 10, size=n - 151))
+            df["c"] = rng.permutation(np.concatenate([low, np.full(91, 5.0), high]))
+        if case == "just_over":   # 21 distinct values: numeric, binned (20 would be discrete)
+            df["c"] = rng.integers(0, 21, size=n).astype(float)
+            df.loc[:20, "c"] = np.arange(21.0)
+        df[target] = (df["a"] > 0).astype(int) if case != "regression" else \
+            df["a"] * 2 + rng.normal(size=n)
+        if case == "three_classes":
+            df[target] = np.digitize(df["b"], [0.5, 1.5])
+    fast = prepare_numeric_sample(df, target, max_levels=20, bins=5, task=task, source="s")
+    assert fast is not None
+    slow = prepare_table(df, target, max_levels=20, bins=5, task=task, source="s",
+                         identifiers="keep")
+    _same_prepared(fast, slow)
+    if case in ("ties", "tie_block"):
+        assert fast.table.n_levels[2] < 5      # the merged bins are there
+
+
+@pytest.mark.parametrize("change", ["twenty_levels", "text", "integer", "missing", "inf",
+                                    "missing_target"])
+def test_numeric_samples_leave_other_frames_to_prepare_table(change):
+    from varimp_core.data.prepare import prepare_numeric_sample
+
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"a": rng.normal(size=100), "y": rng.integers(0, 2, size=100)})
+    if change == "twenty_levels":
+        df["a"] = rng.integers(0, 20, size=100).astype(float)
+    elif change == "text":
+        df["b"] = "x"
+    elif change == "integer":
+        df["a"] = rng.integers(0, 1000, size=100)
+    elif change == "missing":
+        df.loc[3, "a"] = np.nan
+    elif change == "inf":
+        df.loc[3, "a"] = np.inf
+    else:
+        df["y"] = df["y"].astype(float)
+        df.loc[3, "y"] = np.nan
+    assert prepare_numeric_sample(df, "y") is None

@@ -232,3 +232,21 @@ def test_partial_results_come_at_most_every_so_often_and_change_nothing(monkeypa
         np.testing.assert_array_equal(r.replicates, plain.replicates)
     for r in seen:
         np.testing.assert_array_equal(r.replicates, plain.replicates[:r.n_replicates])
+
+
+@pytest.mark.parametrize("spec", ["gauss", "madelon"])
+def test_fresh_samples_of_continuous_problems_give_the_same_replicates_without_the_fast_path(
+        spec, monkeypatch):
+    """Replicates of a continuous problem are prepared by prepare_numeric_sample (the same
+    preparation as prepare_table, field for field): the importances do not change."""
+    import varimp_core.studies.montecarlo_jobs as jobs
+
+    kw = dict(n_replicates=3, n_samples=120, n_estimators=3, random_state=5)
+    fast = monte_carlo(spec, **kw)
+    calls = []
+    monkeypatch.setattr(jobs, "prepare_numeric_sample",
+                        lambda *a, **k: calls.append(1))     # None: prepare_table instead
+    slow = monte_carlo(spec, **kw)
+    assert len(calls) >= 3
+    np.testing.assert_array_equal(fast.replicates, slow.replicates)
+    np.testing.assert_array_equal(fast.information, slow.information)
