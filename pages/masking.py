@@ -91,9 +91,28 @@ def link_problem(query: Mapping[str, Any], data: DataChoice) -> tuple[str, int, 
         return "led", 0, ["The session's data is not an uploaded table, so the Masking page "
                           "shows LED; upload a table on the Data page."]
     try:
-        return (*split_spec(asked or data["problem"] or "led"), [])
+        base, bits = split_spec(asked or data["problem"] or "led")
     except ValueError as exc:
         return "led", 0, [str(exc)]
+    return (base, *_irrelevant_key(query, bits))
+
+
+def _irrelevant_key(query: Mapping[str, Any], bits: int) -> tuple[int, list]:
+    """The irrelevant bits of a link: its problem's (``led:irrelevant=4``, as the page writes
+    them), else its ``irrelevant`` key (a hand-typed ``?problem=led&irrelevant=5``), each
+    with a note when the key is ignored (a bad value, or one the problem's bits override)."""
+    raw = _last(query.get("irrelevant"))
+    if raw is None:
+        return bits, []
+    param = PARAMS.by_name["irrelevant"]
+    try:
+        asked = param.parse(raw, Context())
+    except ValueError as exc:
+        return bits, [f"{sentence(exc)} The link's {param.label.lower()} were ignored."]
+    if bits and asked != bits:
+        return bits, [f"The problem names {bits} irrelevant variables; the link's "
+                      f"irrelevant={asked} was ignored."]
+    return asked, []
 
 
 def method_choices(ctx: Context) -> list[dict]:

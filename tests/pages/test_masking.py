@@ -80,6 +80,23 @@ def test_link_state_round_trips_through_the_url(page):
     assert notes == [] and again == values
 
 
+def test_a_typed_irrelevant_key_is_read_or_answered_with_a_sentence(page):
+    """The slider's own key in a hand-typed link: its bits are used; a bad value or one the
+    problem's own bits override is ignored with a sentence, never silently."""
+    values, notes = page.initial_values({"problem": "led", "irrelevant": "5"})
+    assert (values["problem"], values["irrelevant"], notes) == ("led", 5, [])
+    values, notes = page.initial_values({"problem": "led", "irrelevant": "9"})
+    assert (values["problem"], values["irrelevant"]) == ("led", 0)
+    assert notes == ["Number of irrelevant variables must be a whole number from 0 to 6, not 9. "
+                     "The link's irrelevant variables were ignored."]
+    values, notes = page.initial_values({"problem": "led:irrelevant=4", "irrelevant": "2"})
+    assert values["irrelevant"] == 4
+    assert notes == ["The problem names 4 irrelevant variables; the link's irrelevant=2 was "
+                     "ignored."]
+    values, notes = page.initial_values({"problem": "led:irrelevant=4", "irrelevant": "4"})
+    assert (values["irrelevant"], notes) == (4, [])
+
+
 def test_the_session_problem_is_the_default_when_the_url_has_none(page):
     vi_data = {"params": {"source": "problem", "problem": "xor:irrelevant=2,relevant=3"}}
     values, notes = page.initial_values({}, vi_data)
