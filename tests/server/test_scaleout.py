@@ -203,7 +203,9 @@ def test_fanned_out_monte_carlo_is_identical_on_one_and_two_workers(cluster):
     stopped = monte_carlo(spec, mapper=mapper, should_stop=lambda: bool(seen),
                           progress=lambda d, t: seen.append(d), **{**study, "random_state": 8})
     assert stopped.cancelled and stopped.n_replicates < 40
-    _wait(lambda: discarded() > before, 10, "workers discarding the revoked chunks")
+    # 60 s: a worker busy with a chunk on loaded cores reaches the revoked ones later (CI,
+    # 2026-11-29, under other work: none within 10 s)
+    _wait(lambda: discarded() > before, 60, "workers discarding the revoked chunks")
 
 
 def _rs_study(**kw):
