@@ -260,9 +260,13 @@ def _bin(values: np.ndarray, bins: int):
             break
         del inner[max(int(empty[0]) - 1, 0)]
     full = [float(values.min()), *map(float, inner), float(values.max())]
-    labels = tuple(f"[{a:.4g}, {b:.4g}{']' if i == len(full) - 2 else ')'}"
-                   for i, (a, b) in enumerate(zip(full[:-1], full[1:])))
-    return codes.astype(np.int64), full, labels
+    return codes.astype(np.int64), full, _bin_labels(full)
+
+
+def _bin_labels(full) -> tuple:
+    """Interval labels of bin edges ``full``: ``[a, b)``, the last one closed."""
+    return tuple(f"[{a:.4g}, {b:.4g}{']' if i == len(full) - 2 else ')'}"
+                 for i, (a, b) in enumerate(zip(full[:-1], full[1:])))
 
 
 def _bin_columns(X: np.ndarray, bins: int) -> list:
@@ -279,9 +283,7 @@ def _bin_columns(X: np.ndarray, bins: int) -> list:
             codes = np.searchsorted(inner, values, side="right")
             if np.bincount(codes, minlength=bins).min() > 0:
                 full = [float(values.min()), *map(float, inner), float(values.max())]
-                labels = tuple(f"[{a:.4g}, {b:.4g}{']' if i == len(full) - 2 else ')'}"
-                               for i, (a, b) in enumerate(zip(full[:-1], full[1:])))
-                out.append((codes.astype(np.int64), full, labels))
+                out.append((codes.astype(np.int64), full, _bin_labels(full)))
                 continue
         out.append(_bin(values, bins))
     return out

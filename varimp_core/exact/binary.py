@@ -1019,15 +1019,15 @@ def _counted_refusal(d: PreparedBinary, K, max_depth, L, max_nodes) -> str | Non
 
 def _depth_bound(n_distinct, max_depth: int) -> float:
     """Most distinct split nodes of trees stopped at ``max_depth``, whatever the data:
-    :math:`\sum_{k<D} (2 \sum_f (c_f - 1))^k` (each node has at most
-    :math:`\sum_f (c_f - 1)` cut points, each with two children)."""
+    :math:`\\sum_{k<D} (2 \\sum_f (c_f - 1))^k` (each node has at most
+    :math:`\\sum_f (c_f - 1)` cut points, each with two children)."""
     branch = 2.0 * float(sum(int(c) - 1 for c in n_distinct))
     return float(sum(branch ** k for k in range(max_depth)))
 
 
 def sure_depth(n_distinct, max_nodes: int = MAX_BINARY_NODES) -> int:
     """The largest max_depth D at which both exact binary methods are sure to run, whatever
-    K and min_samples_leaf: the bound :math:`\sum_{k<D} (2 \sum_f (c_f - 1))^k` on the
+    K and min_samples_leaf: the bound :math:`\\sum_{k<D} (2 \\sum_f (c_f - 1))^k` on the
     nodes of depth below D is within ``max_nodes`` (at least 1: a stump's root alone).
 
     Examples
