@@ -23,6 +23,8 @@ log = logging.getLogger(__name__)
 def compiled_kernels() -> float:
     """Grow and route a forest of two trees on XOR's exact table, through every kernel the
     pages' multiway forests use (plain, Saabas routing, local importance); seconds taken.
+    (exact-et's compiled recursion, :mod:`varimp_core.exact.binary_kernel`, loads on its
+    first use: 0.35 s, once per process, in a job.)
     ``VARIMP_PRELOAD=0`` skips it (0.0)."""
     if os.environ.get("VARIMP_PRELOAD", "1") == "0":
         return 0.0

@@ -1133,9 +1133,30 @@ def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=Non
     if refusal is not None:
         raise ValueError(refusal)
     solver = BinarySolver(d, method, K, max_depth, L, n_cols, max_nodes, est)
-    prof = solver.solve()
+    if _compiled_k1(d, method, K, max_depth):
+        from varimp_core.exact.binary_kernel import et_k1_profile
+
+        prof, n_nodes = et_k1_profile(d, solver.draw[:, 0], L, n_cols, max_nodes)
+        if n_nodes < 0:
+            raise solver._too_many()
+        solver.n_split_nodes = n_nodes
+    else:
+        prof = solver.solve()
     return prof, {"n_nodes": solver.n_split_nodes, "information": _information(d),
                   "estimated_nodes": est}
+
+
+def _compiled_k1(d: PreparedBinary, method, K, max_depth) -> bool:
+    """Whether the compiled recursion (:mod:`varimp_core.exact.binary_kernel`) gives this
+    profile: exact-et at K = 1, fully grown, entropy or Gini, at most 64 distinct rows (a
+    node is a 64-bit mask of its rows); 4 to 7 times faster a node than the batched
+    solver, with the same nodes and the same values (tested against it)."""
+    if method != "exact-et" or K != 1 or max_depth is not None or \
+            d.criterion not in ("entropy", "gini") or d.ranks.shape[0] > 64:
+        return False
+    from varimp_core.exact.binary_kernel import HAVE_NUMBA, MAX_ROWS
+
+    return HAVE_NUMBA and d.ranks.shape[0] <= MAX_ROWS
 
 
 def binary_inputs(data, *, regression=False):

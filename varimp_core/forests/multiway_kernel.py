@@ -44,21 +44,8 @@ from __future__ import annotations
 
 import numpy as np
 
-try:  # pragma: no cover - which branch runs depends on the environment
-    import numba
-
-    def _jit(fn):
-        try:
-            return numba.njit(cache=True, nogil=True)(fn)
-        except Exception:   # no writable cache directory for this file: compile each process
-            return numba.njit(cache=False, nogil=True)(fn)
-
-    HAVE_NUMBA = True
-except ImportError:  # pragma: no cover
-    def _jit(fn):
-        return fn
-
-    HAVE_NUMBA = False
+from varimp_core.compiled import HAVE_NUMBA
+from varimp_core.compiled import jit as _jit
 
 __all__ = ["HAVE_NUMBA", "grow_level", "root_keys", "xlogx_table"]
 

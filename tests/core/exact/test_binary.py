@@ -363,3 +363,30 @@ def test_cli_method_and_ignored_n_estimators(capsys):
                "exact-et"])
     out = capsys.readouterr()
     assert rc == 0 and out.err == ""
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_compiled_k1_recursion_is_the_batched_solver(seed):
+    """exact-et at K = 1, fully grown, on at most 64 distinct rows runs the compiled
+    recursion: the same distinct nodes and the same profile by depth as the batched solver
+    (weights of an exact distribution, min_samples_leaf, entropy and Gini, three classes)."""
+    from varimp_core.exact.binary import BinarySolver, PreparedBinary, _compiled_k1
+    from varimp_core.exact.binary_kernel import et_k1_profile
+
+    rng = np.random.default_rng(seed)
+    N, p, L, crit = [(20, 2, 1, "entropy"), (30, 3, 1, "gini"), (40, 2, 2, "entropy"),
+                     (25, 3, 1, "entropy"), (64, 2, 3, "gini"), (18, 4, 1, "entropy")][seed]
+    X = rng.normal(size=(N, p)).round(1 if seed == 3 else 2)       # seed 3: tied values
+    y = rng.integers(0, 3 if seed % 2 else 2, size=N)
+    w = rng.uniform(0.5, 2.0, size=N) if seed in (2, 5) else None
+    d = PreparedBinary(X, y, w, crit)
+    assert _compiled_k1(d, "exact-et", 1, None)
+    solver = BinarySolver(d, "exact-et", 1, None, L, p, 10 ** 7)
+    expected = solver.solve()
+    got, n_nodes = et_k1_profile(d, solver.draw[:, 0], L, p, 10 ** 7)
+    assert n_nodes == solver.n_split_nodes > 0
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
+    # past max_nodes it stops with -1, as the solver refuses
+    assert et_k1_profile(d, solver.draw[:, 0], L, p, n_nodes - 1)[1] == -1
+    assert not _compiled_k1(d, "exact-et", 2, None) and not _compiled_k1(d, "exact-rf", 1, None)
+    assert not _compiled_k1(d, "exact-et", 1, 3)
