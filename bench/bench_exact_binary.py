@@ -13,6 +13,17 @@ exact-rf's recursion passed that many nodes (its estimate is a guide),
 ``over T s`` that the cell was stopped after the time cap (``--cap``,
 default 120 s: each cell runs in a child process).  Goals (issue 15): N=50,
 p=3 at K=1 and K=p under 10 s; N=200, p=2 under 30 s.
+
+    python bench/bench_exact_binary.py --k1 [--quick]
+
+Issue 30's goal instead: exact-et at K=1, fully grown, at most 5 us a node at N=50,
+p=3 (so that table under 5 s).  That setting runs the compiled recursion
+(:mod:`varimp_core.exact.binary_kernel`) on at most 64 distinct rows.  Per table it
+prints the recursion's own time (called directly, loaded, best of 3) and its time a
+node, the whole call as a page makes it (estimate and refusal check included), the
+batched numpy solver on the same table (the path every other setting takes; skipped
+with ``--quick``, and at N=50, p=3 where it takes a minute) as a ratio, and
+scikit-learn's ExtraTrees of 1,000 trees at K=1, side by side in one run.
 """
 
 from __future__ import annotations
@@ -63,10 +74,53 @@ def exact_cell(method, n, p, K, cap):
     return out.get()
 
 
+K1_GOAL_US = 5.0      # issue 30: microseconds a node at N=50, p=3, K=1
+
+
+def k1_rates(quick=False):
+    """Issue 30's table: the compiled K=1 recursion against its goal, the batched solver and
+    scikit-learn (see the module docstring)."""
+    from varimp_core.exact.binary import BinarySolver, PreparedBinary
+    from varimp_core.exact.binary_kernel import et_k1_profile
+
+    print(f"exact-et, K=1, fully grown; goal (issue 30) <= {K1_GOAL_US:g} us a node at N=50, p=3")
+    print("| N | p | nodes | compiled recursion s | us a node | goal | whole call s | "
+          "batched solver s (us a node) | batched / compiled | ExtraTrees 1,000 trees s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    X0, y0 = data(8, 2)
+    warm = PreparedBinary(X0, y0, None, "entropy")
+    et_k1_profile(warm, np.ones(4), 1, 2, 10 ** 6)         # load the compiled code once
+    for n, p in [(50, 2), (40, 3), (50, 3)]:
+        X, y = data(n, p)
+        d = PreparedBinary(X, y, None, "entropy")
+        draw1 = BinarySolver(d, "exact-et", 1, None, 1, p, 10 ** 8).draw[:, 0]
+        t, (_, nodes) = timed(lambda: et_k1_profile(d, draw1, 1, p, 10 ** 8), repeat=3)
+        whole, _ = timed(lambda: exact_binary_depth_profile(X, y, method="exact-et",
+                                                             max_features=1))
+        goal = (f"<= {K1_GOAL_US:g} {'ok' if t / nodes * 1e6 <= K1_GOAL_US else 'MISSED'}"
+                if (n, p) == (50, 3) else "-")
+        batched = ratio = "-"
+        if not quick and (n, p) != (50, 3):
+            solver = BinarySolver(d, "exact-et", 1, None, 1, p, 10 ** 8)
+            tb, _ = timed(solver.solve)
+            assert solver.n_split_nodes == nodes
+            batched, ratio = f"{tb:.2f} ({tb / nodes * 1e6:.0f})", f"{tb / t:.0f}x"
+        theirs, _ = timed(lambda: ExtraTreesClassifier(
+            n_estimators=1000, max_features=1, bootstrap=False, criterion="entropy",
+            random_state=0, n_jobs=1).fit(X, y))
+        print(f"| {n} | {p} | {nodes:,} | {t:.2f} | {t / nodes * 1e6:.2f} | {goal} | "
+              f"{whole:.2f} | {batched} | {ratio} | {theirs:.2f} |", flush=True)
+
+
 def main(argv=None):
     parser = quick_parser("a smaller grid, 100 scikit-learn trees")
     parser.add_argument("--cap", type=float, default=120.0, help="seconds per cell (default 120)")
+    parser.add_argument("--k1", action="store_true",
+                        help="issue 30's node rate of exact-et at K=1 only")
     args = parser.parse_args(argv)
+    if args.k1:
+        k1_rates(args.quick)
+        return
     ns = (20, 50) if args.quick else (20, 50, 100, 200)
     ps = (1, 2, 3) if args.quick else (1, 2, 3, 4)
     n_trees = 100 if args.quick else 1000

@@ -386,7 +386,12 @@ def test_the_compiled_k1_recursion_is_the_batched_solver(seed):
     got, n_nodes = et_k1_profile(d, solver.draw[:, 0], L, p, 10 ** 7)
     assert n_nodes == solver.n_split_nodes > 0
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
+    # a table of 4 slots to start with: rebuilt again and again as it fills, the same
+    small, n_small = et_k1_profile(d, solver.draw[:, 0], L, p, 10 ** 7, table_bits=2)
+    assert n_small == n_nodes
+    np.testing.assert_allclose(small, expected, rtol=1e-12, atol=1e-14)
     # past max_nodes it stops with -1, as the solver refuses
     assert et_k1_profile(d, solver.draw[:, 0], L, p, n_nodes - 1)[1] == -1
     assert not _compiled_k1(d, "exact-et", 2, None) and not _compiled_k1(d, "exact-rf", 1, None)
     assert not _compiled_k1(d, "exact-et", 1, 3)
+
