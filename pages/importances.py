@@ -80,13 +80,12 @@ def method_options(ctx: Context) -> list[dict]:
     most = limits.max_exact_features()
     over = ctx.p is not None and ctx.p > most
     out = []
-    binary_note, binary_off = ui.binary_method_note(ctx)
     for v, label in METHOD_OPTIONS:
         why = f"at most {most} inputs" if over and v == "exact" else (
             NO_VARIANCE.get(v) if _regression(ctx) else None)
         off = why is not None
         if why is None and v in BINARY_METHODS:
-            why, off = binary_note, binary_off
+            why, off = ui.binary_method_note(ctx, v)
         out.append({"label": f"{label} \u2014 {why}" if why else label, "value": v,
                     "disabled": off})
     return out

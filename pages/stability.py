@@ -75,7 +75,6 @@ def method_options(ctx: Context) -> list[dict]:
     inputs, the classification-only methods on a numeric target, each with why; exact-rf
     and exact-et as on Importances (:func:`pages._framework.controls.binary_method_note`)."""
     most = limits.max_exact_features()
-    binary_note, binary_off = ui.binary_method_note(ctx)
     out = []
     for v, label in METHOD_OPTIONS:
         why = (f"at most {most} inputs" if v == "exact" and ctx.p is not None and ctx.p > most
@@ -83,7 +82,7 @@ def method_options(ctx: Context) -> list[dict]:
                else None)
         off = why is not None
         if why is None and v in ("exact-rf", "exact-et"):
-            why, off = binary_note, binary_off
+            why, off = ui.binary_method_note(ctx, v)
         out.append({"label": f"{label} \u2014 {why}" if why else label, "value": v,
                     "disabled": off})
     return out

@@ -133,15 +133,16 @@ def allowed_criterion(values: dict, ctx) -> dict:
 
 
 
-def binary_method_note(ctx) -> tuple[str | None, bool]:
-    """What to say beside exact-rf / exact-et in a method choice, and whether to disable them,
-    from the Data page's finding on the page's data (``ctx.extra["binary"]``,
+def binary_method_note(ctx, method: str = "exact-rf") -> tuple[str | None, bool]:
+    """What to say beside exact-rf / exact-et (``method``) in a method choice, and whether to
+    disable it, from the Data page's finding on the page's data (``ctx.extra["binary"]``,
     :func:`varimp_core.studies.convergence.binary_size`).
 
     A refusal whatever the settings (missing values, one class) disables them with its first
     clause; fully grown trees past the node limit leave them offered (a max depth always
-    fits) with the largest depth that is sure to run; nothing is said when fully grown
-    trees fit or the finding is not known yet (the job then decides, with its sentence).
+    fits) with the largest depth that is sure to run, and exact-et says when its compiled
+    K = 1 run takes them fully grown all the same; nothing is said when fully grown trees
+    fit or the finding is not known yet (the job then decides, with its sentence).
     """
     from varimp_core.exact.binary import MAX_BINARY_NODES
 
@@ -158,5 +159,9 @@ def binary_method_note(ctx) -> tuple[str | None, bool]:
         return None, False
     nodes = float(found.get("nodes", float("inf")))
     about = f"about {nodes:.2g}" if math.isfinite(nodes) else "more than 10^308"
-    return (f"max depth \u2264 {int(found.get('depth', 1))} here (fully grown: {about} "
+    depth = int(found.get("depth", 1))
+    if method == "exact-et" and found.get("full_k1"):
+        return (f"fully grown at K = 1 only ({about} nodes); max depth \u2264 {depth} at "
+                "any K"), False
+    return (f"max depth \u2264 {depth} here (fully grown: {about} "
             f"nodes, over {MAX_BINARY_NODES:,})"), False

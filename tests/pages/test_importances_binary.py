@@ -17,7 +17,7 @@ from _pages import page_module
 from varimp_core.api import compute_importances, load_data
 from varimp_core.exact.binary import binary_inputs, estimate_binary_nodes
 from varimp_core.result import ImportanceResult
-from varimp_core.studies.convergence import (binary_limit, convergence_curve,
+from varimp_core.studies.convergence import (binary_limit, binary_refusal, convergence_curve,
                                              convergence_note)
 
 from pages._framework.datachoice import DataChoice
@@ -319,6 +319,43 @@ def test_exact_binary_choices_say_what_fits_on_the_data_once_the_data_page_ran(p
     assert values["method"] != "exact-et"
     assert any("'exact-et' is not available here: input column 'flipper' has missing values"
                in n for n in notes), notes
+
+
+def test_exact_et_says_when_its_compiled_run_takes_fully_grown_trees_at_k1(page):
+    """Issue #30: on 44 rows of 3 numbers (about 4e5 nodes fully grown) exact-et at K = 1 runs
+    the compiled recursion, which accepts them; the choice says so, exact-rf keeps the depth
+    that fits; the page draws K = 1 fully grown, and refuses K = 2 saying K = 1 fits."""
+    import pages.data as data_page
+    import pages.stability as stability
+    from pages._framework.view import context_for
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(44, 3)).round(4)
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    df["y"] = (X.sum(axis=1) + rng.normal(size=44) > 0).astype(int)
+    params = upload_frame(df, "forty-four.csv")
+    out = data_page.apply_choice({"source": "upload", "upload": {"key": params["upload"],
+                                  "file": "forty-four.csv"}, "target": "y"})
+    assert out["ok"], out
+    data = DataChoice.from_params(params)
+    depth = _depth_of(df[["a", "b", "c"]])
+    assert depth == 3                    # b = 2 * 3 * 43 = 258: 1 + 258 + 258^2 <= 300,000
+    for options in (page.method_options(context_for(data)),
+                    stability.method_options(context_for(data))):
+        labels = {o["value"]: o["label"] for o in options if not o["disabled"]}
+        assert re.search(r"exact-et|ExtraTrees", labels["exact-et"])
+        said = re.search(rf"fully grown at K = 1 only \((about [0-9.]+e\+05) nodes\); max depth "
+                         rf"\u2264 {depth} at any K$", labels["exact-et"])
+        assert said, labels["exact-et"]
+        assert labels["exact-rf"].endswith(f"max depth \u2264 {depth} here (fully grown: "
+                                           f"{said.group(1)} nodes, over 300,000)"), labels
+    # the page's job lets K = 1 through (the run itself, 365,000 nodes, is tested in the core;
+    # on this sample the page's verdicts rerun it for each of 19 permutations, 25 s)
+    loaded = load_data(data=df, target="y")
+    assert binary_refusal(loaded, method="exact-et", max_features=1) is None
+    with pytest.raises(ValueError, match=r"limit of 300,000; use K = 1 \(max_features=1\), "
+                                         r"which fits fully grown here"):
+        _view(page, data, method="exact-et", max_features=2)
 
 
 @pytest.mark.browser

@@ -70,7 +70,7 @@ from varimp_core.measures.inputs import check_int
 from varimp_core.result import ImportanceResult
 from .splitting import sklearn_draw_law, validate_max_features
 
-__all__ = ["BINARY_METHODS", "MAX_BINARY_NODES", "exact_rf_importances", "exact_et_importances",
+__all__ = ["BINARY_METHODS", "MAX_BINARY_NODES", "MAX_COMPILED_NODES", "exact_rf_importances", "exact_et_importances",
            "exact_binary_importances", "exact_binary_depth_profile", "estimate_binary_nodes",
            "binary_refusal_sentence", "binary_size_hint", "plugin_information",
            "split_win_probabilities", "binary_inputs"]
@@ -78,6 +78,12 @@ __all__ = ["BINARY_METHODS", "MAX_BINARY_NODES", "exact_rf_importances", "exact_
 BINARY_METHODS = ("exact-rf", "exact-et")
 #: Refuse when the estimated number of distinct nodes exceeds this.
 MAX_BINARY_NODES = 300_000
+#: The same for exact-et at K = 1, fully grown, on at most 64 distinct rows, which runs the
+#: compiled recursion (:mod:`varimp_core.exact.binary_kernel`): at 3 to 5 us a node on one
+#: core, 6 to 10 s of work, what 300,000 nodes cost the batched solver (60 to 80 us).  Its
+#: node table holds at most 4 slots per node alive, twice that while it is rebuilt: 2**22
+#: slots of 32 bytes and a 4-byte link (144 MB) on the largest table measured.
+MAX_COMPILED_NODES = 2_000_000
 #: scikit-learn's FEATURE_THRESHOLD: values closer than this are one value to its splitters.
 FEATURE_THRESHOLD = 1e-7
 TIE_FRACTION = 1e-10
@@ -583,12 +589,15 @@ class BinarySolver:
         d = self.d
         return d.count.sum() < max(2, 2 * self.L) or bool(np.all(d.y == d.y[0]))
 
-    def _too_many(self):
+    def _too_many(self, depth_nodes=None):
+        """The sentence past ``max_nodes``; the sure depth is that of ``depth_nodes`` (the
+        limit of depth-limited trees; default ``max_nodes``)."""
+        depth_nodes = self.max_nodes if depth_nodes is None else depth_nodes
         return ValueError(
             f"The exact {_NAMES[self.method]} value ({self.method}) needs more than "
             f"{self.max_nodes:,} distinct nodes on this table (about {self.estimate:,.3g} "
             f"were estimated); use a max depth of at most "
-            f"{sure_depth(self.d.n_distinct, self.max_nodes)} (sure to fit here), fewer rows "
+            f"{sure_depth(self.d.n_distinct, depth_nodes)} (sure to fit here), fewer rows "
             "or inputs, a larger min_samples_leaf, or a sampled scikit-learn forest.")
 
     def solve(self):
@@ -800,8 +809,8 @@ def _estimate(d: PreparedBinary, method, K, max_depth, L, n_probes=4000, random_
 
 
 def binary_refusal_sentence(X, y, *, method, max_features=None, max_depth=None,
-                            min_samples_leaf=1, sample_weight=None, max_nodes=MAX_BINARY_NODES,
-                            n_probes=4000) -> str | None:
+                            min_samples_leaf=1, sample_weight=None, max_nodes=None,
+                            n_probes=4000, criterion="entropy") -> str | None:
     """None when the exact binary forest can be afforded on this table, else why not.
 
     The refusal the exact methods raise before any node is solved: the
@@ -812,7 +821,10 @@ def binary_refusal_sentence(X, y, *, method, max_features=None, max_depth=None,
     ----------
     X, y, sample_weight, method, max_features, max_depth, min_samples_leaf, n_probes
         As in :func:`estimate_binary_nodes`.
-    max_nodes : int, default=MAX_BINARY_NODES
+    max_nodes : int, optional
+        Default: the limit of the run these settings get (:func:`node_limit`).
+    criterion : {"entropy", "gini", "squared_error"}, default="entropy"
+        Which run they get (the compiled one takes entropy and Gini).
 
     Returns
     -------
@@ -825,14 +837,49 @@ def binary_refusal_sentence(X, y, *, method, max_features=None, max_depth=None,
         K = validate_max_features(max_features, d.n_features)
         max_depth = check_int("max_depth", max_depth, low=1, allow_none=True)
         L = check_int("min_samples_leaf", min_samples_leaf, low=1)
-        est = _estimate(d, method, K, max_depth, L, n_probes, enough=max_nodes)
-        refusal = _refusal(d, method, est, max_nodes)
+        if criterion not in _CRITERIA:
+            raise ValueError(f"criterion must be one of {', '.join(_CRITERIA)}, "
+                             f"got {criterion!r}.")
+        limit, depth_nodes = _limits(d, method, K, max_depth, criterion, max_nodes)
+        est = _estimate(d, method, K, max_depth, L, n_probes, enough=limit)
+        refusal = _refusal(d, method, est, limit, depth_nodes, K1_fits=_k1_fits(
+            d, method, K, max_depth, criterion, est, max_nodes))
         if refusal is None and method == "exact-rf" and _rf_may_be_too_big(d, max_depth,
-                                                                             max_nodes):
-            refusal = _counted_refusal(d, K, max_depth, L, max_nodes)
+                                                                             limit):
+            refusal = _counted_refusal(d, K, max_depth, L, limit)
     except ValueError as exc:
         return str(exc)
     return refusal
+
+
+def node_limit(method, max_features, max_depth, criterion, n_distinct_rows) -> int:
+    """Most distinct split nodes an exact binary run accepts: :data:`MAX_COMPILED_NODES` where
+    it runs the compiled recursion (exact-et, K = 1, fully grown, entropy or Gini, at most 64
+    distinct rows, numba present), else :data:`MAX_BINARY_NODES`.
+
+    Examples
+    --------
+    >>> node_limit("exact-et", 2, None, "entropy", 50)
+    300000
+    """
+    if _compiled_k1_settings(method, max_features, max_depth, criterion, n_distinct_rows):
+        return MAX_COMPILED_NODES
+    return MAX_BINARY_NODES
+
+
+def _limits(d: PreparedBinary, method, K, max_depth, criterion, max_nodes):
+    """(node limit of this run, limit of depth-limited runs): both ``max_nodes`` when given."""
+    if max_nodes is not None:
+        return max_nodes, max_nodes
+    return node_limit(method, K, max_depth, criterion, d.ranks.shape[0]), MAX_BINARY_NODES
+
+
+def _k1_fits(d: PreparedBinary, method, K, max_depth, criterion, est, max_nodes) -> bool:
+    """Whether K = 1 would fit where these settings of exact-et do not (its compiled run)."""
+    if max_nodes is not None or method != "exact-et" or K == 1 or max_depth is not None:
+        return False
+    return (node_limit(method, 1, None, criterion, d.ranks.shape[0]) == MAX_COMPILED_NODES
+            and est <= MAX_COMPILED_NODES)
 
 
 def _count_rf_nodes(d: PreparedBinary, K, max_depth, L, max_nodes):
@@ -1043,20 +1090,29 @@ def sure_depth(n_distinct, max_nodes: int = MAX_BINARY_NODES) -> int:
     return depth
 
 
-def binary_size_hint(X, y, *, sample_weight=None, max_nodes=MAX_BINARY_NODES,
-                     n_probes=400) -> dict:
+def binary_size_hint(X, y, *, sample_weight=None, max_nodes=None, n_probes=400) -> dict:
     """What the exact binary methods can afford on a table, known before any is chosen.
+
+    Parameters
+    ----------
+    X, y, sample_weight
+        The training table (class labels).
+    max_nodes : int, optional
+        One limit for every run; default: each run's own (:func:`node_limit`).
+    n_probes : int, default=400
 
     Returns
     -------
     hint : dict
-        ``full``: whether fully grown trees are within ``max_nodes`` by the estimate the
-        methods refuse with (:func:`estimate_binary_nodes` at K = 1 and
-        ``min_samples_leaf`` 1, the largest case: a larger K or leaf size visits fewer
-        nodes; ``exact-rf``, whose estimate is a guide, still counts its nodes as it
-        starts); ``nodes``: that estimate (the bound on all boxes when within the limit);
-        ``depth``: :func:`sure_depth`, the depth at which both are sure to run;
-        ``rows``, ``inputs``: distinct rows and inputs.
+        ``full``: whether fully grown trees are within the limit of
+        :data:`MAX_BINARY_NODES` at every K, by the estimate the methods refuse with
+        (:func:`estimate_binary_nodes` at K = 1 and ``min_samples_leaf`` 1, the largest
+        case: a larger K or leaf size visits fewer nodes; ``exact-rf``, whose estimate
+        is a guide, still counts its nodes as it starts); ``full_k1``: the same for
+        exact-et at K = 1, whose compiled run may take more
+        (:data:`MAX_COMPILED_NODES`); ``nodes``: that estimate (the bound on all boxes
+        when within the limit); ``depth``: :func:`sure_depth`, the depth at which both
+        are sure to run; ``rows``, ``inputs``: distinct rows and inputs.
 
     Raises
     ------
@@ -1064,10 +1120,11 @@ def binary_size_hint(X, y, *, sample_weight=None, max_nodes=MAX_BINARY_NODES,
         Input the methods refuse (NaN, a one-class target, ...), with their sentence.
     """
     d = PreparedBinary(X, y, sample_weight, "entropy")
-    est = _estimate(d, "exact-et", 1, None, 1, n_probes, enough=max_nodes)
-    return {"full": bool(est <= max_nodes), "nodes": float(est),
-            "depth": sure_depth(d.n_distinct, max_nodes), "rows": int(d.n_rows),
-            "inputs": int(d.n_features)}
+    limit, depth_nodes = _limits(d, "exact-et", 1, None, "entropy", max_nodes)
+    est = _estimate(d, "exact-et", 1, None, 1, n_probes, enough=depth_nodes)
+    return {"full": bool(est <= depth_nodes), "full_k1": bool(est <= limit),
+            "nodes": float(est), "depth": sure_depth(d.n_distinct, depth_nodes),
+            "rows": int(d.n_rows), "inputs": int(d.n_features)}
 
 
 def _rf_may_be_too_big(d: PreparedBinary, max_depth, max_nodes) -> bool:
@@ -1078,21 +1135,27 @@ def _rf_may_be_too_big(d: PreparedBinary, max_depth, max_nodes) -> bool:
     return boxes > max_nodes
 
 
-def _refusal(d: PreparedBinary, method, est, max_nodes) -> str | None:
+def _refusal(d: PreparedBinary, method, est, max_nodes, depth_nodes=None,
+             K1_fits=False) -> str | None:
+    """The sentence when ``est`` passes ``max_nodes``: the sure depth is that of
+    ``depth_nodes`` (default ``max_nodes``); ``K1_fits`` adds that K = 1 fits."""
     if est <= max_nodes:
         return None
+    depth_nodes = max_nodes if depth_nodes is None else depth_nodes
     inputs = f"{d.n_features} input" + ("s" if d.n_features > 1 else "")
     about = f"about {est:,.3g}" if np.isfinite(est) else "more than 10^308"
+    k1 = ("K = 1 (max_features=1), which fits fully grown here (its compiled run takes up "
+          f"to {MAX_COMPILED_NODES:,}), " if K1_fits else "")
     return (f"The exact {_NAMES[method]} value ({method}) would need {about} distinct "
             f"nodes on these {d.n_rows:,} rows and {inputs}, beyond the limit of "
-            f"{max_nodes:,}; use a max depth of at most {sure_depth(d.n_distinct, max_nodes)} "
-            "(sure to fit here), fewer rows or inputs, fewer distinct values, or a sampled "
-            "scikit-learn forest.")
+            f"{max_nodes:,}; use {k1}a max depth of at most "
+            f"{sure_depth(d.n_distinct, depth_nodes)} (sure to fit here), fewer rows or "
+            "inputs, fewer distinct values, or a sampled scikit-learn forest.")
 
 
 def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=None,
                                min_samples_leaf=1, criterion="entropy", sample_weight=None,
-                               n_cols=None, max_nodes=MAX_BINARY_NODES, variables=None):
+                               n_cols=None, max_nodes=None, variables=None):
     """Expected unnormalised MDI of one random binary tree, by feature and node depth.
 
     Parameters
@@ -1106,8 +1169,10 @@ def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=Non
         As in :func:`exact_rf_importances`.
     n_cols : int, optional
         Number of depth columns (default p); deeper nodes fold into the last.
-    max_nodes : int
-        Stop with a sentence past this many distinct split nodes.
+    max_nodes : int, optional
+        Refuse (by the estimate) and stop, with a sentence, past this many distinct
+        split nodes.  Default: :func:`node_limit` (300,000; 2,000,000 for the compiled
+        recursion of exact-et at K = 1, fully grown, on at most 64 distinct rows).
     variables : sequence of str, optional
         Column names for the sentences (default: a DataFrame's, else x1, x2, ...).
 
@@ -1126,19 +1191,21 @@ def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=Non
     max_depth = check_int("max_depth", max_depth, low=1, allow_none=True)
     L = check_int("min_samples_leaf", min_samples_leaf, low=1)
     n_cols = p if n_cols is None else check_int("n_cols", n_cols, low=1)
-    est = _estimate(d, method, K, max_depth, L, enough=max_nodes)
-    refusal = _refusal(d, method, est, max_nodes)
-    if refusal is None and method == "exact-rf" and _rf_may_be_too_big(d, max_depth, max_nodes):
-        refusal = _counted_refusal(d, K, max_depth, L, max_nodes)
+    limit, depth_nodes = _limits(d, method, K, max_depth, criterion, max_nodes)
+    est = _estimate(d, method, K, max_depth, L, enough=limit)
+    refusal = _refusal(d, method, est, limit, depth_nodes,
+                       K1_fits=_k1_fits(d, method, K, max_depth, criterion, est, max_nodes))
+    if refusal is None and method == "exact-rf" and _rf_may_be_too_big(d, max_depth, limit):
+        refusal = _counted_refusal(d, K, max_depth, L, limit)
     if refusal is not None:
         raise ValueError(refusal)
-    solver = BinarySolver(d, method, K, max_depth, L, n_cols, max_nodes, est)
+    solver = BinarySolver(d, method, K, max_depth, L, n_cols, limit, est)
     if _compiled_k1(d, method, K, max_depth):
         from varimp_core.exact.binary_kernel import et_k1_profile
 
-        prof, n_nodes = et_k1_profile(d, solver.draw[:, 0], L, n_cols, max_nodes)
+        prof, n_nodes = et_k1_profile(d, solver.draw[:, 0], L, n_cols, limit)
         if n_nodes < 0:
-            raise solver._too_many()
+            raise solver._too_many(depth_nodes)
         solver.n_split_nodes = n_nodes
     else:
         prof = solver.solve()
@@ -1149,14 +1216,20 @@ def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=Non
 def _compiled_k1(d: PreparedBinary, method, K, max_depth) -> bool:
     """Whether the compiled recursion (:mod:`varimp_core.exact.binary_kernel`) gives this
     profile: exact-et at K = 1, fully grown, entropy or Gini, at most 64 distinct rows (a
-    node is a 64-bit mask of its rows); 4 to 7 times faster a node than the batched
-    solver, with the same nodes and the same values (tested against it)."""
-    if method != "exact-et" or K != 1 or max_depth is not None or \
-            d.criterion not in ("entropy", "gini") or d.ranks.shape[0] > 64:
-        return False
-    from varimp_core.exact.binary_kernel import HAVE_NUMBA, MAX_ROWS
+    node is a 64-bit mask of its rows); 20 times faster a node than the batched solver
+    (3 to 5 us against 60 to 80), with the same nodes and the same values (tested
+    against it)."""
+    return _compiled_k1_settings(method, K, max_depth, d.criterion, d.ranks.shape[0])
 
-    return HAVE_NUMBA and d.ranks.shape[0] <= MAX_ROWS
+
+def _compiled_k1_settings(method, K, max_depth, criterion, n_distinct_rows) -> bool:
+    """:func:`_compiled_k1` from the settings and the number of distinct rows."""
+    if method != "exact-et" or K != 1 or max_depth is not None or \
+            criterion not in ("entropy", "gini") or n_distinct_rows > 64:
+        return False        # 64: a node is a 64-bit mask of its rows (binary_kernel.MAX_ROWS)
+    from varimp_core.compiled import HAVE_NUMBA
+
+    return HAVE_NUMBA
 
 
 def binary_inputs(data, *, regression=False):

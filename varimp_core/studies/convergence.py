@@ -22,8 +22,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from varimp_core.exact.binary import (MAX_BINARY_NODES, binary_inputs, binary_refusal_sentence,
-                                      binary_size_hint)
+from varimp_core.exact.binary import binary_inputs, binary_refusal_sentence, binary_size_hint
 from varimp_core.result import ImportanceResult
 
 __all__ = ["CURVE_CAPTION", "BINARY_LIMITS", "binary_limit", "binary_refusal", "binary_size",
@@ -62,7 +61,7 @@ def binary_limit(method: str, bootstrap: bool | None) -> str | None:
 
 
 def binary_refusal(data, *, method: str, max_features: int, max_depth: int | None = None,
-                   min_samples_leaf: int = 1, max_nodes: int = MAX_BINARY_NODES,
+                   min_samples_leaf: int = 1, max_nodes: int | None = None,
                    n_probes: int = 400) -> str | None:
     """None when ``exact-rf`` / ``exact-et`` can be afforded on ``data``, else why not.
 
@@ -82,7 +81,8 @@ def binary_refusal(data, *, method: str, max_features: int, max_depth: int | Non
     method : {"exact-rf", "exact-et"}
     max_features, max_depth, min_samples_leaf
         As in :func:`~varimp_core.exact.binary.exact_rf_importances`.
-    max_nodes : int, default=MAX_BINARY_NODES
+    max_nodes : int, optional
+        Default: the run's own limit (:func:`~varimp_core.exact.binary.node_limit`).
     n_probes : int, default=400
 
     Returns
@@ -98,7 +98,7 @@ def binary_refusal(data, *, method: str, max_features: int, max_depth: int | Non
                                    sample_weight=sw, max_nodes=max_nodes, n_probes=n_probes)
 
 
-def binary_size(data, *, max_nodes: int = MAX_BINARY_NODES) -> dict:
+def binary_size(data, *, max_nodes: int | None = None) -> dict:
     """What ``exact-rf`` and ``exact-et`` can afford on ``data``, before either is chosen:
     :func:`~varimp_core.exact.binary.binary_size_hint` of its numeric inputs, or
     ``{"refused": sentence}`` when the methods refuse the data whatever the settings
@@ -107,7 +107,8 @@ def binary_size(data, *, max_nodes: int = MAX_BINARY_NODES) -> dict:
     Parameters
     ----------
     data : PreparedData or DiscreteTable
-    max_nodes : int, default=MAX_BINARY_NODES
+    max_nodes : int, optional
+        One limit for every run; default: each run's own.
     """
     try:
         X, y, sw = binary_inputs(data)

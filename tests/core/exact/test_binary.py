@@ -395,3 +395,84 @@ def test_the_compiled_k1_recursion_is_the_batched_solver(seed):
     assert not _compiled_k1(d, "exact-et", 2, None) and not _compiled_k1(d, "exact-rf", 1, None)
     assert not _compiled_k1(d, "exact-et", 1, 3)
 
+
+def _normal_table(n, p, seed=0):
+    """n rows of p rounded normal inputs, y = 1 where their sum plus noise is positive."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p)).round(4)
+    return X, (X.sum(axis=1) + rng.normal(size=n) > 0).astype(int)
+
+
+def test_the_compiled_run_takes_fully_grown_trees_past_the_batched_limit(monkeypatch):
+    """Issue #30: exact-et at K = 1, fully grown, on at most 64 distinct rows runs the compiled
+    recursion, which accepts up to MAX_COMPILED_NODES; every other setting keeps 300,000.
+    44 rows of 3 inputs: more than 300,000 nodes, estimated and counted."""
+    from varimp_core.exact.binary import (MAX_COMPILED_NODES, binary_size_hint, node_limit,
+                                          sure_depth)
+
+    assert (MAX_BINARY_NODES, MAX_COMPILED_NODES) == (300_000, 2_000_000)
+    X, y = _normal_table(44, 3)
+    est = estimate_binary_nodes(X, y, method="exact-et", max_features=1)
+    assert MAX_BINARY_NODES < est < MAX_COMPILED_NODES
+    prof, info = exact_binary_depth_profile(X, y, method="exact-et", max_features=1)
+    assert info["n_nodes"] > MAX_BINARY_NODES           # counted by the recursion itself
+    # fully grown trees on distinct rows take all of the plug-in I(X; Y) (Louppe's Theorem 1
+    # on the sample): an independent check of the sum, here over 365,000 nodes
+    assert prof.sum() == pytest.approx(plugin_information(X, y), rel=1e-12)
+    assert (prof > 0).any(axis=1).all()
+    # the limits each run gets
+    assert node_limit("exact-et", 1, None, "gini", 64) == MAX_COMPILED_NODES
+    for other in [("exact-et", 2, None, "entropy", 44), ("exact-et", 1, 3, "entropy", 44),
+                  ("exact-et", 1, None, "entropy", 65), ("exact-rf", 1, None, "entropy", 44),
+                  ("exact-et", 1, None, "squared_error", 44)]:
+        assert node_limit(*other) == MAX_BINARY_NODES, other
+    # K = 2 runs the batched solver: refused, saying that K = 1 fits, with the depth sure to fit
+    depth = sure_depth([44, 44, 44])
+    assert depth == 3       # b = 2 * 3 * 43 = 258: 1 + 258 + 258^2 <= 300,000 < ... + 258^3
+    with pytest.raises(ValueError) as refused:
+        exact_binary_depth_profile(X, y, method="exact-et", max_features=2)
+    text = str(refused.value)
+    assert "beyond the limit of 300,000; use K = 1 (max_features=1), which fits fully grown " \
+           "here (its compiled run takes up to 2,000,000)" in text, text
+    assert f"a max depth of at most {depth} (sure to fit here)" in text
+    assert binary_refusal_sentence(X, y, method="exact-et", max_features=2) == text
+    assert binary_refusal_sentence(X, y, method="exact-et", max_features=1) is None
+    # an explicit limit is every run's: K = 1 refused at 300,000, without "K = 1 fits"
+    small = binary_refusal_sentence(X, y, method="exact-et", max_features=1,
+                                    max_nodes=MAX_BINARY_NODES)
+    assert "limit of 300,000" in small and "K = 1" not in small
+    assert binary_size_hint(X, y) == {"full": False, "full_k1": True,
+                                      "nodes": pytest.approx(est, rel=0.5), "depth": depth,
+                                      "rows": 44, "inputs": 3}
+    # the depth the sentence names runs, through the batched solver
+    _, at_depth = exact_binary_depth_profile(X, y, method="exact-et", max_features=2,
+                                             max_depth=depth)
+    assert 0 < at_depth["n_nodes"] <= MAX_BINARY_NODES
+    # past the compiled limit (64 rows of 3 inputs: about 4 million nodes), refused before
+    # any work, naming that limit and the depth of the batched one
+    big_X, big_y = _normal_table(64, 3)
+    assert estimate_binary_nodes(big_X, big_y, method="exact-et",
+                                 max_features=1) > MAX_COMPILED_NODES
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the exact recursion was started")
+
+    monkeypatch.setattr("varimp_core.exact.binary.BinarySolver", no_work)
+    with pytest.raises(ValueError, match=r"beyond the limit of 2,000,000; use a max depth of at "
+                                         rf"most {sure_depth([64] * 3)} \(sure"):
+        exact_binary_depth_profile(big_X, big_y, method="exact-et", max_features=1)
+    assert binary_size_hint(big_X, big_y)["full_k1"] is False
+
+
+def test_the_compiled_run_stops_past_its_limit_with_the_sentence(monkeypatch):
+    """When the estimate says it fits but the recursion finds more nodes, the compiled run
+    stops with the batched solver's sentence, naming the depth that fits below 300,000."""
+    import varimp_core.exact.binary as binary
+
+    X, y = _normal_table(44, 3)
+    monkeypatch.setattr(binary, "MAX_COMPILED_NODES", 100_000)
+    monkeypatch.setattr(binary, "_estimate", lambda *a, **k: 50_000.0)
+    with pytest.raises(ValueError, match=r"needs more than 100,000 distinct nodes on this table "
+                                         r"\(about 5e\+04 were estimated\); use a max depth of "
+                                         r"at most 3 \(sure to fit here\)"):
+        exact_binary_depth_profile(X, y, method="exact-et", max_features=1)
