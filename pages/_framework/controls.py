@@ -158,7 +158,8 @@ def binary_method_note(ctx, method: str = "exact-rf") -> tuple[str | None, bool]
     if found.get("full", True):
         return None, False
     nodes = float(found.get("nodes", float("inf")))
-    about = f"about {nodes:.2g}" if math.isfinite(nodes) else "more than 10^308"
+    about = ("more than 10^308" if not math.isfinite(nodes) else
+             f"at least {nodes:.2g}" if found.get("at_least") else f"about {nodes:.2g}")
     depth = int(found.get("depth", 1))
     if method == "exact-et" and found.get("full_k1"):
         return (f"fully grown at K = 1 only ({about} nodes); max depth \u2264 {depth} at "

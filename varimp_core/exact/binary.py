@@ -752,13 +752,19 @@ def estimate_binary_nodes(X, y, *, method="exact-et", max_features=None, max_dep
     return _estimate(d, method, K, max_depth, min_samples_leaf, n_probes, random_state)
 
 
+class _Floor(float):
+    """A node estimate known only from below: the least the sampled estimate can be (3 hits
+    among all the probes) already passed the limit, so no box was drawn."""
+
+
 def _estimate(d: PreparedBinary, method, K, max_depth, L, n_probes=4000, random_state=0,
               enough=0.0) -> float:
     """The estimate of :func:`estimate_binary_nodes`; its bound alone when that is <= ``enough``.
 
     The sampled estimate never exceeds the bound (all boxes, the depth
     bound, the ``exact-rf`` guide), so a bound within the limit decides the
-    refusal without sampling.
+    refusal without sampling; nor is it below its floor, so a floor past
+    ``enough`` decides it too, and is returned as a :class:`_Floor`.
     """
     c = np.array(d.n_distinct)
     p = c.size
@@ -779,7 +785,7 @@ def _estimate(d: PreparedBinary, method, K, max_depth, L, n_probes=4000, random_
     # (on 10,000 rows and 60 binned inputs the probes took a minute to say the same).
     floor = min(bound, boxes * 3 / (max_probes + chunk))
     if enough and floor > enough:
-        return float(floor)
+        return _Floor(floor)
     rng = np.random.default_rng(random_state)
     big = np.iinfo(np.int64).max
     hits = probes = 0
@@ -843,7 +849,7 @@ def binary_refusal_sentence(X, y, *, method, max_features=None, max_depth=None,
         limit, depth_nodes = _limits(d, method, K, max_depth, criterion, max_nodes)
         est = _estimate(d, method, K, max_depth, L, n_probes, enough=limit)
         refusal = _refusal(d, method, est, limit, depth_nodes, K1_fits=_k1_fits(
-            d, method, K, max_depth, criterion, est, max_nodes))
+            d, method, K, max_depth, criterion, est, max_nodes, L))
         if refusal is None and method == "exact-rf" and _rf_may_be_too_big(d, max_depth,
                                                                              limit):
             refusal = _counted_refusal(d, K, max_depth, L, limit)
@@ -874,12 +880,17 @@ def _limits(d: PreparedBinary, method, K, max_depth, criterion, max_nodes):
     return node_limit(method, K, max_depth, criterion, d.ranks.shape[0]), MAX_BINARY_NODES
 
 
-def _k1_fits(d: PreparedBinary, method, K, max_depth, criterion, est, max_nodes) -> bool:
-    """Whether K = 1 would fit where these settings of exact-et do not (its compiled run)."""
-    if max_nodes is not None or method != "exact-et" or K == 1 or max_depth is not None:
+def _k1_fits(d: PreparedBinary, method, K, max_depth, criterion, est, max_nodes, L=1) -> bool:
+    """Whether K = 1 would fit where these settings of exact-et do not (its compiled run):
+    exact-et's estimate does not depend on K (``est``, sampled again when it is a floor)."""
+    if max_nodes is not None or method != "exact-et" or K == 1 or max_depth is not None or \
+            est <= MAX_BINARY_NODES:
         return False
-    return (node_limit(method, 1, None, criterion, d.ranks.shape[0]) == MAX_COMPILED_NODES
-            and est <= MAX_COMPILED_NODES)
+    if node_limit(method, 1, None, criterion, d.ranks.shape[0]) != MAX_COMPILED_NODES:
+        return False
+    if isinstance(est, _Floor):
+        est = _estimate(d, method, 1, None, L, enough=MAX_COMPILED_NODES)
+    return est <= MAX_COMPILED_NODES
 
 
 def _count_rf_nodes(d: PreparedBinary, K, max_depth, L, max_nodes):
@@ -1090,7 +1101,7 @@ def sure_depth(n_distinct, max_nodes: int = MAX_BINARY_NODES) -> int:
     return depth
 
 
-def binary_size_hint(X, y, *, sample_weight=None, max_nodes=None, n_probes=400) -> dict:
+def binary_size_hint(X, y, *, sample_weight=None, max_nodes=None, n_probes=None) -> dict:
     """What the exact binary methods can afford on a table, known before any is chosen.
 
     Parameters
@@ -1099,7 +1110,9 @@ def binary_size_hint(X, y, *, sample_weight=None, max_nodes=None, n_probes=400) 
         The training table (class labels).
     max_nodes : int, optional
         One limit for every run; default: each run's own (:func:`node_limit`).
-    n_probes : int, default=400
+    n_probes : int, optional
+        Boxes drawn; default 4,000 (the methods' own) on at most 10,000 cells (distinct
+        rows x inputs: 0.2 s at most), 400 above.
 
     Returns
     -------
@@ -1111,7 +1124,8 @@ def binary_size_hint(X, y, *, sample_weight=None, max_nodes=None, n_probes=400) 
         is a guide, still counts its nodes as it starts); ``full_k1``: the same for
         exact-et at K = 1, whose compiled run may take more
         (:data:`MAX_COMPILED_NODES`); ``nodes``: that estimate (the bound on all boxes
-        when within the limit); ``depth``: :func:`sure_depth`, the depth at which both
+        when within the limit; ``at_least``: only its floor, when that passed the
+        limit); ``depth``: :func:`sure_depth`, the depth at which both
         are sure to run; ``rows``, ``inputs``: distinct rows and inputs.
 
     Raises
@@ -1120,11 +1134,16 @@ def binary_size_hint(X, y, *, sample_weight=None, max_nodes=None, n_probes=400) 
         Input the methods refuse (NaN, a one-class target, ...), with their sentence.
     """
     d = PreparedBinary(X, y, sample_weight, "entropy")
+    if n_probes is None:
+        n_probes = 4000 if d.ranks.size <= 10_000 else 400
     limit, depth_nodes = _limits(d, "exact-et", 1, None, "entropy", max_nodes)
     est = _estimate(d, "exact-et", 1, None, 1, n_probes, enough=depth_nodes)
+    if isinstance(est, _Floor) and limit > depth_nodes:    # past 300,000: within the other?
+        est = _estimate(d, "exact-et", 1, None, 1, n_probes, enough=limit)
     return {"full": bool(est <= depth_nodes), "full_k1": bool(est <= limit),
-            "nodes": float(est), "depth": sure_depth(d.n_distinct, depth_nodes),
-            "rows": int(d.n_rows), "inputs": int(d.n_features)}
+            "nodes": float(est), "at_least": isinstance(est, _Floor),
+            "depth": sure_depth(d.n_distinct, depth_nodes), "rows": int(d.n_rows),
+            "inputs": int(d.n_features)}
 
 
 def _rf_may_be_too_big(d: PreparedBinary, max_depth, max_nodes) -> bool:
@@ -1143,7 +1162,8 @@ def _refusal(d: PreparedBinary, method, est, max_nodes, depth_nodes=None,
         return None
     depth_nodes = max_nodes if depth_nodes is None else depth_nodes
     inputs = f"{d.n_features} input" + ("s" if d.n_features > 1 else "")
-    about = f"about {est:,.3g}" if np.isfinite(est) else "more than 10^308"
+    about = ("more than 10^308" if not np.isfinite(est) else
+             f"at least {est:,.3g}" if isinstance(est, _Floor) else f"about {est:,.3g}")
     k1 = ("K = 1 (max_features=1), which fits fully grown here (its compiled run takes up "
           f"to {MAX_COMPILED_NODES:,}), " if K1_fits else "")
     return (f"The exact {_NAMES[method]} value ({method}) would need {about} distinct "
@@ -1194,7 +1214,7 @@ def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=Non
     limit, depth_nodes = _limits(d, method, K, max_depth, criterion, max_nodes)
     est = _estimate(d, method, K, max_depth, L, enough=limit)
     refusal = _refusal(d, method, est, limit, depth_nodes,
-                       K1_fits=_k1_fits(d, method, K, max_depth, criterion, est, max_nodes))
+                       K1_fits=_k1_fits(d, method, K, max_depth, criterion, est, max_nodes, L))
     if refusal is None and method == "exact-rf" and _rf_may_be_too_big(d, max_depth, limit):
         refusal = _counted_refusal(d, K, max_depth, L, limit)
     if refusal is not None:
