@@ -70,17 +70,17 @@ from varimp_core.measures.inputs import check_int
 from varimp_core.result import ImportanceResult
 from .splitting import sklearn_draw_law, validate_max_features
 
-__all__ = ["BINARY_METHODS", "MAX_BINARY_NODES", "MAX_COMPILED_NODES", "exact_rf_importances", "exact_et_importances",
-           "exact_binary_importances", "exact_binary_depth_profile", "estimate_binary_nodes",
-           "binary_refusal_sentence", "binary_size_hint", "plugin_information",
-           "split_win_probabilities", "binary_inputs"]
+__all__ = ["BINARY_METHODS", "MAX_BINARY_NODES", "MAX_COMPILED_NODES", "exact_rf_importances",
+           "exact_et_importances", "exact_binary_importances", "exact_binary_depth_profile",
+           "estimate_binary_nodes", "binary_refusal_sentence", "binary_size_hint", "node_limit",
+           "plugin_information", "split_win_probabilities", "binary_inputs"]
 
 BINARY_METHODS = ("exact-rf", "exact-et")
 #: Refuse when the estimated number of distinct nodes exceeds this.
 MAX_BINARY_NODES = 300_000
 #: The same for exact-et at K = 1, fully grown, on at most 64 distinct rows, which runs the
 #: compiled recursion (:mod:`varimp_core.exact.binary_kernel`): at 3 to 5 us a node on one
-#: core, 6 to 10 s of work, what 300,000 nodes cost the batched solver (60 to 80 us).  Its
+#: core, 6 to 10 s of work, what 300,000 nodes cost the batched solver (20 to 80 us).  Its
 #: node table holds at most 4 slots per node alive, twice that while it is rebuilt: 2**22
 #: slots of 32 bytes and a 4-byte link (144 MB) on the largest table measured.
 MAX_COMPILED_NODES = 2_000_000
@@ -1236,9 +1236,9 @@ def exact_binary_depth_profile(X, y, *, method, max_features=None, max_depth=Non
 def _compiled_k1(d: PreparedBinary, method, K, max_depth) -> bool:
     """Whether the compiled recursion (:mod:`varimp_core.exact.binary_kernel`) gives this
     profile: exact-et at K = 1, fully grown, entropy or Gini, at most 64 distinct rows (a
-    node is a 64-bit mask of its rows); 20 times faster a node than the batched solver
-    (3 to 5 us against 60 to 80), with the same nodes and the same values (tested
-    against it)."""
+    node is a 64-bit mask of its rows); 12 times faster than the batched solver where
+    both were timed (N=50, p=2 and N=40, p=3: 1.4-2.0 us a node against 17-23), with
+    the same nodes and the same values (tested against it)."""
     return _compiled_k1_settings(method, K, max_depth, d.criterion, d.ranks.shape[0])
 
 
