@@ -275,7 +275,8 @@ def compute(settings, data: DataChoice, progress) -> dict:
         try:
             moments = results.cached_moments(data, source, load)
         except ValueError as exc:
-            notes.append(f"No exact error bars: {exc}")
+            why = str(exc)
+            notes.append(f"No exact error bars: {why[:1].lower()}{why[1:]}")
     information = result.information if result.information is not None else (
         exact.information if exact is not None else None)
     if information is None and result.units == "bits":

@@ -816,7 +816,7 @@ def _estimate(d: PreparedBinary, method, K, max_depth, L, n_probes=4000, random_
 
 def binary_refusal_sentence(X, y, *, method, max_features=None, max_depth=None,
                             min_samples_leaf=1, sample_weight=None, max_nodes=None,
-                            n_probes=4000, criterion="entropy") -> str | None:
+                            n_probes=4000, criterion="entropy", subject=None) -> str | None:
     """None when the exact binary forest can be afforded on this table, else why not.
 
     The refusal the exact methods raise before any node is solved: the
@@ -831,6 +831,9 @@ def binary_refusal_sentence(X, y, *, method, max_features=None, max_depth=None,
         Default: the limit of the run these settings get (:func:`node_limit`).
     criterion : {"entropy", "gini", "squared_error"}, default="entropy"
         Which run they get (the compiled one takes entropy and Gini).
+    subject : str, optional
+        What would need the nodes, for a caller whose walk of them has its own
+        ``max_nodes`` (default "The exact Extra-Trees value (exact-et)", or RandomForest).
 
     Returns
     -------
@@ -849,10 +852,10 @@ def binary_refusal_sentence(X, y, *, method, max_features=None, max_depth=None,
         limit, depth_nodes = _limits(d, method, K, max_depth, criterion, max_nodes)
         est = _estimate(d, method, K, max_depth, L, n_probes, enough=limit)
         refusal = _refusal(d, method, est, limit, depth_nodes, K1_fits=_k1_fits(
-            d, method, K, max_depth, criterion, est, max_nodes, L))
+            d, method, K, max_depth, criterion, est, max_nodes, L), subject=subject)
         if refusal is None and method == "exact-rf" and _rf_may_be_too_big(d, max_depth,
                                                                              limit):
-            refusal = _counted_refusal(d, K, max_depth, L, limit)
+            refusal = _counted_refusal(d, K, max_depth, L, limit, subject)
     except ValueError as exc:
         return str(exc)
     return refusal
@@ -1062,13 +1065,15 @@ def _count_rf_nodes(d: PreparedBinary, K, max_depth, L, max_nodes):
     return count
 
 
-def _counted_refusal(d: PreparedBinary, K, max_depth, L, max_nodes) -> str | None:
+def _counted_refusal(d: PreparedBinary, K, max_depth, L, max_nodes,
+                     subject=None) -> str | None:
     """exact-rf's refusal from :func:`_count_rf_nodes`, None when the count is within the limit."""
     n = _count_rf_nodes(d, K, max_depth, L, max_nodes)
     if n <= max_nodes:
         return None
     inputs = f"{d.n_features} input" + ("s" if d.n_features > 1 else "")
-    return (f"The exact RandomForest value (exact-rf) needs more than {max_nodes:,} distinct "
+    who = subject or "The exact RandomForest value (exact-rf)"
+    return (f"{who} needs more than {max_nodes:,} distinct "
             f"nodes on these {d.n_rows:,} rows and {inputs}: counting them level by level "
             f"found {n:,} before any was solved; use a max depth of at most "
             f"{sure_depth(d.n_distinct, max_nodes)} (sure to fit here), fewer rows or inputs, "
@@ -1155,9 +1160,10 @@ def _rf_may_be_too_big(d: PreparedBinary, max_depth, max_nodes) -> bool:
 
 
 def _refusal(d: PreparedBinary, method, est, max_nodes, depth_nodes=None,
-             K1_fits=False) -> str | None:
+             K1_fits=False, subject=None) -> str | None:
     """The sentence when ``est`` passes ``max_nodes``: the sure depth is that of
-    ``depth_nodes`` (default ``max_nodes``); ``K1_fits`` adds that K = 1 fits."""
+    ``depth_nodes`` (default ``max_nodes``); ``K1_fits`` adds that K = 1 fits; ``subject``
+    is what would need the nodes (default: the method's exact value)."""
     if est <= max_nodes:
         return None
     depth_nodes = max_nodes if depth_nodes is None else depth_nodes
@@ -1166,7 +1172,8 @@ def _refusal(d: PreparedBinary, method, est, max_nodes, depth_nodes=None,
              f"at least {est:,.3g}" if isinstance(est, _Floor) else f"about {est:,.3g}")
     k1 = ("K = 1 (max_features=1), which fits fully grown here (its compiled run takes up "
           f"to {MAX_COMPILED_NODES:,}), " if K1_fits else "")
-    return (f"The exact {_NAMES[method]} value ({method}) would need {about} distinct "
+    who = subject or f"The exact {_NAMES[method]} value ({method})"
+    return (f"{who} would need {about} distinct "
             f"nodes on these {d.n_rows:,} rows and {inputs}, beyond the limit of "
             f"{max_nodes:,}; use {k1}a max depth of at most "
             f"{sure_depth(d.n_distinct, depth_nodes)} (sure to fit here), fewer rows or "

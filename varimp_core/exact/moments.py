@@ -800,12 +800,14 @@ def exact_moments(data, *, method: str = "exact", max_features: int = 1, max_dep
     if method in ("exact-rf", "exact-et"):
         from varimp_core.exact.binary import binary_inputs, binary_refusal_sentence
         X, y, sw = binary_inputs(data)
-        msg = binary_refusal_sentence(X, y, method=method, max_features=max_features,
-                                      max_depth=max_depth, min_samples_leaf=min_samples_leaf,
-                                      sample_weight=sw, max_nodes=MAX_BINARY_MOMENT_NODES)
+        msg = binary_refusal_sentence(
+            X, y, method=method, max_features=max_features, max_depth=max_depth,
+            min_samples_leaf=min_samples_leaf, sample_weight=sw,
+            max_nodes=MAX_BINARY_MOMENT_NODES,
+            subject="The exact covariance of one tree's importances (p + p^2 numbers at each "
+                    "node, walked again)")
         if msg:
-            raise ValueError("The exact covariance re-walks every node, holding p + p^2 numbers "
-                             f"each: {msg}")
+            raise ValueError(msg)
         walker = BinaryWalker(X, y, method=method, max_features=max_features,
                                max_depth=max_depth, min_samples_leaf=min_samples_leaf,
                                criterion=criterion, sample_weight=sw)
