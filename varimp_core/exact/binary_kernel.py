@@ -104,6 +104,19 @@ def _home(key, bits):
 
 
 @_jit
+def _find(tabk, off, bits, width, key):
+    """Slot of ``key`` in the table of 2**bits slots at ``off``, or of the empty slot where
+    it goes (linear probing from its home slot)."""
+    last = (1 << bits) - 1
+    i = _home(key, bits)
+    while True:
+        at = tabk[off + i * width]
+        if at == key or at == np.uint64(0):
+            return i
+        i = (i + 1) & last
+
+
+@_jit
 def _aligned(n_words):
     """Zeros of ``n_words`` float64 and the offset of the first one on a 64-byte line."""
     buf = np.zeros(n_words + 8)
@@ -121,7 +134,6 @@ def _rebuild(tab, off, link, bits, new_bits, width, head):
     new_link = np.empty(1 << new_bits, dtype=np.int32)
     newk = new.view(np.uint64)
     oldk = tab.view(np.uint64)
-    mask_new = (1 << new_bits) - 1
     for b in range(head.shape[0]):
         head[b] = -1
     for s in range(1 << bits):
@@ -129,9 +141,7 @@ def _rebuild(tab, off, link, bits, new_bits, width, head):
         key = oldk[at]
         if key == np.uint64(0) or tab[at + 1] < 0.0:
             continue
-        i = _home(key, new_bits)
-        while newk[new_off + i * width] != np.uint64(0):
-            i = (i + 1) & mask_new
+        i = _find(newk, new_off, new_bits, width, key)
         for w in range(width):
             new[new_off + i * width + w] = tab[at + w]
         size = _popcount(key)
@@ -292,22 +302,15 @@ def _solve(order, ranks, vals, stats, count, y, draw1, L, gini, xlog2x, n_cols, 
             sink = np.uint64(0)
             for c in range(n_kids):
                 sink ^= tabk[off + _home(kid_mask[c], bits) * width]
-            slots_mask = (1 << bits) - 1
             for c in range(n_kids):
                 key = kid_mask[c]
-                i = _home(key, bits)
-                while True:
-                    at = tabk[off + i * width]
-                    if at == key:
-                        break
-                    if at == np.uint64(0):
-                        tabk[off + i * width] = key
-                        link[i] = head[kid_size[c]]
-                        head[kid_size[c]] = i
-                        n_nodes += 1
-                        used += 1
-                        break
-                    i = (i + 1) & slots_mask
+                i = _find(tabk, off, bits, width, key)
+                if tabk[off + i * width] == np.uint64(0):
+                    tabk[off + i * width] = key
+                    link[i] = head[kid_size[c]]
+                    head[kid_size[c]] = i
+                    n_nodes += 1
+                    used += 1
                 w = kid_prob[c]
                 for d in range(n_cols):
                     tab[off + i * width + 1 + d] += w * deeper[d]
@@ -321,7 +324,6 @@ def _solve(order, ranks, vals, stats, count, y, draw1, L, gini, xlog2x, n_cols, 
 def _new_kids(tabk, off, bits, width, kid_mask, n_kids):
     """How many distinct masks among the first ``n_kids`` are not in the table yet."""
     out = 0
-    slots_mask = (1 << bits) - 1
     for c in range(n_kids):
         key = kid_mask[c]
         seen = False
@@ -329,17 +331,8 @@ def _new_kids(tabk, off, bits, width, kid_mask, n_kids):
             if kid_mask[e] == key:
                 seen = True
                 break
-        if seen:
-            continue
-        i = _home(key, bits)
-        while True:
-            at = tabk[off + i * width]
-            if at == key:
-                break
-            if at == np.uint64(0):
-                out += 1
-                break
-            i = (i + 1) & slots_mask
+        if not seen and tabk[off + _find(tabk, off, bits, width, key) * width] == np.uint64(0):
+            out += 1
     return out
 
 
